@@ -1,0 +1,139 @@
+# detm - desktop-environment task manager for LLM agents.
+#
+#   make            build bin/detmd and bin/detm-mcp
+#   make run        install missing Debian packages, build, run detmd in the foreground
+#   make test       install, build, run every test suite (closing line per suite)
+#   make asan-test  the same suites under AddressSanitizer + UBSan
+#   make bench      benchmarks (not part of make test)
+#
+# Adding a library later: append its pkg-config name to DAEMON_PKGS (or
+# PROXY_PKGS) and its Debian package to scripts/install-deps.sh.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN     = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Wwrite-strings -Wformat=2 -Wpointer-arith \
+           -Wundef -Wsign-compare -Wcast-qual -Wvla -Wnull-dereference \
+           -Wimplicit-fallthrough -Wno-unused-parameter
+ifeq ($(CI),true)
+WARN    += -Werror
+endif
+ifdef WERROR
+WARN    += -Werror
+endif
+
+DAEMON_PKGS = libmicrohttpd sqlite3 json-c
+PROXY_PKGS  = libcurl json-c
+TEST_PKGS   = libcurl json-c sqlite3
+
+pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
+pc_libs   = $(shell pkg-config --libs $(1) 2>/dev/null)
+
+B := build
+BIN := bin
+
+DAEMON_SRCS := $(wildcard daemon/*.c)
+DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o) $(B)/gen/schema_sql.o
+# Everything but main.o, so unit tests can link the daemon's modules.
+DAEMON_LIB_OBJS := $(filter-out $(B)/daemon/main.o,$(DAEMON_OBJS))
+
+PROXY_SRCS := $(wildcard mcp-proxy/*.c)
+PROXY_OBJS := $(PROXY_SRCS:%.c=$(B)/%.o)
+
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(UNIT_SRCS:%.c=$(B)/%.o)
+
+HTTPCASE_SRCS := $(wildcard tests/http/*.c)
+HTTPCASE_OBJS := $(HTTPCASE_SRCS:%.c=$(B)/%.o)
+
+MCPTEST_SRCS := $(wildcard tests/mcp/*.c)
+MCPTEST_OBJS := $(MCPTEST_SRCS:%.c=$(B)/%.o)
+
+ALL_BINS := $(BIN)/detmd $(if $(PROXY_SRCS),$(BIN)/detm-mcp)
+TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/httpcase) \
+             $(if $(MCPTEST_SRCS),$(BIN)/test-mcp)
+
+.PHONY: all deps test-deps run test unit-test asan asan-test bench clean help
+all: $(ALL_BINS)
+
+deps:
+	@scripts/install-deps.sh build
+test-deps:
+	@scripts/install-deps.sh test
+
+# Rebuild everything when the compiler or flags change (redis .make-settings).
+SETTINGS := $(CC) $(CFLAGS) $(WARN) $(LDFLAGS)
+$(B)/.settings: FORCE
+	@mkdir -p $(B)
+	@echo '$(SETTINGS)' | cmp -s - $@ || echo '$(SETTINGS)' > $@
+FORCE:
+
+$(B)/daemon/%.o: daemon/%.c $(B)/.settings
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(call pc_cflags,$(DAEMON_PKGS)) -MMD -MP -c -o $@ $<
+
+$(B)/mcp-proxy/%.o: mcp-proxy/%.c $(B)/.settings
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(call pc_cflags,$(PROXY_PKGS)) -MMD -MP -c -o $@ $<
+
+$(B)/tests/%.o: tests/%.c $(B)/.settings
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) -Idaemon $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS)) -MMD -MP -c -o $@ $<
+
+# Files embedded into detmd at build time (schema, later the dashboard).
+$(BIN)/embed: tools/embed.c
+	@mkdir -p $(BIN)
+	$(CC) -O1 -std=c11 -Wall -o $@ $<
+$(B)/gen/schema_sql.c: schema.sql $(BIN)/embed
+	@mkdir -p $(dir $@)
+	$(BIN)/embed schema_sql $< > $@
+$(B)/gen/%.o: $(B)/gen/%.c $(B)/.settings
+	$(CC) $(CFLAGS) -std=c11 -c -o $@ $<
+
+$(BIN)/detmd: $(DAEMON_OBJS)
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
+
+$(BIN)/detm-mcp: $(PROXY_OBJS)
+	@mkdir -p $(BIN)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(PROXY_PKGS)) -lpthread
+
+$(BIN)/test-unit: $(UNIT_OBJS) $(DAEMON_LIB_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
+
+$(BIN)/httpcase: $(HTTPCASE_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS)) -lpthread
+
+$(BIN)/test-mcp: $(MCPTEST_OBJS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS)) -lpthread
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	exec $(BIN)/detmd $(ARGS)
+
+# Every suite prints its own "N passed, N failed" line; tests/run.sh fails if any does.
+test: test-deps
+	@$(MAKE) --no-print-directory all $(TEST_BINS)
+	@tests/run.sh
+
+unit-test: all $(TEST_BINS)
+	@$(BIN)/test-unit
+
+ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+asan: ; $(MAKE) B=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all $(TEST_BINS)
+asan-test: test-deps
+	@$(MAKE) --no-print-directory B=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all $(TEST_BINS)
+	@DETM_BIN=bin-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
+
+bench:
+	@scripts/install-deps.sh bench
+	@$(MAKE) --no-print-directory all
+	@bench/run.sh
+
+clean:
+	rm -rf build build-asan bin bin-asan
+
+help:
+	@sed -n '1,12p' Makefile
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

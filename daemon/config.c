@@ -1,0 +1,204 @@
+/*
+ * config.c - the options table and its parser. Adding an option is adding a
+ * row (and a field in struct config); --help and docs come from the table.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util.h"
+
+enum opt_type { OPT_STR, OPT_INT, OPT_BOOL };
+
+struct opt {
+	const char *flag;       /* --flag */
+	const char *env;        /* ACU_* */
+	enum opt_type type;
+	size_t offset;          /* into struct config */
+	const char *def;
+	long min, max;
+	const char *help;
+};
+
+#define O(f) offsetof(struct config, f)
+
+static const struct opt opts[] = {
+	{ "listen", "ACU_DAEMON_HOST", OPT_STR, O(listen), "127.0.0.1", 0, 0,
+	  "address to listen on; a non-loopback address requires --token" },
+	{ "port", "ACU_DAEMON_PORT", OPT_INT, O(port), "18790", 0, 65535,
+	  "TCP port (0 picks a free one and writes it to DATA_DIR/detmd.port)" },
+	{ "data-dir", "ACU_DATA_DIR", OPT_STR, O(data_dir), "~/.agentic-computer-use", 0, 0,
+	  "database, logs/ and recordings/ live here" },
+	{ "token", "ACU_TOKEN", OPT_STR, O(token), "", 0, 0,
+	  "if set, every request needs 'Authorization: Bearer TOKEN'" },
+	{ "debug", "ACU_DEBUG", OPT_BOOL, O(debug), "0", 0, 1,
+	  "verbose logging to DATA_DIR/logs/debug.log (every request)" },
+	{ "max-connections", "ACU_MAX_CONNECTIONS", OPT_INT, O(max_conns), "256", 4, 10000,
+	  "concurrent HTTP connections (one thread each)" },
+	{ "connection-timeout", "ACU_CONNECTION_TIMEOUT", OPT_INT, O(conn_timeout_s), "30", 1, 3600,
+	  "seconds an idle or stalled connection is kept" },
+	{ "db-sync", "ACU_DB_SYNC", OPT_STR, O(db_sync), "normal", 0, 0,
+	  "normal: commits survive a crash of detmd; full: also an OS crash (slower)" },
+};
+
+static int
+opt_set(struct config *c, const struct opt *o, const char *val, const char *from)
+{
+	char *field = (char *)c + o->offset;
+	char *end;
+	long v;
+
+	switch (o->type) {
+	case OPT_STR:
+		free(*(char **)(void *)field);
+		*(char **)(void *)field = xstrdup(val);
+		return 0;
+	case OPT_INT:
+		errno = 0;
+		v = strtol(val, &end, 10);
+		if (errno != 0 || end == val || *end != '\0' || v < o->min || v > o->max) {
+			fprintf(stderr, "detmd: %s: '%s' is not a whole number from %ld to %ld\n",
+			    from, val, o->min, o->max);
+			return -1;
+		}
+		*(long *)(void *)field = v;
+		return 0;
+	case OPT_BOOL:
+		if (strcmp(val, "1") == 0 || strcasecmp(val, "true") == 0 ||
+		    strcasecmp(val, "yes") == 0 || strcasecmp(val, "on") == 0)
+			*(bool *)(void *)field = true;
+		else if (strcmp(val, "0") == 0 || strcasecmp(val, "false") == 0 ||
+		    strcasecmp(val, "no") == 0 || strcasecmp(val, "off") == 0 || val[0] == '\0')
+			*(bool *)(void *)field = false;
+		else {
+			fprintf(stderr, "detmd: %s: '%s' is not a boolean (1/0, true/false)\n", from, val);
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+void
+config_usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: detmd [options]\n\n"
+	    "detmd %s - the detm daemon: task tree, smart waits and desktop control\n"
+	    "for LLM agents, over HTTP (API docs: docs/api.md).\n\n"
+	    "Options (flag, environment variable, default):\n", DETM_VERSION);
+	for (i = 0; i < ARRAY_LEN(opts); i++) {
+		const struct opt *o = &opts[i];
+		char flag[64];
+
+		snprintf(flag, sizeof flag, "--%s%s", o->flag,
+		    o->type == OPT_BOOL ? "" : o->type == OPT_INT ? " N" : " S");
+		fprintf(f, "  %-26s %-24s default: %s\n  %26s %s\n", flag, o->env,
+		    o->def[0] ? o->def : "(unset)", "", o->help);
+	}
+	fprintf(f, "  %-26s %-24s\n  %-26s %-24s\n", "--help", "print this",
+	    "--version", "print the version");
+}
+
+static int
+finish(struct config *c)
+{
+	const char *home;
+	char *p;
+
+	if (strncmp(c->data_dir, "~/", 2) == 0 || strcmp(c->data_dir, "~") == 0) {
+		home = getenv("HOME");
+		if (home == NULL || home[0] == '\0') {
+			fprintf(stderr, "detmd: HOME is not set; pass --data-dir\n");
+			return -1;
+		}
+		p = xasprintf("%s%s", home, c->data_dir + 1);
+		free(c->data_dir);
+		c->data_dir = p;
+	}
+	if (c->data_dir[0] == '\0') {
+		fprintf(stderr, "detmd: --data-dir must not be empty\n");
+		return -1;
+	}
+	if (strcmp(c->db_sync, "normal") != 0 && strcmp(c->db_sync, "full") != 0) {
+		fprintf(stderr, "detmd: --db-sync must be 'normal' or 'full', not '%s'\n", c->db_sync);
+		return -1;
+	}
+	return 0;
+}
+
+int
+config_load(struct config *c, int argc, char **argv)
+{
+	size_t i;
+	int a;
+
+	memset(c, 0, sizeof *c);
+	for (i = 0; i < ARRAY_LEN(opts); i++) {
+		const char *env = getenv(opts[i].env);
+
+		if (opt_set(c, &opts[i], opts[i].def, "default") != 0)
+			return -1;
+		if (env != NULL && opt_set(c, &opts[i], env, opts[i].env) != 0)
+			return -1;
+	}
+	for (a = 1; a < argc; a++) {
+		const char *arg = argv[a], *name, *eq, *val;
+		const struct opt *o = NULL;
+		size_t nlen;
+
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			config_usage(stdout);
+			return 1;
+		}
+		if (strcmp(arg, "--version") == 0) {
+			printf("detmd %s (api %d)\n", DETM_VERSION, DETM_API_VERSION);
+			return 1;
+		}
+		if (strncmp(arg, "--", 2) != 0) {
+			fprintf(stderr, "detmd: unexpected argument '%s' (see --help)\n", arg);
+			return -1;
+		}
+		name = arg + 2;
+		eq = strchr(name, '=');
+		nlen = eq ? (size_t)(eq - name) : strlen(name);
+		for (i = 0; i < ARRAY_LEN(opts); i++) {
+			if (strlen(opts[i].flag) == nlen && strncmp(opts[i].flag, name, nlen) == 0)
+				o = &opts[i];
+		}
+		if (o == NULL) {
+			fprintf(stderr, "detmd: unknown option '%s' (see --help)\n", arg);
+			return -1;
+		}
+		if (eq != NULL)
+			val = eq + 1;
+		else if (o->type == OPT_BOOL)
+			val = "1";
+		else if (a + 1 < argc)
+			val = argv[++a];
+		else {
+			fprintf(stderr, "detmd: option '%s' needs a value\n", arg);
+			return -1;
+		}
+		if (opt_set(c, o, val, arg) != 0)
+			return -1;
+	}
+	return finish(c);
+}
+
+void
+config_free(struct config *c)
+{
+	if (c == NULL)
+		return;
+	free(c->listen);
+	free(c->data_dir);
+	free(c->token);
+	free(c->db_sync);
+	memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,33 @@
+/*
+ * config.h - detmd's settings: one table of options (config.c), each with a
+ * command-line flag, an ACU_* environment variable, a default and a range.
+ * Precedence: flag > environment > default. `detmd --help` prints the table.
+ */
+#ifndef DETM_CONFIG_H
+#define DETM_CONFIG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define DETM_VERSION "0.1.0"
+#define DETM_API_VERSION 1
+
+struct config {
+	char *listen;           /* listen address */
+	long port;              /* 0: any free port */
+	char *data_dir;         /* absolute, ~ expanded */
+	char *token;            /* "" when unset */
+	bool debug;
+	long max_conns;
+	long conn_timeout_s;
+	char *db_sync;          /* "normal" | "full" */
+};
+
+/* Fills c from defaults, the environment and argv. Returns 0 to run, 1 when
+ * --help or --version was printed (exit 0), -1 on a bad option (message
+ * printed to stderr; exit 2). */
+int config_load(struct config *c, int argc, char **argv);
+void config_free(struct config *c);
+void config_usage(FILE *f);
+
+#endif

@@ -1,0 +1,72 @@
+/* derr.c - the error table. See derr.h. */
+#include "derr.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+	int status;
+	const char *name;
+} derr_table[DERR__COUNT] = {
+	[DERR_OK] = { 200, "ok" },
+	[DERR_INVALID] = { 400, "invalid_argument" },
+	[DERR_UNAUTHORIZED] = { 401, "unauthorized" },
+	[DERR_FORBIDDEN] = { 403, "forbidden" },
+	[DERR_NOT_FOUND] = { 404, "not_found" },
+	[DERR_METHOD] = { 405, "method_not_allowed" },
+	[DERR_CONFLICT] = { 409, "conflict" },
+	[DERR_TOO_LARGE] = { 413, "payload_too_large" },
+	[DERR_MEDIA] = { 415, "unsupported_media_type" },
+	[DERR_INTERNAL] = { 500, "internal" },
+	[DERR_NOT_IMPLEMENTED] = { 501, "not_implemented" },
+	[DERR_UNAVAILABLE] = { 503, "unavailable" },
+};
+
+int
+derr_set(struct derr *e, enum derr_code code, const char *field,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	e->code = code;
+	snprintf(e->field, sizeof e->field, "%s", field ? field : "");
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof e->message, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void
+derr_clear(struct derr *e)
+{
+	memset(e, 0, sizeof *e);
+}
+
+int
+derr_status(enum derr_code code)
+{
+	return (unsigned)code < DERR__COUNT ? derr_table[code].status : 500;
+}
+
+const char *
+derr_name(enum derr_code code)
+{
+	return (unsigned)code < DERR__COUNT ? derr_table[code].name : "internal";
+}
+
+json_object *
+derr_to_json(const struct derr *e)
+{
+	json_object *inner = json_object_new_object(), *outer;
+	enum derr_code code = e->code == DERR_OK ? DERR_INTERNAL : e->code;
+
+	json_object_object_add(inner, "code", json_object_new_string(derr_name(code)));
+	json_object_object_add(inner, "message", json_object_new_string(
+	    e->message[0] ? e->message : "internal error"));
+	json_object_object_add(inner, "field",
+	    e->field[0] ? json_object_new_string(e->field) : NULL);
+	outer = json_object_new_object();
+	json_object_object_add(outer, "error", inner);
+	return outer;
+}

@@ -1,0 +1,51 @@
+/*
+ * derr.h - errors as values: one enum, one table, one JSON shape.
+ *
+ * Lower layers fill a struct derr (code, optional field, message) and return
+ * -1; only http.c turns it into a response, through derr_to_json, so every
+ * error a client sees is
+ *     {"error":{"code":"invalid_argument","message":"...","field":"name"}}
+ * with the status from the table. Codes are never renumbered.
+ * Messages are for clients: no SQL errors or paths (those go to the log).
+ */
+#ifndef DETM_DERR_H
+#define DETM_DERR_H
+
+#include <json-c/json.h>
+
+#include "util.h"
+
+enum derr_code {
+	DERR_OK = 0,
+	DERR_INVALID,           /* 400 invalid_argument */
+	DERR_UNAUTHORIZED,      /* 401 unauthorized */
+	DERR_FORBIDDEN,         /* 403 forbidden */
+	DERR_NOT_FOUND,         /* 404 not_found */
+	DERR_METHOD,            /* 405 method_not_allowed */
+	DERR_CONFLICT,          /* 409 conflict */
+	DERR_TOO_LARGE,         /* 413 payload_too_large */
+	DERR_MEDIA,             /* 415 unsupported_media_type */
+	DERR_INTERNAL,          /* 500 internal */
+	DERR_NOT_IMPLEMENTED,   /* 501 not_implemented */
+	DERR_UNAVAILABLE,       /* 503 unavailable */
+	DERR__COUNT
+};
+
+struct derr {
+	enum derr_code code;
+	char field[64];         /* "" when the error is not about one field */
+	char message[512];
+};
+
+/* Fills e and returns -1, so callers can write `return derr_set(...)`.
+ * field may be NULL. */
+int derr_set(struct derr *e, enum derr_code code, const char *field,
+    const char *fmt, ...) DETM_PRINTF(4, 5);
+void derr_clear(struct derr *e);
+
+int derr_status(enum derr_code code);
+const char *derr_name(enum derr_code code);
+/* A new {"error":{...}} object (caller owns it). */
+json_object *derr_to_json(const struct derr *e);
+
+#endif

@@ -1,0 +1,453 @@
+/*
+ * http.c - libmicrohttpd glue: checks, routing, body caps, replies.
+ * See http.h for the order of checks and the threading model.
+ *
+ * Per-connection request state (struct hreq) lives in MHD's con_cls from
+ * the first call of the access handler until the completion callback.
+ * States: NEW (headers read, checks done) -> BODY (accumulating) ->
+ * REPLIED (a response was queued). An early error is remembered and sent
+ * when the body has been consumed.
+ */
+#include "http.h"
+
+#include <microhttpd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "jx.h"
+#include "limits.h"
+#include "log.h"
+
+struct http {
+	struct MHD_Daemon *mhd;
+	struct app *app;
+};
+
+struct hreq {
+	const struct route *route;
+	struct buf body;
+	struct derr err;        /* code != OK: reply with it */
+	char allow[64];         /* for 405 */
+	char *param_copies[ROUTE_MAX_PARAMS];
+	const char *params[ROUTE_MAX_PARAMS];
+	int nparams;
+	int64_t t0;
+};
+
+int
+http_route_match(const char *pattern, const char *path,
+    const char *params[ROUTE_MAX_PARAMS], size_t lens[ROUTE_MAX_PARAMS], int *nparams)
+{
+	const char *p = pattern, *u = path;
+
+	*nparams = 0;
+	while (*p != '\0' && *u != '\0') {
+		if (*p == '{') {
+			const char *close = strchr(p, '}');
+			size_t n = strcspn(u, "/");
+
+			if (close == NULL || n == 0 || *nparams >= ROUTE_MAX_PARAMS)
+				return 0;
+			params[*nparams] = u;
+			lens[*nparams] = n;
+			(*nparams)++;
+			p = close + 1;
+			u += n;
+			continue;
+		}
+		if (*p != *u)
+			return 0;
+		p++;
+		u++;
+	}
+	/* Tolerate one trailing slash on the request. */
+	if (*p == '\0' && u[0] == '/' && u[1] == '\0')
+		return 1;
+	return *p == '\0' && *u == '\0';
+}
+
+/* Copies a host (without :port or [brackets]) into out. */
+static void
+host_name(const char *host, char *out, size_t cap)
+{
+	size_t n;
+
+	if (host[0] == '[') {
+		const char *close = strchr(host, ']');
+
+		n = close ? (size_t)(close - host - 1) : strlen(host + 1);
+		host++;
+	} else {
+		n = strcspn(host, ":");
+	}
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(out, host, n);
+	out[n] = '\0';
+}
+
+int
+http_host_ok(const char *host, const char *listen, int port)
+{
+	static const char *const loopback[] = { "localhost", "127.0.0.1", "::1" };
+	char name[256];
+	const char *colon;
+	size_t i;
+
+	if (host == NULL)
+		return 1;               /* HTTP/1.0 without Host: nothing to check */
+	host_name(host, name, sizeof name);
+	colon = host[0] == '[' ? strstr(host, "]:") : strchr(host, ':');
+	if (colon != NULL && atoi(colon + (host[0] == '[' ? 2 : 1)) != port)
+		return 0;
+	for (i = 0; i < ARRAY_LEN(loopback); i++) {
+		if (strcasecmp(name, loopback[i]) == 0)
+			return 1;
+	}
+	return strcasecmp(name, listen) == 0;
+}
+
+int
+http_origin_ok(const char *origin, const char *host)
+{
+	if (origin == NULL)
+		return 1;
+	if (host == NULL || strncmp(origin, "http://", 7) != 0)
+		return 0;
+	return strcasecmp(origin + 7, host) == 0;
+}
+
+static int
+is_loopback(const char *addr)
+{
+	return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0 ||
+	    strcmp(addr, "localhost") == 0;
+}
+
+static enum MHD_Result
+send_json(struct MHD_Connection *conn, int status, json_object *obj, const char *allow)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	const char *text;
+	size_t len;
+
+	text = jx_string(obj, &len);
+	resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)text, MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (allow != NULL && allow[0] != '\0')
+		MHD_add_response_header(resp, "Allow", allow);
+	if (status == 401)
+		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"detm\"");
+	ret = MHD_queue_response(conn, (unsigned)status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result
+send_error(struct MHD_Connection *conn, const struct derr *e, const char *allow)
+{
+	json_object *obj = derr_to_json(e);
+	enum MHD_Result ret = send_json(conn, derr_status(e->code), obj, allow);
+
+	json_object_put(obj);
+	return ret;
+}
+
+/* Finds the route; fills hr->err with 404/405 when there is none. */
+static void
+route_find(struct hreq *hr, const char *method, const char *url)
+{
+	const char *params[ROUTE_MAX_PARAMS];
+	size_t lens[ROUTE_MAX_PARAMS], i;
+	const char *m = strcmp(method, "HEAD") == 0 ? "GET" : method;
+	int np, k, path_known = 0;
+
+	for (i = 0; i < api_nroutes; i++) {
+		const struct route *rt = &api_routes[i];
+
+		if (!http_route_match(rt->pattern, url, params, lens, &np))
+			continue;
+		if (strcmp(rt->method, m) != 0) {
+			size_t o = strlen(hr->allow);
+
+			if (o + strlen(rt->method) + 3 < sizeof hr->allow)
+				snprintf(hr->allow + o, sizeof hr->allow - o, "%s%s",
+				    o ? ", " : "", rt->method);
+			path_known = 1;
+			continue;
+		}
+		hr->route = rt;
+		for (k = 0; k < np; k++) {
+			hr->param_copies[k] = xstrndup(params[k], lens[k]);
+			hr->params[k] = hr->param_copies[k];
+		}
+		hr->nparams = np;
+		return;
+	}
+	if (path_known)
+		derr_set(&hr->err, DERR_METHOD, NULL, "%s is not allowed on %s (allowed: %s)",
+		    method, url, hr->allow);
+	else
+		derr_set(&hr->err, DERR_NOT_FOUND, NULL, "no route %s %s (GET /api/routes lists them)",
+		    method, url);
+}
+
+/* The checks that need only the headers. Fills hr->err on failure. */
+static void
+check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
+    const char *method, const char *url)
+{
+	const struct config *cfg = h->app->cfg;
+	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	const char *auth, *clen, *ctype, *te;
+
+	if (strlen(url) > LIM_URL_BYTES) {
+		derr_set(&hr->err, DERR_INVALID, NULL, "URL too long (at most %d bytes)", LIM_URL_BYTES);
+		return;
+	}
+	if (!utf8_valid(url, strlen(url))) {
+		derr_set(&hr->err, DERR_INVALID, NULL, "URL is not valid UTF-8");
+		return;
+	}
+	/* With a token and a public address the token is the defence; on
+	 * loopback, Host pinning stops DNS rebinding. */
+	if ((cfg->token[0] == '\0' || is_loopback(cfg->listen)) &&
+	    !http_host_ok(host, cfg->listen, h->app->port)) {
+		derr_set(&hr->err, DERR_FORBIDDEN, NULL,
+		    "Host '%s' is not this daemon (use 127.0.0.1 or localhost)", host);
+		return;
+	}
+	if (!http_origin_ok(origin, host)) {
+		derr_set(&hr->err, DERR_FORBIDDEN, NULL,
+		    "cross-origin requests are refused (Origin '%s')", origin);
+		return;
+	}
+	if (cfg->token[0] != '\0') {
+		auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+		if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0 ||
+		    !secure_streq(auth + 7, cfg->token)) {
+			derr_set(&hr->err, DERR_UNAUTHORIZED, NULL,
+			    "%s", auth ? "wrong token" : "this daemon needs 'Authorization: Bearer <token>'");
+			return;
+		}
+	}
+	route_find(hr, method, url);
+	if (hr->route == NULL)
+		return;
+	clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding");
+	if ((clen == NULL || strcmp(clen, "0") == 0) && te == NULL)
+		return;                 /* no body */
+	if (clen != NULL && strtoull(clen, NULL, 10) > (hr->route->max_body ? hr->route->max_body : 0)) {
+		if (hr->route->max_body == 0)
+			derr_set(&hr->err, DERR_TOO_LARGE, NULL, "%s %s takes no body", method,
+			    hr->route->pattern);
+		else
+			derr_set(&hr->err, DERR_TOO_LARGE, NULL, "body too large (at most %zu bytes)",
+			    hr->route->max_body);
+		return;
+	}
+	ctype = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+	if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0 ||
+	    (ctype[16] != '\0' && ctype[16] != ';' && ctype[16] != ' ')) {
+		derr_set(&hr->err, DERR_MEDIA, NULL,
+		    "the body must be JSON sent with Content-Type: application/json (got %s)",
+		    ctype ? ctype : "none");
+		return;
+	}
+}
+
+static enum MHD_Result
+run_handler(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
+    const char *method, const char *url)
+{
+	struct req r;
+	struct derr e;
+	enum MHD_Result ret;
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	derr_clear(&e);
+	r.app = h->app;
+	r.conn = conn;
+	r.method = method;
+	r.path = url;
+	memcpy(r.params, hr->params, sizeof r.params);
+	r.nparams = hr->nparams;
+	r.status = 200;
+	if (hr->body.len > 0) {
+		r.body = jx_parse(hr->body.data, hr->body.len, &e);
+		if (r.body == NULL)
+			goto fail;
+		if (!json_object_is_type(r.body, json_type_object)) {
+			derr_set(&e, DERR_INVALID, NULL, "the body must be a JSON object");
+			goto fail;
+		}
+	} else {
+		r.body = json_object_new_object();
+	}
+	rc = hr->route->fn(&r, &e);
+	if (rc != 0 || r.reply == NULL) {
+		if (e.code == DERR_OK)
+			derr_set(&e, DERR_INTERNAL, NULL, "internal error");
+		goto fail;
+	}
+	ret = send_json(conn, r.status, r.reply, NULL);
+	log_debug("%s %s -> %d (%lld us)", method, url, r.status, (long long)(mono_us() - hr->t0));
+	json_object_put(r.reply);
+	json_object_put(r.body);
+	return ret;
+fail:
+	json_object_put(r.reply);
+	json_object_put(r.body);
+	if (derr_status(e.code) >= 500)
+		log_warn("%s %s -> %d: %s", method, url, derr_status(e.code), e.message);
+	else
+		log_debug("%s %s -> %d: %s", method, url, derr_status(e.code), e.message);
+	return send_error(conn, &e, NULL);
+}
+
+static enum MHD_Result
+on_access(void *cls, struct MHD_Connection *conn, const char *url,
+    const char *method, const char *version, const char *upload_data,
+    size_t *upload_data_size, void **con_cls)
+{
+	struct http *h = cls;
+	struct hreq *hr = *con_cls;
+
+	if (hr == NULL) {
+		hr = xcalloc(1, sizeof *hr);
+		hr->t0 = mono_us();
+		*con_cls = hr;
+		check_headers(h, hr, conn, method, url);
+		buf_init(&hr->body, hr->route ? hr->route->max_body : 0);
+		if (hr->err.code != DERR_OK) {
+			log_debug("%s %s -> %d: %s", method, url, derr_status(hr->err.code),
+			    hr->err.message);
+			/* Answer now; MHD discards any unread body and closes. */
+			return send_error(conn, &hr->err, hr->allow);
+		}
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (hr->err.code == DERR_OK &&
+		    buf_append(&hr->body, upload_data, *upload_data_size) != 0)
+			derr_set(&hr->err, DERR_TOO_LARGE, NULL, "body too large (at most %zu bytes)",
+			    hr->route->max_body);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (hr->err.code != DERR_OK)
+		return send_error(conn, &hr->err, hr->allow);
+	return run_handler(h, hr, conn, method, url);
+}
+
+static void
+on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct hreq *hr = *con_cls;
+	int i;
+
+	if (hr == NULL)
+		return;
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		log_debug("request ended early (code %d)", (int)toe);
+	buf_free(&hr->body);
+	for (i = 0; i < ROUTE_MAX_PARAMS; i++)
+		free(hr->param_copies[i]);
+	free(hr);
+	*con_cls = NULL;
+}
+
+static void
+on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_warn("microhttpd: %s", msg);
+}
+
+struct http *
+http_start(struct app *app, int listen_fd, struct derr *e)
+{
+	struct http *h = xcalloc(1, sizeof *h);
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+	    MHD_USE_POLL | MHD_USE_ERROR_LOG;
+
+	h->app = app;
+	if (strchr(app->cfg->listen, ':') != NULL)
+		flags |= MHD_USE_IPv6;
+	h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_access, h,
+	    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)app->cfg->max_conns,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)app->cfg->conn_timeout_s,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
+	    MHD_OPTION_END);
+	if (h->mhd == NULL) {
+		free(h);
+		derr_set(e, DERR_INTERNAL, NULL, "libmicrohttpd failed to start");
+		return NULL;
+	}
+	return h;
+}
+
+void
+http_stop(struct http *h)
+{
+	if (h == NULL)
+		return;
+	MHD_stop_daemon(h->mhd);
+	free(h);
+}
+
+int
+req_reply(struct req *r, int status, json_object *obj)
+{
+	json_object_put(r->reply);
+	r->status = status;
+	r->reply = obj;
+	return 0;
+}
+
+const char *
+req_query(struct req *r, const char *key)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+int
+req_task_id(struct req *r, int i, const char **out, struct derr *e)
+{
+	const char *id = i < r->nparams ? r->params[i] : NULL;
+
+	if (id == NULL || !id_plausible(id))
+		return derr_set(e, DERR_NOT_FOUND, i == 0 ? "task_id" : "action_id",
+		    "no %s with id '%.64s'", i == 0 ? "task" : "action", id ? id : "");
+	*out = id;
+	return 0;
+}
+
+int
+req_query_int(struct req *r, const char *key, int64_t min, int64_t max,
+    int64_t def, int64_t *out, struct derr *e)
+{
+	const char *v = req_query(r, key);
+
+	*out = def;
+	if (v == NULL || v[0] == '\0')
+		return 0;
+	return jx_parse_int(v, key, min, max, out, e);
+}

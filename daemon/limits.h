@@ -1,0 +1,33 @@
+/*
+ * limits.h - every size limit on client input, in one place (curl's DYN_*).
+ * Lengths of strings count characters (code points); sizes count bytes.
+ */
+#ifndef DETM_LIMITS_H
+#define DETM_LIMITS_H
+
+#define LIM_BODY_DEFAULT   (64 * 1024)     /* request body, most routes */
+#define LIM_BODY_ACTION    (1024 * 1024)   /* POST .../actions (data + logs) */
+#define LIM_URL_BYTES      2048
+#define LIM_TASK_NAME      200
+#define LIM_AGENT_ID       128
+#define LIM_PLAN_ITEMS     500             /* per request, and per task */
+#define LIM_ITEM_TITLE     500
+#define LIM_METADATA_BYTES (16 * 1024)
+#define LIM_SUMMARY        2000
+#define LIM_DATA_BYTES     (64 * 1024)     /* input_data / output_data as JSON */
+#define LIM_LOGS_PER_CALL  100
+#define LIM_LOG_TYPE       32
+#define LIM_LOG_CONTENT    (64 * 1024)
+#define LIM_MESSAGE        (16 * 1024)
+#define LIM_MSG_TYPE       32
+#define LIM_NOTE           LIM_MESSAGE
+#define LIM_REASON         1000
+#define LIM_LIST_MAX       500             /* GET /api/tasks?limit */
+#define LIM_LIST_DEFAULT   20
+#define LIM_DRILL_MAX      1000
+#define LIM_DRILL_DEFAULT  200
+#define LIM_THREAD_MAX     1000
+#define LIM_THREAD_DEFAULT 50
+#define LIM_DETAIL_ACTIONS 200             /* actions per item in detail views */
+
+#endif

@@ -1,0 +1,257 @@
+/*
+ * main.c - detmd start-up and shutdown.
+ *
+ * Order matters: signals are blocked before any thread exists (so only the
+ * main thread's sigwait sees SIGTERM/SIGINT), the data-dir lock is taken
+ * before the database is touched (one daemon per data dir), and the socket
+ * is bound before the store is opened so a second copy on the same port
+ * fails fast with a clear message. On SIGTERM/SIGINT the server stops
+ * accepting, in-flight requests finish, the store checkpoints and closes.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "config.h"
+#include "http.h"
+#include "log.h"
+#include "store.h"
+
+static int
+mkdir_p(const char *path, mode_t mode)
+{
+	char *p = xstrdup(path), *s;
+	int rc = 0;
+
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) != 0 && errno != EEXIST)
+			rc = -1;
+		*s = '/';
+	}
+	if (rc == 0 && mkdir(p, mode) != 0 && errno != EEXIST)
+		rc = -1;
+	free(p);
+	return rc;
+}
+
+/* Takes an exclusive lock on DATA_DIR/detmd.lock and writes our pid into
+ * it. Returns the fd, or -1 after printing why. */
+static int
+lock_data_dir(const char *dir)
+{
+	char path[4096], pid[32] = "";
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "%s/detmd.lock", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fprintf(stderr, "detmd: cannot open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		n = read(fd, pid, sizeof pid - 1);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		fprintf(stderr, "detmd: another detmd (pid %s) is already using %s; "
+		    "stop it first or pass a different --data-dir\n", pid[0] ? pid : "?", dir);
+		close(fd);
+		return -1;
+	}
+	if (ftruncate(fd, 0) == 0) {
+		n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+		if (write(fd, pid, (size_t)n) != n)
+			log_warn("cannot write pid to %s", path);
+	}
+	return fd;
+}
+
+static int
+is_loopback_addr(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+		    &in6addr_loopback, sizeof in6addr_loopback) == 0;
+	return 0;
+}
+
+/* Binds and listens; returns the fd and the bound port, or -1 after
+ * printing why. */
+static int
+listen_on(const struct config *cfg, int *port_out)
+{
+	struct addrinfo hints, *res = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	char portstr[16];
+	int fd = -1, one = 1, gai;
+
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(portstr, sizeof portstr, "%ld", cfg->port);
+	if ((gai = getaddrinfo(cfg->listen, portstr, &hints, &res)) != 0) {
+		fprintf(stderr, "detmd: cannot resolve listen address '%s': %s\n", cfg->listen,
+		    gai_strerror(gai));
+		return -1;
+	}
+	if (!is_loopback_addr(res->ai_addr) && cfg->token[0] == '\0') {
+		fprintf(stderr, "detmd: refusing to listen on non-loopback address %s without a token: "
+		    "anyone who reaches it could drive this desktop. Set ACU_TOKEN (or --token).\n",
+		    cfg->listen);
+		goto fail;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fprintf(stderr, "detmd: socket: %s\n", strerror(errno));
+		goto fail;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, res->ai_addr, res->ai_addrlen) != 0) {
+		if (errno == EADDRINUSE)
+			fprintf(stderr, "detmd: %s port %ld is already in use: is detmd already "
+			    "running? (curl http://%s:%ld/api/health) Stop it, or pass --port.\n",
+			    cfg->listen, cfg->port, cfg->listen, cfg->port);
+		else
+			fprintf(stderr, "detmd: cannot bind %s:%ld: %s\n", cfg->listen, cfg->port,
+			    strerror(errno));
+		goto fail;
+	}
+	if (listen(fd, 128) != 0 || getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+		fprintf(stderr, "detmd: listen: %s\n", strerror(errno));
+		goto fail;
+	}
+	*port_out = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+	    : ((struct sockaddr_in *)&ss)->sin_port);
+	freeaddrinfo(res);
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	return -1;
+}
+
+/* Writes the bound port to DATA_DIR/detmd.port atomically (tests and
+ * scripts that start detmd with --port 0 read it). */
+static void
+write_port_file(const char *dir, int port)
+{
+	char path[4096], tmp[4200];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/detmd.port", dir);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (f == NULL)
+		return;
+	fprintf(f, "%d\n", port);
+	if (fclose(f) == 0)
+		rename(tmp, path);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct config cfg;
+	struct app app;
+	struct store *st = NULL;
+	struct http *h = NULL;
+	struct derr e;
+	sigset_t sigs;
+	char path[4096];
+	int lockfd = -1, lfd = -1, sig = 0, rc = 1, c;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((c = config_load(&cfg, argc, argv)) != 0) {
+		config_free(&cfg);
+		return c > 0 ? 0 : 2;
+	}
+	memset(&app, 0, sizeof app);
+	derr_clear(&e);
+	app.cfg = &cfg;
+	app.started_ms = now_ms();
+	app.started_mono_us = mono_us();
+
+	snprintf(path, sizeof path, "%s/logs", cfg.data_dir);
+	if (mkdir_p(cfg.data_dir, 0700) != 0 || mkdir_p(path, 0700) != 0) {
+		fprintf(stderr, "detmd: cannot create data dir %s: %s\n", cfg.data_dir, strerror(errno));
+		goto out;
+	}
+	snprintf(path, sizeof path, "%s/recordings", cfg.data_dir);
+	mkdir_p(path, 0700);
+	if ((lockfd = lock_data_dir(cfg.data_dir)) < 0)
+		goto out;
+	snprintf(path, sizeof path, "%s/logs/debug.log", cfg.data_dir);
+	if (log_open(path, cfg.debug) != 0)
+		fprintf(stderr, "detmd: cannot open log %s: %s (logging to stderr)\n", path, strerror(errno));
+	if ((lfd = listen_on(&cfg, &app.port)) < 0)
+		goto out;
+	snprintf(path, sizeof path, "%s/data.db", cfg.data_dir);
+	if (store_open(path, strcmp(cfg.db_sync, "full") == 0, &st, &e) != 0) {
+		fprintf(stderr, "detmd: %s\n", e.message);
+		goto out;
+	}
+	app.store = st;
+	if ((h = http_start(&app, lfd, &e)) == NULL) {
+		fprintf(stderr, "detmd: %s\n", e.message);
+		goto out;
+	}
+	lfd = -1;               /* the server owns it now */
+	write_port_file(cfg.data_dir, app.port);
+	log_info("detmd %s listening on http://%s:%d (data %s, pid %ld)", DETM_VERSION,
+	    cfg.listen, app.port, cfg.data_dir, (long)getpid());
+	fprintf(stderr, "detmd %s listening on http://%s:%d (data %s)\n", DETM_VERSION,
+	    cfg.listen, app.port, cfg.data_dir);
+
+	for (;;) {
+		if (sigwait(&sigs, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			log_info("SIGHUP ignored (configuration is read at start-up)");
+			continue;
+		}
+		break;
+	}
+	log_info("signal %d: shutting down", sig);
+	rc = 0;
+out:
+	http_stop(h);
+	store_close(st);
+	if (lfd >= 0)
+		close(lfd);
+	if (lockfd >= 0) {
+		snprintf(path, sizeof path, "%s/detmd.port", cfg.data_dir);
+		if (rc == 0)
+			unlink(path);
+		close(lockfd);
+	}
+	if (rc == 0)
+		log_info("stopped cleanly");
+	log_close();
+	config_free(&cfg);
+	return rc;
+}

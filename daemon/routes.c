@@ -1,0 +1,36 @@
+/*
+ * routes.c - the HTTP route table: data, not code. http.c matches a request
+ * against it (404 for no pattern, 405 for a pattern without the method),
+ * enforces max_body (413) and parses JSON before calling fn.
+ */
+#include "api.h"
+#include "limits.h"
+
+#define B LIM_BODY_DEFAULT
+
+const struct route api_routes[] = {
+	/* method   pattern                                     handler             body  */
+	{ "GET",    "/api/health",                              api_health,         0, "daemon health" },
+	{ "GET",    "/api/version",                             api_version,        0, "daemon and API version" },
+	{ "GET",    "/api/capabilities",                        api_capabilities,   0, "what this daemon can do" },
+	{ "GET",    "/api/routes",                              api_routes_list,    0, "this table" },
+	{ "POST",   "/api/tasks",                               api_task_create,    B, "register a task" },
+	{ "GET",    "/api/tasks",                               api_task_list,      0, "list tasks" },
+	{ "GET",    "/api/tasks/{id}",                          api_task_get,       0, "task summary" },
+	{ "PATCH",  "/api/tasks/{id}",                          api_task_patch,     B, "update a task" },
+	{ "DELETE", "/api/tasks/{id}",                          api_task_delete,    0, "delete a task and its tree" },
+	{ "POST",   "/api/tasks/{id}/pause",                    api_task_pause,     B, "operator: pause" },
+	{ "POST",   "/api/tasks/{id}/resume",                   api_task_resume,    B, "operator: resume" },
+	{ "POST",   "/api/tasks/{id}/cancel",                   api_task_cancel,    B, "operator: cancel" },
+	{ "POST",   "/api/tasks/{id}/items",                    api_items_append,   B, "append plan items" },
+	{ "GET",    "/api/tasks/{id}/items/{ordinal}",          api_item_get,       0, "drill down into an item" },
+	{ "PATCH",  "/api/tasks/{id}/items/{ordinal}",          api_item_patch,     B, "update an item" },
+	{ "POST",   "/api/tasks/{id}/actions",                  api_action_create,  LIM_BODY_ACTION, "log an action" },
+	{ "GET",    "/api/tasks/{id}/actions/{aid}",            api_action_get,     0, "one action with its logs" },
+	{ "PATCH",  "/api/tasks/{id}/actions/{aid}",            api_action_patch,   LIM_BODY_ACTION, "update an action" },
+	{ "POST",   "/api/tasks/{id}/actions/{aid}/logs",       api_log_create,     LIM_BODY_ACTION, "append a log line" },
+	{ "GET",    "/api/tasks/{id}/messages",                 api_messages_get,   0, "the task thread" },
+	{ "POST",   "/api/tasks/{id}/messages",                 api_message_create, B, "post to the thread" },
+};
+
+const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];

@@ -1,0 +1,321 @@
+/*
+ * store.c - see store.h.
+ *
+ * States: open (connection + checkpointer running) -> closed. The statement
+ * cache is an array searched by pointer; a daemon uses a few dozen distinct
+ * statements, so a linear scan is cheaper than hashing.
+ */
+#include "store.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+extern const unsigned char schema_sql[];
+extern const unsigned long schema_sql_len;
+
+#define STMT_CACHE_MAX 128
+#define CHECKPOINT_INTERVAL_MS 250
+
+struct store {
+	sqlite3 *db;
+	pthread_mutex_t lock;
+	struct {
+		const char *sql;
+		sqlite3_stmt *stmt;
+	} stmts[STMT_CACHE_MAX];
+	int nstmts;
+
+	char *path;
+	pthread_t ckpt_thread;
+	bool ckpt_running;
+	pthread_mutex_t ckpt_lock;
+	pthread_cond_t ckpt_cond;
+	bool ckpt_stop;
+};
+
+/* The highest "-- migration N" in the embedded schema (0 if none). Each
+ * section's text runs from its marker line to the next marker. */
+static const char *
+migration_find(int n, size_t *len)
+{
+	const char *s = (const char *)schema_sql, *p, *next;
+	char marker[32];
+
+	snprintf(marker, sizeof marker, "\n-- migration %d\n", n);
+	p = strstr(s, marker);
+	if (p == NULL)
+		return NULL;
+	p += strlen(marker);
+	next = strstr(p, "\n-- migration ");
+	*len = next ? (size_t)(next - p) : strlen(p);
+	return p;
+}
+
+static int
+exec_sql(sqlite3 *db, const char *sql, struct derr *e)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_error("%s: %s", sql, msg ? msg : "?");
+		derr_set(e, DERR_INTERNAL, NULL, "database error: %s", msg ? msg : "?");
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+db_version(sqlite3 *db)
+{
+	sqlite3_stmt *s = NULL;
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static int
+store_migrate(sqlite3 *db, struct derr *e)
+{
+	int have = db_version(db), latest = 0, n;
+	size_t len;
+
+	while (migration_find(latest + 1, &len) != NULL)
+		latest++;
+	if (have < 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot read the schema version");
+	if (have > latest)
+		return derr_set(e, DERR_INTERNAL, NULL,
+		    "the database has schema version %d but this detmd knows only up "
+		    "to %d: it was written by a newer detmd", have, latest);
+	for (n = have + 1; n <= latest; n++) {
+		const char *sec = migration_find(n, &len);
+		char *sql = xasprintf("BEGIN IMMEDIATE;\n%.*s\nPRAGMA user_version = %d;\nCOMMIT;",
+		    (int)len, sec, n);
+		int rc = exec_sql(db, sql, e);
+
+		free(sql);
+		if (rc != 0) {
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			return -1;
+		}
+		log_info("applied schema migration %d", n);
+	}
+	return 0;
+}
+
+static void *
+ckpt_main(void *arg)
+{
+	struct store *st = arg;
+	sqlite3 *db = NULL;
+	struct timespec ts;
+
+	if (sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+	    NULL) != SQLITE_OK) {
+		log_error("checkpointer cannot open %s: %s", st->path, sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return NULL;
+	}
+	sqlite3_busy_timeout(db, 100);
+	pthread_mutex_lock(&st->ckpt_lock);
+	while (!st->ckpt_stop) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += CHECKPOINT_INTERVAL_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&st->ckpt_cond, &st->ckpt_lock, &ts);
+		if (st->ckpt_stop)
+			break;
+		pthread_mutex_unlock(&st->ckpt_lock);
+		/* PASSIVE never blocks writers; it copies what it can. */
+		sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+		pthread_mutex_lock(&st->ckpt_lock);
+	}
+	pthread_mutex_unlock(&st->ckpt_lock);
+	sqlite3_close(db);
+	return NULL;
+}
+
+int
+store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
+{
+	struct store *st = xcalloc(1, sizeof *st);
+	char pragmas[256];
+	int rc = -1;
+
+	*out = NULL;
+	pthread_mutex_init(&st->lock, NULL);
+	pthread_mutex_init(&st->ckpt_lock, NULL);
+	pthread_cond_init(&st->ckpt_cond, NULL);
+	st->path = xstrdup(path);
+	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		derr_set(e, DERR_INTERNAL, NULL, "cannot open database %s: %s", path,
+		    st->db ? sqlite3_errmsg(st->db) : "out of memory");
+		goto out;
+	}
+	sqlite3_busy_timeout(st->db, 5000);
+	snprintf(pragmas, sizeof pragmas,
+	    "PRAGMA journal_mode = WAL; PRAGMA synchronous = %s; "
+	    "PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; "
+	    "PRAGMA temp_store = MEMORY;", sync_full ? "FULL" : "NORMAL");
+	if (exec_sql(st->db, pragmas, e) != 0)
+		goto out;
+	if (store_migrate(st->db, e) != 0)
+		goto out;
+	if (pthread_create(&st->ckpt_thread, NULL, ckpt_main, st) == 0)
+		st->ckpt_running = true;
+	else
+		log_warn("no checkpoint thread; WAL grows until close");
+	*out = st;
+	st = NULL;
+	rc = 0;
+out:
+	store_close(st);
+	return rc;
+}
+
+void
+store_close(struct store *st)
+{
+	int i;
+
+	if (st == NULL)
+		return;
+	if (st->ckpt_running) {
+		pthread_mutex_lock(&st->ckpt_lock);
+		st->ckpt_stop = true;
+		pthread_cond_signal(&st->ckpt_cond);
+		pthread_mutex_unlock(&st->ckpt_lock);
+		pthread_join(st->ckpt_thread, NULL);
+	}
+	for (i = 0; i < st->nstmts; i++)
+		sqlite3_finalize(st->stmts[i].stmt);
+	if (st->db != NULL) {
+		sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		sqlite3_close(st->db);
+	}
+	pthread_mutex_destroy(&st->lock);
+	pthread_mutex_destroy(&st->ckpt_lock);
+	pthread_cond_destroy(&st->ckpt_cond);
+	free(st->path);
+	free(st);
+}
+
+void
+store_lock(struct store *st)
+{
+	pthread_mutex_lock(&st->lock);
+}
+
+void
+store_unlock(struct store *st)
+{
+	pthread_mutex_unlock(&st->lock);
+}
+
+sqlite3 *
+store_db(struct store *st)
+{
+	return st->db;
+}
+
+sqlite3_stmt *
+store_stmt(struct store *st, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+	int i;
+
+	for (i = 0; i < st->nstmts; i++) {
+		if (st->stmts[i].sql == sql) {
+			s = st->stmts[i].stmt;
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			return s;
+		}
+	}
+	if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) {
+		log_error("prepare failed: %s: %s", sqlite3_errmsg(st->db), sql);
+		return NULL;
+	}
+	if (st->nstmts < STMT_CACHE_MAX) {
+		st->stmts[st->nstmts].sql = sql;
+		st->stmts[st->nstmts].stmt = s;
+		st->nstmts++;
+	} else {
+		/* A bug (too many distinct statements); still correct, leaks
+		 * one statement per call rather than failing. */
+		log_warn("statement cache full");
+	}
+	return s;
+}
+
+int
+store_fail(struct store *st, const char *what, struct derr *e)
+{
+	log_error("%s: %s (%d)", what, sqlite3_errmsg(st->db), sqlite3_extended_errcode(st->db));
+	return derr_set(e, DERR_INTERNAL, NULL, "internal database error");
+}
+
+int
+store_begin(struct store *st, struct derr *e)
+{
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		return store_fail(st, "BEGIN", e);
+	return 0;
+}
+
+int
+store_commit(struct store *st, struct derr *e)
+{
+	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		store_fail(st, "COMMIT", e);
+		store_rollback(st);
+		return -1;
+	}
+	return 0;
+}
+
+void
+store_rollback(struct store *st)
+{
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+bool
+store_ok(struct store *st)
+{
+	sqlite3_stmt *s;
+	bool ok = false;
+
+	store_lock(st);
+	s = store_stmt(st, "SELECT count(*) FROM sqlite_master");
+	if (s != NULL && sqlite3_step(s) == SQLITE_ROW)
+		ok = true;
+	if (s != NULL)
+		sqlite3_reset(s);
+	store_unlock(st);
+	return ok;
+}
+
+int
+store_schema_version(struct store *st)
+{
+	int v;
+
+	store_lock(st);
+	v = db_version(st->db);
+	store_unlock(st);
+	return v;
+}

@@ -1,0 +1,62 @@
+/*
+ * store.h - the SQLite database: opening, migrations, locking, statements.
+ *
+ * One struct store per daemon holds one read-write connection in WAL mode
+ * with foreign keys on. Every use goes through store_lock/store_unlock: the
+ * HTTP server runs a thread per connection, and SQLite connections are not
+ * shared between threads without a mutex. A write that spans several
+ * statements runs inside store_begin/store_commit (BEGIN IMMEDIATE), so a
+ * crash leaves it either whole or absent.
+ *
+ * Durability: synchronous=NORMAL by default. In WAL mode a committed
+ * transaction survives a crash or kill -9 of detmd (the WAL is in the OS page
+ * cache); only an OS crash or power loss can lose the last commits. With
+ * sync "full" every commit is fsync'ed (about 14x slower per commit).
+ *
+ * A background thread checkpoints the WAL with its own connection, so
+ * request threads never pay for a checkpoint (wal_autocheckpoint is off).
+ *
+ * Not here: the task model (task.c), SQL for features (their own modules).
+ */
+#ifndef DETM_STORE_H
+#define DETM_STORE_H
+
+#include <stdbool.h>
+#include <sqlite3.h>
+
+#include "derr.h"
+
+struct store;
+
+/* Opens or creates the database at path and applies the embedded
+ * migrations. On success *out owns the store (free with store_close); on
+ * failure *out is NULL and e says why (the message may name the path). */
+int store_open(const char *path, bool sync_full, struct store **out,
+    struct derr *e) DETM_NODISCARD;
+/* Stops the checkpointer, checkpoints, closes. NULL is a no-op. */
+void store_close(struct store *st);
+
+void store_lock(struct store *st);
+void store_unlock(struct store *st);
+
+/* A prepared statement for sql, cached by the address of sql (pass string
+ * literals or other static strings only), reset and with bindings cleared.
+ * The caller holds the lock and must not finalize it. NULL on a prepare
+ * error, which is logged. */
+sqlite3_stmt *store_stmt(struct store *st, const char *sql);
+sqlite3 *store_db(struct store *st);
+
+/* Transactions (lock held). Return 0 or -1 with e set to DERR_INTERNAL. */
+int store_begin(struct store *st, struct derr *e) DETM_NODISCARD;
+int store_commit(struct store *st, struct derr *e) DETM_NODISCARD;
+void store_rollback(struct store *st);
+
+/* Logs the connection's last error for `what` and fills e with a generic
+ * DERR_INTERNAL. Returns -1. */
+int store_fail(struct store *st, const char *what, struct derr *e);
+
+/* Cheap liveness check for /api/health (takes the lock). */
+bool store_ok(struct store *st);
+int store_schema_version(struct store *st);
+
+#endif

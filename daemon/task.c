@@ -1,0 +1,806 @@
+/*
+ * task.c - writes to the task model. See task.h for the contract.
+ *
+ * Each public function: lock, BEGIN IMMEDIATE, check the task exists and the
+ * transition is legal, write rows, write the thread message that records the
+ * change, bump tasks.updated_at (stuck detection reads it), COMMIT, unlock.
+ * On any failure the transaction is rolled back, so a request either happens
+ * whole or not at all.
+ *
+ * Ids are random 8-hex strings; a primary-key collision (about 1 in 4e9 per
+ * existing row) is retried with a new id inside the same transaction.
+ */
+#include "task.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "jx.h"
+#include "limits.h"
+#include "log.h"
+#include "taskstate.h"
+
+#define ID_RETRIES 8
+
+static const char SQL_TASK_INSERT[] =
+    "INSERT INTO tasks (id, name, status, agent_id, metadata, created_at, updated_at) "
+    "VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?5)";
+static const char SQL_TASK_GET[] =
+    "SELECT status, name, metadata FROM tasks WHERE id = ?1";
+static const char SQL_TASK_SET[] =
+    "UPDATE tasks SET name = ?2, status = ?3, metadata = ?4, updated_at = ?5 WHERE id = ?1";
+static const char SQL_TASK_TOUCH[] =
+    "UPDATE tasks SET updated_at = ?2 WHERE id = ?1";
+static const char SQL_TASK_DELETE[] = "DELETE FROM tasks WHERE id = ?1";
+static const char SQL_ITEM_INSERT[] =
+    "INSERT INTO plan_items (id, task_id, ordinal, title, status) VALUES (?1, ?2, ?3, ?4, 'pending')";
+static const char SQL_ITEM_MAX[] =
+    "SELECT coalesce(max(ordinal), -1), count(*) FROM plan_items WHERE task_id = ?1";
+static const char SQL_ITEM_GET[] =
+    "SELECT id, status, title, started_at FROM plan_items WHERE task_id = ?1 AND ordinal = ?2";
+static const char SQL_ITEM_SET[] =
+    "UPDATE plan_items SET status = ?2, title = ?3, started_at = ?4, completed_at = ?5, "
+    "duration_seconds = ?6 WHERE id = ?1";
+static const char SQL_ITEM_RENAME[] =
+    "UPDATE plan_items SET title = ?2 WHERE id = ?1";
+static const char SQL_ITEM_CURRENT[] =
+    "SELECT id, ordinal FROM plan_items WHERE task_id = ?1 AND status IN ('active', 'pending') "
+    "ORDER BY status = 'active' DESC, ordinal LIMIT 1";
+static const char SQL_ACTION_INSERT[] =
+    "INSERT INTO actions (id, task_id, plan_item_id, action_type, summary, status, "
+    "input_data, output_data, duration_ms, created_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+static const char SQL_ACTION_EXISTS[] =
+    "SELECT 1 FROM actions WHERE id = ?1 AND task_id = ?2";
+static const char SQL_ACTION_SET[] =
+    "UPDATE actions SET status = coalesce(?3, status), output_data = coalesce(?4, output_data), "
+    "duration_ms = coalesce(?5, duration_ms) WHERE id = ?1 AND task_id = ?2";
+static const char SQL_LOG_INSERT[] =
+    "INSERT INTO action_logs (id, action_id, log_type, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)";
+static const char SQL_MSG_INSERT[] =
+    "INSERT INTO task_messages (id, task_id, role, msg_type, content, created_at) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+/* Steps an INSERT whose ?1 is the row id, drawing a new id on collision.
+ * The other parameters stay bound across retries. */
+static int
+insert_row(struct store *st, sqlite3_stmt *s, char id[ID_LEN], const char *what,
+    struct derr *e)
+{
+	int tries, rc;
+
+	if (s == NULL)
+		return store_fail(st, what, e);
+	for (tries = 0; tries < ID_RETRIES; tries++) {
+		id_new(id);
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+		rc = sqlite3_step(s);
+		sqlite3_reset(s);
+		if (rc == SQLITE_DONE)
+			return 0;
+		if (sqlite3_extended_errcode(store_db(st)) != SQLITE_CONSTRAINT_PRIMARYKEY)
+			break;
+	}
+	return store_fail(st, what, e);
+}
+
+/* Runs a statement that returns no rows. */
+static int
+exec_stmt(struct store *st, sqlite3_stmt *s, const char *what, struct derr *e)
+{
+	int rc;
+
+	if (s == NULL)
+		return store_fail(st, what, e);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, what, e);
+	return 0;
+}
+
+static void
+bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v != NULL)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static int
+msg_insert(struct store *st, const char *task_id, const char *role,
+    const char *type, const char *content, int64_t now, char id[ID_LEN],
+    struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_MSG_INSERT);
+
+	if (s != NULL) {
+		sqlite3_bind_text(s, 2, task_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, role, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 5, content, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 6, now);
+	}
+	return insert_row(st, s, id, "insert message", e);
+}
+
+static int
+sys_msg(struct store *st, const char *task_id, const char *type,
+    const char *content, int64_t now, struct derr *e)
+{
+	char id[ID_LEN];
+
+	return msg_insert(st, task_id, "system", type, content, now, id, e);
+}
+
+static int
+touch(struct store *st, const char *task_id, int64_t now, struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_TASK_TOUCH);
+
+	if (s != NULL) {
+		sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, now);
+	}
+	return exec_stmt(st, s, "touch task", e);
+}
+
+static int
+action_insert(struct store *st, const char *task_id, const char *item_id,
+    const struct action_new *a, int64_t now, char id[ID_LEN], struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_ACTION_INSERT);
+
+	if (s != NULL) {
+		sqlite3_bind_text(s, 2, task_id, -1, SQLITE_STATIC);
+		bind_text_or_null(s, 3, item_id);
+		sqlite3_bind_text(s, 4, a->type, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 5, a->summary, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 6, a->status ? a->status : "completed", -1, SQLITE_STATIC);
+		bind_text_or_null(s, 7, a->input_json);
+		bind_text_or_null(s, 8, a->output_json);
+		if (a->duration_ms >= 0)
+			sqlite3_bind_double(s, 9, a->duration_ms);
+		else
+			sqlite3_bind_null(s, 9);
+		sqlite3_bind_int64(s, 10, now);
+	}
+	return insert_row(st, s, id, "insert action", e);
+}
+
+static int
+log_insert(struct store *st, const char *action_id, const char *type,
+    const char *content, int64_t now, char id[ID_LEN], struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_LOG_INSERT);
+
+	if (s != NULL) {
+		sqlite3_bind_text(s, 2, action_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, type ? type : "info", -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, content, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, now);
+	}
+	return insert_row(st, s, id, "insert log", e);
+}
+
+/* A reasoning note: an action under item_id (may be NULL). */
+static int
+note_insert(struct store *st, const char *task_id, const char *item_id,
+    const char *note, int64_t now, struct derr *e)
+{
+	struct action_new a = { .type = "reasoning", .summary = note,
+	    .status = "completed", .duration_ms = -1 };
+	char id[ID_LEN];
+
+	return action_insert(st, task_id, item_id, &a, now, id, e);
+}
+
+int
+task_lookup(struct store *st, const char *id, int *status, struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_TASK_GET);
+	int rc;
+
+	if (s == NULL)
+		return store_fail(st, "task lookup", e);
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*status = task_status_parse((const char *)sqlite3_column_text(s, 0));
+		sqlite3_reset(s);
+		return 0;
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, "task lookup", e);
+	return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", id);
+}
+
+int
+task_current_item(struct store *st, const char *task_id, char item_id[ID_LEN],
+    int64_t *ordinal, struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_ITEM_CURRENT);
+	int rc;
+
+	if (s == NULL)
+		return store_fail(st, "current item", e);
+	sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		snprintf(item_id, ID_LEN, "%s", (const char *)sqlite3_column_text(s, 0));
+		*ordinal = sqlite3_column_int64(s, 1);
+		sqlite3_reset(s);
+		return 0;
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 1 : store_fail(st, "current item", e);
+}
+
+/* Appends titles starting after the current last ordinal; fills `added`
+ * (may be NULL) and a human summary "3. a; 4. b" in text. */
+static int
+items_insert(struct store *st, const char *task_id, json_object *titles,
+    json_object *added, struct buf *text, struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_ITEM_MAX);
+	int64_t next, count;
+	size_t i, n = json_object_array_length(titles);
+	char id[ID_LEN];
+
+	if (s == NULL)
+		return store_fail(st, "item max", e);
+	sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		sqlite3_reset(s);
+		return store_fail(st, "item max", e);
+	}
+	next = sqlite3_column_int64(s, 0) + 1;
+	count = sqlite3_column_int64(s, 1);
+	sqlite3_reset(s);
+	if (count + (int64_t)n > LIM_PLAN_ITEMS)
+		return derr_set(e, DERR_INVALID, "items",
+		    "a task has at most %d plan items (it has %lld, %zu more were asked for)",
+		    LIM_PLAN_ITEMS, (long long)count, n);
+	for (i = 0; i < n; i++, next++) {
+		const char *title = json_object_get_string(json_object_array_get_idx(titles, i));
+		char line[600];
+		int len;
+
+		s = store_stmt(st, SQL_ITEM_INSERT);
+		if (s != NULL) {
+			sqlite3_bind_text(s, 2, task_id, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(s, 3, next);
+			sqlite3_bind_text(s, 4, title, -1, SQLITE_STATIC);
+		}
+		if (insert_row(st, s, id, "insert item", e) != 0)
+			return -1;
+		if (added != NULL) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "ordinal", json_object_new_int64(next));
+			json_object_object_add(o, "title", json_object_new_string(title));
+			json_object_array_add(added, o);
+		}
+		len = snprintf(line, sizeof line, "%s%lld. %.500s", i ? "; " : "",
+		    (long long)next, title);
+		if (len > 0)
+			(void)!buf_append(text, line, strlen(line));
+	}
+	return 0;
+}
+
+int
+task_register(struct store *st, const struct task_reg *in, char id_out[ID_LEN],
+    struct derr *e)
+{
+	int64_t now = now_ms();
+	const char *meta = in->metadata ? jx_string(in->metadata, NULL) : "{}";
+	size_t nitems = in->plan ? json_object_array_length(in->plan) : 0;
+	struct buf text;
+	sqlite3_stmt *s;
+	char *msg = NULL;
+	int rc = -1;
+
+	buf_init(&text, 8192);
+	store_lock(st);
+	if (store_begin(st, e) != 0)
+		goto out;
+	s = store_stmt(st, SQL_TASK_INSERT);
+	if (s != NULL) {
+		sqlite3_bind_text(s, 2, in->name, -1, SQLITE_STATIC);
+		bind_text_or_null(s, 3, in->agent_id);
+		sqlite3_bind_text(s, 4, meta, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, now);
+	}
+	if (insert_row(st, s, id_out, "insert task", e) != 0)
+		goto out;
+	if (in->plan != NULL && items_insert(st, id_out, in->plan, NULL, &text, e) != 0)
+		goto out;
+	msg = nitems ? xasprintf("Task registered: %s (%zu item%s: %s)", in->name, nitems,
+	    nitems == 1 ? "" : "s", text.data ? text.data : "")
+	    : xasprintf("Task registered: %s (no plan yet)", in->name);
+	if (sys_msg(st, id_out, "lifecycle", msg, now, e) != 0)
+		goto out;
+	rc = store_commit(st, e);
+out:
+	if (rc != 0)
+		store_rollback(st);
+	store_unlock(st);
+	buf_free(&text);
+	free(msg);
+	return rc;
+}
+
+/* Merges patch into the stored metadata text; returns a malloc'd JSON text
+ * or NULL with e (too large). */
+static char *
+metadata_merge(const char *stored, json_object *patch, struct derr *e)
+{
+	json_object *cur = json_tokener_parse(stored);
+	char *outs = NULL;
+	size_t len;
+
+	if (cur == NULL || !json_object_is_type(cur, json_type_object)) {
+		json_object_put(cur);
+		cur = json_object_new_object();
+	}
+	json_object_object_foreach(patch, key, val) {
+		if (val == NULL)
+			json_object_object_del(cur, key);
+		else
+			json_object_object_add(cur, key, json_object_get(val));
+	}
+	jx_string(cur, &len);
+	if (len > LIM_METADATA_BYTES)
+		derr_set(e, DERR_INVALID, "metadata",
+		    "metadata would be %zu bytes as JSON (at most %d)", len, LIM_METADATA_BYTES);
+	else
+		outs = xstrdup(jx_string(cur, NULL));
+	json_object_put(cur);
+	return outs;
+}
+
+int
+task_update(struct store *st, const char *id, const struct task_patch *p,
+    struct derr *e)
+{
+	int64_t now = now_ms();
+	sqlite3_stmt *s;
+	char *name = NULL, *meta = NULL, *msg = NULL;
+	char item_id[ID_LEN], allowed[128];
+	int64_t ord;
+	int cur, rc = -1, found;
+
+	store_lock(st);
+	if (store_begin(st, e) != 0)
+		goto out;
+	s = store_stmt(st, SQL_TASK_GET);
+	if (s == NULL) {
+		store_fail(st, "task get", e);
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_ROW) {
+		sqlite3_reset(s);
+		derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", id);
+		goto out;
+	}
+	cur = task_status_parse((const char *)sqlite3_column_text(s, 0));
+	name = xstrdup(p->name ? p->name : (const char *)sqlite3_column_text(s, 1));
+	meta = p->metadata ? metadata_merge((const char *)sqlite3_column_text(s, 2), p->metadata, e)
+	    : xstrdup((const char *)sqlite3_column_text(s, 2));
+	sqlite3_reset(s);
+	if (meta == NULL)
+		goto out;
+	if (p->status >= 0 && !task_status_can(cur, p->status)) {
+		task_status_allowed(cur, allowed, sizeof allowed);
+		derr_set(e, DERR_CONFLICT, "status", "task %s cannot go from %s to %s (allowed: %s)",
+		    id, task_status_name(cur), task_status_name(p->status), allowed);
+		goto out;
+	}
+	s = store_stmt(st, SQL_TASK_SET);
+	if (s != NULL) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, task_status_name(p->status >= 0 ? p->status : cur), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, meta, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, now);
+	}
+	if (exec_stmt(st, s, "task set", e) != 0)
+		goto out;
+	if (p->status >= 0 && p->status != cur) {
+		msg = xasprintf("Status changed: %s → %s", task_status_name(cur),
+		    task_status_name(p->status));
+		if (sys_msg(st, id, "lifecycle", msg, now, e) != 0)
+			goto out;
+	}
+	if (p->message != NULL) {
+		char mid[ID_LEN];
+
+		found = task_current_item(st, id, item_id, &ord, e);
+		if (found < 0 || note_insert(st, id, found == 0 ? item_id : NULL, p->message, now, e) != 0)
+			goto out;
+		if (msg_insert(st, id, "agent", "text", p->message, now, mid, e) != 0)
+			goto out;
+	}
+	rc = store_commit(st, e);
+out:
+	if (rc != 0)
+		store_rollback(st);
+	store_unlock(st);
+	free(name);
+	free(meta);
+	free(msg);
+	return rc;
+}
+
+int
+task_control(struct store *st, const char *id, int to, const char *reason,
+    struct derr *e)
+{
+	static const char *const verbs[TASK__COUNT] = {
+		[TASK_ACTIVE] = "resumed", [TASK_PAUSED] = "paused",
+		[TASK_CANCELLED] = "cancelled", [TASK_COMPLETED] = "completed",
+		[TASK_FAILED] = "failed" };
+	struct task_patch p = { .status = to };
+	char *msg = NULL;
+	int cur, rc = -1;
+	int64_t now;
+
+	/* The status change itself goes through task_update (one place for
+	 * the machine and the lifecycle message); the control message is a
+	 * second small transaction, so an operator sees a record of every
+	 * click, including the ones that changed nothing. */
+	store_lock(st);
+	rc = task_lookup(st, id, &cur, e);
+	store_unlock(st);
+	if (rc != 0)
+		return -1;
+	if (cur != to && task_update(st, id, &p, e) != 0)
+		return -1;
+	now = now_ms();
+	if (cur == to)
+		msg = xasprintf("Operator: %s again (the task was already %s)%s%s",
+		    verbs[to], task_status_name(to), reason ? ": " : "", reason ? reason : "");
+	else
+		msg = xasprintf("Operator %s the task%s%s", verbs[to],
+		    reason ? ": " : "", reason ? reason : "");
+	store_lock(st);
+	rc = -1;
+	if (store_begin(st, e) == 0 && sys_msg(st, id, "control", msg, now, e) == 0 &&
+	    touch(st, id, now, e) == 0)
+		rc = store_commit(st, e);
+	if (rc != 0)
+		store_rollback(st);
+	store_unlock(st);
+	free(msg);
+	return rc;
+}
+
+int
+task_delete(struct store *st, const char *id, struct derr *e)
+{
+	sqlite3_stmt *s;
+	int rc = -1;
+
+	store_lock(st);
+	s = store_stmt(st, SQL_TASK_DELETE);
+	if (s == NULL) {
+		store_fail(st, "delete task", e);
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (exec_stmt(st, s, "delete task", e) != 0)
+		goto out;
+	if (sqlite3_changes(store_db(st)) == 0) {
+		derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", id);
+		goto out;
+	}
+	rc = 0;
+out:
+	store_unlock(st);
+	return rc;
+}
+
+int
+task_items_append(struct store *st, const char *id, json_object *titles,
+    const char *note, json_object **added_out, struct derr *e)
+{
+	json_object *added = json_object_new_array();
+	int64_t now = now_ms();
+	struct buf text;
+	char *msg = NULL;
+	int cur, rc = -1;
+	size_t n = json_object_array_length(titles);
+
+	*added_out = NULL;
+	buf_init(&text, 8192);
+	store_lock(st);
+	if (store_begin(st, e) != 0 || task_lookup(st, id, &cur, e) != 0)
+		goto out;
+	if (items_insert(st, id, titles, added, &text, e) != 0)
+		goto out;
+	msg = xasprintf("%s%sPlan updated: added %zu item%s: %s", note ? note : "",
+	    note ? " | " : "", n, n == 1 ? "" : "s", text.data ? text.data : "");
+	if (sys_msg(st, id, "plan", msg, now, e) != 0 || touch(st, id, now, e) != 0)
+		goto out;
+	rc = store_commit(st, e);
+out:
+	if (rc != 0)
+		store_rollback(st);
+	store_unlock(st);
+	if (rc == 0)
+		*added_out = added;
+	else
+		json_object_put(added);
+	buf_free(&text);
+	free(msg);
+	return rc;
+}
+
+/* Fills the item's row fields; 0, or -1 with NOT_FOUND / INVALID. */
+static int
+item_get(struct store *st, const char *task_id, int64_t ordinal, char id[ID_LEN],
+    int *status, char **title, int64_t *started, struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_ITEM_GET);
+	int rc;
+
+	if (s == NULL)
+		return store_fail(st, "item get", e);
+	sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, ordinal);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(s);
+		if (rc != SQLITE_DONE)
+			return store_fail(st, "item get", e);
+		return derr_set(e, DERR_NOT_FOUND, "ordinal",
+		    "task %s has no plan item with ordinal %lld (ordinals are 0-based)",
+		    task_id, (long long)ordinal);
+	}
+	snprintf(id, ID_LEN, "%s", (const char *)sqlite3_column_text(s, 0));
+	*status = item_status_parse((const char *)sqlite3_column_text(s, 1));
+	if (title != NULL)
+		*title = xstrdup((const char *)sqlite3_column_text(s, 2));
+	*started = sqlite3_column_int64(s, 3);
+	sqlite3_reset(s);
+	return 0;
+}
+
+int
+task_item_update(struct store *st, const char *id, int64_t ordinal,
+    const struct item_patch *p, struct derr *e)
+{
+	int64_t now = now_ms(), started, completed = 0;
+	double duration = -1;
+	char item_id[ID_LEN], allowed[128];
+	char *title = NULL, *msg = NULL;
+	sqlite3_stmt *s;
+	int cur, tstatus, to, rc = -1;
+
+	store_lock(st);
+	if (store_begin(st, e) != 0 || task_lookup(st, id, &tstatus, e) != 0)
+		goto out;
+	if (item_get(st, id, ordinal, item_id, &cur, &title, &started, e) != 0)
+		goto out;
+	to = p->status >= 0 ? p->status : cur;
+	if (!item_status_can(cur, to)) {
+		item_status_allowed(cur, allowed, sizeof allowed);
+		derr_set(e, DERR_CONFLICT, "status",
+		    "plan item %lld cannot go from %s to %s (allowed: %s)", (long long)ordinal,
+		    item_status_name(cur), item_status_name(to), allowed);
+		goto out;
+	}
+	if (to == cur) {
+		/* Status unchanged: keep the clock fields, maybe rename. */
+		s = store_stmt(st, SQL_ITEM_RENAME);
+		if (s != NULL) {
+			sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 2, p->title ? p->title : title, -1, SQLITE_STATIC);
+		}
+	} else {
+		if (to == ITEM_ACTIVE && started <= 0)
+			started = now;
+		if (item_status_ends(to)) {
+			completed = now;
+			if (started > 0)
+				duration = round((double)(now - started) / 100.0) / 10.0;
+		}
+		s = store_stmt(st, SQL_ITEM_SET);
+		if (s != NULL) {
+			sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 2, item_status_name(to), -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 3, p->title ? p->title : title, -1, SQLITE_STATIC);
+			if (started > 0)
+				sqlite3_bind_int64(s, 4, started);
+			if (completed > 0)
+				sqlite3_bind_int64(s, 5, completed);
+			if (duration >= 0)
+				sqlite3_bind_double(s, 6, duration);
+		}
+	}
+	if (exec_stmt(st, s, "item set", e) != 0)
+		goto out;
+	if (to != cur) {
+		msg = xasprintf("Item %lld (%s): %s → %s", (long long)ordinal,
+		    p->title ? p->title : title, item_status_name(cur), item_status_name(to));
+		if (sys_msg(st, id, "progress", msg, now, e) != 0)
+			goto out;
+	}
+	if (p->note != NULL && note_insert(st, id, item_id, p->note, now, e) != 0)
+		goto out;
+	if (touch(st, id, now, e) != 0)
+		goto out;
+	rc = store_commit(st, e);
+out:
+	if (rc != 0)
+		store_rollback(st);
+	store_unlock(st);
+	free(title);
+	free(msg);
+	return rc;
+}
+
+int
+task_action_add(struct store *st, const char *task_id, const struct action_new *a,
+    char id_out[ID_LEN], int64_t *ordinal_out, struct derr *e)
+{
+	int64_t now = now_ms(), started;
+	char item_id[ID_LEN], log_id[ID_LEN];
+	const char *item = NULL;
+	size_t i, nlogs = a->logs ? json_object_array_length(a->logs) : 0;
+	int cur, rc = -1, found;
+
+	*ordinal_out = -1;
+	store_lock(st);
+	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0)
+		goto out;
+	if (a->has_ordinal) {
+		if (item_get(st, task_id, a->ordinal, item_id, &cur, NULL, &started, e) != 0)
+			goto out;
+		item = item_id;
+		*ordinal_out = a->ordinal;
+	} else {
+		found = task_current_item(st, task_id, item_id, ordinal_out, e);
+		if (found < 0)
+			goto out;
+		item = found == 0 ? item_id : NULL;
+	}
+	if (action_insert(st, task_id, item, a, now, id_out, e) != 0)
+		goto out;
+	for (i = 0; i < nlogs; i++) {
+		json_object *l = json_object_array_get_idx(a->logs, i), *v;
+		const char *type = NULL, *content = NULL;
+
+		if (json_object_object_get_ex(l, "log_type", &v) && v != NULL)
+			type = json_object_get_string(v);
+		if (json_object_object_get_ex(l, "content", &v))
+			content = json_object_get_string(v);
+		if (log_insert(st, id_out, type, content, now, log_id, e) != 0)
+			goto out;
+	}
+	if (touch(st, task_id, now, e) != 0)
+		goto out;
+	rc = store_commit(st, e);
+out:
+	if (rc != 0) {
+		store_rollback(st);
+		*ordinal_out = -1;
+	}
+	store_unlock(st);
+	return rc;
+}
+
+static int
+action_check(struct store *st, const char *task_id, const char *action_id,
+    struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_ACTION_EXISTS);
+	int rc;
+
+	if (s == NULL)
+		return store_fail(st, "action exists", e);
+	sqlite3_bind_text(s, 1, action_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, task_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc != SQLITE_DONE)
+		return store_fail(st, "action exists", e);
+	return derr_set(e, DERR_NOT_FOUND, "action_id", "task %s has no action with id '%s'",
+	    task_id, action_id);
+}
+
+int
+task_action_update(struct store *st, const char *task_id, const char *action_id,
+    const struct action_patch *p, struct derr *e)
+{
+	int64_t now = now_ms();
+	sqlite3_stmt *s;
+	int cur, rc = -1;
+
+	store_lock(st);
+	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0 ||
+	    action_check(st, task_id, action_id, e) != 0)
+		goto out;
+	s = store_stmt(st, SQL_ACTION_SET);
+	if (s != NULL) {
+		sqlite3_bind_text(s, 1, action_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, task_id, -1, SQLITE_STATIC);
+		bind_text_or_null(s, 3, p->status);
+		bind_text_or_null(s, 4, p->output_json);
+		if (p->duration_ms >= 0)
+			sqlite3_bind_double(s, 5, p->duration_ms);
+		else
+			sqlite3_bind_null(s, 5);
+	}
+	if (exec_stmt(st, s, "action set", e) != 0 || touch(st, task_id, now, e) != 0)
+		goto out;
+	rc = store_commit(st, e);
+out:
+	if (rc != 0)
+		store_rollback(st);
+	store_unlock(st);
+	return rc;
+}
+
+int
+task_log_add(struct store *st, const char *task_id, const char *action_id,
+    const char *log_type, const char *content, char id_out[ID_LEN], struct derr *e)
+{
+	int64_t now = now_ms();
+	int cur, rc = -1;
+
+	store_lock(st);
+	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0 ||
+	    action_check(st, task_id, action_id, e) != 0)
+		goto out;
+	if (log_insert(st, action_id, log_type, content, now, id_out, e) != 0 ||
+	    touch(st, task_id, now, e) != 0)
+		goto out;
+	rc = store_commit(st, e);
+out:
+	if (rc != 0)
+		store_rollback(st);
+	store_unlock(st);
+	return rc;
+}
+
+json_object *
+task_message_add(struct store *st, const char *task_id, const char *role,
+    const char *msg_type, const char *content, struct derr *e)
+{
+	int64_t now = now_ms();
+	json_object *m = NULL;
+	char id[ID_LEN];
+	int cur, rc = -1;
+
+	store_lock(st);
+	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0)
+		goto out;
+	if (msg_insert(st, task_id, role, msg_type, content, now, id, e) != 0 ||
+	    touch(st, task_id, now, e) != 0)
+		goto out;
+	rc = store_commit(st, e);
+out:
+	if (rc != 0)
+		store_rollback(st);
+	store_unlock(st);
+	if (rc == 0) {
+		m = json_object_new_object();
+		json_object_object_add(m, "message_id", json_object_new_string(id));
+		json_object_object_add(m, "task_id", json_object_new_string(task_id));
+		json_object_object_add(m, "role", json_object_new_string(role));
+		json_object_object_add(m, "msg_type", json_object_new_string(msg_type));
+		json_object_object_add(m, "content", json_object_new_string(content));
+		jx_add_time(m, "created_at", now);
+	}
+	return m;
+}

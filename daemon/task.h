@@ -1,0 +1,128 @@
+/*
+ * task.h - the task model: tasks, plan items, actions, logs, messages.
+ *
+ * Writes (task.c) validate the status machines (taskstate.h), fill the
+ * timestamps and durations, write the thread messages that record what
+ * happened, and run in one transaction each. Reads (taskview.c) build the
+ * JSON views the API returns. Every function takes the store lock itself, so
+ * callers hold no lock. Ids are borrowed strings; any JSON object returned
+ * is new and owned by the caller.
+ *
+ * Errors: -1 (or NULL) with e filled: DERR_NOT_FOUND for an unknown task,
+ * item or action, DERR_INVALID for a bad argument the caller could not check
+ * alone (an ordinal past the end), DERR_CONFLICT for an illegal transition,
+ * DERR_INTERNAL for a database failure (logged).
+ *
+ * Not here: HTTP and JSON-body parsing (api_task.c).
+ */
+#ifndef DETM_TASK_H
+#define DETM_TASK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "derr.h"
+#include "store.h"
+
+/* ---- writes (task.c) ---- */
+
+struct task_reg {
+	const char *name;
+	json_object *plan;          /* array of strings, or NULL */
+	json_object *metadata;      /* object, or NULL */
+	const char *agent_id;       /* or NULL */
+};
+int task_register(struct store *st, const struct task_reg *in,
+    char id_out[ID_LEN], struct derr *e) DETM_NODISCARD;
+
+struct task_patch {
+	const char *name;           /* NULL: unchanged */
+	int status;                 /* enum task_status, or -1: unchanged */
+	json_object *metadata;      /* merged key by key; null values remove */
+	const char *message;        /* a reasoning note, or NULL */
+};
+int task_update(struct store *st, const char *id, const struct task_patch *p,
+    struct derr *e) DETM_NODISCARD;
+
+/* Operator control: moves the task to `to` (pause/resume/cancel) and writes
+ * a system message either way; already being in `to` is not an error. */
+int task_control(struct store *st, const char *id, int to, const char *reason,
+    struct derr *e) DETM_NODISCARD;
+
+int task_delete(struct store *st, const char *id, struct derr *e) DETM_NODISCARD;
+
+/* Appends titles; *added_out is a new array of {ordinal,title}. */
+int task_items_append(struct store *st, const char *id, json_object *titles,
+    const char *note, json_object **added_out, struct derr *e) DETM_NODISCARD;
+
+struct item_patch {
+	int status;                 /* enum item_status, or -1 */
+	const char *title;
+	const char *note;
+};
+int task_item_update(struct store *st, const char *id, int64_t ordinal,
+    const struct item_patch *p, struct derr *e) DETM_NODISCARD;
+
+struct action_new {
+	const char *type;           /* cli|gui|wait|vision|reasoning|other */
+	const char *summary;
+	const char *status;         /* started|completed|failed */
+	const char *input_json;     /* JSON text or NULL */
+	const char *output_json;
+	double duration_ms;         /* < 0: not given */
+	bool has_ordinal;
+	int64_t ordinal;
+	json_object *logs;          /* array of {log_type?, content}, or NULL */
+};
+/* *ordinal_out is the item's ordinal, or -1 for a task-level action. */
+int task_action_add(struct store *st, const char *task_id,
+    const struct action_new *a, char id_out[ID_LEN], int64_t *ordinal_out,
+    struct derr *e) DETM_NODISCARD;
+
+struct action_patch {
+	const char *status;         /* NULL: unchanged */
+	const char *output_json;    /* NULL: unchanged */
+	double duration_ms;         /* < 0: unchanged */
+};
+int task_action_update(struct store *st, const char *task_id,
+    const char *action_id, const struct action_patch *p, struct derr *e) DETM_NODISCARD;
+
+int task_log_add(struct store *st, const char *task_id, const char *action_id,
+    const char *log_type, const char *content, char id_out[ID_LEN],
+    struct derr *e) DETM_NODISCARD;
+
+/* Returns the new message as JSON, or NULL with e. */
+json_object *task_message_add(struct store *st, const char *task_id,
+    const char *role, const char *msg_type, const char *content, struct derr *e);
+
+/* ---- reads (taskview.c) ---- */
+
+enum task_detail { DETAIL_ITEMS, DETAIL_ACTIONS, DETAIL_FOCUSED };
+
+json_object *task_summary(struct store *st, const char *id,
+    enum task_detail detail, bool with_sentence, struct derr *e);
+
+struct task_query {
+	int status;                 /* enum task_status, or -1 for all */
+	int limit;
+	int64_t since_ms;           /* 0: no filter */
+};
+json_object *task_list(struct store *st, const struct task_query *q, struct derr *e);
+
+json_object *task_item_view(struct store *st, const char *id, int64_t ordinal,
+    int limit, int offset, struct derr *e);
+json_object *task_action_view(struct store *st, const char *task_id,
+    const char *action_id, struct derr *e);
+json_object *task_thread(struct store *st, const char *id, int limit, struct derr *e);
+
+/* Shared by task.c and taskview.c (lock held): the current item (first
+ * active, else first pending) as its id and ordinal; 0 if found, 1 if the
+ * task has none, -1 on error. */
+int task_current_item(struct store *st, const char *task_id,
+    char item_id[ID_LEN], int64_t *ordinal, struct derr *e);
+/* Looks the task up (lock held): 0 and its status, or -1 with NOT_FOUND. */
+int task_lookup(struct store *st, const char *id, int *status, struct derr *e);
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * util.c - allocation that aborts on OOM, clocks, ISO time, UTF-8 checks,
+ * random ids, constant-time compare. No state beyond the id generator's
+ * seed, which is drawn from getrandom() once and guarded by a mutex.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+static void
+oom(size_t n)
+{
+	fprintf(stderr, "detm: out of memory allocating %zu bytes\n", n);
+	abort();
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		oom(n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		oom(n * size);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (q == NULL)
+		oom(n);
+	return q;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		oom(strlen(fmt));
+	va_end(ap);
+	return s;
+}
+
+int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t
+mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void
+iso_time(int64_t ms, char out[ISO_TIME_LEN])
+{
+	time_t secs = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (ms < 0 || gmtime_r(&secs, &tm) == NULL ||
+	    strftime(out, ISO_TIME_LEN, "%Y-%m-%dT%H:%M:%S", &tm) != 19) {
+		snprintf(out, ISO_TIME_LEN, "1970-01-01T00:00:00.000Z");
+		return;
+	}
+	snprintf(out + 19, ISO_TIME_LEN - 19, ".%03dZ", (int)(ms % 1000));
+}
+
+static int
+parse_epoch(const char *s, int64_t *ms_out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || v < 0 || v > 1e11)
+		return -1;
+	*ms_out = (int64_t)(v * 1000.0);
+	return 0;
+}
+
+int
+time_parse(const char *s, int64_t *ms_out)
+{
+	struct tm tm;
+	const char *p;
+	int64_t ms = 0;
+	int n, off_h, off_m;
+	char sign;
+
+	if (s[0] != '\0' && strchr(s, '-') == NULL)
+		return parse_epoch(s, ms_out);
+	memset(&tm, 0, sizeof tm);
+	p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (p == NULL)
+		return -1;
+	if (*p == '.') {
+		int digits = 0;
+
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (digits < 3)
+				ms = ms * 10 + (*p - '0');
+		}
+		for (; digits < 3; digits++)
+			ms *= 10;
+	}
+	ms += (int64_t)timegm(&tm) * 1000;
+	if (*p == 'Z' && p[1] == '\0') {
+		*ms_out = ms;
+		return 0;
+	}
+	if (*p == '\0') {
+		*ms_out = ms;
+		return 0;
+	}
+	if (sscanf(p, "%c%2d:%2d%n", &sign, &off_h, &off_m, &n) == 3 &&
+	    p[n] == '\0' && (sign == '+' || sign == '-')) {
+		int64_t off = ((int64_t)off_h * 60 + off_m) * 60000;
+
+		*ms_out = sign == '+' ? ms - off : ms + off;
+		return 0;
+	}
+	return -1;
+}
+
+bool
+utf8_valid(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned c = s[i];
+		size_t n;
+		uint32_t cp;
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		} else if ((c & 0xe0) == 0xc0) {
+			n = 1;
+			cp = c & 0x1f;
+		} else if ((c & 0xf0) == 0xe0) {
+			n = 2;
+			cp = c & 0x0f;
+		} else if ((c & 0xf8) == 0xf0) {
+			n = 3;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		for (size_t k = 1; k <= n; k++) {
+			if (i + k >= len || (s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
+		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += n + 1;
+	}
+	return true;
+}
+
+size_t
+utf8_chars(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++) {
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			n++;
+	}
+	return n;
+}
+
+/* splitmix64: fast, well distributed, and seeded from the kernel. Ids need
+ * to be unique (collisions are retried by the store), not secret. */
+static pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t id_state;
+static bool id_seeded;
+
+void
+id_new(char out[ID_LEN])
+{
+	uint64_t z;
+
+	pthread_mutex_lock(&id_lock);
+	if (!id_seeded) {
+		if (getrandom(&id_state, sizeof id_state, 0) != sizeof id_state)
+			id_state = (uint64_t)now_ms() ^ (uint64_t)mono_us() << 20;
+		id_seeded = true;
+	}
+	z = (id_state += 0x9e3779b97f4a7c15ULL);
+	pthread_mutex_unlock(&id_lock);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	snprintf(out, ID_LEN, "%08x", (unsigned)(z & 0xffffffffu));
+}
+
+bool
+id_plausible(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n] != '\0'; n++) {
+		char c = s[n];
+
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		    (c >= 'A' && c <= 'Z') || c == '_' || c == '-'))
+			return false;
+	}
+	return n >= 1 && n <= 64;
+}
+
+bool
+secure_streq(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i;
+	unsigned char d = (unsigned char)(la != lb);
+
+	/* Always walk the expected string's length so timing does not reveal
+	 * how much of a guess matched. */
+	for (i = 0; i < lb; i++)
+		d |= (unsigned char)(b[i] ^ (i < la ? a[i] : 0));
+	return d == 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * util.h - small helpers every module uses: allocation, time, UTF-8, ids.
+ *
+ * Out-of-memory policy (decided once, as tmux and redis do): the x*
+ * allocators log and abort. Anything whose size a client controls is capped
+ * before it is allocated (see limits.h), so an abort here means the machine is
+ * out of memory, not that a request was large.
+ */
+#ifndef DETM_UTIL_H
+#define DETM_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DETM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define DETM_NODISCARD __attribute__((warn_unused_result))
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+/* Returns a malloc'd formatted string; never NULL. */
+char *xasprintf(const char *fmt, ...) DETM_PRINTF(1, 2);
+
+/* Wall-clock milliseconds since the Unix epoch. */
+int64_t now_ms(void);
+/* Monotonic microseconds (for durations and timeouts). */
+int64_t mono_us(void);
+
+/* Formats ms-since-epoch as "2026-11-22T19:30:00.123Z" into out (>= 25 bytes). */
+#define ISO_TIME_LEN 25
+void iso_time(int64_t ms, char out[ISO_TIME_LEN]);
+/* Parses "2026-11-22T19:30:00[.123][Z|+00:00]" or plain epoch seconds
+ * ("1763840000" or "1763840000.5") into ms. Returns 0, or -1 if malformed. */
+int time_parse(const char *s, int64_t *ms_out);
+
+/* True if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates). */
+bool utf8_valid(const char *s, size_t len);
+/* Number of code points in a valid UTF-8 string. */
+size_t utf8_chars(const char *s);
+
+/* Writes a fresh random id (8 lowercase hex digits + NUL). Thread-safe. */
+#define ID_LEN 9
+void id_new(char out[ID_LEN]);
+/* True if s looks like an id (1-64 chars of [0-9a-zA-Z_-]). Used to reject
+ * garbage early with a 404 rather than a database lookup. */
+bool id_plausible(const char *s);
+
+/* Constant-time comparison of two NUL-terminated strings (token checks). */
+bool secure_streq(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,97 @@
+-- schema.sql - the detm database (SQLite, WAL, foreign keys on).
+--
+-- This file is embedded into detmd at build time. Each "-- migration N"
+-- section runs once, in order, in its own transaction, when the database's
+-- PRAGMA user_version is below N; user_version is then set to N. A released
+-- section is never edited: changes go into a new section at the end.
+--
+-- Conventions: ids are 8 lowercase hex digits (TEXT); times are INTEGER
+-- milliseconds since the Unix epoch (the API prints them as ISO-8601 UTC);
+-- plan-item ordinals are 0-based; input_data/output_data hold JSON text.
+-- Deleting a task deletes its whole tree through ON DELETE CASCADE.
+
+-- migration 1
+CREATE TABLE tasks (
+    id          TEXT PRIMARY KEY NOT NULL,
+    name        TEXT NOT NULL,
+    status      TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'paused', 'completed', 'failed', 'cancelled')),
+    agent_id    TEXT,
+    metadata    TEXT NOT NULL DEFAULT '{}',
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+CREATE INDEX tasks_updated ON tasks (updated_at);
+CREATE INDEX tasks_status_updated ON tasks (status, updated_at);
+
+CREATE TABLE plan_items (
+    id               TEXT PRIMARY KEY NOT NULL,
+    task_id          TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    ordinal          INTEGER NOT NULL CHECK (ordinal >= 0),
+    title            TEXT NOT NULL,
+    status           TEXT NOT NULL DEFAULT 'pending'
+                     CHECK (status IN ('pending', 'active', 'completed', 'failed', 'skipped', 'scrapped')),
+    started_at       INTEGER,
+    completed_at     INTEGER,
+    duration_seconds REAL,
+    UNIQUE (task_id, ordinal)
+);
+
+CREATE TABLE actions (
+    id           TEXT PRIMARY KEY NOT NULL,
+    task_id      TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    plan_item_id TEXT REFERENCES plan_items (id) ON DELETE CASCADE,
+    action_type  TEXT NOT NULL
+                 CHECK (action_type IN ('cli', 'gui', 'wait', 'vision', 'reasoning', 'other')),
+    summary      TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'completed'
+                 CHECK (status IN ('started', 'completed', 'failed')),
+    input_data   TEXT,
+    output_data  TEXT,
+    duration_ms  REAL,
+    created_at   INTEGER NOT NULL
+);
+CREATE INDEX actions_task ON actions (task_id);
+CREATE INDEX actions_item ON actions (plan_item_id);
+
+CREATE TABLE action_logs (
+    id          TEXT PRIMARY KEY NOT NULL,
+    action_id   TEXT NOT NULL REFERENCES actions (id) ON DELETE CASCADE,
+    log_type    TEXT NOT NULL DEFAULT 'info',
+    content     TEXT NOT NULL,
+    created_at  INTEGER NOT NULL
+);
+CREATE INDEX action_logs_action ON action_logs (action_id);
+
+CREATE TABLE task_messages (
+    id          TEXT PRIMARY KEY NOT NULL,
+    task_id     TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    role        TEXT NOT NULL CHECK (role IN ('agent', 'user', 'wait', 'system', 'error')),
+    msg_type    TEXT NOT NULL DEFAULT 'text',
+    content     TEXT NOT NULL,
+    created_at  INTEGER NOT NULL
+);
+CREATE INDEX task_messages_task ON task_messages (task_id);
+
+-- Smart waits (the wait engine arrives with its own issue; the table is here
+-- so a task's delete already cascades to its waits).
+CREATE TABLE wait_jobs (
+    id            TEXT PRIMARY KEY NOT NULL,
+    task_id       TEXT REFERENCES tasks (id) ON DELETE CASCADE,
+    target        TEXT NOT NULL,
+    criteria      TEXT NOT NULL,
+    timeout_s     INTEGER NOT NULL DEFAULT 300,
+    poll_hint_s   REAL,
+    status        TEXT NOT NULL DEFAULT 'watching'
+                  CHECK (status IN ('watching', 'resolved', 'timed_out', 'cancelled', 'failed')),
+    verdict       TEXT,
+    reason        TEXT,
+    evaluations   INTEGER NOT NULL DEFAULT 0,
+    skipped       INTEGER NOT NULL DEFAULT 0,
+    created_at    INTEGER NOT NULL,
+    deadline_at   INTEGER NOT NULL,
+    last_frame_at INTEGER,
+    resolved_at   INTEGER
+);
+CREATE INDEX wait_jobs_status ON wait_jobs (status);
+CREATE INDEX wait_jobs_task ON wait_jobs (task_id);

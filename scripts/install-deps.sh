@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# install-deps.sh - install the Debian packages detm needs, and nothing else.
+#
+# Usage: scripts/install-deps.sh [build|test|bench|all]   (default: build)
+#   build  compilers, headers and libraries to build detmd and detm-mcp
+#   test   build + what `make test` runs against (X server, X clients, node)
+#   bench  test + the tools `make bench` compares against (wrk, ...)
+#
+# Idempotent: it asks dpkg which packages are missing and does nothing (and
+# prints nothing) when none are. `apt-get update` runs only when something
+# must be installed. Needs root (or sudo) only in that case.
+set -euo pipefail
+
+group=${1:-build}
+
+build_pkgs=(make gcc pkg-config libc6-dev
+	libmicrohttpd-dev libsqlite3-dev libjson-c-dev libcurl4-openssl-dev)
+test_pkgs=(sqlite3 curl procps)
+bench_pkgs=(wrk)
+
+case "$group" in
+build) want=("${build_pkgs[@]}") ;;
+test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+bench | all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+*) echo "install-deps.sh: unknown group '$group' (build|test|bench|all)" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+	# dpkg-query prints "install ok installed" only for a fully installed package.
+	if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
+		missing+=("$p")
+	fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || { echo "install-deps.sh: need root to install: ${missing[*]}" >&2; exit 1; }
+	SUDO=sudo
+fi
+echo "install-deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >&2
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

@@ -1,0 +1,65 @@
+# lib.sh - shell helpers for test suites that drive a real detmd.
+#
+#   . tests/lib.sh
+#   daemon_start [extra detmd args...]   # sets DETM_URL, DETM_PID, DETM_DATA
+#   daemon_stop                          # SIGTERM, wait
+#   daemon_kill9                         # kill -9, wait
+#   ok "name" / bad "name" "why"; finish  # counting and the closing line
+#
+# detmd is started with --port 0 on 127.0.0.1: it binds a free port and
+# writes it to $DETM_DATA/detmd.port, so parallel runs never collide.
+
+DETM_BIN=${DETM_BIN:-bin}
+PASS=0
+FAIL=0
+
+ok() { PASS=$((PASS + 1)); echo "ok   $1"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL $1${2:+: $2}"; }
+check() { # check "name" cmd... : ok if cmd succeeds
+	local name=$1; shift
+	if "$@"; then ok "$name"; else bad "$name"; fi
+}
+finish() {
+	echo "$PASS passed, $FAIL failed"
+	[ "$FAIL" -eq 0 ]
+}
+
+# daemon_start [args]: start detmd on a free port with DETM_DATA (a new temp
+# dir unless already set) and wait until it answers /api/health.
+daemon_start() {
+	: "${DETM_DATA:=$(mktemp -d /tmp/detm-test.XXXXXX)}"
+	rm -f "$DETM_DATA/detmd.port"
+	"$DETM_BIN/detmd" --listen 127.0.0.1 --port 0 --data-dir "$DETM_DATA" "$@" \
+		>>"$DETM_DATA/stdout.log" 2>&1 &
+	DETM_PID=$!
+	local i
+	for i in $(seq 1 200); do
+		if [ -s "$DETM_DATA/detmd.port" ]; then
+			DETM_URL="http://127.0.0.1:$(cat "$DETM_DATA/detmd.port")"
+			if curl -fsS -o /dev/null "$DETM_URL/api/health" 2>/dev/null; then
+				export DETM_URL DETM_PID DETM_DATA
+				return 0
+			fi
+		fi
+		kill -0 "$DETM_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "detmd did not start; its output:" >&2
+	cat "$DETM_DATA/stdout.log" >&2
+	return 1
+}
+
+daemon_stop() {
+	[ -n "${DETM_PID:-}" ] || return 0
+	kill -TERM "$DETM_PID" 2>/dev/null
+	wait "$DETM_PID" 2>/dev/null
+	DETM_RC=$?
+	DETM_PID=
+}
+
+daemon_kill9() {
+	[ -n "${DETM_PID:-}" ] || return 0
+	kill -9 "$DETM_PID" 2>/dev/null
+	wait "$DETM_PID" 2>/dev/null
+	DETM_PID=
+}

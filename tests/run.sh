@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# run.sh - run every test suite; exit non-zero if any suite fails.
+#
+# Each suite is an executable that prints its own closing line
+# "N passed, N failed" and exits non-zero on any failure. Suites run in the
+# order below; DETM_BIN selects bin/ or bin-asan/. SUITES="unit http" runs a
+# subset.
+set -u
+cd "$(dirname "$0")/.."
+export DETM_BIN=${DETM_BIN:-bin}
+all_suites=(unit http persist mcp)
+read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
+
+declare -A cmd=(
+	[unit]="$DETM_BIN/test-unit"
+	[http]="tests/http/run.sh"
+	[persist]="tests/persist.sh"
+	[mcp]="tests/mcp/run.sh"
+)
+failed=()
+for s in "${suites[@]}"; do
+	c=${cmd[$s]:-}
+	if [ -z "$c" ] || [ ! -x "${c%% *}" ]; then
+		echo "== suite $s: not present ($c)"
+		failed+=("$s")
+		continue
+	fi
+	echo "== suite $s"
+	start=$(date +%s)
+	if ! $c; then
+		failed+=("$s")
+	fi
+	echo "== suite $s took $(( $(date +%s) - start ))s"
+done
+if [ ${#failed[@]} -ne 0 ]; then
+	echo "FAILED suites: ${failed[*]}"
+	exit 1
+fi
+echo "all suites passed: ${suites[*]}"
