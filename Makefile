@@ -26,6 +26,14 @@ DAEMON_PKGS = libmicrohttpd sqlite3 json-c
 PROXY_PKGS  = libcurl json-c
 TEST_PKGS   = libcurl json-c sqlite3
 
+# Quiet by default (V=1 shows the commands).
+ifndef V
+Q = @
+ECHO = @printf '  %-6s %s\n'
+else
+ECHO = @true
+endif
+
 pc_cflags = $(shell pkg-config --cflags $(1) 2>/dev/null)
 pc_libs   = $(shell pkg-config --libs $(1) 2>/dev/null)
 
@@ -70,15 +78,18 @@ FORCE:
 
 $(B)/daemon/%.o: daemon/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(call pc_cflags,$(DAEMON_PKGS)) -MMD -MP -c -o $@ $<
+	$(ECHO) CC $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(call pc_cflags,$(DAEMON_PKGS)) -MMD -MP -c -o $@ $<
 
 $(B)/mcp-proxy/%.o: mcp-proxy/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(call pc_cflags,$(PROXY_PKGS)) -MMD -MP -c -o $@ $<
+	$(ECHO) CC $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(call pc_cflags,$(PROXY_PKGS)) -MMD -MP -c -o $@ $<
 
 $(B)/tests/%.o: tests/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) -Idaemon $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS)) -MMD -MP -c -o $@ $<
+	$(ECHO) CC $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) -Idaemon $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS)) -MMD -MP -c -o $@ $<
 
 # Files embedded into detmd at build time (schema, later the dashboard).
 $(BIN)/embed: tools/embed.c
@@ -92,20 +103,25 @@ $(B)/gen/%.o: $(B)/gen/%.c $(B)/.settings
 
 $(BIN)/detmd: $(DAEMON_OBJS)
 	@mkdir -p $(BIN)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
 
 $(BIN)/detm-mcp: $(PROXY_OBJS)
 	@mkdir -p $(BIN)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(PROXY_PKGS)) -lpthread
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(PROXY_PKGS)) -lpthread
 
 $(BIN)/test-unit: $(UNIT_OBJS) $(DAEMON_LIB_OBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
 
 $(BIN)/httpcase: $(HTTPCASE_OBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS)) -lpthread
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS)) -lpthread
 
 $(BIN)/test-mcp: $(MCPTEST_OBJS)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS)) -lpthread
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS)) -lpthread
 
 run: deps
 	@$(MAKE) --no-print-directory all

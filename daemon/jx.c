@@ -7,15 +7,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* json-c accepts single-quoted strings even in strict mode; JSON does not.
+ * Returns the offset of a quote outside any string, or -1. */
+static long
+stray_single_quote(const char *text, size_t len)
+{
+	size_t i;
+	int in_str = 0;
+
+	for (i = 0; i < len; i++) {
+		if (in_str) {
+			if (text[i] == '\\')
+				i++;
+			else if (text[i] == '"')
+				in_str = 0;
+		} else if (text[i] == '"') {
+			in_str = 1;
+		} else if (text[i] == '\'') {
+			return (long)i;
+		}
+	}
+	return -1;
+}
+
 json_object *
 jx_parse(const char *text, size_t len, struct derr *e)
 {
+	long q;
+
 	struct json_tokener *tok;
 	json_object *obj;
 	enum json_tokener_error jerr;
 
 	if (len > INT32_MAX) {
 		derr_set(e, DERR_TOO_LARGE, NULL, "body too large");
+		return NULL;
+	}
+	if ((q = stray_single_quote(text, len)) >= 0) {
+		derr_set(e, DERR_INVALID, NULL,
+		    "malformed JSON at byte %ld: strings need double quotes", q);
 		return NULL;
 	}
 	tok = json_tokener_new_ex(64);

@@ -92,7 +92,7 @@ log_write(enum log_level lvl, const char *func, const char *fmt, ...)
 	if (log_fd >= 0 && write(log_fd, line, (size_t)n) < 0) {
 		/* nothing sensible to do: the log itself failed */
 	}
-	if (log_fd < 0 || lvl <= LOG_WARN) {
+	if (lvl <= LOG_WARN) {
 		if (write(STDERR_FILENO, line, (size_t)n) < 0) {
 			/* ditto */
 		}

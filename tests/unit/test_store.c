@@ -1,0 +1,285 @@
+/* test_store.c - store.c and the task model on a real SQLite file. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jx.h"
+#include "store.h"
+#include "task.h"
+#include "taskstate.h"
+#include "unit.h"
+
+static char dir[64];
+static char dbpath[128];
+
+static struct store *
+fresh_store(void)
+{
+	struct store *st = NULL;
+	struct derr e;
+
+	snprintf(dir, sizeof dir, "/tmp/detm-unit.XXXXXX");
+	if (mkdtemp(dir) == NULL)
+		return NULL;
+	snprintf(dbpath, sizeof dbpath, "%s/data.db", dir);
+	derr_clear(&e);
+	if (store_open(dbpath, false, &st, &e) != 0)
+		fprintf(stderr, "    store_open: %s\n", e.message);
+	return st;
+}
+
+static void
+cleanup(struct store *st)
+{
+	char cmd[200];
+
+	store_close(st);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "    cleanup failed\n");
+}
+
+static int64_t
+count(struct store *st, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t n = -1;
+
+	if (sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
+static const char *
+jstr(json_object *o, const char *path)
+{
+	/* "items.1.status": object keys and array indexes. */
+	char buf[128], *tok, *save = NULL;
+	json_object *v = o;
+
+	snprintf(buf, sizeof buf, "%s", path);
+	for (tok = strtok_r(buf, ".", &save); tok && v; tok = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(v, json_type_array))
+			v = json_object_array_get_idx(v, (size_t)atoi(tok));
+		else if (!json_object_object_get_ex(v, tok, &v))
+			v = NULL;
+	}
+	return v ? json_object_get_string(v) : NULL;
+}
+
+static int
+reg(struct store *st, const char *plan_json, char id[ID_LEN])
+{
+	struct task_reg in = { .name = "t" };
+	struct derr e;
+	int rc;
+
+	in.plan = plan_json ? json_tokener_parse(plan_json) : NULL;
+	rc = task_register(st, &in, id, &e);
+	json_object_put(in.plan);
+	return rc;
+}
+
+static void
+test_store_applies_migrations_once_and_reopens(void)
+{
+	struct store *st = fresh_store();
+	struct derr e;
+	char id[ID_LEN];
+
+	CHECK(st != NULL);
+	if (st == NULL)
+		return;
+	CHECK(store_schema_version(st) == 1);
+	CHECK(reg(st, "[\"a\"]", id) == 0);
+	store_close(st);
+	st = NULL;
+	CHECK(store_open(dbpath, false, &st, &e) == 0);
+	CHECK(st != NULL && store_schema_version(st) == 1);
+	CHECK(st != NULL && count(st, "SELECT count(*) FROM tasks") == 1);
+	CHECK(st != NULL && count(st, "PRAGMA foreign_keys") == 1);
+	cleanup(st);
+}
+
+static void
+test_store_refuses_a_database_from_a_newer_detmd(void)
+{
+	struct store *st = fresh_store(), *st2 = NULL;
+	struct derr e;
+
+	if (st == NULL)
+		return;
+	sqlite3_exec(store_db(st), "PRAGMA user_version = 99", NULL, NULL, NULL);
+	store_close(st);
+	derr_clear(&e);
+	CHECK(store_open(dbpath, false, &st2, &e) != 0);
+	CHECK(st2 == NULL);
+	CHECK(strstr(e.message, "newer") != NULL);
+	cleanup(NULL);
+}
+
+static void
+test_item_status_machine_fills_clock_fields(void)
+{
+	struct store *st = fresh_store();
+	struct item_patch p = { .status = ITEM_ACTIVE };
+	struct derr e;
+	json_object *sum;
+	char id[ID_LEN];
+
+	if (st == NULL)
+		return;
+	CHECK(reg(st, "[\"a\",\"b\"]", id) == 0);
+	p.status = ITEM_COMPLETED;
+	CHECK(task_item_update(st, id, 1, &p, &e) == -1 && e.code == DERR_CONFLICT);
+	CHECK(strstr(e.message, "pending") && strstr(e.message, "completed"));
+	p.status = ITEM_ACTIVE;
+	CHECK(task_item_update(st, id, 1, &p, &e) == 0);
+	p.status = ITEM_COMPLETED;
+	CHECK(task_item_update(st, id, 1, &p, &e) == 0);
+	CHECK(task_item_update(st, id, 7, &p, &e) == -1 && e.code == DERR_NOT_FOUND);
+	sum = task_summary(st, id, DETAIL_ITEMS, false, &e);
+	CHECK(sum != NULL);
+	CHECK(strcmp(jstr(sum, "items.1.status"), "completed") == 0);
+	CHECK(jstr(sum, "items.1.started_at") != NULL && jstr(sum, "items.1.completed_at") != NULL);
+	CHECK(jstr(sum, "items.1.duration_s") != NULL);
+	CHECK(jstr(sum, "items.0.duration_s") == NULL);
+	CHECK(strcmp(jstr(sum, "progress_pct"), "50") == 0);
+	json_object_put(sum);
+	cleanup(st);
+}
+
+static void
+test_task_terminal_states_are_final(void)
+{
+	struct store *st = fresh_store();
+	struct task_patch p = { .status = TASK_COMPLETED };
+	struct derr e;
+	char id[ID_LEN];
+
+	if (st == NULL)
+		return;
+	CHECK(reg(st, NULL, id) == 0);
+	CHECK(task_update(st, id, &p, &e) == 0);
+	p.status = TASK_ACTIVE;
+	CHECK(task_update(st, id, &p, &e) == -1 && e.code == DERR_CONFLICT);
+	CHECK(task_control(st, id, TASK_CANCELLED, NULL, &e) == -1 && e.code == DERR_CONFLICT);
+	p.status = TASK_COMPLETED;
+	CHECK(task_update(st, id, &p, &e) == 0);           /* same state: no-op */
+	CHECK(task_update(st, "nope0000", &p, &e) == -1 && e.code == DERR_NOT_FOUND);
+	cleanup(st);
+}
+
+static void
+test_actions_default_to_the_current_item(void)
+{
+	struct store *st = fresh_store();
+	struct action_new a = { .type = "cli", .summary = "s", .duration_ms = -1 };
+	struct item_patch p = { .status = ITEM_ACTIVE };
+	struct derr e;
+	char id[ID_LEN], aid[ID_LEN];
+	int64_t ord;
+
+	if (st == NULL)
+		return;
+	CHECK(reg(st, "[\"a\",\"b\",\"c\"]", id) == 0);
+	CHECK(task_action_add(st, id, &a, aid, &ord, &e) == 0 && ord == 0);   /* first pending */
+	CHECK(task_item_update(st, id, 2, &p, &e) == 0);
+	CHECK(task_action_add(st, id, &a, aid, &ord, &e) == 0 && ord == 2);   /* first active */
+	a.has_ordinal = true;
+	a.ordinal = 1;
+	CHECK(task_action_add(st, id, &a, aid, &ord, &e) == 0 && ord == 1);
+	a.ordinal = 9;
+	CHECK(task_action_add(st, id, &a, aid, &ord, &e) == -1 && e.code == DERR_NOT_FOUND);
+	CHECK(count(st, "SELECT count(*) FROM actions") == 3);
+	cleanup(st);
+}
+
+static void
+test_delete_removes_the_whole_tree(void)
+{
+	struct store *st = fresh_store();
+	struct action_new a = { .type = "gui", .summary = "s", .duration_ms = -1 };
+	struct derr e;
+	char id[ID_LEN], keep[ID_LEN], aid[ID_LEN], lid[ID_LEN];
+	int64_t ord;
+
+	if (st == NULL)
+		return;
+	CHECK(reg(st, "[\"a\"]", id) == 0);
+	CHECK(reg(st, "[\"a\"]", keep) == 0);
+	a.logs = json_tokener_parse("[{\"content\":\"x\"},{\"log_type\":\"t\",\"content\":\"y\"}]");
+	CHECK(task_action_add(st, id, &a, aid, &ord, &e) == 0);
+	CHECK(task_action_add(st, keep, &a, aid, &ord, &e) == 0);
+	CHECK(task_log_add(st, keep, aid, "info", "z", lid, &e) == 0);
+	json_object_put(a.logs);
+	CHECK(task_delete(st, id, &e) == 0);
+	CHECK(task_delete(st, id, &e) == -1 && e.code == DERR_NOT_FOUND);
+	CHECK(count(st, "SELECT count(*) FROM tasks") == 1);
+	CHECK(count(st, "SELECT count(*) FROM plan_items") == 1);
+	CHECK(count(st, "SELECT count(*) FROM actions") == 1);
+	CHECK(count(st, "SELECT count(*) FROM action_logs") == 3);
+	CHECK(count(st, "SELECT count(*) FROM task_messages WHERE task_id = '" "x" "'") == 0);
+	CHECK(count(st, "SELECT count(*) FROM task_messages") == 1);
+	cleanup(st);
+}
+
+static void
+test_metadata_merges_and_null_removes(void)
+{
+	struct store *st = fresh_store();
+	struct task_patch p = { .status = -1 };
+	struct derr e;
+	json_object *sum;
+	char id[ID_LEN];
+
+	if (st == NULL)
+		return;
+	CHECK(reg(st, NULL, id) == 0);
+	p.metadata = json_tokener_parse("{\"a\":1,\"b\":2}");
+	CHECK(task_update(st, id, &p, &e) == 0);
+	json_object_put(p.metadata);
+	p.metadata = json_tokener_parse("{\"a\":null,\"c\":3}");
+	CHECK(task_update(st, id, &p, &e) == 0);
+	json_object_put(p.metadata);
+	sum = task_summary(st, id, DETAIL_ITEMS, false, &e);
+	CHECK(sum != NULL && jstr(sum, "metadata.a") == NULL);
+	CHECK(sum != NULL && strcmp(jstr(sum, "metadata.b"), "2") == 0);
+	CHECK(sum != NULL && strcmp(jstr(sum, "metadata.c"), "3") == 0);
+	json_object_put(sum);
+	cleanup(st);
+}
+
+static void
+test_plan_append_continues_ordinals(void)
+{
+	struct store *st = fresh_store();
+	struct derr e;
+	json_object *titles, *added = NULL;
+	char id[ID_LEN];
+
+	if (st == NULL)
+		return;
+	CHECK(reg(st, "[\"a\"]", id) == 0);        /* max ordinal 0: the Python bug case */
+	titles = json_tokener_parse("[\"b\",\"c\"]");
+	CHECK(task_items_append(st, id, titles, NULL, &added, &e) == 0);
+	CHECK(added != NULL && strcmp(jstr(added, "0.ordinal"), "1") == 0);
+	CHECK(added != NULL && strcmp(jstr(added, "1.ordinal"), "2") == 0);
+	json_object_put(added);
+	json_object_put(titles);
+	cleanup(st);
+}
+
+const struct unit_test store_tests[] = {
+	{ "store_applies_migrations_once_and_reopens", test_store_applies_migrations_once_and_reopens },
+	{ "store_refuses_a_database_from_a_newer_detmd", test_store_refuses_a_database_from_a_newer_detmd },
+	{ "item_status_machine_fills_clock_fields", test_item_status_machine_fills_clock_fields },
+	{ "task_terminal_states_are_final", test_task_terminal_states_are_final },
+	{ "actions_default_to_the_current_item", test_actions_default_to_the_current_item },
+	{ "delete_removes_the_whole_tree", test_delete_removes_the_whole_tree },
+	{ "metadata_merges_and_null_removes", test_metadata_merges_and_null_removes },
+	{ "plan_append_continues_ordinals", test_plan_append_continues_ordinals },
+	{ NULL, NULL },
+};

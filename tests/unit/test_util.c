@@ -1,0 +1,167 @@
+/* test_util.c - util.c, buf.c, jx.c, derr.c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "derr.h"
+#include "jx.h"
+#include "unit.h"
+#include "util.h"
+
+static void
+test_iso_time_round_trips_through_time_parse(void)
+{
+	char ts[ISO_TIME_LEN];
+	int64_t ms = 0;
+
+	iso_time(1763840000123LL, ts);
+	CHECK(strcmp(ts, "2025-11-22T19:33:20.123Z") == 0);
+	CHECK(time_parse(ts, &ms) == 0 && ms == 1763840000123LL);
+	CHECK(time_parse("2025-11-22T19:33:20+00:00", &ms) == 0 && ms == 1763840000000LL);
+	CHECK(time_parse("2025-11-22T20:33:20.5+01:00", &ms) == 0 && ms == 1763840000500LL);
+	CHECK(time_parse("1763840000", &ms) == 0 && ms == 1763840000000LL);
+	CHECK(time_parse("1763840000.25", &ms) == 0 && ms == 1763840000250LL);
+	CHECK(time_parse("yesterday", &ms) != 0);
+	CHECK(time_parse("2025-13-40", &ms) != 0);
+	CHECK(time_parse("", &ms) != 0);
+}
+
+static void
+test_utf8_valid_rejects_overlongs_surrogates_and_truncation(void)
+{
+	CHECK(utf8_valid("plain", 5));
+	CHECK(utf8_valid("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80", 14));
+	CHECK(!utf8_valid("\xc3", 1));                  /* truncated */
+	CHECK(!utf8_valid("\xc0\xaf", 2));              /* overlong '/' */
+	CHECK(!utf8_valid("\xed\xa0\x80", 3));          /* surrogate */
+	CHECK(!utf8_valid("\xf4\x90\x80\x80", 4));      /* > U+10FFFF */
+	CHECK(!utf8_valid("\xff", 1));
+	CHECK(utf8_chars("caf\xc3\xa9") == 4);
+}
+
+static void
+test_ids_are_8_hex_digits_and_distinct(void)
+{
+	char a[ID_LEN], b[ID_LEN];
+	int i, same = 0;
+
+	for (i = 0; i < 1000; i++) {
+		id_new(a);
+		id_new(b);
+		CHECK(strlen(a) == 8 && strspn(a, "0123456789abcdef") == 8);
+		same += strcmp(a, b) == 0;
+	}
+	CHECK(same == 0);
+	CHECK(id_plausible("3f2a9c1b"));
+	CHECK(!id_plausible(""));
+	CHECK(!id_plausible("../etc"));
+	CHECK(!id_plausible("a b"));
+}
+
+static void
+test_secure_streq(void)
+{
+	CHECK(secure_streq("secret", "secret"));
+	CHECK(!secure_streq("secreT", "secret"));
+	CHECK(!secure_streq("secret2", "secret"));
+	CHECK(!secure_streq("", "secret"));
+	CHECK(secure_streq("", ""));
+}
+
+static void
+test_buf_refuses_to_grow_past_its_cap(void)
+{
+	struct buf b;
+
+	buf_init(&b, 10);
+	CHECK(buf_append(&b, "12345", 5) == 0);
+	CHECK(buf_append(&b, "67890", 5) == 0);
+	CHECK(buf_append(&b, "x", 1) != 0);
+	CHECK(b.len == 10 && strcmp(b.data, "1234567890") == 0);
+	buf_free(&b);
+	buf_free(NULL);
+}
+
+static void
+test_jx_parse_is_strict(void)
+{
+	struct derr e;
+	json_object *o;
+
+	derr_clear(&e);
+	o = jx_parse("{\"a\":1}", 7, &e);
+	CHECK(o != NULL);
+	json_object_put(o);
+	CHECK(jx_parse("{\"a\":1} x", 9, &e) == NULL && e.code == DERR_INVALID);
+	CHECK(jx_parse("{\"a\":", 5, &e) == NULL && e.code == DERR_INVALID);
+	CHECK(jx_parse("{'a':1}", 7, &e) == NULL);
+	CHECK(jx_parse("{\"a\":\"\xff\"}", 9, &e) == NULL);
+	CHECK(jx_parse("[1,]", 4, &e) == NULL);
+	o = jx_parse("{\"a\":1}  \n", 10, &e);
+	CHECK(o != NULL);
+	json_object_put(o);
+}
+
+static void
+test_jx_getters_name_the_field(void)
+{
+	struct derr e;
+	json_object *o = json_tokener_parse(
+	    "{\"s\":\"  \",\"n\":5,\"f\":1.5,\"t\":\"abc\",\"arr\":[\"x\",3],\"long\":\"abcdef\"}");
+	const char *s = NULL;
+	int64_t n = 0;
+	json_object *arr;
+
+	derr_clear(&e);
+	CHECK(jx_str(o, "s", true, 1, 10, &s, &e) == -1 && strcmp(e.field, "s") == 0);
+	CHECK(jx_str(o, "missing", true, 1, 10, &s, &e) == -1 && strstr(e.message, "required"));
+	CHECK(jx_str(o, "n", true, 1, 10, &s, &e) == -1 && strstr(e.message, "string"));
+	CHECK(jx_str(o, "long", true, 1, 3, &s, &e) == -1 && strstr(e.message, "too long"));
+	CHECK(jx_str(o, "t", true, 1, 3, &s, &e) == 0 && strcmp(s, "abc") == 0);
+	CHECK(jx_int(o, "n", true, 0, 4, &n, NULL, &e) == -1 && strcmp(e.field, "n") == 0);
+	CHECK(jx_int(o, "n", true, 0, 5, &n, NULL, &e) == 0 && n == 5);
+	CHECK(jx_int(o, "f", true, 0, 5, &n, NULL, &e) == -1);
+	CHECK(jx_strarray(o, "arr", true, 0, 10, 1, 10, &arr, &e) == -1 &&
+	    strcmp(e.field, "arr[1]") == 0);
+	CHECK(jx_parse_int("12", "o", 0, 100, &n, &e) == 0 && n == 12);
+	CHECK(jx_parse_int("12x", "o", 0, 100, &n, &e) == -1);
+	CHECK(jx_parse_int("-1", "o", 0, 100, &n, &e) == -1);
+	json_object_put(o);
+}
+
+static void
+test_derr_json_has_one_shape(void)
+{
+	struct derr e;
+	json_object *o, *inner, *v;
+
+	derr_set(&e, DERR_CONFLICT, "status", "from %s to %s", "a", "b");
+	CHECK(derr_status(e.code) == 409);
+	o = derr_to_json(&e);
+	CHECK(json_object_object_get_ex(o, "error", &inner));
+	CHECK(json_object_object_get_ex(inner, "code", &v) &&
+	    strcmp(json_object_get_string(v), "conflict") == 0);
+	CHECK(json_object_object_get_ex(inner, "field", &v) &&
+	    strcmp(json_object_get_string(v), "status") == 0);
+	CHECK(json_object_object_get_ex(inner, "message", &v) &&
+	    strcmp(json_object_get_string(v), "from a to b") == 0);
+	json_object_put(o);
+	derr_set(&e, DERR_NOT_FOUND, NULL, "x");
+	o = derr_to_json(&e);
+	json_object_object_get_ex(o, "error", &inner);
+	CHECK(json_object_object_get_ex(inner, "field", &v) && v == NULL);
+	json_object_put(o);
+}
+
+const struct unit_test util_tests[] = {
+	{ "iso_time_round_trips_through_time_parse", test_iso_time_round_trips_through_time_parse },
+	{ "utf8_valid_rejects_overlongs_surrogates_and_truncation",
+	  test_utf8_valid_rejects_overlongs_surrogates_and_truncation },
+	{ "ids_are_8_hex_digits_and_distinct", test_ids_are_8_hex_digits_and_distinct },
+	{ "secure_streq", test_secure_streq },
+	{ "buf_refuses_to_grow_past_its_cap", test_buf_refuses_to_grow_past_its_cap },
+	{ "jx_parse_is_strict", test_jx_parse_is_strict },
+	{ "jx_getters_name_the_field", test_jx_getters_name_the_field },
+	{ "derr_json_has_one_shape", test_derr_json_has_one_shape },
+	{ NULL, NULL },
+};
