@@ -34,6 +34,7 @@ CREATE TABLE plan_items (
     started_at       INTEGER,
     completed_at     INTEGER,
     duration_seconds REAL,
+    action_count     INTEGER NOT NULL DEFAULT 0,   -- kept by detmd: summaries stay O(items)
     UNIQUE (task_id, ordinal)
 );
 
@@ -51,7 +52,7 @@ CREATE TABLE actions (
     duration_ms  REAL,
     created_at   INTEGER NOT NULL
 );
-CREATE INDEX actions_task ON actions (task_id);
+CREATE INDEX actions_task_item ON actions (task_id, plan_item_id);
 CREATE INDEX actions_item ON actions (plan_item_id);
 
 CREATE TABLE action_logs (

@@ -389,12 +389,12 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 	if (strchr(app->cfg->listen, ':') != NULL)
 		flags |= MHD_USE_IPv6;
 	h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_access, h,
+	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
 	    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)app->cfg->max_conns,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)app->cfg->conn_timeout_s,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
 	    MHD_OPTION_END);
 	if (h->mhd == NULL) {
 		free(h);

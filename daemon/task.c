@@ -32,8 +32,13 @@ static const char SQL_TASK_GET[] =
     "SELECT status, name, metadata FROM tasks WHERE id = ?1";
 static const char SQL_TASK_SET[] =
     "UPDATE tasks SET name = ?2, status = ?3, metadata = ?4, updated_at = ?5 WHERE id = ?1";
+/* Activity bumps updated_at at most once a second per task: at thousands
+ * of actions a second this saves the task row and its two indexes from
+ * being rewritten on every commit (about a third of the pages written). */
 static const char SQL_TASK_TOUCH[] =
-    "UPDATE tasks SET updated_at = ?2 WHERE id = ?1";
+    "UPDATE tasks SET updated_at = ?2 WHERE id = ?1 AND updated_at <= ?2 - 1000";
+static const char SQL_ITEM_COUNT_ACTION[] =
+    "UPDATE plan_items SET action_count = action_count + 1 WHERE id = ?1";
 static const char SQL_TASK_DELETE[] = "DELETE FROM tasks WHERE id = ?1";
 static const char SQL_ITEM_INSERT[] =
     "INSERT INTO plan_items (id, task_id, ordinal, title, status) VALUES (?1, ?2, ?3, ?4, 'pending')";
@@ -169,7 +174,14 @@ action_insert(struct store *st, const char *task_id, const char *item_id,
 			sqlite3_bind_null(s, 9);
 		sqlite3_bind_int64(s, 10, now);
 	}
-	return insert_row(st, s, id, "insert action", e);
+	if (insert_row(st, s, id, "insert action", e) != 0)
+		return -1;
+	if (item_id == NULL)
+		return 0;
+	s = store_stmt(st, SQL_ITEM_COUNT_ACTION);
+	if (s != NULL)
+		sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
+	return exec_stmt(st, s, "count action", e);
 }
 
 static int

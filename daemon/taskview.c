@@ -22,13 +22,13 @@ static const char SQL_TASK_ROW[] =
     "SELECT id, name, status, agent_id, metadata, created_at, updated_at FROM tasks WHERE id = ?1";
 static const char SQL_ITEMS[] =
     "SELECT p.id, p.ordinal, p.title, p.status, p.started_at, p.completed_at, p.duration_seconds, "
-    "(SELECT count(*) FROM actions a WHERE a.plan_item_id = p.id) "
+    "p.action_count "
     "FROM plan_items p WHERE p.task_id = ?1 ORDER BY p.ordinal";
 static const char SQL_UNASSIGNED[] =
     "SELECT count(*) FROM actions WHERE task_id = ?1 AND plan_item_id IS NULL";
 static const char SQL_ITEM_ROW[] =
     "SELECT p.id, p.ordinal, p.title, p.status, p.started_at, p.completed_at, p.duration_seconds, "
-    "(SELECT count(*) FROM actions a WHERE a.plan_item_id = p.id) "
+    "p.action_count "
     "FROM plan_items p WHERE p.task_id = ?1 AND p.ordinal = ?2";
 static const char SQL_ACTIONS_PAGE[] =
     "SELECT id, action_type, summary, status, input_data, output_data, duration_ms, created_at "
