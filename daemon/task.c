@@ -674,8 +674,13 @@ task_action_add(struct store *st, const char *task_id, const struct action_new *
 	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0)
 		goto out;
 	if (a->has_ordinal) {
-		if (item_get(st, task_id, a->ordinal, item_id, &cur, NULL, &started, e) != 0)
+		if (item_get(st, task_id, a->ordinal, item_id, &cur, NULL, &started, e) != 0) {
+			/* An unknown ordinal in a body is a bad argument, not
+			 * a missing resource (that is for path ordinals). */
+			if (e->code == DERR_NOT_FOUND)
+				e->code = DERR_INVALID;
 			goto out;
+		}
 		item = item_id;
 		*ordinal_out = a->ordinal;
 	} else {
