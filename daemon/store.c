@@ -154,7 +154,17 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	int rc = -1;
 
 	*out = NULL;
-	pthread_mutex_init(&st->lock, NULL);
+	{
+		/* Adaptive: spin briefly before sleeping; the lock is held for
+		 * tens of microseconds, so a short spin often avoids a futex
+		 * sleep and wake-up pair. */
+		pthread_mutexattr_t ma;
+
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+		pthread_mutex_init(&st->lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	pthread_mutex_init(&st->ckpt_lock, NULL);
 	pthread_cond_init(&st->ckpt_cond, NULL);
 	st->path = xstrdup(path);
