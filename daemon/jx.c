@@ -43,6 +43,11 @@ jx_parse(const char *text, size_t len, struct derr *e)
 		derr_set(e, DERR_TOO_LARGE, NULL, "body too large");
 		return NULL;
 	}
+	/* json-c's own check lets overlong forms and surrogates through. */
+	if (!utf8_valid(text, len)) {
+		derr_set(e, DERR_INVALID, NULL, "the body is not valid UTF-8");
+		return NULL;
+	}
 	if ((q = stray_single_quote(text, len)) >= 0) {
 		derr_set(e, DERR_INVALID, NULL,
 		    "malformed JSON at byte %ld: strings need double quotes", q);

@@ -7,6 +7,7 @@
 
 #define LIM_BODY_DEFAULT   (64 * 1024)     /* request body, most routes */
 #define LIM_BODY_ACTION    (1024 * 1024)   /* POST .../actions (data + logs) */
+#define LIM_BODY_PLAN      (1024 * 1024)   /* a plan of 500 titles of 500 chars */
 #define LIM_URL_BYTES      2048
 #define LIM_TASK_NAME      200
 #define LIM_AGENT_ID       128

@@ -37,6 +37,8 @@ static const char SQL_TASK_SET[] =
  * being rewritten on every commit (about a third of the pages written). */
 static const char SQL_TASK_TOUCH[] =
     "UPDATE tasks SET updated_at = ?2 WHERE id = ?1 AND updated_at <= ?2 - 1000";
+static const char SQL_TASK_TOUCH_NOW[] =
+    "UPDATE tasks SET updated_at = ?2 WHERE id = ?1";
 static const char SQL_ITEM_COUNT_ACTION[] =
     "UPDATE plan_items SET action_count = action_count + 1 WHERE id = ?1";
 static const char SQL_TASK_DELETE[] = "DELETE FROM tasks WHERE id = ?1";
@@ -142,10 +144,12 @@ sys_msg(struct store *st, const char *task_id, const char *type,
 	return msg_insert(st, task_id, "system", type, content, now, id, e);
 }
 
+/* Bumps updated_at; `always` for changes of the plan, otherwise at most
+ * once a second (see SQL_TASK_TOUCH). */
 static int
-touch(struct store *st, const char *task_id, int64_t now, struct derr *e)
+touch(struct store *st, const char *task_id, int64_t now, bool always, struct derr *e)
 {
-	sqlite3_stmt *s = store_stmt(st, SQL_TASK_TOUCH);
+	sqlite3_stmt *s = store_stmt(st, always ? SQL_TASK_TOUCH_NOW : SQL_TASK_TOUCH);
 
 	if (s != NULL) {
 		sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
@@ -485,7 +489,7 @@ task_control(struct store *st, const char *id, int to, const char *reason,
 	store_lock(st);
 	rc = -1;
 	if (store_begin(st, e) == 0 && sys_msg(st, id, "control", msg, now, e) == 0 &&
-	    touch(st, id, now, e) == 0)
+	    touch(st, id, now, true, e) == 0)
 		rc = store_commit(st, e);
 	if (rc != 0)
 		store_rollback(st);
@@ -539,7 +543,7 @@ task_items_append(struct store *st, const char *id, json_object *titles,
 		goto out;
 	msg = xasprintf("%s%sPlan updated: added %zu item%s: %s", note ? note : "",
 	    note ? " | " : "", n, n == 1 ? "" : "s", text.data ? text.data : "");
-	if (sys_msg(st, id, "plan", msg, now, e) != 0 || touch(st, id, now, e) != 0)
+	if (sys_msg(st, id, "plan", msg, now, e) != 0 || touch(st, id, now, true, e) != 0)
 		goto out;
 	rc = store_commit(st, e);
 out:
@@ -622,7 +626,7 @@ task_item_update(struct store *st, const char *id, int64_t ordinal,
 		if (item_status_ends(to)) {
 			completed = now;
 			if (started > 0)
-				duration = round((double)(now - started) / 100.0) / 10.0;
+				duration = (double)(now - started) / 1000.0;
 		}
 		s = store_stmt(st, SQL_ITEM_SET);
 		if (s != NULL) {
@@ -647,7 +651,7 @@ task_item_update(struct store *st, const char *id, int64_t ordinal,
 	}
 	if (p->note != NULL && note_insert(st, id, item_id, p->note, now, e) != 0)
 		goto out;
-	if (touch(st, id, now, e) != 0)
+	if (touch(st, id, now, true, e) != 0)
 		goto out;
 	rc = store_commit(st, e);
 out:
@@ -702,7 +706,7 @@ task_action_add(struct store *st, const char *task_id, const struct action_new *
 		if (log_insert(st, id_out, type, content, now, log_id, e) != 0)
 			goto out;
 	}
-	if (touch(st, task_id, now, e) != 0)
+	if (touch(st, task_id, now, false, e) != 0)
 		goto out;
 	rc = store_commit(st, e);
 out:
@@ -758,7 +762,7 @@ task_action_update(struct store *st, const char *task_id, const char *action_id,
 		else
 			sqlite3_bind_null(s, 5);
 	}
-	if (exec_stmt(st, s, "action set", e) != 0 || touch(st, task_id, now, e) != 0)
+	if (exec_stmt(st, s, "action set", e) != 0 || touch(st, task_id, now, false, e) != 0)
 		goto out;
 	rc = store_commit(st, e);
 out:
@@ -780,7 +784,7 @@ task_log_add(struct store *st, const char *task_id, const char *action_id,
 	    action_check(st, task_id, action_id, e) != 0)
 		goto out;
 	if (log_insert(st, action_id, log_type, content, now, id_out, e) != 0 ||
-	    touch(st, task_id, now, e) != 0)
+	    touch(st, task_id, now, false, e) != 0)
 		goto out;
 	rc = store_commit(st, e);
 out:
@@ -803,7 +807,7 @@ task_message_add(struct store *st, const char *task_id, const char *role,
 	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0)
 		goto out;
 	if (msg_insert(st, task_id, role, msg_type, content, now, id, e) != 0 ||
-	    touch(st, task_id, now, e) != 0)
+	    touch(st, task_id, now, false, e) != 0)
 		goto out;
 	rc = store_commit(st, e);
 out:

@@ -122,8 +122,8 @@ action_json(sqlite3_stmt *s)
 
 /* A page of an item's actions with their logs, oldest first. */
 static json_object *
-actions_page(struct store *st, const char *item_id, int limit, int offset,
-    struct derr *e)
+actions_page(struct store *st, const char *item_id, int64_t ordinal, int limit,
+    int offset, struct derr *e)
 {
 	json_object *arr = json_object_new_array(), *byid = json_object_new_object(), *a, *logs;
 	sqlite3_stmt *s = store_stmt(st, SQL_ACTIONS_PAGE);
@@ -136,6 +136,7 @@ actions_page(struct store *st, const char *item_id, int limit, int offset,
 	sqlite3_bind_int(s, 3, offset);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		a = action_json(s);
+		json_object_object_add(a, "ordinal", json_object_new_int64(ordinal));
 		json_object_array_add(arr, a);
 		json_object_object_add(byid, col_text(s, 0), json_object_get(a));
 	}
@@ -326,7 +327,7 @@ summary_locked(struct store *st, const char *id, enum task_detail detail,
 			snprintf(item_id, sizeof item_id, "%s", col_text(s, 0));
 			sqlite3_reset(s);
 			dummy = count > LIM_DETAIL_ACTIONS ? count - LIM_DETAIL_ACTIONS : 0;
-			acts = actions_page(st, item_id, LIM_DETAIL_ACTIONS, (int)dummy, e);
+			acts = actions_page(st, item_id, ord, LIM_DETAIL_ACTIONS, (int)dummy, e);
 			if (acts == NULL)
 				goto fail;
 			json_object_object_add(it, "action_details", acts);
@@ -440,7 +441,7 @@ task_item_view(struct store *st, const char *id, int64_t ordinal, int limit,
 	json_object_object_add(out, "action_count", json_object_new_int64(sqlite3_column_int64(s, 7)));
 	snprintf(item_id, sizeof item_id, "%s", col_text(s, 0));
 	sqlite3_reset(s);
-	acts = actions_page(st, item_id, limit, offset, e);
+	acts = actions_page(st, item_id, ordinal, limit, offset, e);
 	if (acts == NULL) {
 		json_object_put(out);
 		out = NULL;

@@ -192,7 +192,7 @@ test_actions_default_to_the_current_item(void)
 	a.ordinal = 1;
 	CHECK(task_action_add(st, id, &a, aid, &ord, &e) == 0 && ord == 1);
 	a.ordinal = 9;
-	CHECK(task_action_add(st, id, &a, aid, &ord, &e) == -1 && e.code == DERR_NOT_FOUND);
+	CHECK(task_action_add(st, id, &a, aid, &ord, &e) == -1 && e.code == DERR_INVALID);
 	CHECK(count(st, "SELECT count(*) FROM actions") == 3);
 	cleanup(st);
 }
