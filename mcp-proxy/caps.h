@@ -1,0 +1,27 @@
+/*
+ * caps.h - every size and time limit of detm-mcp, in one place.
+ *
+ * The proxy reads untrusted bytes from two sides (the MCP client on stdin,
+ * detmd over HTTP); each buffer that grows from either side stops at one of
+ * these ceilings and turns the overflow into an error reply, never a crash.
+ */
+#ifndef DETM_MCP_CAPS_H
+#define DETM_MCP_CAPS_H
+
+#define CAP_LINE_BYTES     (4L * 1024 * 1024)  /* one JSON-RPC message on stdin */
+#define CAP_HTTP_BODY      (32L * 1024 * 1024) /* one detmd response (screenshots) */
+#define CAP_URL_BYTES      8192                /* daemon URL + route + query */
+#define CAP_QUEUE          64                  /* tools/call jobs waiting for the worker */
+#define CAP_TEXT_JSON      (256L * 1024)       /* JSON echoed in a text block */
+
+#define TIME_CONNECT_S     2L                  /* TCP connect to detmd */
+#define TIME_CALL_S        30L                 /* ordinary tools */
+#define TIME_LONG_CALL_S   330L                /* gui_do, gui_find, video_record */
+#define TIME_VERSION_S     3L                  /* startup GET /api/version */
+#define TIME_EOF_GRACE_MS  1000                /* finish queued calls after stdin EOF */
+
+#define DEFAULT_DAEMON_URL "http://127.0.0.1:18790"
+#define DETM_MCP_VERSION   "0.1.0"
+#define DETM_API_VERSION   1                   /* the detmd api_version we speak */
+
+#endif

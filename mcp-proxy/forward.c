@@ -1,0 +1,495 @@
+/*
+ * forward.c - see forward.h. Owns the HTTP side: building the URL from a
+ * tool's route template, the libcurl exchange (one reused easy handle,
+ * keep-alive, connect and total timeouts, a capped response buffer, a
+ * progress callback that aborts on cancel) and the mapping of daemon
+ * replies to tool results:
+ *
+ *   2xx JSON object               -> result_ok / result_image
+ *   404 "no route ..." or 501     -> "detmd at URL does not support X yet ..."
+ *                                    (names GET /api/capabilities' answer)
+ *   other 4xx/5xx {"error":{...}} -> the daemon's message, code and field
+ *   connect/resolve failure       -> "detmd is not reachable at URL ...; start it"
+ *   timeout, oversize, non-JSON   -> one sentence each
+ *
+ * Not here: argument checking (schema.c, done before), threads and
+ * cancellation bookkeeping (worker.c), the wording of results (result.c).
+ */
+#include "forward.h"
+
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "caps.h"
+#include "log.h"
+#include "result.h"
+
+struct forward {
+	CURL *curl;
+	char *base;                 /* no trailing slash */
+	char *auth;                 /* "Authorization: Bearer ..." or NULL */
+};
+
+struct fw_reply {
+	long status;                /* HTTP status; 0 when none arrived */
+	CURLcode cc;
+	bool overflow;              /* body beyond CAP_HTTP_BODY */
+	char *data;
+	size_t len;
+	struct json_object *json;   /* parsed body, or NULL */
+	char cerr[CURL_ERROR_SIZE];
+};
+
+enum { FW_OK = 0, FW_TRANSPORT = -1, FW_CANCELLED = -2 };
+
+int
+forward_global_init(void)
+{
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+}
+
+static char *
+fw_strdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (d == NULL)
+		abort();
+	return d;
+}
+
+struct forward *
+forward_new(const char *base_url, const char *token)
+{
+	struct forward *fw = calloc(1, sizeof *fw);
+	size_t n;
+
+	if (fw == NULL || (fw->curl = curl_easy_init()) == NULL)
+		abort();
+	fw->base = fw_strdup(base_url);
+	n = strlen(fw->base);
+	while (n > 0 && fw->base[n - 1] == '/')
+		fw->base[--n] = '\0';
+	if (token != NULL && token[0] != '\0') {
+		n = strlen(token) + 32;
+		fw->auth = malloc(n);
+		if (fw->auth == NULL)
+			abort();
+		snprintf(fw->auth, n, "Authorization: Bearer %s", token);
+	}
+	return fw;
+}
+
+void
+forward_free(struct forward *fw)
+{
+	if (fw == NULL)
+		return;
+	curl_easy_cleanup(fw->curl);
+	free(fw->base);
+	free(fw->auth);
+	free(fw);
+}
+
+static size_t
+fw_on_data(char *ptr, size_t size, size_t nmemb, void *userp)
+{
+	struct fw_reply *r = userp;
+	size_t n = size * nmemb;
+	char *grown;
+
+	if (r->len + n > (size_t)CAP_HTTP_BODY) {
+		r->overflow = true;
+		return 0;               /* CURLE_WRITE_ERROR */
+	}
+	grown = realloc(r->data, r->len + n + 1);
+	if (grown == NULL)
+		abort();
+	r->data = grown;
+	memcpy(r->data + r->len, ptr, n);
+	r->len += n;
+	r->data[r->len] = '\0';
+	return n;
+}
+
+static int
+fw_on_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+               curl_off_t ulnow)
+{
+	atomic_int *cancel = clientp;
+
+	(void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
+	return atomic_load(cancel) != 0;    /* non-zero aborts the transfer */
+}
+
+static void
+fw_reply_clear(struct fw_reply *r)
+{
+	free(r->data);
+	json_object_put(r->json);
+	memset(r, 0, sizeof *r);
+}
+
+/* One HTTP exchange. path starts with '/' and may hold a query. body (may be
+ * NULL) is sent as JSON. Returns FW_OK when an HTTP response arrived (any
+ * status; r->json set if the body is JSON), else FW_TRANSPORT or
+ * FW_CANCELLED. The caller clears r. */
+static int
+fw_request(struct forward *fw, const char *method, const char *path, struct json_object *body,
+           long timeout_s, atomic_int *cancel, struct fw_reply *r)
+{
+	struct curl_slist *hdrs = NULL;
+	char url[CAP_URL_BYTES + 256];
+	const char *payload;
+	CURL *c = fw->curl;
+	int rc = FW_TRANSPORT;
+
+	memset(r, 0, sizeof *r);
+	snprintf(url, sizeof url, "%s%s", fw->base, path);
+	/* reset keeps the connection cache, so keep-alive survives */
+	curl_easy_reset(c);
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (fw->auth != NULL)
+		hdrs = curl_slist_append(hdrs, fw->auth);
+	if (body != NULL) {
+		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+		payload = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload);
+		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
+	}
+	if (strcmp(method, "GET") == 0)
+		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+	else
+		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "detm-mcp/" DETM_MCP_VERSION);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, TIME_CONNECT_S);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fw_on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, fw_on_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, cancel);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->cerr);
+
+	r->cc = curl_easy_perform(c);
+	if (r->cc == CURLE_ABORTED_BY_CALLBACK) {
+		rc = FW_CANCELLED;
+		goto out;
+	}
+	if (r->cc != CURLE_OK)
+		goto out;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	if (r->data != NULL)
+		r->json = json_tokener_parse(r->data);
+	rc = FW_OK;
+out:
+	log_debug("%s %s -> %ld (%s)", method, path, r->status,
+	          r->cc == CURLE_OK ? "ok" : curl_easy_strerror(r->cc));
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+	curl_slist_free_all(hdrs);
+	return rc;
+}
+
+/* Append s to out at *o, URL-escaped when escape. -1 when it does not fit. */
+static int
+fw_put(struct forward *fw, char *out, size_t cap, size_t *o, const char *s, bool escape)
+{
+	char *e = escape ? curl_easy_escape(fw->curl, s, 0) : NULL;
+	const char *v = escape ? e : s;
+	size_t n;
+	int rc = -1;
+
+	if (v == NULL)
+		goto out;
+	n = strlen(v);
+	if (*o + n + 1 > cap)
+		goto out;
+	memcpy(out + *o, v, n + 1);
+	*o += n;
+	rc = 0;
+out:
+	curl_free(e);
+	return rc;
+}
+
+/* A scalar argument as text for a path segment or query value. */
+static const char *
+fw_scalar(struct json_object *v, char *tmp, size_t len)
+{
+	double d;
+
+	switch (json_object_get_type(v)) {
+	case json_type_string:
+		return json_object_get_string(v);
+	case json_type_int:
+		snprintf(tmp, len, "%lld", (long long)json_object_get_int64(v));
+		return tmp;
+	case json_type_double:
+		d = json_object_get_double(v);
+		if (d > -9e15 && d < 9e15 && d == (double)(long long)d)
+			snprintf(tmp, len, "%lld", (long long)d);
+		else
+			snprintf(tmp, len, "%.17g", d);
+		return tmp;
+	case json_type_boolean:
+		return json_object_get_boolean(v) ? "true" : "false";
+	default:
+		return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+	}
+}
+
+/* Fill path from t->route and args (path segments), and qs with the query
+ * string ("" or "?a=b&..."); body gets every other argument. -1 when the
+ * URL would exceed CAP_URL_BYTES. */
+static int
+fw_build(struct forward *fw, const struct tool *t, struct json_object *args,
+         char *path, char *qs, struct json_object *body)
+{
+	const char *p = t->route, *q;
+	char name[64], tmp[64];
+	size_t o = 0, qo = 0, n;
+	struct json_object *v;
+	bool opt;
+
+	path[0] = qs[0] = '\0';
+	json_object_object_foreach(args, key, val) {
+		json_object_object_add(body, key, json_object_get(val));
+	}
+	while (*p != '\0' && *p != '?') {
+		if (*p != '{') {
+			if (o + 2 > CAP_URL_BYTES)
+				return -1;
+			path[o++] = *p++;
+			path[o] = '\0';
+			continue;
+		}
+		q = strchr(p, '}');
+		n = (size_t)(q - p - 1);
+		opt = p[n] == '?';
+		snprintf(name, sizeof name, "%.*s", (int)(opt ? n - 1 : n), p + 1);
+		p = q + 1;
+		if (!json_object_object_get_ex(args, name, &v)) {
+			if (opt && o > 0 && path[o - 1] == '/')
+				path[--o] = '\0';   /* "/api/waits/{wait_id?}" -> "/api/waits" */
+			continue;
+		}
+		json_object_object_del(body, name);
+		if (fw_put(fw, path, CAP_URL_BYTES, &o, fw_scalar(v, tmp, sizeof tmp), true) != 0)
+			return -1;
+	}
+	if (*p == '?' && fw_put(fw, qs, CAP_URL_BYTES, &qo, p, false) != 0)
+		return -1;
+	for (p = t->query; p != NULL && *p != '\0'; p = *q ? q + 1 : q) {
+		const char *colon;
+		q = p + strcspn(p, ",");
+		colon = memchr(p, ':', (size_t)(q - p));
+		snprintf(name, sizeof name, "%.*s", (int)((colon ? colon : q) - p), p);
+		if (!json_object_object_get_ex(args, name, &v))
+			continue;
+		json_object_object_del(body, name);
+		if (colon != NULL)
+			snprintf(name, sizeof name, "%.*s", (int)(q - colon - 1), colon + 1);
+		if (fw_put(fw, qs, CAP_URL_BYTES, &qo, qo ? "&" : "?", false) != 0 ||
+		    fw_put(fw, qs, CAP_URL_BYTES, &qo, name, false) != 0 ||
+		    fw_put(fw, qs, CAP_URL_BYTES, &qo, "=", false) != 0 ||
+		    fw_put(fw, qs, CAP_URL_BYTES, &qo, fw_scalar(v, tmp, sizeof tmp), true) != 0)
+			return -1;
+	}
+	return o + qo < CAP_URL_BYTES ? 0 : -1;
+}
+
+/* "tasks; not yet: waits, desktop" from GET /api/capabilities. */
+static void
+fw_capabilities(struct forward *fw, atomic_int *cancel, char *out, size_t len)
+{
+	struct json_object *caps;
+	struct fw_reply r;
+	char yes[256] = "", no[256] = "";
+	size_t yo = 0, no_o = 0;
+
+	snprintf(out, len, "unknown (GET /api/capabilities failed)");
+	if (fw_request(fw, "GET", "/api/capabilities", NULL, TIME_CALL_S, cancel, &r) != FW_OK ||
+	    r.status != 200 || !json_object_object_get_ex(r.json, "capabilities", &caps) ||
+	    !json_object_is_type(caps, json_type_object))
+		goto out;
+	json_object_object_foreach(caps, key, val) {
+		if (json_object_get_boolean(val) && yo < sizeof yes)
+			yo += (size_t)snprintf(yes + yo, sizeof yes - yo, "%s%s", yo ? ", " : "", key);
+		else if (no_o < sizeof no)
+			no_o += (size_t)snprintf(no + no_o, sizeof no - no_o, "%s%s", no_o ? ", " : "", key);
+	}
+	snprintf(out, len, "%s%s%s", yo ? yes : "none", no_o ? "; not yet: " : "", no);
+out:
+	fw_reply_clear(&r);
+}
+
+/* The result for a transport failure or a non-2xx reply of method path.
+ * Takes r's JSON. */
+static struct json_object *
+fw_failure(struct forward *fw, const struct tool *t, const char *method, const char *path,
+           struct fw_reply *r, atomic_int *cancel)
+{
+	struct json_object *err = NULL, *v;
+	const char *code = "", *msg = "", *field = NULL;
+	struct json_object *body = r->json;
+	char caps[512];
+
+	if (r->status == 0) {
+		switch (r->cc) {
+		case CURLE_COULDNT_CONNECT:
+		case CURLE_COULDNT_RESOLVE_HOST:
+		case CURLE_COULDNT_RESOLVE_PROXY:
+			return result_error(NULL, "detmd is not reachable at %s (%s): start it with "
+				"`make run` in the detm source tree or by running `detmd`, or point "
+				"detm-mcp at it with --url or ACU_DAEMON_URL.", fw->base,
+				r->cerr[0] ? r->cerr : curl_easy_strerror(r->cc));
+		case CURLE_OPERATION_TIMEDOUT:
+			return result_error(NULL, "detmd at %s did not answer %s %s within %ld s (%s).",
+				fw->base, method, path, t->timeout_s, r->cerr);
+		default:
+			if (r->overflow)
+				return result_error(NULL, "detmd's reply to %s %s is larger than %ld MiB; "
+					"ask for less (a smaller limit or detail level).", method, path,
+					CAP_HTTP_BODY >> 20);
+			return result_error(NULL, "the request %s %s to detmd at %s failed: %s.",
+				method, path, fw->base, r->cerr[0] ? r->cerr : curl_easy_strerror(r->cc));
+		}
+	}
+	r->json = NULL;             /* body now ours */
+	if (json_object_object_get_ex(body, "error", &err) &&
+	    json_object_is_type(err, json_type_object)) {
+		if (json_object_object_get_ex(err, "code", &v))
+			code = json_object_get_string(v);
+		if (json_object_object_get_ex(err, "message", &v))
+			msg = json_object_get_string(v);
+		if (json_object_object_get_ex(err, "field", &v) && json_object_is_type(v, json_type_string))
+			field = json_object_get_string(v);
+	} else if (r->status >= 200 && r->status < 300) {
+		json_object_put(body);
+		return result_error(NULL, "detmd answered %s %s with HTTP %ld but the body is not a "
+			"JSON object.", method, path, r->status);
+	} else if (body != NULL) {
+		return result_error(body, "detmd answered %s %s with HTTP %ld: %.1000s", method, path,
+			r->status, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
+	} else {
+		return result_error(NULL, "detmd answered %s %s with HTTP %ld and a body that is not "
+			"JSON.", method, path, r->status);
+	}
+	if ((r->status == 404 && strncmp(msg, "no route", 8) == 0) || r->status == 501) {
+		fw_capabilities(fw, cancel, caps, sizeof caps);
+		if (r->status == 404)
+			return result_error(body, "detmd at %s does not support %s yet (no route %s "
+				"%.*s); this daemon's capabilities: %s.", fw->base,
+				t->capability ? tools_capability_name(t->capability) : t->name,
+				method, (int)strcspn(path, "?"), path, caps);
+		return result_error(body, "detmd at %s does not support %s yet (%s); this daemon's "
+			"capabilities: %s.", fw->base,
+			t->capability ? tools_capability_name(t->capability) : t->name, msg, caps);
+	}
+	if (r->status == 401)
+		return result_error(body, "detmd at %s rejected the request: %s (unauthorized). Give "
+			"detm-mcp the daemon's token with --token or ACU_TOKEN.", fw->base, msg);
+	if (field != NULL)
+		return result_error(body, "%s (detmd: %s, field '%s').", msg, code, field);
+	return result_error(body, "%s (detmd: %s).", msg, code);
+}
+
+/* Run one exchange and map it. NULL when cancelled. */
+static struct json_object *
+fw_exchange(struct forward *fw, const struct tool *t, const char *method, const char *path,
+            struct json_object *body, atomic_int *cancel, bool *ok)
+{
+	struct json_object *res = NULL, *img;
+	struct fw_reply r;
+	int rc;
+
+	*ok = false;
+	rc = fw_request(fw, method, path, body, t->timeout_s, cancel, &r);
+	if (rc == FW_CANCELLED)
+		goto out;
+	if (rc == FW_OK && r.status >= 200 && r.status < 300 && r.data == NULL)
+		r.json = json_object_new_object();  /* an empty 2xx body counts as {} */
+	if (rc != FW_OK || r.status < 200 || r.status >= 300 ||
+	    !json_object_is_type(r.json, json_type_object)) {
+		res = fw_failure(fw, t, method, path, &r, cancel);
+		goto out;
+	}
+	*ok = true;
+	if ((t->flags & TOOL_IMAGE) && json_object_object_get_ex(r.json, "image_b64", &img) &&
+	    json_object_is_type(img, json_type_string))
+		res = result_image(t, r.json);
+	else
+		res = result_ok(t, r.json);
+	r.json = NULL;
+out:
+	fw_reply_clear(&r);
+	return res;
+}
+
+struct json_object *
+forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
+             atomic_int *cancel)
+{
+	struct json_object *body = json_object_new_object(), *res = NULL, *msg = NULL, *post;
+	char path[CAP_URL_BYTES], qs[CAP_URL_BYTES], full[2 * CAP_URL_BYTES];
+	bool has_body = strcmp(t->method, "POST") == 0 || strcmp(t->method, "PATCH") == 0;
+	bool ok;
+
+	if (fw_build(fw, t, args, path, qs, body) != 0) {
+		res = result_error(NULL, "the arguments of %s are too long to fit in a URL.", t->name);
+		goto out;
+	}
+	if ((t->flags & TOOL_POST_MESSAGE_FIRST) && json_object_object_get_ex(body, "message", &msg)) {
+		post = json_object_new_object();
+		json_object_object_add(post, "content", json_object_get(msg));
+		json_object_object_add(post, "role", json_object_new_string("agent"));
+		res = fw_exchange(fw, t, "POST", path, post, cancel, &ok);
+		json_object_put(post);
+		json_object_object_del(body, "message");
+		if (!ok)
+			goto out;       /* the error, or NULL when cancelled */
+		json_object_put(res);
+		res = NULL;
+	}
+	snprintf(full, sizeof full, "%s%s", path, qs);
+	res = fw_exchange(fw, t, t->method, full, has_body ? body : NULL, cancel, &ok);
+out:
+	json_object_put(body);
+	return res;
+}
+
+void
+forward_check_version(struct forward *fw, atomic_int *cancel)
+{
+	struct json_object *v;
+	struct fw_reply r;
+	long long api = -1;
+
+	if (fw_request(fw, "GET", "/api/version", NULL, TIME_VERSION_S, cancel, &r) != FW_OK) {
+		if (r.cc != CURLE_ABORTED_BY_CALLBACK)
+			log_warn("detmd is not reachable at %s yet (%s); tool calls will fail until it "
+			         "runs (make run, or detmd)", fw->base,
+			         r.cerr[0] ? r.cerr : curl_easy_strerror(r.cc));
+		goto out;
+	}
+	if (json_object_object_get_ex(r.json, "api_version", &v) &&
+	    json_object_is_type(v, json_type_int))
+		api = json_object_get_int64(v);
+	if (r.status != 200 || api != DETM_API_VERSION)
+		log_warn("API version mismatch: detmd at %s speaks api_version %lld (HTTP %ld), "
+		         "detm-mcp %s speaks api_version %d; calls may fail", fw->base, api, r.status,
+		         DETM_MCP_VERSION, DETM_API_VERSION);
+	else
+		log_info("detmd at %s speaks api_version %lld", fw->base, api);
+out:
+	fw_reply_clear(&r);
+}

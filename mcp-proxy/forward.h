@@ -1,0 +1,39 @@
+/*
+ * forward.h - turn one validated tool call into HTTP requests to detmd and
+ * the reply into an MCP tool result.
+ *
+ * A struct forward owns one libcurl easy handle, reused for every call so
+ * the connection to detmd stays alive. It is used by one thread at a time.
+ * Every failure (daemon down, timeout, daemon error, route missing) becomes
+ * an isError tool result with one sentence the model can act on; only a
+ * cancelled call yields no result.
+ */
+#ifndef DETM_MCP_FORWARD_H
+#define DETM_MCP_FORWARD_H
+
+#include <json-c/json.h>
+#include <stdatomic.h>
+
+#include "tools.h"
+
+struct forward;
+
+/* Once per process, before threads: curl_global_init. 0 or -1. */
+int forward_global_init(void) __attribute__((warn_unused_result));
+
+/* base_url: "http://host:port" (a trailing slash is ignored); token may be
+ * NULL. Both are copied. Aborts on out-of-memory. */
+struct forward *forward_new(const char *base_url, const char *token);
+void forward_free(struct forward *fw);          /* NULL is a no-op */
+
+/* Run tool t with args (already checked by schema_check; not modified).
+ * While the transfer runs, a non-zero *cancel aborts it. Returns a new
+ * CallToolResult object, or NULL if *cancel became set. */
+struct json_object *forward_call(struct forward *fw, const struct tool *t,
+                                 struct json_object *args, atomic_int *cancel);
+
+/* GET /api/version and log (stderr) a mismatch with DETM_API_VERSION, or
+ * that detmd is not reachable yet. Never fails; aborted by *cancel. */
+void forward_check_version(struct forward *fw, atomic_int *cancel);
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * main.c - detm-mcp: a stdio MCP server that lists detm's tools and
+ * forwards each call to detmd over HTTP. It holds no task logic.
+ *
+ * Owns the options (--url/ACU_DAEMON_URL, --token/ACU_TOKEN, --verbose,
+ * --help, --version) and the stdin loop: split the byte stream into lines
+ * of at most CAP_LINE_BYTES (a longer line is discarded up to its newline
+ * and answered with an error; reading goes on), hand each line to rpc.c,
+ * and on EOF stop the worker and exit.
+ *
+ * Threads: this one reads stdin and answers the cheap methods; worker.c
+ * runs tool calls; a third checks detmd's API version once at startup.
+ * Not here: JSON-RPC semantics (rpc.c), HTTP (forward.c), the tools
+ * (tools.c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "forward.h"
+#include "log.h"
+#include "rpc.h"
+#include "tools.h"
+#include "worker.h"
+
+#define READ_CHUNK (64 * 1024)
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+		"usage: detm-mcp [--url URL] [--token TOKEN] [--verbose]\n"
+		"\n"
+		"A stdio MCP server for detm. An MCP client (OpenClaw, Claude Desktop,\n"
+		"Claude Code...) starts it; it speaks JSON-RPC on stdin/stdout, one\n"
+		"message per line, logs to stderr, and forwards every tool call to detmd.\n"
+		"\n"
+		"  --url URL      detmd's address (env ACU_DAEMON_URL; default %s)\n"
+		"  --token TOKEN  sent as Authorization: Bearer (env ACU_TOKEN)\n"
+		"  -v, --verbose  log every HTTP exchange to stderr\n"
+		"  --version      print the version and exit\n"
+		"  -h, --help     this text\n"
+		"\n"
+		"Start detmd first (make run, or detmd). docs/mcp.md has client configs.\n",
+		DEFAULT_DAEMON_URL);
+}
+
+/* The stdin loop. Returns when stdin reaches EOF or fails. */
+static void
+main_read_loop(void)
+{
+	char *buf = NULL, *nl, *grown;
+	size_t len = 0, cap = 0, start, discarded = 0;
+	int discarding = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (cap - len < READ_CHUNK) {
+			cap = len + READ_CHUNK;
+			grown = realloc(buf, cap);
+			if (grown == NULL)
+				abort();
+			buf = grown;
+		}
+		n = read(STDIN_FILENO, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0)
+				log_warn("reading stdin: %s", strerror(errno));
+			break;
+		}
+		len += (size_t)n;
+		start = 0;
+		while ((nl = memchr(buf + start, '\n', len - start)) != NULL) {
+			size_t ll = (size_t)(nl - (buf + start));
+			if (discarding) {
+				rpc_reject_oversize(discarded + ll);
+				discarding = 0;
+			} else if (ll > (size_t)CAP_LINE_BYTES) {
+				rpc_reject_oversize(ll);
+			} else {
+				rpc_handle_line(buf + start, ll);
+			}
+			start += ll + 1;
+		}
+		memmove(buf, buf + start, len - start);
+		len -= start;
+		if (len > (size_t)CAP_LINE_BYTES) {
+			/* keep nothing of an oversize line; its '\n' ends the discard */
+			discarded = discarding ? discarded + len : len;
+			discarding = 1;
+			len = 0;
+		}
+		if (cap > 4 * READ_CHUNK && len < READ_CHUNK) {
+			/* give back the memory of a big line */
+			cap = READ_CHUNK;
+			grown = realloc(buf, cap);
+			if (grown == NULL)
+				abort();
+			buf = grown;
+		}
+	}
+	/* A last line without '\n' is still a message. */
+	if (!discarding && len > 0)
+		rpc_handle_line(buf, len);
+	free(buf);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "url", required_argument, NULL, 'u' },
+		{ "token", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *url = getenv("ACU_DAEMON_URL"), *token = getenv("ACU_TOKEN");
+	char err[256];
+	int c, rc = 1;
+
+	if (url == NULL || url[0] == '\0')
+		url = DEFAULT_DAEMON_URL;
+	while ((c = getopt_long(argc, argv, "u:t:vVh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u': url = optarg; break;
+		case 't': token = optarg; break;
+		case 'v': log_set_level(LOG_DEBUG); break;
+		case 'V': printf("detm-mcp %s (detmd api_version %d)\n", DETM_MCP_VERSION,
+		                 DETM_API_VERSION); return 0;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "detm-mcp: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	if ((strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
+	    strlen(url) > 1024 || strpbrk(url, " \r\n") != NULL) {
+		fprintf(stderr, "detm-mcp: --url must be an http:// or https:// URL, got '%s'\n", url);
+		return 2;
+	}
+	if (token != NULL && strpbrk(token, "\r\n") != NULL) {
+		fprintf(stderr, "detm-mcp: the token must not contain line breaks\n");
+		return 2;
+	}
+	/* A client that goes away must not kill us mid-write: write() reports it. */
+	signal(SIGPIPE, SIG_IGN);
+	if (tools_init(err, sizeof err) != 0) {
+		log_error("tool table: %s", err);
+		goto out;
+	}
+	if (forward_global_init() != 0) {
+		log_error("libcurl failed to initialise");
+		goto out;
+	}
+	if (worker_start(url, token) != 0) {
+		log_error("cannot start threads");
+		goto out;
+	}
+	log_info("detm-mcp %s forwarding to %s", DETM_MCP_VERSION, url);
+	main_read_loop();
+	worker_stop(TIME_EOF_GRACE_MS);
+	rc = 0;
+out:
+	tools_free();
+	return rc;
+}

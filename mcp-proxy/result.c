@@ -1,0 +1,237 @@
+/*
+ * result.c - see result.h. Owns the wording of tool results: the one-line
+ * summaries of daemon replies and the error text format. Not here: deciding
+ * what is an error (forward.c), JSON-RPC envelopes (rpc.c).
+ */
+#include "result.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "caps.h"
+
+#define SUMMARY_MAX 1024
+
+/* The version index from which structuredContent exists (2025-06-18). */
+#define VERSION_STRUCTURED 2
+
+static const char *
+res_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return NULL;
+}
+
+static bool
+res_int(struct json_object *o, const char *key, long long *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+		return false;
+	*out = json_object_get_int64(v);
+	return true;
+}
+
+static struct json_object *
+res_array(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_array))
+		return v;
+	return NULL;
+}
+
+/* "Task 3f2a9c1b "Export": active, 33% (1 of 3 items completed); current item 1 "Export" (active)." */
+static void
+res_task_line(struct json_object *b, char *out, size_t len)
+{
+	struct json_object *items = res_array(b, "items");
+	const char *cur_title = NULL, *cur_status = NULL;
+	long long pct = 0, cur = -1;
+	size_t i, n = items ? json_object_array_length(items) : 0, done = 0, o;
+
+	res_int(b, "progress_pct", &pct);
+	/* The current item, as the daemon defines it: the first active item by
+	 * ordinal, else the first pending one. */
+	for (i = 0; i < n; i++) {
+		struct json_object *it = json_object_array_get_idx(items, i);
+		const char *st = res_str(it, "status");
+		if (st == NULL)
+			continue;
+		if (strcmp(st, "completed") == 0)
+			done++;
+		if ((strcmp(st, "active") == 0 && (cur_status == NULL || strcmp(cur_status, "active") != 0)) ||
+		    (strcmp(st, "pending") == 0 && cur_status == NULL)) {
+			cur_status = st;
+			cur_title = res_str(it, "title");
+			res_int(it, "ordinal", &cur);
+		}
+	}
+	o = (size_t)snprintf(out, len, "Task %s \"%.80s\": %s, %lld%% (%zu of %zu items completed)",
+	                     res_str(b, "task_id"), res_str(b, "name") ? res_str(b, "name") : "",
+	                     res_str(b, "status") ? res_str(b, "status") : "?", pct, done, n);
+	if (o < len && cur_status != NULL)
+		o += (size_t)snprintf(out + o, len - o, "; current item %lld \"%.80s\" (%s)",
+		                      cur, cur_title ? cur_title : "", cur_status);
+	if (o < len && res_str(b, "summary") != NULL)
+		o += (size_t)snprintf(out + o, len - o, ". %.400s", res_str(b, "summary"));
+	if (o < len)
+		snprintf(out + o, len - o, ".");
+}
+
+static void
+res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
+{
+	struct json_object *arr;
+	long long n, m;
+
+	if (res_str(b, "task_id") && res_str(b, "status") && res_array(b, "items") &&
+	    !res_array(b, "messages")) {
+		res_task_line(b, out, len);
+	} else if ((arr = res_array(b, "tasks")) != NULL) {
+		snprintf(out, len, "%zu task(s).", json_object_array_length(arr));
+	} else if ((arr = res_array(b, "messages")) != NULL) {
+		if (!res_int(b, "message_count", &n))
+			n = (long long)json_object_array_length(arr);
+		snprintf(out, len, "Thread of task %s: showing %zu of %lld message(s), oldest first.",
+		         res_str(b, "task_id") ? res_str(b, "task_id") : "?",
+		         json_object_array_length(arr), n);
+	} else if (res_str(b, "task_id") && res_int(b, "ordinal", &n) && res_array(b, "actions")) {
+		if (!res_int(b, "action_count", &m))
+			m = (long long)json_object_array_length(res_array(b, "actions"));
+		snprintf(out, len, "Item %lld \"%.80s\" of task %s: %s, %lld action(s).", n,
+		         res_str(b, "title") ? res_str(b, "title") : "", res_str(b, "task_id"),
+		         res_str(b, "status") ? res_str(b, "status") : "?", m);
+	} else if ((arr = res_array(b, "added")) != NULL) {
+		snprintf(out, len, "Appended %zu plan item(s).", json_object_array_length(arr));
+	} else if (res_str(b, "action_id")) {
+		if (res_int(b, "plan_item_ordinal", &n))
+			snprintf(out, len, "Logged action %s under item %lld.", res_str(b, "action_id"), n);
+		else
+			snprintf(out, len, "Logged action %s at task level.", res_str(b, "action_id"));
+	} else if (res_str(b, "wait_id")) {
+		snprintf(out, len, "Wait %s: %s.", res_str(b, "wait_id"),
+		         res_str(b, "status") ? res_str(b, "status") : "ok");
+	} else if (strcmp(t->name, "health_check") == 0) {
+		n = m = 0;
+		res_int(b, "uptime_s", &n);
+		res_int(b, "api_version", &m);
+		snprintf(out, len, "detmd %s is %s (api_version %lld, uptime %lld s, database %s).",
+		         res_str(b, "version") ? res_str(b, "version") : "?",
+		         res_str(b, "status") && strcmp(res_str(b, "status"), "ok") == 0 ? "healthy" : "unhealthy",
+		         m, n, res_str(b, "db") ? res_str(b, "db") : "?");
+	} else {
+		snprintf(out, len, "%s: done.", t->name);
+	}
+}
+
+static void
+res_add_text(struct json_object *content, const char *text)
+{
+	struct json_object *blk = json_object_new_object();
+
+	json_object_object_add(blk, "type", json_object_new_string("text"));
+	json_object_object_add(blk, "text", json_object_new_string(text));
+	json_object_array_add(content, blk);
+}
+
+static struct json_object *
+res_new(struct json_object *content, struct json_object *structured, bool is_error)
+{
+	struct json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "content", content);
+	if (structured != NULL)
+		json_object_object_add(r, "structuredContent", structured);
+	if (is_error)
+		json_object_object_add(r, "isError", json_object_new_boolean(1));
+	return r;
+}
+
+struct json_object *
+result_ok(const struct tool *t, struct json_object *body)
+{
+	struct json_object *content = json_object_new_array();
+	const char *js = json_object_to_json_string_ext(body,
+		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	char line[SUMMARY_MAX];
+	size_t jl = strlen(js);
+
+	res_summary(t, body, line, sizeof line);
+	res_add_text(content, line);
+	/* Clients before 2025-06-18 see no structuredContent: the JSON goes in
+	 * a second text block (the spec's backwards-compatibility advice). */
+	if (jl <= CAP_TEXT_JSON) {
+		res_add_text(content, js);
+	} else {
+		char note[160];
+		snprintf(note, sizeof note, "(reply is %zu bytes of JSON; it is in structuredContent, "
+		         "ask for less detail to see it as text)", jl);
+		res_add_text(content, note);
+	}
+	return res_new(content, body, false);
+}
+
+struct json_object *
+result_image(const struct tool *t, struct json_object *body)
+{
+	struct json_object *content = json_object_new_array(), *img, *sz;
+	const char *mime = res_str(body, "mime_type");
+	long long iw = 0, ih = 0, sw = 0, sh = 0;
+	double scale = 1.0;
+	char text[SUMMARY_MAX];
+
+	(void)t;
+	if (json_object_object_get_ex(body, "image_size", &sz)) {
+		res_int(sz, "width", &iw);
+		res_int(sz, "height", &ih);
+	}
+	if (json_object_object_get_ex(body, "screen_size", &sz)) {
+		res_int(sz, "width", &sw);
+		res_int(sz, "height", &sh);
+	}
+	if (json_object_object_get_ex(body, "scale", &sz))
+		scale = json_object_get_double(sz);
+	else if (iw > 0 && sw > 0)
+		scale = (double)sw / (double)iw;
+	img = json_object_new_object();
+	json_object_object_add(img, "type", json_object_new_string("image"));
+	json_object_object_add(img, "data", json_object_new_string(res_str(body, "image_b64")));
+	json_object_object_add(img, "mimeType", json_object_new_string(mime ? mime : "image/jpeg"));
+	json_object_array_add(content, img);
+	snprintf(text, sizeof text, "Screenshot: %lldx%lld image of a %lldx%lld screen (scale %.3g: "
+	         "screen pixel = image pixel x %.3g). (0,0) is the top-left corner; pass image "
+	         "coordinates to desktop_action, they are scaled to the screen for you.",
+	         iw, ih, sw, sh, scale, scale);
+	res_add_text(content, text);
+	json_object_object_del(body, "image_b64");
+	return res_new(content, body, false);
+}
+
+struct json_object *
+result_error(struct json_object *structured, const char *fmt, ...)
+{
+	struct json_object *content = json_object_new_array();
+	char text[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	res_add_text(content, text);
+	return res_new(content, structured, true);
+}
+
+void
+result_for_version(struct json_object *result, int version)
+{
+	if (version < VERSION_STRUCTURED)
+		json_object_object_del(result, "structuredContent");
+}

@@ -1,0 +1,32 @@
+/*
+ * rpc.h - the MCP server side of JSON-RPC 2.0 over stdio: message checks,
+ * the lifecycle (initialize and version negotiation), and dispatch of
+ * ping, tools/list, tools/call and notifications. rpc.c owns stdout.
+ *
+ * Lifecycle: UNINITIALIZED --initialize--> READY (one negotiated version).
+ * Before READY only initialize and ping are served; other requests get
+ * -32600 "not initialized" and notifications are ignored.
+ */
+#ifndef DETM_MCP_RPC_H
+#define DETM_MCP_RPC_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+/* Handle one line read from stdin (without its '\n'; a trailing '\r' is
+ * allowed). Reader thread only. Answers inline or queues to the worker. */
+void rpc_handle_line(const char *line, size_t len);
+
+/* A line longer than CAP_LINE_BYTES was discarded: answer -32600, id null. */
+void rpc_reject_oversize(size_t len);
+
+/* Worker thread: run a queued tools/call request or batch; returns the
+ * response to send (a new object) or NULL when there is nothing to send. */
+struct json_object *rpc_execute(struct json_object *msg);
+
+/* Write one message to stdout as one line; takes ownership of msg. Any
+ * thread. A write error (the client went away) is logged once and later
+ * messages are dropped. */
+void rpc_send(struct json_object *msg);
+
+#endif

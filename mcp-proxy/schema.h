@@ -1,0 +1,22 @@
+/*
+ * schema.h - check tool arguments against a tool's inputSchema.
+ *
+ * Covers the subset of JSON Schema the tool table uses: type (a name or a
+ * list of names), enum (strings), minimum/maximum, minLength/maxLength
+ * (counted in code points), minItems/maxItems, items (one level),
+ * required and additionalProperties:false. A property without "type"
+ * accepts any value. Not here: defaults (detmd applies them).
+ */
+#ifndef DETM_MCP_SCHEMA_H
+#define DETM_MCP_SCHEMA_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+/* Check args (a JSON object) against schema. Returns 0 when they conform,
+ * else -1 with one sentence for the model in err ("'ordinal' must be an
+ * integer >= 0, got -1"). Neither argument is modified or retained. */
+int schema_check(struct json_object *schema, struct json_object *args,
+                 char *err, size_t errlen) __attribute__((warn_unused_result));
+
+#endif

@@ -1,0 +1,440 @@
+/*
+ * tools.c - the tool table (see tools.h). This file is data: the names and
+ * argument names are those of the Python DETM server (ids are strings,
+ * plan-item ordinals are 0-based); routes are those of docs/api.md.
+ *
+ * Schemas are written with ' instead of " so they stay readable; tools_init
+ * swaps the quotes and parses them once. Therefore no schema text may
+ * contain an apostrophe (tools_init fails loudly if one breaks the JSON).
+ *
+ * Not here: argument checking (schema.c), HTTP (forward.c), MCP framing
+ * (rpc.c).
+ */
+#include "tools.h"
+
+#include "caps.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RO   TOOL_READ_ONLY
+#define DES  TOOL_DESTRUCTIVE
+#define IDEM TOOL_IDEMPOTENT
+#define OPEN TOOL_OPEN_WORLD
+
+#define TASK_ID "'task_id':{'type':'string','minLength':1,'description':'Task id (8 hex digits) from task_register or task_list.'}"
+#define OPT_TASK_ID "'task_id':{'type':'string','minLength':1,'description':'Optional task id: the step is logged under this task and uses its display.'}"
+#define ORDINAL(what) "'ordinal':{'type':'integer','minimum':0,'description':'" what "'}"
+#define TASK_STATUS "'enum':['active','paused','completed','failed','cancelled']"
+#define WAIT_ID "'wait_id':{'type':'string','minLength':1,'description':'Wait id returned by smart_wait.'}"
+
+static struct tool tools[] = {
+{
+	"task_register", "Register a task",
+	"Start tracking a new multi-step task and get its task_id. Call this first for any job "
+	"that takes more than a couple of steps, with a short name and the plan as a list of step "
+	"titles (you can append steps later with task_plan_append). Returns the task summary: "
+	"task_id, status and the plan items with their 0-based ordinals. Use the task_id in every "
+	"other task_* call and pass it to smart_wait, gui_do and desktop_* so their work is logged "
+	"under the task.",
+	"{'type':'object','additionalProperties':false,'required':['name'],'properties':{"
+	"'name':{'type':'string','minLength':1,'maxLength':200,'description':'Short task name, e.g. Export quarterly report.'},"
+	"'plan':{'type':'array','maxItems':500,'items':{'type':'string','minLength':1,'maxLength':500},'description':'Step titles in order; ordinals start at 0.'},"
+	"'metadata':{'type':'object','description':'Free-form key/value context stored with the task.'}}}",
+	0, "POST", "/api/tasks", NULL, "tasks", 0, NULL
+},
+{
+	"task_update", "Update a task",
+	"Change a task's status, name or metadata, record a reasoning note, or ask where the task "
+	"stands. `message` is logged as a reasoning step under the current plan item and added to "
+	"the task thread; `query` adds a one-sentence summary of done, current and remaining items. "
+	"Status moves: active -> paused|completed|failed|cancelled, paused -> active|cancelled; "
+	"completed, failed and cancelled are final. Give at least one field besides task_id.",
+	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{" TASK_ID ","
+	"'status':{'type':'string'," TASK_STATUS ",'description':'New task status.'},"
+	"'message':{'type':'string','minLength':1,'description':'Reasoning note or progress message to record.'},"
+	"'query':{'type':'string','minLength':1,'description':'A question about progress; the reply then includes a summary sentence.'},"
+	"'name':{'type':'string','minLength':1,'maxLength':200,'description':'New task name.'},"
+	"'metadata':{'type':'object','description':'Keys to merge into the metadata; a null value removes a key.'}}}",
+	DES, "PATCH", "/api/tasks/{task_id}", NULL, "tasks", 0, NULL
+},
+{
+	"task_item_update", "Update a plan item",
+	"Move one plan item (by 0-based ordinal) through its states, rename it or attach a note. "
+	"Mark an item active when you start it and completed, failed, skipped or scrapped when you "
+	"are done. Allowed moves: pending -> active|skipped|scrapped, active -> "
+	"completed|failed|skipped|scrapped, failed -> active (retry). A `note` is logged as a "
+	"reasoning step under this item. Returns the task summary.",
+	"{'type':'object','additionalProperties':false,'required':['task_id','ordinal'],'properties':{" TASK_ID ","
+	ORDINAL("0-based position of the plan item.") ","
+	"'status':{'type':'string','enum':['pending','active','completed','failed','skipped','scrapped'],'description':'New item status.'},"
+	"'note':{'type':'string','minLength':1,'description':'Why, or what happened; logged under this item.'},"
+	"'title':{'type':'string','minLength':1,'maxLength':500,'description':'New item title.'}}}",
+	DES, "PATCH", "/api/tasks/{task_id}/items/{ordinal}", NULL, "tasks", 0, NULL
+},
+{
+	"task_plan_append", "Append plan items",
+	"Add steps to the end of a task's plan when you discover more work. New items start "
+	"pending and get the next ordinals; the reply lists them. `note` explains the change in the "
+	"task thread.",
+	"{'type':'object','additionalProperties':false,'required':['task_id','items'],'properties':{" TASK_ID ","
+	"'items':{'type':'array','minItems':1,'maxItems':500,'items':{'type':'string','minLength':1,'maxLength':500},'description':'Titles of the new steps, in order.'},"
+	"'note':{'type':'string','minLength':1,'description':'Why the plan grew.'}}}",
+	0, "POST", "/api/tasks/{task_id}/items", NULL, "tasks", 0, NULL
+},
+{
+	"task_log_action", "Log an action",
+	"Record one thing you did for a task: a shell command (cli), a GUI step (gui), a wait, a "
+	"look at the screen (vision), a decision (reasoning) or anything else. It goes under the "
+	"given plan item, or under the current item (first active, else first pending) when "
+	"ordinal is omitted. Log actions as you go so the user and later drill-downs can see what "
+	"happened.",
+	"{'type':'object','additionalProperties':false,'required':['task_id','action_type','summary'],'properties':{" TASK_ID ","
+	"'action_type':{'type':'string','enum':['cli','gui','wait','vision','reasoning','other'],'description':'Kind of action.'},"
+	"'summary':{'type':'string','minLength':1,'maxLength':2000,'description':'One line saying what was done.'},"
+	"'input_data':{'description':'What went in (command, coordinates...): any JSON value, up to 64 KiB.'},"
+	"'output_data':{'description':'What came out (output, result...): any JSON value, up to 64 KiB.'},"
+	"'status':{'type':'string','enum':['started','completed','failed'],'description':'Outcome; default completed.'},"
+	ORDINAL("0-based plan item the action belongs to; default: the current item.") ","
+	"'duration_ms':{'type':'number','minimum':0,'description':'How long it took, in milliseconds.'}}}",
+	0, "POST", "/api/tasks/{task_id}/actions", NULL, "tasks", 0, NULL
+},
+{
+	"task_summary", "Task summary",
+	"Read a task's status, progress percentage and plan items. detail_level: items (default, "
+	"one line per item), actions or full (every item with its actions and logs), focused "
+	"(actions of the current item only). Use it to re-orient after a long wait or a context "
+	"reset.",
+	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{" TASK_ID ","
+	"'detail_level':{'type':'string','enum':['items','actions','full','focused'],'description':'How much detail; default items.'}}}",
+	RO | IDEM, "GET", "/api/tasks/{task_id}", "detail_level:detail", "tasks", 0, NULL
+},
+{
+	"task_drill_down", "Drill into a plan item",
+	"Read one plan item (by 0-based ordinal) with every action logged under it, oldest first, "
+	"including inputs, outputs and logs. Use it to see exactly what was tried for a step.",
+	"{'type':'object','additionalProperties':false,'required':['task_id','ordinal'],'properties':{" TASK_ID ","
+	ORDINAL("0-based position of the plan item.") "}}",
+	RO | IDEM, "GET", "/api/tasks/{task_id}/items/{ordinal}", NULL, "tasks", 0, NULL
+},
+{
+	"task_thread", "Task thread",
+	"Read the task's message thread: lifecycle and progress events, your notes and messages "
+	"from the user, oldest first (the last `limit`, default 50). Check it for user instructions "
+	"while you work. If `message` is given it is first posted to the thread as an agent "
+	"message, then the thread is returned.",
+	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{" TASK_ID ","
+	"'limit':{'type':'integer','minimum':1,'maximum':1000,'description':'How many recent messages; default 50.'},"
+	"'message':{'type':'string','minLength':1,'maxLength':16384,'description':'Optional message to post to the thread first (role agent).'}}}",
+	TOOL_POST_MESSAGE_FIRST, "GET", "/api/tasks/{task_id}/messages", "limit", "tasks", 0, NULL
+},
+{
+	"task_list", "List tasks",
+	"List tasks, most recently updated first, with status and progress. status filters "
+	"(default active; all for every task). Use it to find a task_id you lost.",
+	"{'type':'object','additionalProperties':false,'properties':{"
+	"'status':{'type':'string','enum':['active','paused','completed','failed','cancelled','all'],'description':'Filter; default active.'},"
+	"'limit':{'type':'integer','minimum':1,'maximum':500,'description':'Maximum tasks; default 20.'}}}",
+	RO | IDEM, "GET", "/api/tasks", "status,limit", "tasks", 0, NULL
+},
+{
+	"smart_wait", "Wait for a screen condition",
+	"Start watching the screen or one window until a condition described in plain words is "
+	"visibly true (for example: the download dialog says Complete), instead of polling with "
+	"screenshots. Returns a wait_id at once; the wait runs in the background and you are woken "
+	"when it resolves or times out. Check it with wait_status, change it with wait_update, stop "
+	"it with wait_cancel.",
+	"{'type':'object','additionalProperties':false,'required':['target','wake_when'],'properties':{"
+	"'target':{'type':'string','minLength':1,'description':'screen, or window:<title or id>.'},"
+	"'wake_when':{'type':'string','minLength':1,'description':'The condition to wait for, as visible on screen.'},"
+	"'timeout':{'type':'integer','minimum':1,'maximum':3600,'default':300,'description':'Give up after this many seconds; default 300.'},"
+	OPT_TASK_ID ","
+	"'poll_interval':{'type':'number','minimum':0.5,'maximum':60,'description':'Seconds between checks; default 2.'}}}",
+	OPEN, "POST", "/api/waits", NULL, "waits", 0, NULL
+},
+{
+	"wait_status", "Wait status",
+	"Report one smart wait (status, condition, elapsed time, last verdict) by wait_id, or "
+	"every active wait when wait_id is omitted.",
+	"{'type':'object','additionalProperties':false,'properties':{" WAIT_ID "}}",
+	RO | IDEM, "GET", "/api/waits/{wait_id?}", NULL, "waits", 0, NULL
+},
+{
+	"wait_update", "Update a wait",
+	"Change a running smart wait: a new condition (wake_when), a new timeout in seconds "
+	"(restarts the clock) or a note (message) for the record.",
+	"{'type':'object','additionalProperties':false,'required':['wait_id'],'properties':{" WAIT_ID ","
+	"'wake_when':{'type':'string','minLength':1,'description':'New condition.'},"
+	"'timeout':{'type':'integer','minimum':1,'maximum':3600,'description':'New timeout in seconds, counted from now.'},"
+	"'message':{'type':'string','minLength':1,'description':'Note recorded with the wait.'}}}",
+	DES, "PATCH", "/api/waits/{wait_id}", NULL, "waits", 0, NULL
+},
+{
+	"wait_cancel", "Cancel a wait",
+	"Stop a smart wait you no longer need. Cancelling a finished wait changes nothing.",
+	"{'type':'object','additionalProperties':false,'required':['wait_id'],'properties':{" WAIT_ID ","
+	"'reason':{'type':'string','minLength':1,'maxLength':1000,'description':'Why it was cancelled.'}}}",
+	DES | IDEM, "DELETE", "/api/waits/{wait_id}", "reason", "waits", 0, NULL
+},
+{
+	"gui_do", "Do a GUI step",
+	"Carry out one GUI instruction in plain words (for example: open the File menu and click "
+	"Export as PDF). A vision agent looks at the screen, finds the elements and clicks or types "
+	"until the step is done or it gives up, then reports what happened. Prefer it to raw "
+	"desktop_action clicks when you do not know exact coordinates. May take minutes.",
+	"{'type':'object','additionalProperties':false,'required':['instruction'],'properties':{"
+	"'instruction':{'type':'string','minLength':1,'description':'What to do on screen, in one step.'},"
+	OPT_TASK_ID "}}",
+	DES | OPEN, "POST", "/api/gui/do", NULL, "gui", TIME_LONG_CALL_S, NULL
+},
+{
+	"gui_find", "Find a GUI element",
+	"Locate a visible element described in plain words (for example: the blue Save button in "
+	"the dialog) and return its screen coordinates, without clicking. Use the coordinates with "
+	"desktop_action.",
+	"{'type':'object','additionalProperties':false,'required':['description'],'properties':{"
+	"'description':{'type':'string','minLength':1,'description':'The element to find.'},"
+	OPT_TASK_ID "}}",
+	RO | IDEM | OPEN, "POST", "/api/gui/find", NULL, "gui", TIME_LONG_CALL_S, NULL
+},
+{
+	"desktop_action", "Desktop action",
+	"Drive the desktop directly: mouse (click, double_click, right_click, middle_click, "
+	"mouse_move, drag from x,y to x2,y2, scroll in a direction by amount, mouse_down, mouse_up), "
+	"keyboard (type text, press_key with keys such as ctrl+s or Return), windows (list_windows, "
+	"find_window, focus_window, move_window, resize_window, minimize_window, close_window, "
+	"active_window) and get_mouse_position or screenshot. Coordinates are pixels of the last "
+	"desktop_look image, origin top-left; they are scaled to the real screen for you.",
+	"{'type':'object','additionalProperties':false,'required':['action'],'properties':{"
+	"'action':{'type':'string','enum':['click','double_click','right_click','middle_click','mouse_move','drag','scroll',"
+	"'mouse_down','mouse_up','type','press_key','list_windows','find_window','focus_window','move_window','resize_window',"
+	"'minimize_window','close_window','active_window','get_mouse_position','screenshot'],'description':'What to do.'},"
+	OPT_TASK_ID ","
+	"'x':{'type':'integer','minimum':0,'description':'X in image pixels (or window x for move_window).'},"
+	"'y':{'type':'integer','minimum':0,'description':'Y in image pixels (or window y for move_window).'},"
+	"'x2':{'type':'integer','minimum':0,'description':'Drag end X.'},"
+	"'y2':{'type':'integer','minimum':0,'description':'Drag end Y.'},"
+	"'button':{'type':'integer','minimum':1,'maximum':3,'description':'1 left (default), 2 middle, 3 right.'},"
+	"'text':{'type':'string','description':'Text to type.'},"
+	"'keys':{'type':'string','minLength':1,'description':'Key or chord for press_key, e.g. Return, ctrl+s, alt+F4.'},"
+	"'direction':{'type':'string','enum':['up','down','left','right'],'description':'Scroll direction.'},"
+	"'amount':{'type':'integer','minimum':1,'maximum':100,'description':'Scroll clicks; default 3.'},"
+	"'window_id':{'type':['string','integer'],'description':'Window id from list_windows.'},"
+	"'window_name':{'type':'string','minLength':1,'description':'Window title (substring) for window actions.'},"
+	"'width':{'type':'integer','minimum':1,'description':'New window width.'},"
+	"'height':{'type':'integer','minimum':1,'description':'New window height.'}}}",
+	DES | OPEN | TOOL_IMAGE, "POST", "/api/desktop/action", NULL, "desktop", 0, NULL
+},
+{
+	"desktop_look", "Look at the screen",
+	"Take a screenshot of the whole screen (or focus a window by name first) and return it as "
+	"a JPEG image with its size and the scale factor to the real screen. Coordinates you read "
+	"off this image can be passed straight to desktop_action.",
+	"{'type':'object','additionalProperties':false,'properties':{" OPT_TASK_ID ","
+	"'window_name':{'type':'string','minLength':1,'description':'Focus this window before the screenshot.'},"
+	"'max_width':{'type':'integer','minimum':64,'maximum':4096,'description':'Scale the image down to at most this width.'},"
+	"'quality':{'type':'integer','minimum':1,'maximum':100,'description':'JPEG quality; default 72.'}}}",
+	RO | IDEM | OPEN | TOOL_IMAGE, "GET", "/api/desktop/screenshot?format=json",
+	"task_id,window_name,max_width,quality", "desktop", 0, NULL
+},
+{
+	"video_record", "Record the screen",
+	"Record a short MP4 of the screen (or window:<title>) for `duration` seconds and return "
+	"where it was saved. Useful as evidence of a finished step or to capture an animation.",
+	"{'type':'object','additionalProperties':false,'properties':{" OPT_TASK_ID ","
+	"'duration':{'type':'integer','minimum':1,'maximum':120,'default':10,'description':'Seconds to record; default 10.'},"
+	"'fps':{'type':'integer','minimum':1,'maximum':30,'default':5,'description':'Frames per second; default 5.'},"
+	"'target':{'type':'string','minLength':1,'description':'screen (default) or window:<title or id>.'}}}",
+	0, "POST", "/api/record", NULL, "recording", TIME_LONG_CALL_S, NULL
+},
+{
+	"health_check", "Health check",
+	"Check that detmd is running and its database answers; reports version, API version and "
+	"uptime. Call it when other tools report connection problems.",
+	"{'type':'object','additionalProperties':false}",
+	RO | IDEM, "GET", "/api/health", NULL, NULL, 0, NULL
+},
+};
+
+#define NTOOLS (sizeof tools / sizeof tools[0])
+
+static const struct {
+	const char *key, *name;
+} capability_names[] = {
+	{ "tasks", "task tracking" },
+	{ "waits", "smart waits" },
+	{ "desktop", "desktop control" },
+	{ "gui", "GUI automation" },
+	{ "recording", "screen recording" },
+};
+
+static const char instructions[] =
+	"detm tracks your work on this computer and watches the desktop for you. "
+	"For any job of more than a few steps: task_register with a plan, then mark each item "
+	"active and completed (task_item_update, ordinals are 0-based) and log what you did "
+	"(task_log_action). Ids are strings. When you must wait for something on screen "
+	"(a download, a build, a dialog), call smart_wait with the condition and the task_id "
+	"instead of polling; it returns at once and wakes you later. To act on the desktop, "
+	"desktop_look shows the screen, gui_do performs a step described in words, and "
+	"desktop_action clicks and types at coordinates of the last screenshot. "
+	"After a pause or a context reset, task_summary and task_thread tell you where you were "
+	"and whether the user left instructions. Tool errors say what to fix; a tool that the "
+	"daemon does not support yet says so.";
+
+/* Is arg a path placeholder of route? Sets *optional. */
+static bool
+tools_route_has(const char *route, const char *arg, bool *optional)
+{
+	size_t n = strlen(arg);
+	const char *p = route;
+
+	while ((p = strchr(p, '{')) != NULL) {
+		p++;
+		if (strncmp(p, arg, n) == 0 && (p[n] == '}' || (p[n] == '?' && p[n + 1] == '}'))) {
+			*optional = p[n] == '?';
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool
+tools_query_has(const char *query, const char *arg)
+{
+	size_t n = strlen(arg);
+	const char *p = query;
+
+	while (p != NULL && *p != '\0') {
+		if (strncmp(p, arg, n) == 0 && (p[n] == ',' || p[n] == ':' || p[n] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		if (p != NULL)
+			p++;
+	}
+	return false;
+}
+
+static bool
+tools_required_has(struct json_object *schema, const char *arg)
+{
+	struct json_object *req;
+	size_t i;
+
+	if (!json_object_object_get_ex(schema, "required", &req))
+		return false;
+	for (i = 0; i < json_object_array_length(req); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(req, i)), arg) == 0)
+			return true;
+	return false;
+}
+
+static int
+tools_check(struct tool *t, char *err, size_t errlen)
+{
+	struct json_object *props;
+	bool body_ok = strcmp(t->method, "POST") == 0 || strcmp(t->method, "PATCH") == 0;
+	bool opt;
+
+	if (!json_object_object_get_ex(t->input_schema, "properties", &props))
+		return 0;
+	json_object_object_foreach(props, key, val) {
+		(void)val;
+		if (tools_route_has(t->route, key, &opt)) {
+			if (!opt && !tools_required_has(t->input_schema, key)) {
+				snprintf(err, errlen, "%s: path argument %s is not required", t->name, key);
+				return -1;
+			}
+			continue;
+		}
+		if (t->query != NULL && tools_query_has(t->query, key))
+			continue;
+		if (!body_ok && !((t->flags & TOOL_POST_MESSAGE_FIRST) && strcmp(key, "message") == 0)) {
+			snprintf(err, errlen, "%s: %s %s cannot carry body argument %s",
+			         t->name, t->method, t->route, key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+tools_init(char *err, size_t errlen)
+{
+	size_t i, j;
+
+	for (i = 0; i < NTOOLS; i++) {
+		struct tool *t = &tools[i];
+		char *text = strdup(t->schema);
+		enum json_tokener_error jerr = json_tokener_success;
+
+		if (text == NULL)
+			abort();
+		for (j = 0; text[j] != '\0'; j++)
+			if (text[j] == '\'')
+				text[j] = '"';
+		t->input_schema = json_tokener_parse_verbose(text, &jerr);
+		free(text);
+		if (t->input_schema == NULL || !json_object_is_type(t->input_schema, json_type_object)) {
+			snprintf(err, errlen, "tool %s: schema does not parse: %s", t->name,
+			         json_tokener_error_desc(jerr));
+			return -1;
+		}
+		if (tools_check(t, err, errlen) != 0)
+			return -1;
+		if (t->timeout_s == 0)
+			t->timeout_s = TIME_CALL_S;
+	}
+	return 0;
+}
+
+void
+tools_free(void)
+{
+	size_t i;
+
+	for (i = 0; i < NTOOLS; i++) {
+		json_object_put(tools[i].input_schema);
+		tools[i].input_schema = NULL;
+	}
+}
+
+const struct tool *
+tools_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NTOOLS; i++)
+		if (strcmp(tools[i].name, name) == 0)
+			return &tools[i];
+	return NULL;
+}
+
+const struct tool *
+tools_at(size_t i)
+{
+	return i < NTOOLS ? &tools[i] : NULL;
+}
+
+size_t
+tools_count(void)
+{
+	return NTOOLS;
+}
+
+const char *
+tools_instructions(void)
+{
+	return instructions;
+}
+
+const char *
+tools_capability_name(const char *capability)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof capability_names / sizeof capability_names[0]; i++)
+		if (strcmp(capability_names[i].key, capability) == 0)
+			return capability_names[i].name;
+	return capability;
+}

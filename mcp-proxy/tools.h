@@ -1,0 +1,68 @@
+/*
+ * tools.h - the MCP tool table: the one place that says which tools exist,
+ * how each is described to the model, its input schema, its annotations and
+ * the detmd route it forwards to. Data only; forward.c interprets it.
+ *
+ * Route templates name their path arguments in braces:
+ * "/api/tasks/{task_id}/items/{ordinal}". "{name?}" is an optional last
+ * segment: when the argument is absent the segment and its slash are dropped
+ * ("/api/waits/{wait_id?}" -> "/api/waits"). A template may carry a fixed
+ * query ("?format=json"). `query` lists the arguments sent as query
+ * parameters, comma-separated, each "arg" or "arg:param" to rename. Every
+ * other argument goes into the JSON body (POST/PATCH only; tools_init
+ * rejects a table where a GET/DELETE tool has body arguments).
+ */
+#ifndef DETM_MCP_TOOLS_H
+#define DETM_MCP_TOOLS_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+enum tool_flag {
+	TOOL_READ_ONLY   = 1 << 0,
+	TOOL_DESTRUCTIVE = 1 << 1,
+	TOOL_IDEMPOTENT  = 1 << 2,
+	TOOL_OPEN_WORLD  = 1 << 3,
+	/* task_thread: when `message` is given, first POST it to the thread
+	 * as {"content": message, "role": "agent"}, then read the thread. */
+	TOOL_POST_MESSAGE_FIRST = 1 << 4,
+	/* The reply may carry a screenshot (image_b64): answer with MCP image
+	 * content. */
+	TOOL_IMAGE = 1 << 5,
+};
+
+struct tool {
+	const char *name;
+	const char *title;
+	const char *description;     /* one paragraph, written for the model */
+	const char *schema;          /* JSON with ' for ", parsed by tools_init */
+	unsigned flags;              /* enum tool_flag */
+	const char *method;          /* GET POST PATCH DELETE */
+	const char *route;           /* template, see above */
+	const char *query;           /* "arg[:param],..." or NULL */
+	const char *capability;      /* key in GET /api/capabilities */
+	long timeout_s;              /* whole HTTP exchange */
+	struct json_object *input_schema; /* parsed by tools_init, read-only after */
+};
+
+/* Parse every schema and check the table against itself (path arguments
+ * exist and are required unless optional, GET/DELETE tools have no body
+ * arguments). Returns 0, or -1 with a message in err. Call once, before
+ * threads start. */
+int tools_init(char *err, size_t errlen) __attribute__((warn_unused_result));
+void tools_free(void);
+
+/* The tool called name, or NULL. Valid for the life of the process. */
+const struct tool *tools_find(const char *name);
+
+/* The whole table, in listing order. */
+const struct tool *tools_at(size_t i);
+size_t tools_count(void);
+
+/* The server instructions for the model (initialize result). */
+const char *tools_instructions(void);
+
+/* A human name for a capability key ("waits" -> "smart waits"). */
+const char *tools_capability_name(const char *capability);
+
+#endif

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# run.sh - the mcp suite: bin/test-mcp (C, drives bin/detm-mcp over pipes)
+# and tests/mcp/sdk/interop.mjs (the official MCP TypeScript SDK client),
+# both against a real detmd started here. Prints one closing line
+# "N passed, N failed" (the sum of both parts) and exits non-zero on any
+# failure. Node.js is required: a missing node fails the suite, loudly.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+export DETM_BIN
+
+total_pass=0
+total_fail=0
+
+# run_part name cmd...: run cmd, show its output, add its closing line.
+run_part() {
+	local name=$1 out rc line p f
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed '$d'
+	line=$(printf '%s\n' "$out" | tail -n 1)
+	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]}
+	else
+		printf '%s\n' "$line"
+		p=0 f=1
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL $name exited with status $rc"
+		f=1
+	fi
+	echo "   ($name: $p passed, $f failed)"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+}
+
+if ! daemon_start; then
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+trap daemon_stop EXIT
+
+if [ -x "$DETM_BIN/test-mcp" ] && [ -x "$DETM_BIN/detm-mcp" ]; then
+	run_part test-mcp "$DETM_BIN/test-mcp"
+else
+	echo "FAIL $DETM_BIN/test-mcp or $DETM_BIN/detm-mcp is missing (make all $DETM_BIN/test-mcp)"
+	total_fail=$((total_fail + 1))
+fi
+
+sdk=tests/mcp/sdk
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	echo "FAIL sdk interop: node/npm not found on PATH; install Node.js >= 18 to run the MCP SDK interop test"
+	total_fail=$((total_fail + 1))
+elif [ ! -d "$sdk/node_modules/@modelcontextprotocol/sdk" ] &&
+     ! (cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log); then
+	echo "FAIL sdk interop: npm ci failed in $sdk:"
+	cat "$sdk/npm-ci.log"
+	total_fail=$((total_fail + 1))
+else
+	rm -f "$sdk/npm-ci.log"
+	run_part sdk-interop node "$sdk/interop.mjs"
+fi
+
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]

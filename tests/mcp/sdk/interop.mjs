@@ -1,0 +1,137 @@
+// interop.mjs - the official MCP TypeScript SDK client against bin/detm-mcp.
+//
+// Needs DETM_URL (a running detmd; tests/mcp/run.sh starts one) and
+// DETM_BIN (bin/ by default). Connects over stdio the way a gateway does,
+// lists tools, compiles every inputSchema with Ajv, and walks a task through
+// register -> log action -> item update -> summary -> drill-down with
+// callTool. Prints "N passed, N failed" and exits non-zero on failure.
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import Ajv from "ajv";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, "../../..");
+const bin = path.resolve(root, process.env.DETM_BIN || "bin", "detm-mcp");
+const url = process.env.DETM_URL;
+let passed = 0, failed = 0;
+
+function check(name, cond, detail) {
+	if (cond) { passed++; console.log(`ok   sdk: ${name}`); }
+	else { failed++; console.log(`FAIL sdk: ${name}${detail ? ": " + detail : ""}`); }
+}
+
+async function step(name, fn) {
+	try { await fn(); }
+	catch (e) { failed++; console.log(`FAIL sdk: ${name}: ${e && e.stack ? e.stack : e}`); }
+}
+
+async function connect(viaEnv) {
+	const transport = new StdioClientTransport(viaEnv
+		? { command: bin, args: [], env: { ...getDefaultEnvironment(), ACU_DAEMON_URL: url }, stderr: "pipe" }
+		: { command: bin, args: ["--url", url], stderr: "pipe" });
+	const client = new Client({ name: "detm-interop", version: "1.0.0" });
+	await client.connect(transport);
+	return client;
+}
+
+function text(res) {
+	return (res.content || []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
+}
+
+async function main() {
+	if (!url) { console.log("DETM_URL is not set"); console.log("0 passed, 1 failed"); process.exit(1); }
+	const client = await connect(false);
+
+	await step("handshake", async () => {
+		const info = client.getServerVersion();
+		check("serverInfo name is detm-mcp", info && info.name === "detm-mcp", JSON.stringify(info));
+		check("tools capability without listChanged",
+			client.getServerCapabilities()?.tools?.listChanged === false);
+		check("instructions present", (client.getInstructions() || "").includes("smart_wait"));
+		await client.ping();
+		check("ping", true);
+	});
+
+	await step("tools/list", async () => {
+		const { tools } = await client.listTools();
+		check("19 tools listed", tools.length === 19, String(tools.length));
+		const ajv = new Ajv({ strict: false, allErrors: true });
+		const bad = [];
+		for (const t of tools) {
+			try {
+				ajv.compile(t.inputSchema);
+				if (t.inputSchema.type !== "object" || t.inputSchema.additionalProperties !== false) bad.push(t.name);
+				if (!/^[a-z0-9_]{1,40}$/.test(t.name)) bad.push(t.name);
+			} catch (e) { bad.push(`${t.name}: ${e.message}`); }
+		}
+		check("every inputSchema compiles and is a closed object", bad.length === 0, bad.join("; "));
+		const reg = tools.find((t) => t.name === "task_register");
+		check("task_register has title and annotations",
+			reg && reg.title && reg.annotations && reg.annotations.readOnlyHint === false);
+	});
+
+	let tid = null;
+	await step("task walk", async () => {
+		let r = await client.callTool({ name: "task_register",
+			arguments: { name: "SDK interop", plan: ["Open app", "Export"] } });
+		tid = r.structuredContent && r.structuredContent.task_id;
+		check("task_register returns a string task_id", !r.isError && typeof tid === "string", text(r));
+		check("task_register text names the task", text(r).includes(tid) && text(r).includes("SDK interop"));
+
+		r = await client.callTool({ name: "task_log_action", arguments: {
+			task_id: tid, action_type: "gui", summary: "clicked Export", input_data: { x: 10, y: 20 } } });
+		check("task_log_action", !r.isError && typeof r.structuredContent.action_id === "string", text(r));
+
+		r = await client.callTool({ name: "task_item_update",
+			arguments: { task_id: tid, ordinal: 0, status: "active" } });
+		check("task_item_update active", !r.isError && r.structuredContent.items[0].status === "active", text(r));
+
+		r = await client.callTool({ name: "task_summary", arguments: { task_id: tid, detail_level: "actions" } });
+		check("task_summary", !r.isError && r.structuredContent.items.length === 2 &&
+			r.structuredContent.status === "active", text(r));
+
+		r = await client.callTool({ name: "task_drill_down", arguments: { task_id: tid, ordinal: 0 } });
+		check("task_drill_down shows the action", !r.isError &&
+			r.structuredContent.actions.length === 1 &&
+			r.structuredContent.actions[0].summary === "clicked Export" &&
+			r.structuredContent.actions[0].input_data.x === 10, text(r));
+	});
+
+	await step("errors", async () => {
+		let r = await client.callTool({ name: "task_summary", arguments: { task_id: "deadbeef" } });
+		check("unknown task is isError with the daemon message", r.isError === true &&
+			text(r).includes("deadbeef"), text(r));
+		r = await client.callTool({ name: "task_drill_down", arguments: { task_id: tid } });
+		check("missing ordinal is isError", r.isError === true && text(r).includes("ordinal"), text(r));
+		r = await client.callTool({ name: "smart_wait", arguments: { target: "screen", wake_when: "x" } });
+		check("smart_wait names the missing capability", r.isError === true &&
+			text(r).includes("smart waits"), text(r));
+		let code = null;
+		try { await client.callTool({ name: "no_such_tool", arguments: {} }); }
+		catch (e) { code = e.code; }
+		check("unknown tool is JSON-RPC -32602", code === -32602, String(code));
+	});
+
+	await client.close();
+
+	await step("ACU_DAEMON_URL from env", async () => {
+		const c2 = await connect(true);
+		const r = await c2.callTool({ name: "health_check", arguments: {} });
+		check("health_check via env URL", !r.isError && r.structuredContent.api_version === 1, text(r));
+		await c2.close();
+	});
+}
+
+const watchdog = setTimeout(() => {
+	console.log("FAIL sdk: timed out after 60 s");
+	console.log(`${passed} passed, ${failed + 1} failed`);
+	process.exit(1);
+}, 60000);
+main().catch((e) => { failed++; console.log(`FAIL sdk: ${e && e.stack ? e.stack : e}`); })
+	.finally(() => {
+		clearTimeout(watchdog);
+		console.log(`${passed} passed, ${failed} failed`);
+		process.exit(failed ? 1 : 0);
+	});
