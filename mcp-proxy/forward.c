@@ -313,7 +313,7 @@ fw_capabilities(struct forward *fw, atomic_int *cancel, char *out, size_t len)
 {
 	struct json_object *caps;
 	struct fw_reply r;
-	char yes[256] = "", no[256] = "";
+	char yes[200] = "", no[200] = "";   /* both fit in the caller's 512 */
 	size_t yo = 0, no_o = 0;
 
 	snprintf(out, len, "unknown (GET /api/capabilities failed)");

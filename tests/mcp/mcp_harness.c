@@ -207,6 +207,7 @@ mproc_close(struct mproc *p, int timeout_ms, long *elapsed_ms)
 	if (elapsed_ms != NULL)
 		*elapsed_ms = now_ms() - start;
 	close(p->from_child);
+	unlink(p->errlog);
 	free(p->buf);
 	p->buf = NULL;
 	return rc;
