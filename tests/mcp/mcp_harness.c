@@ -216,16 +216,24 @@ mproc_close(struct mproc *p, int timeout_ms, long *elapsed_ms)
 bool
 mproc_stderr_has(struct mproc *p, const char *needle)
 {
+	long deadline = now_ms() + 3000;
 	char buf[65536];
 	size_t n;
-	FILE *f = fopen(p->errlog, "r");
+	FILE *f;
 
-	if (f == NULL)
-		return false;
-	n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return strstr(buf, needle) != NULL;
+	/* the proxy logs from other threads: give them a moment */
+	do {
+		f = fopen(p->errlog, "r");
+		if (f != NULL) {
+			n = fread(buf, 1, sizeof buf - 1, f);
+			fclose(f);
+			buf[n] = '\0';
+			if (strstr(buf, needle) != NULL)
+				return true;
+		}
+		usleep(20000);
+	} while (now_ms() < deadline);
+	return false;
 }
 
 /* ---- fake detmd ---- */

@@ -53,7 +53,7 @@ struct json_object *mproc_tool(struct mproc *p, int id, const char *name, const 
  * or -1 if it had to be killed. Sets *elapsed_ms. Frees p's buffers. */
 int mproc_close(struct mproc *p, int timeout_ms, long *elapsed_ms);
 
-/* Does the child's stderr so far contain needle? */
+/* Does the child's stderr contain needle (waits up to 3 s for it)? */
 bool mproc_stderr_has(struct mproc *p, const char *needle);
 
 /* ---- a fake detmd on 127.0.0.1 ---- */
