@@ -307,10 +307,13 @@ fw_build(struct forward *fw, const struct tool *t, struct json_object *args,
 	return o + qo < CAP_URL_BYTES ? 0 : -1;
 }
 
-/* "tasks; not yet: waits, desktop" from GET /api/capabilities. */
-static void
-fw_capabilities(struct forward *fw, atomic_int *cancel, char *out, size_t len)
+/* "tasks; not yet: waits, desktop" from GET /api/capabilities into out.
+ * Returns whether the daemon claims capability `want` (false when unknown
+ * or want is NULL). */
+static bool
+fw_capabilities(struct forward *fw, atomic_int *cancel, const char *want, char *out, size_t len)
 {
+	bool has = false;
 	struct json_object *caps;
 	struct fw_reply r;
 	char yes[200] = "", no[200] = "";   /* both fit in the caller's 512 */
@@ -322,6 +325,8 @@ fw_capabilities(struct forward *fw, atomic_int *cancel, char *out, size_t len)
 	    !json_object_is_type(caps, json_type_object))
 		goto out;
 	json_object_object_foreach(caps, key, val) {
+		if (want != NULL && strcmp(key, want) == 0)
+			has = json_object_get_boolean(val);
 		if (json_object_get_boolean(val) && yo < sizeof yes)
 			yo += (size_t)snprintf(yes + yo, sizeof yes - yo, "%s%s", yo ? ", " : "", key);
 		else if (no_o < sizeof no)
@@ -330,6 +335,7 @@ fw_capabilities(struct forward *fw, atomic_int *cancel, char *out, size_t len)
 	snprintf(out, len, "%s%s%s", yo ? yes : "none", no_o ? "; not yet: " : "", no);
 out:
 	fw_reply_clear(&r);
+	return has;
 }
 
 /* The result for a transport failure or a non-2xx reply of method path.
@@ -384,8 +390,11 @@ fw_failure(struct forward *fw, const struct tool *t, const char *method, const c
 		return result_error(NULL, "detmd answered %s %s with HTTP %ld and a body that is not "
 			"JSON.", method, path, r->status);
 	}
-	if ((r->status == 404 && strncmp(msg, "no route", 8) == 0) || r->status == 501) {
-		fw_capabilities(fw, cancel, caps, sizeof caps);
+	/* A route-level 404 means a missing feature only if the daemon does not
+	 * claim the capability; otherwise the path itself was odd (an id with
+	 * a slash, say) and the daemon's message says more. */
+	if (((r->status == 404 && strncmp(msg, "no route", 8) == 0) || r->status == 501) &&
+	    !fw_capabilities(fw, cancel, t->capability, caps, sizeof caps)) {
 		if (r->status == 404)
 			return result_error(body, "detmd at %s does not support %s yet (no route %s "
 				"%.*s); this daemon's capabilities: %s.", fw->base,

@@ -26,6 +26,26 @@ res_str(struct json_object *o, const char *key)
 	return NULL;
 }
 
+/* Copy at most max bytes of s into buf (size > max) without splitting a
+ * UTF-8 sequence, so summaries stay valid UTF-8. NULL becomes "". */
+static const char *
+res_clip(const char *s, char *buf, size_t max)
+{
+	size_t n;
+
+	if (s == NULL)
+		return "";
+	n = strlen(s);
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;        /* s[n] starts the first sequence left out */
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return buf;
+}
+
 static bool
 res_int(struct json_object *o, const char *key, long long *out)
 {
@@ -54,6 +74,7 @@ res_task_line(struct json_object *b, char *out, size_t len)
 {
 	struct json_object *items = res_array(b, "items");
 	const char *cur_title = NULL, *cur_status = NULL;
+	char c1[84], c2[84], c3[404];
 	long long pct = 0, cur = -1;
 	size_t i, n = items ? json_object_array_length(items) : 0, done = 0, o;
 
@@ -74,14 +95,14 @@ res_task_line(struct json_object *b, char *out, size_t len)
 			res_int(it, "ordinal", &cur);
 		}
 	}
-	o = (size_t)snprintf(out, len, "Task %s \"%.80s\": %s, %lld%% (%zu of %zu items completed)",
-	                     res_str(b, "task_id"), res_str(b, "name") ? res_str(b, "name") : "",
+	o = (size_t)snprintf(out, len, "Task %s \"%s\": %s, %lld%% (%zu of %zu items completed)",
+	                     res_str(b, "task_id"), res_clip(res_str(b, "name"), c1, 80),
 	                     res_str(b, "status") ? res_str(b, "status") : "?", pct, done, n);
 	if (o < len && cur_status != NULL)
-		o += (size_t)snprintf(out + o, len - o, "; current item %lld \"%.80s\" (%s)",
-		                      cur, cur_title ? cur_title : "", cur_status);
+		o += (size_t)snprintf(out + o, len - o, "; current item %lld \"%s\" (%s)",
+		                      cur, res_clip(cur_title, c2, 80), cur_status);
 	if (o < len && res_str(b, "summary") != NULL)
-		o += (size_t)snprintf(out + o, len - o, ". %.400s", res_str(b, "summary"));
+		o += (size_t)snprintf(out + o, len - o, ". %s", res_clip(res_str(b, "summary"), c3, 400));
 	if (o < len)
 		snprintf(out + o, len - o, ".");
 }
@@ -91,12 +112,23 @@ res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
 {
 	struct json_object *arr;
 	long long n, m;
+	char c1[84];
 
 	if (res_str(b, "task_id") && res_str(b, "status") && res_array(b, "items") &&
 	    !res_array(b, "messages")) {
 		res_task_line(b, out, len);
 	} else if ((arr = res_array(b, "tasks")) != NULL) {
-		snprintf(out, len, "%zu task(s).", json_object_array_length(arr));
+		size_t i, o, nt = json_object_array_length(arr);
+		o = (size_t)snprintf(out, len, "%zu task(s)%s", nt, nt ? ":" : ".");
+		for (i = 0; i < nt && i < 20 && o < len; i++) {
+			struct json_object *tk = json_object_array_get_idx(arr, i);
+			n = 0;
+			res_int(tk, "progress_pct", &n);
+			o += (size_t)snprintf(out + o, len - o, "%s %s \"%s\" %s %lld%%",
+			                      i ? ";" : "", res_str(tk, "task_id") ? res_str(tk, "task_id") : "?",
+			                      res_clip(res_str(tk, "name"), c1, 40),
+			                      res_str(tk, "status") ? res_str(tk, "status") : "?", n);
+		}
 	} else if ((arr = res_array(b, "messages")) != NULL) {
 		if (!res_int(b, "message_count", &n))
 			n = (long long)json_object_array_length(arr);
@@ -106,8 +138,8 @@ res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
 	} else if (res_str(b, "task_id") && res_int(b, "ordinal", &n) && res_array(b, "actions")) {
 		if (!res_int(b, "action_count", &m))
 			m = (long long)json_object_array_length(res_array(b, "actions"));
-		snprintf(out, len, "Item %lld \"%.80s\" of task %s: %s, %lld action(s).", n,
-		         res_str(b, "title") ? res_str(b, "title") : "", res_str(b, "task_id"),
+		snprintf(out, len, "Item %lld \"%s\" of task %s: %s, %lld action(s).", n,
+		         res_clip(res_str(b, "title"), c1, 80), res_str(b, "task_id"),
 		         res_str(b, "status") ? res_str(b, "status") : "?", m);
 	} else if ((arr = res_array(b, "added")) != NULL) {
 		snprintf(out, len, "Appended %zu plan item(s).", json_object_array_length(arr));
@@ -129,6 +161,30 @@ res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
 		         m, n, res_str(b, "db") ? res_str(b, "db") : "?");
 	} else {
 		snprintf(out, len, "%s: done.", t->name);
+	}
+}
+
+void
+result_scrub_utf8(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	size_t need, i;
+
+	while (*p != '\0') {
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		need = (*p & 0xe0) == 0xc0 && *p >= 0xc2 ? 1 : (*p & 0xf0) == 0xe0 ? 2 :
+		       (*p & 0xf8) == 0xf0 && *p <= 0xf4 ? 3 : 0;
+		for (i = 1; i <= need; i++)
+			if ((p[i] & 0xc0) != 0x80)
+				break;
+		if (need == 0 || i <= need) {
+			*p++ = '?';         /* a stray or truncated sequence */
+			continue;
+		}
+		p += need + 1;
 	}
 }
 
@@ -165,6 +221,7 @@ result_ok(const struct tool *t, struct json_object *body)
 	size_t jl = strlen(js);
 
 	res_summary(t, body, line, sizeof line);
+	result_scrub_utf8(line);
 	res_add_text(content, line);
 	/* Clients before 2025-06-18 see no structuredContent: the JSON goes in
 	 * a second text block (the spec's backwards-compatibility advice). */
@@ -225,6 +282,7 @@ result_error(struct json_object *structured, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
+	result_scrub_utf8(text);
 	res_add_text(content, text);
 	return res_new(content, structured, true);
 }

@@ -108,6 +108,7 @@ rpc_error(struct json_object *id, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	result_scrub_utf8(msg);
 	json_object_object_add(e, "code", json_object_new_int(code));
 	json_object_object_add(e, "message", json_object_new_string(msg));
 	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));
