@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# run.sh - `make bench`: detmd's HTTP throughput, latency and memory, as a
+# report against the targets (bench/README.md explains the output).
+#
+# Starts a real detmd (tests/lib.sh: free port, temp data dir), measures its
+# idle RSS, then runs wrk twice against one task:
+#   POST /api/tasks/{id}/actions   bench/http/post_action.lua
+#   GET  /api/tasks/{id}           bench/http/get_task.lua
+# and afterwards checks that the rows in `actions` equal the 2xx responses
+# wrk saw. Targets never fail the run; a daemon that fails to start, dies or
+# stops answering does (exit 1). Tunables: BENCH_THREADS (2), BENCH_CONNS
+# (16), BENCH_DURATION (10s), DETM_BIN (bin).
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+
+THREADS=${BENCH_THREADS:-2}
+CONNS=${BENCH_CONNS:-16}
+DURATION=${BENCH_DURATION:-10s}
+TARGET_RPS=10000
+TARGET_P99_MS=5
+TARGET_RSS_KB=$((15 * 1024))
+failed=0
+tmp=$(mktemp -d /tmp/detm-bench.XXXXXX)
+
+cleanup() {
+	daemon_stop
+	rm -rf "$tmp" "${DETM_DATA:-/nonexistent}"
+}
+trap cleanup EXIT
+
+die() {
+	echo "bench: $*" >&2
+	[ -n "${DETM_DATA:-}" ] && [ -f "$DETM_DATA/stdout.log" ] && tail -n 20 "$DETM_DATA/stdout.log" >&2
+	exit 1
+}
+
+for tool in wrk curl sqlite3; do
+	command -v "$tool" >/dev/null || die "$tool not found (scripts/install-deps.sh bench)"
+done
+[ -x "$DETM_BIN/detmd" ] || die "$DETM_BIN/detmd not built (make all)"
+
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$DETM_PID/status" 2>/dev/null; }
+mb() { awk -v k="$1" 'BEGIN { printf "%.1f MB", k / 1024 }'; }
+ms() { awk -v u="$1" 'BEGIN { printf "%.2f ms", u / 1000 }'; }
+verdict() { if [ "$1" = 1 ]; then echo "met"; else echo "NOT met"; fi; }
+alive() {
+	kill -0 "$DETM_PID" 2>/dev/null && curl -fsS -o /dev/null --max-time 5 "$DETM_URL/api/health"
+}
+
+# bench_run NAME URL SCRIPT : run wrk, keep its output, set the BENCH_* vars.
+bench_run() {
+	local name=$1 url=$2 script=$3 line kv
+	echo
+	echo "== $name"
+	echo "   wrk -t$THREADS -c$CONNS -d$DURATION --latency -s $script $url"
+	if ! wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency -s "$script" "$url" >"$tmp/wrk.out" 2>&1; then
+		cat "$tmp/wrk.out" >&2
+		die "wrk failed for $name"
+	fi
+	line=$(grep '^BENCH ' "$tmp/wrk.out" | tail -n 1)
+	[ -n "$line" ] || { cat "$tmp/wrk.out" >&2; die "no BENCH line from $script"; }
+	for kv in ${line#BENCH }; do
+		eval "B_${kv%%=*}=${kv#*=}"
+	done
+	sed -n '/Latency Distribution/,/requests in/p' "$tmp/wrk.out" | sed 's/^/   /'
+	alive || die "detmd stopped answering during $name"
+}
+
+# report NAME : the numbers of the last bench_run against the targets.
+report() {
+	local rps_int=${B_rps%.*}
+	printf '   %-10s %s req/s   p50 %s   p99 %s\n' "$1" "$B_rps" "$(ms "$B_p50_us")" "$(ms "$B_p99_us")"
+	printf '   responses  2xx %s   non-2xx %s   socket errors %s\n' "$B_ok2xx" "$B_non2xx" "$B_sockerr"
+	printf '   target     p99 <= %s ms: %s\n' "$TARGET_P99_MS" \
+		"$(verdict "$([ "$B_p99_us" -le $((TARGET_P99_MS * 1000)) ] && echo 1)")"
+	[ "$1" = POST ] && printf '   target     >= %s action logs/s: %s\n' "$TARGET_RPS" \
+		"$(verdict "$([ "$rps_int" -ge "$TARGET_RPS" ] && echo 1)")"
+	return 0
+}
+
+daemon_start || die "detmd did not start"
+echo "$("$DETM_BIN/detmd" --version 2>/dev/null | head -n 1), pid $DETM_PID at $DETM_URL"
+echo "data dir $DETM_DATA; $(nproc) CPUs; wrk -t$THREADS -c$CONNS -d$DURATION"
+
+T=$(curl -fsS -X POST "$DETM_URL/api/tasks" -H 'Content-Type: application/json' \
+	-d '{"name":"bench","plan":["log actions","read back"]}' |
+	sed -n 's/.*"task_id":"\([0-9a-f]*\)".*/\1/p')
+[ -n "$T" ] || die "cannot register the bench task"
+curl -fsS -o /dev/null -X PATCH "$DETM_URL/api/tasks/$T/items/0" -H 'Content-Type: application/json' \
+	-d '{"status":"active"}' || die "cannot start item 0"
+
+sleep 1
+idle=$(rss_kb)
+[ -n "$idle" ] || die "cannot read /proc/$DETM_PID/status"
+echo
+echo "== idle"
+printf '   RSS        %s   target <= 15 MB: %s\n' "$(mb "$idle")" \
+	"$(verdict "$([ "$idle" -le "$TARGET_RSS_KB" ] && echo 1)")"
+
+rows_before=$(sqlite3 "$DETM_DATA/data.db" 'SELECT count(*) FROM actions') || die "sqlite3 cannot read data.db"
+bench_run "POST /api/tasks/{id}/actions" "$DETM_URL/api/tasks/$T/actions" bench/http/post_action.lua
+report POST
+post_ok=$B_ok2xx
+rows=$(sqlite3 "$DETM_DATA/data.db" 'SELECT count(*) FROM actions') || die "sqlite3 cannot read data.db"
+rows=$((rows - rows_before))
+if [ "$rows" -eq "$post_ok" ]; then same=yes; else same=no; fi
+printf '   rows       %s new rows in actions, %s 2xx: rows == 2xx: %s\n' "$rows" "$post_ok" "$same"
+# wrk stops with up to one request in flight per connection: those may be
+# committed without wrk counting the 2xx. Fewer rows than 2xx is data loss.
+extra=$((rows - post_ok))
+if [ "$extra" -lt 0 ]; then
+	printf '   rows       %s acknowledged actions are MISSING: lost writes\n' "$((-extra))"
+elif [ "$extra" -gt 0 ]; then
+	printf '   rows       +%s: requests in flight when wrk stopped (at most -c %s expected): %s\n' \
+		"$extra" "$CONNS" "$([ "$extra" -le "$CONNS" ] && echo consistent || echo "NOT consistent")"
+fi
+
+bench_run "GET /api/tasks/{id}" "$DETM_URL/api/tasks/$T" bench/http/get_task.lua
+report GET
+
+echo
+echo "== after load"
+printf '   RSS        %s\n' "$(mb "$(rss_kb)")"
+
+# bench/mcp (the MCP proxy's overhead) runs against the same daemon when
+# node and detm-mcp are there; it is a report too, so its failure is noted only.
+if [ -f bench/mcp/bench.mjs ] && command -v node >/dev/null && [ -x "$DETM_BIN/detm-mcp" ]; then
+	echo
+	echo "== bench/mcp"
+	if ! (set -o pipefail; DETM_BIN=$DETM_BIN node bench/mcp/bench.mjs "$DETM_URL" 300 2>&1 | sed 's/^/   /'); then
+		echo "   bench/mcp failed (not counted)"
+	fi
+	alive || die "detmd stopped answering during bench/mcp"
+fi
+
+daemon_stop
+if [ "${DETM_RC:-1}" -ne 0 ]; then
+	echo "bench: detmd exited $DETM_RC on SIGTERM" >&2
+	failed=1
+fi
+exit "$failed"
