@@ -61,8 +61,10 @@ ALL_BINS := $(BIN)/detmd $(if $(PROXY_SRCS),$(BIN)/detm-mcp)
 TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/httpcase) \
              $(if $(MCPTEST_SRCS),$(BIN)/test-mcp)
 
-.PHONY: all deps test-deps run test unit-test asan asan-test bench clean help
+.PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help
 all: $(ALL_BINS)
+# Named so a sub-make with another BIN/B builds its own test binaries.
+test-bins: $(TEST_BINS)
 
 deps:
 	@scripts/install-deps.sh build
@@ -129,16 +131,16 @@ run: deps
 
 # Every suite prints its own "N passed, N failed" line; tests/run.sh fails if any does.
 test: test-deps
-	@$(MAKE) --no-print-directory all $(TEST_BINS)
+	@$(MAKE) --no-print-directory all test-bins
 	@tests/run.sh
 
 unit-test: all $(TEST_BINS)
 	@$(BIN)/test-unit
 
 ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-asan: ; $(MAKE) B=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all $(TEST_BINS)
+asan: ; $(MAKE) B=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all test-bins
 asan-test: test-deps
-	@$(MAKE) --no-print-directory B=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all $(TEST_BINS)
+	@$(MAKE) --no-print-directory B=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all test-bins
 	@DETM_BIN=bin-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
 
 bench:
