@@ -2,6 +2,7 @@
 #
 #   . tests/lib.sh
 #   daemon_start [extra detmd args...]   # sets DETM_URL, DETM_PID, DETM_DATA
+#                                        # (DETM_TOKEN set: started with that token)
 #   daemon_stop                          # SIGTERM, wait
 #   daemon_kill9                         # kill -9, wait
 #   ok "name" / bad "name" "why"; finish  # counting and the closing line
@@ -29,14 +30,15 @@ finish() {
 daemon_start() {
 	: "${DETM_DATA:=$(mktemp -d /tmp/detm-test.XXXXXX)}"
 	rm -f "$DETM_DATA/detmd.port"
-	"$DETM_BIN/detmd" --listen 127.0.0.1 --port 0 --data-dir "$DETM_DATA" "$@" \
-		>>"$DETM_DATA/stdout.log" 2>&1 &
+	ACU_TOKEN=${DETM_TOKEN:-} "$DETM_BIN/detmd" --listen 127.0.0.1 --port 0 \
+		--data-dir "$DETM_DATA" "$@" >>"$DETM_DATA/stdout.log" 2>&1 &
 	DETM_PID=$!
 	local i
 	for i in $(seq 1 200); do
 		if [ -s "$DETM_DATA/detmd.port" ]; then
 			DETM_URL="http://127.0.0.1:$(cat "$DETM_DATA/detmd.port")"
-			if curl -fsS -o /dev/null "$DETM_URL/api/health" 2>/dev/null; then
+			if curl -fsS -o /dev/null ${DETM_TOKEN:+-H "Authorization: Bearer $DETM_TOKEN"} \
+				"$DETM_URL/api/health" 2>/dev/null; then
 				export DETM_URL DETM_PID DETM_DATA
 				return 0
 			fi

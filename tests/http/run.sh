@@ -34,29 +34,6 @@ run_cases() {
 	fi
 }
 
-# token_daemon_start: like daemon_start, but its readiness probe sends the
-# token (lib.sh's probe has none, so it never sees a 401-protected daemon
-# come up).
-token_daemon_start() {
-	DETM_DATA=$(mktemp -d /tmp/detm-test.XXXXXX)
-	ACU_TOKEN=$TOKEN "$DETM_BIN/detmd" --listen 127.0.0.1 --port 0 --data-dir "$DETM_DATA" \
-		>>"$DETM_DATA/stdout.log" 2>&1 &
-	DETM_PID=$!
-	local i
-	for i in $(seq 1 200); do
-		if [ -s "$DETM_DATA/detmd.port" ]; then
-			DETM_URL="http://127.0.0.1:$(cat "$DETM_DATA/detmd.port")"
-			curl -fsS -o /dev/null -H "Authorization: Bearer $TOKEN" "$DETM_URL/api/health" \
-				2>/dev/null && return 0
-		fi
-		kill -0 "$DETM_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "detmd --token did not start; its output:" >&2
-	cat "$DETM_DATA/stdout.log" >&2
-	return 1
-}
-
 cleanup() {
 	daemon_stop
 	rm -rf "$tmp"
@@ -89,7 +66,8 @@ fi
 unset DETM_DATA
 
 # Token daemon: the auth cases.
-if token_daemon_start; then
+DETM_TOKEN=$TOKEN
+if daemon_start; then
 	run_cases "$DETM_URL" tests/http/token/*.case
 	daemon_stop
 	rm -rf "$DETM_DATA"
