@@ -22,7 +22,7 @@ ifdef WERROR
 WARN    += -Werror
 endif
 
-DAEMON_PKGS = libmicrohttpd sqlite3 json-c
+DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst libturbojpeg zlib
 PROXY_PKGS  = libcurl json-c
 TEST_PKGS   = libcurl json-c sqlite3
 
@@ -57,9 +57,12 @@ HTTPCASE_OBJS := $(HTTPCASE_SRCS:%.c=$(B)/%.o)
 MCPTEST_SRCS := $(wildcard tests/mcp/*.c)
 MCPTEST_OBJS := $(MCPTEST_SRCS:%.c=$(B)/%.o)
 
+X11TEST_SRCS := $(wildcard tests/x11/*.c)
+X11TEST_OBJS := $(X11TEST_SRCS:%.c=$(B)/%.o)
+
 ALL_BINS := $(BIN)/detmd $(if $(PROXY_SRCS),$(BIN)/detm-mcp)
 TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/httpcase) \
-             $(if $(MCPTEST_SRCS),$(BIN)/test-mcp)
+             $(if $(MCPTEST_SRCS),$(BIN)/test-mcp) $(if $(X11TEST_SRCS),$(BIN)/test-x11)
 
 .PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help
 all: $(ALL_BINS)
@@ -120,6 +123,10 @@ $(BIN)/test-unit: $(UNIT_OBJS) $(DAEMON_LIB_OBJS)
 $(BIN)/httpcase: $(HTTPCASE_OBJS)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS)) -lpthread
+
+$(BIN)/test-x11: $(X11TEST_OBJS) $(DAEMON_LIB_OBJS)
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
 
 $(BIN)/test-mcp: $(MCPTEST_OBJS)
 	$(ECHO) LINK $@

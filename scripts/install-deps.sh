@@ -14,9 +14,11 @@ set -euo pipefail
 group=${1:-build}
 
 build_pkgs=(make gcc pkg-config libc6-dev
-	libmicrohttpd-dev libsqlite3-dev libjson-c-dev libcurl4-openssl-dev)
-test_pkgs=(sqlite3 curl procps)
-bench_pkgs=(wrk)
+	libmicrohttpd-dev libsqlite3-dev libjson-c-dev libcurl4-openssl-dev
+	libx11-dev libxext-dev libxtst-dev libturbojpeg0-dev zlib1g-dev
+	xvfb)
+test_pkgs=(sqlite3 curl procps xterm x11-apps x11-utils)
+bench_pkgs=(wrk xdotool imagemagick)
 
 case "$group" in
 build) want=("${build_pkgs[@]}") ;;

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(unit http persist mcp)
+all_suites=(unit x11 http persist mcp desktop)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -16,6 +16,8 @@ declare -A cmd=(
 	[http]="tests/http/run.sh"
 	[persist]="tests/persist.sh"
 	[mcp]="tests/mcp/run.sh"
+	[x11]="$DETM_BIN/test-x11"
+	[desktop]="tests/desktop.sh"
 )
 failed=()
 for s in "${suites[@]}"; do

@@ -1,0 +1,50 @@
+/*
+ * xerr.h - X protocol errors as derr values, per thread.
+ *
+ * Xlib reports protocol errors (BadWindow, BadValue, ...) through one
+ * process-wide handler. xerr_init installs a handler that records the first
+ * error into a thread-local slot instead of exiting, so a thread that holds
+ * a display connection (see display.h: one thread per connection at a time)
+ * can bracket its requests:
+ *
+ *     xerr_begin();
+ *     XMoveWindow(d, w, x, y);
+ *     if (xerr_end(d, e, "move window") != 0) goto out;   // XSyncs, then checks
+ *
+ * xerr_init also installs an I/O-error exit handler that returns instead of
+ * calling exit(), so a dead X server marks the connection dead (see
+ * xerr_io_dead) rather than taking the daemon down.
+ *
+ * Does not: retry, reconnect, or log. Callers decide.
+ */
+#ifndef DETM_XERR_H
+#define DETM_XERR_H
+
+#include <stdbool.h>
+
+#include <X11/Xlib.h>
+
+#include "derr.h"
+
+/* Once per process, before any XOpenDisplay; also calls XInitThreads. */
+void xerr_init(void);
+
+/* Forget any error recorded on this thread. */
+void xerr_begin(void);
+/* XSync(d), then: 0 if no protocol error happened on this thread since
+ * xerr_begin; else fills e (BadWindow/BadMatch/BadDrawable -> DERR_NOT_FOUND
+ * "window not found" style; others DERR_INTERNAL) with `what` in the message
+ * and returns -1. A dead connection gives DERR_UNAVAILABLE. */
+int xerr_end(Display *d, struct derr *e, const char *what);
+/* The X error code recorded since xerr_begin (0 if none). Does not sync. */
+int xerr_last(void);
+
+/* After every XOpenDisplay: make an I/O error on d non-fatal. */
+void xerr_watch(Display *d);
+/* Before XCloseDisplay(d): forget d (malloc may reuse the pointer). */
+void xerr_forget(Display *d);
+
+/* True once the connection's I/O failed (the server died or went away). */
+bool xerr_io_dead(Display *d);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * xinput.h - synthetic keyboard and mouse input through XTest, in process.
+ *
+ * Every function works on one Display connection that the caller holds
+ * exclusively (display.h's lease: one thread per connection at a time), and
+ * XSyncs before it returns, so the server has processed the input when the
+ * call returns. Errors come back as derr values (xerr.h); nothing exits.
+ *
+ * Coordinates are screen pixels of the display's default screen; callers
+ * check bounds (display.h knows the size) but functions also refuse
+ * off-screen points with DERR_INVALID field "x"/"y".
+ *
+ * Does not: scale image coordinates, log actions, or pick the display.
+ */
+#ifndef DETM_XINPUT_H
+#define DETM_XINPUT_H
+
+#include <stddef.h>
+
+#include <X11/Xlib.h>
+
+#include "derr.h"
+
+/* Buttons: 1 left, 2 middle, 3 right (4-7 are the scroll buttons). */
+
+/* Moves the pointer to (x, y). */
+int xinput_move(Display *d, int x, int y, struct derr *e);
+/* Clicks `button` `count` times (1 = click, 2 = double click) at the
+ * current pointer position. On a display without a window manager, a press
+ * also gives input focus to (and raises) the top-level window under the
+ * pointer, as a click-to-focus window manager would. */
+int xinput_click(Display *d, int button, int count, struct derr *e);
+/* Presses (down != 0) or releases one button. */
+int xinput_button(Display *d, int button, int down, struct derr *e);
+/* Press at (x1, y1), move in steps to (x2, y2), release. */
+int xinput_drag(Display *d, int x1, int y1, int x2, int y2, int button,
+    struct derr *e);
+/* direction: "up", "down", "left", "right"; amount 1..100 wheel clicks.
+ * DERR_INVALID field "direction" for anything else. */
+int xinput_scroll(Display *d, const char *direction, int amount, struct derr *e);
+/* Types UTF-8 text (any code point: accents, CJK, emoji) whatever the
+ * keyboard layout: characters without a keycode in the current map are
+ * typed by temporarily binding a spare keycode to their keysym, restored
+ * afterwards. Long text is sent in chunks so nothing is dropped.
+ * DERR_INVALID field "text" if s is not valid UTF-8. */
+int xinput_type(Display *d, const char *s, size_t len, struct derr *e);
+/* Presses a key or chord such as "Return", "ctrl+shift+t", "alt+F4",
+ * "super"; several chords may be separated by spaces ("ctrl+a BackSpace").
+ * Modifier names: ctrl/control, shift, alt, meta, super/win/cmd, hyper.
+ * Key names are X keysym names (case-insensitive fallback) or a single
+ * character. All pressed keys are released before returning, even on error.
+ * DERR_INVALID field "keys" for an unknown key name. */
+int xinput_keys(Display *d, const char *combo, struct derr *e);
+/* The pointer position. */
+int xinput_pointer(Display *d, int *x, int *y, struct derr *e);
+
+#endif
