@@ -1,0 +1,1018 @@
+/*
+ * xinput.c - synthetic keyboard and mouse input through XTest (xinput.h).
+ *
+ * Owns: nothing across calls. Each call works on the caller's Display (held
+ * exclusively), sends XTest requests and ends with xerr_end, which XSyncs,
+ * so the server has processed the input when the call returns.
+ *
+ * Keyboard: text and key names become keysyms. A keysym already in the
+ * keyboard map is sent as its keycode, with Shift and/or ISO_Level3_Shift
+ * held as its column needs. Any other keysym is sent by binding it to a
+ * spare keycode (NoSymbol in every column) for the duration of the call.
+ * The spare pool is derived from the server's map on every call, so there
+ * is no per-Display state and no global other than const tables.
+ *
+ * Invariants:
+ *  - every key and button this module presses is released in the same call
+ *    (keys in reverse order), whatever fails; requests are only buffered
+ *    between a press and its release, so nothing can stop half-way;
+ *  - the keyboard map is what it was on entry when a call returns (spare
+ *    keycodes go back to NoSymbol), unless the X server itself went away;
+ *  - a spare keycode is never rebound while clients may still be
+ *    translating events for its previous keysym: a rebind or the final
+ *    restore waits SETTLE_MS after the last key event first (clients fetch
+ *    the new map lazily, after the MappingNotify, when they next translate);
+ *  - sizes a client controls are capped: text bytes, chords, keys per
+ *    chord, click count, scroll amount.
+ *
+ * Without a window manager (no _NET_SUPPORTING_WM_CHECK on the root), a
+ * button press first focuses and raises the top-level window under the
+ * pointer, as a click-to-focus window manager would.
+ *
+ * Does not: spawn xdotool, scale image coordinates, log actions, pick the
+ * display, undo Caps Lock or modifiers latched by others, or add a
+ * modifier-map entry for a modifier keysym that had to be bound to a spare
+ * keycode (it is then an ordinary key).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <X11/Xatom.h>
+#include <X11/Xlib.h>
+#include <X11/Xutil.h>
+#include <X11/extensions/XTest.h>
+#include <X11/keysym.h>
+
+#include "util.h"
+#include "xerr.h"
+#include "xinput.h"
+
+#define TYPE_MAX_BYTES   (64 * 1024)   /* xinput_type text */
+#define TYPE_CHUNK       50            /* characters between XSyncs */
+#define KEYS_MAX_BYTES   1024          /* xinput_keys combo */
+#define KEYS_MAX_CHORDS  64
+#define CHORD_MAX_KEYS   8             /* names in one chord */
+#define CHORD_MAX_PRESS  (CHORD_MAX_KEYS + 2)  /* plus implied Shift, Level3 */
+#define KEY_NAME_MAX     64
+#define POOL_MAX         32            /* spare keycodes used per call */
+#define SETTLE_MS        50            /* before rebinding or restoring */
+#define REMAP_MS         5             /* after binding, before the keys */
+#define CLICK_MAX        3
+#define BUTTON_MAX       7
+#define SCROLL_MAX       100
+#define DRAG_STEPS       10
+#define DRAG_STEP_MS     5
+
+/* What a keycode needs held to produce a keysym. */
+#define NEED_SHIFT  1u
+#define NEED_LEVEL3 2u
+
+/* Columns of the core keyboard map, in XKB's canonical order: 0 = group 1
+ * level 1, 1 = level 2 (Shift), 4 = level 3 (ISO_Level3_Shift), 5 = level 4.
+ * Columns 2-3 are group 2, which this module does not switch to. */
+static const struct {
+	int col;
+	unsigned need;
+} columns[] = {
+	{ 0, 0 },
+	{ 1, NEED_SHIFT },
+	{ 4, NEED_LEVEL3 },
+	{ 5, NEED_SHIFT | NEED_LEVEL3 },
+};
+
+/* One call's view of the keyboard map plus its spare-keycode pool. */
+struct keymap {
+	Display *d;
+	int min, max, per;
+	KeySym *syms;                   /* XGetKeyboardMapping; XFree */
+	KeyCode shift, level3;          /* 0 when the map has none */
+	int npool;
+	KeyCode pool[POOL_MAX];         /* spare keycodes, NoSymbol on entry */
+	KeySym bound[POOL_MAX];         /* what each is bound to now */
+	unsigned stamp[POOL_MAX];       /* batch that last used it */
+	bool dirty[POOL_MAX];           /* bound[] not yet sent */
+	int next;                       /* round-robin cursor */
+	bool touched;                   /* some pool keycode was rebound */
+};
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* ---- pointer ---------------------------------------------------------- */
+
+static int
+screen_size(Display *d, int *w, int *h, struct derr *e)
+{
+	Window root;
+	int x, y;
+	unsigned int rw, rh, bw, depth;
+
+	xerr_begin();
+	if (!XGetGeometry(d, DefaultRootWindow(d), &root, &x, &y, &rw, &rh, &bw, &depth)) {
+		if (xerr_end(d, e, "screen size") != 0)
+			return -1;
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot read the screen size");
+	}
+	*w = (int)rw;
+	*h = (int)rh;
+	return 0;
+}
+
+static int
+check_point(Display *d, int x, int y, struct derr *e)
+{
+	int w = 0, h = 0;
+
+	if (screen_size(d, &w, &h, e) != 0)
+		return -1;
+	if (x < 0 || x >= w)
+		return derr_set(e, DERR_INVALID, "x",
+		    "x %d is off the screen (%dx%d: x must be 0..%d)", x, w, h, w - 1);
+	if (y < 0 || y >= h)
+		return derr_set(e, DERR_INVALID, "y",
+		    "y %d is off the screen (%dx%d: y must be 0..%d)", y, w, h, h - 1);
+	return 0;
+}
+
+static int
+check_button(int button, struct derr *e)
+{
+	if (button < 1 || button > BUTTON_MAX)
+		return derr_set(e, DERR_INVALID, "button",
+		    "button must be 1..%d (1 left, 2 middle, 3 right)", BUTTON_MAX);
+	return 0;
+}
+
+/* True if an EWMH window manager runs: the root's _NET_SUPPORTING_WM_CHECK
+ * names a window that carries the same property. */
+static bool
+has_wm(Display *d)
+{
+	Atom check = XInternAtom(d, "_NET_SUPPORTING_WM_CHECK", True);
+	Window w = None, again = None;
+	Atom type;
+	int format;
+	unsigned long n, after;
+	unsigned char *p;
+
+	if (check == None)
+		return false;
+	for (int i = 0; i < 2; i++) {
+		Window on = i == 0 ? DefaultRootWindow(d) : w;
+		Window got = None;
+
+		p = NULL;
+		if (XGetWindowProperty(d, on, check, 0, 1, False, XA_WINDOW, &type,
+		    &format, &n, &after, &p) == Success && p != NULL) {
+			if (type == XA_WINDOW && format == 32 && n == 1)
+				got = (Window)((unsigned long *)(void *)p)[0];
+			XFree(p);
+		}
+		if (i == 0)
+			w = got;
+		else
+			again = got;
+		if (got == None)
+			break;
+	}
+	return w != None && again == w;
+}
+
+static bool
+wants_take_focus(Display *d, Window w, Atom *take_focus)
+{
+	Atom *protos = NULL;
+	int n = 0;
+	bool r = false;
+
+	*take_focus = XInternAtom(d, "WM_TAKE_FOCUS", False);
+	if (XGetWMProtocols(d, w, &protos, &n) && protos != NULL) {
+		for (int i = 0; i < n; i++)
+			if (protos[i] == *take_focus)
+				r = true;
+		XFree(protos);
+	}
+	return r;
+}
+
+/* Click-to-focus for a display without a window manager: focus (as ICCCM
+ * asks: input hint, WM_TAKE_FOCUS) and raise the top-level window under the
+ * pointer. Best effort: the window may vanish meanwhile, so X errors here
+ * are bracketed and dropped; the caller starts its own bracket afterwards. */
+static void
+focus_under_pointer(Display *d)
+{
+	Window root = DefaultRootWindow(d), r, child = None;
+	int rx, ry, wx, wy;
+	unsigned int mask;
+	XWindowAttributes wa;
+	XWMHints *hints;
+	bool input = true;
+	Atom take_focus;
+
+	xerr_begin();
+	if (has_wm(d))
+		goto out;
+	if (!XQueryPointer(d, root, &r, &child, &rx, &ry, &wx, &wy, &mask) || child == None)
+		goto out;
+	if (!XGetWindowAttributes(d, child, &wa) || wa.map_state != IsViewable ||
+	    wa.override_redirect || wa.class != InputOutput)
+		goto out;
+	hints = XGetWMHints(d, child);
+	if (hints != NULL) {
+		if ((hints->flags & InputHint) && !hints->input)
+			input = false;
+		XFree(hints);
+	}
+	XRaiseWindow(d, child);
+	if (input)
+		XSetInputFocus(d, child, RevertToPointerRoot, CurrentTime);
+	if (wants_take_focus(d, child, &take_focus)) {
+		XEvent ev;
+
+		memset(&ev, 0, sizeof ev);
+		ev.xclient.type = ClientMessage;
+		ev.xclient.window = child;
+		ev.xclient.message_type = XInternAtom(d, "WM_PROTOCOLS", False);
+		ev.xclient.format = 32;
+		ev.xclient.data.l[0] = (long)take_focus;
+		ev.xclient.data.l[1] = CurrentTime;
+		XSendEvent(d, child, False, NoEventMask, &ev);
+	}
+out:
+	XSync(d, False);
+	xerr_begin();
+}
+
+int
+xinput_move(Display *d, int x, int y, struct derr *e)
+{
+	if (check_point(d, x, y, e) != 0)
+		return -1;
+	xerr_begin();
+	XTestFakeMotionEvent(d, DefaultScreen(d), x, y, 0);
+	return xerr_end(d, e, "move pointer");
+}
+
+int
+xinput_button(Display *d, int button, int down, struct derr *e)
+{
+	if (check_button(button, e) != 0)
+		return -1;
+	if (down)
+		focus_under_pointer(d);
+	xerr_begin();
+	XTestFakeButtonEvent(d, (unsigned int)button, down ? True : False, 0);
+	return xerr_end(d, e, down ? "press button" : "release button");
+}
+
+int
+xinput_click(Display *d, int button, int count, struct derr *e)
+{
+	if (check_button(button, e) != 0)
+		return -1;
+	if (count < 1 || count > CLICK_MAX)
+		return derr_set(e, DERR_INVALID, "count", "count must be 1..%d", CLICK_MAX);
+	focus_under_pointer(d);
+	xerr_begin();
+	for (int i = 0; i < count; i++) {
+		XTestFakeButtonEvent(d, (unsigned int)button, True, 0);
+		XTestFakeButtonEvent(d, (unsigned int)button, False, 0);
+	}
+	return xerr_end(d, e, "click");
+}
+
+int
+xinput_drag(Display *d, int x1, int y1, int x2, int y2, int button,
+    struct derr *e)
+{
+	int screen = DefaultScreen(d);
+
+	if (check_button(button, e) != 0 || check_point(d, x1, y1, e) != 0 ||
+	    check_point(d, x2, y2, e) != 0)
+		return -1;
+	xerr_begin();
+	XTestFakeMotionEvent(d, screen, x1, y1, 0);
+	if (xerr_end(d, e, "drag") != 0)
+		return -1;
+	focus_under_pointer(d);
+	xerr_begin();
+	XTestFakeButtonEvent(d, (unsigned int)button, True, 0);
+	XSync(d, False);
+	for (int i = 1; i <= DRAG_STEPS; i++) {
+		long x = x1 + (long)(x2 - x1) * i / DRAG_STEPS;
+		long y = y1 + (long)(y2 - y1) * i / DRAG_STEPS;
+
+		sleep_ms(DRAG_STEP_MS);
+		XTestFakeMotionEvent(d, screen, (int)x, (int)y, 0);
+		XSync(d, False);
+		if (xerr_io_dead(d))
+			break;
+	}
+	/* Always released, even if a step failed. */
+	XTestFakeButtonEvent(d, (unsigned int)button, False, 0);
+	return xerr_end(d, e, "drag");
+}
+
+int
+xinput_scroll(Display *d, const char *direction, int amount, struct derr *e)
+{
+	static const struct {
+		const char *name;
+		unsigned int button;
+	} dirs[] = { { "up", 4 }, { "down", 5 }, { "left", 6 }, { "right", 7 } };
+	unsigned int button = 0;
+
+	for (size_t i = 0; direction != NULL && i < ARRAY_LEN(dirs); i++)
+		if (strcasecmp(direction, dirs[i].name) == 0)
+			button = dirs[i].button;
+	if (button == 0)
+		return derr_set(e, DERR_INVALID, "direction",
+		    "direction must be up, down, left or right");
+	if (amount < 1 || amount > SCROLL_MAX)
+		return derr_set(e, DERR_INVALID, "amount", "amount must be 1..%d", SCROLL_MAX);
+	xerr_begin();
+	for (int i = 0; i < amount; i++) {
+		XTestFakeButtonEvent(d, button, True, 0);
+		XTestFakeButtonEvent(d, button, False, 0);
+	}
+	return xerr_end(d, e, "scroll");
+}
+
+int
+xinput_pointer(Display *d, int *x, int *y, struct derr *e)
+{
+	Window r, child;
+	int rx = 0, ry = 0, wx, wy;
+	unsigned int mask;
+
+	xerr_begin();
+	XQueryPointer(d, DefaultRootWindow(d), &r, &child, &rx, &ry, &wx, &wy, &mask);
+	if (xerr_end(d, e, "query pointer") != 0)
+		return -1;
+	*x = rx;
+	*y = ry;
+	return 0;
+}
+
+/* ---- keyboard map ----------------------------------------------------- */
+
+static KeySym
+map_at(const struct keymap *km, int kc, int col)
+{
+	return km->syms[(size_t)(kc - km->min) * (size_t)km->per + (size_t)col];
+}
+
+static KeyCode
+find_col0(const struct keymap *km, KeySym sym)
+{
+	for (int k = km->min; k <= km->max; k++)
+		if (map_at(km, k, 0) == sym)
+			return (KeyCode)k;
+	return 0;
+}
+
+/* Reads the map and finds Shift, Level3 and the spare keycodes. */
+static int
+keymap_load(Display *d, struct keymap *km, struct derr *e)
+{
+	memset(km, 0, sizeof *km);
+	km->d = d;
+	XDisplayKeycodes(d, &km->min, &km->max);
+	if (km->min < 8 || km->max > 255 || km->min > km->max)
+		return derr_set(e, DERR_INTERNAL, NULL, "the X server reports no keycodes");
+	xerr_begin();
+	km->syms = XGetKeyboardMapping(d, (KeyCode)km->min, km->max - km->min + 1, &km->per);
+	if (xerr_end(d, e, "read keyboard map") != 0 || km->syms == NULL || km->per < 1) {
+		bool xfailed = xerr_last() != 0 || xerr_io_dead(d);
+
+		if (km->syms != NULL)
+			XFree(km->syms);
+		km->syms = NULL;
+		if (!xfailed)
+			derr_set(e, DERR_INTERNAL, NULL, "cannot read the keyboard map");
+		return -1;
+	}
+	km->shift = find_col0(km, XK_Shift_L);
+	if (km->shift == 0)
+		km->shift = find_col0(km, XK_Shift_R);
+	km->level3 = find_col0(km, XK_ISO_Level3_Shift);
+	for (int k = km->min; k <= km->max && km->npool < POOL_MAX; k++) {
+		bool empty = true;
+
+		for (int c = 0; c < km->per; c++)
+			if (map_at(km, k, c) != NoSymbol)
+				empty = false;
+		if (empty)
+			km->pool[km->npool++] = (KeyCode)k;
+	}
+	return 0;
+}
+
+/* The keycode that types sym from the map as it was on entry, and what must
+ * be held with it. */
+static bool
+map_find(const struct keymap *km, KeySym sym, KeyCode *kc, unsigned *need)
+{
+	for (size_t c = 0; c < ARRAY_LEN(columns); c++) {
+		int col = columns[c].col;
+		unsigned n = columns[c].need;
+
+		if (col >= km->per || ((n & NEED_SHIFT) && km->shift == 0) ||
+		    ((n & NEED_LEVEL3) && km->level3 == 0))
+			continue;
+		for (int k = km->min; k <= km->max; k++)
+			if (map_at(km, k, col) == sym) {
+				*kc = (KeyCode)k;
+				*need = n;
+				return true;
+			}
+	}
+	return false;
+}
+
+static int
+pool_find(const struct keymap *km, KeySym sym)
+{
+	for (int s = 0; s < km->npool; s++)
+		if (km->bound[s] == sym)
+			return s;
+	return -1;
+}
+
+/* Binds sym to a pool keycode not used by batch `stamp` (round robin, so
+ * the least recently bound goes first). -1 if every one is in use by this
+ * batch. *rebind is set if the keycode held another keysym before. */
+static int
+pool_take(struct keymap *km, KeySym sym, unsigned stamp, bool *rebind)
+{
+	for (int i = 0; i < km->npool; i++) {
+		int s = (km->next + i) % km->npool;
+
+		if (km->stamp[s] == stamp)
+			continue;
+		if (km->bound[s] != NoSymbol)
+			*rebind = true;
+		km->bound[s] = sym;
+		km->stamp[s] = stamp;
+		km->dirty[s] = true;
+		km->next = (s + 1) % km->npool;
+		return s;
+	}
+	return -1;
+}
+
+/* Sends the pending bindings (one keysym in both levels, so neither Shift
+ * nor a lower/upper case pair changes it), then gives clients a moment to
+ * see the MappingNotify. Inside the caller's error bracket. */
+static void
+pool_write(struct keymap *km)
+{
+	bool any = false;
+
+	for (int s = 0; s < km->npool; s++) {
+		KeySym two[2];
+
+		if (!km->dirty[s])
+			continue;
+		two[0] = two[1] = km->bound[s];
+		XChangeKeyboardMapping(km->d, km->pool[s], 2, two, 1);
+		km->dirty[s] = false;
+		km->touched = true;
+		any = true;
+	}
+	if (any) {
+		XSync(km->d, False);
+		sleep_ms(REMAP_MS);
+	}
+}
+
+/* Puts every pool keycode back to NoSymbol (what it was on entry) and frees
+ * the map. sent_keys: key events went out since the last binding, so
+ * clients get SETTLE_MS to translate them first. */
+static void
+keymap_done(struct keymap *km, bool sent_keys)
+{
+	if (km->touched && !xerr_io_dead(km->d)) {
+		KeySym none[2] = { NoSymbol, NoSymbol };
+		XEvent ev;
+
+		if (sent_keys) {
+			XSync(km->d, False);    /* the keys reach the server first */
+			sleep_ms(SETTLE_MS);
+		}
+		for (int s = 0; s < km->npool; s++)
+			if (km->bound[s] != NoSymbol)
+				XChangeKeyboardMapping(km->d, km->pool[s], 2, none, 1);
+		XSync(km->d, False);
+		/* Our own MappingNotify events would pile up in the queue of a
+		 * connection nobody reads events from. */
+		while (XCheckTypedEvent(km->d, MappingNotify, &ev))
+			XRefreshKeyboardMapping(&ev.xmapping);
+	}
+	if (km->syms != NULL)
+		XFree(km->syms);
+	km->syms = NULL;
+}
+
+/* Presses kc with what it needs held, releases in reverse. */
+static void
+tap(const struct keymap *km, KeyCode kc, unsigned need)
+{
+	Display *d = km->d;
+
+	if (need & NEED_SHIFT)
+		XTestFakeKeyEvent(d, km->shift, True, 0);
+	if (need & NEED_LEVEL3)
+		XTestFakeKeyEvent(d, km->level3, True, 0);
+	XTestFakeKeyEvent(d, kc, True, 0);
+	XTestFakeKeyEvent(d, kc, False, 0);
+	if (need & NEED_LEVEL3)
+		XTestFakeKeyEvent(d, km->level3, False, 0);
+	if (need & NEED_SHIFT)
+		XTestFakeKeyEvent(d, km->shift, False, 0);
+}
+
+/* ---- text ------------------------------------------------------------- */
+
+/* Next code point of valid UTF-8 at s[*i], advancing *i. */
+static uint32_t
+utf8_next(const char *s, size_t *i)
+{
+	const unsigned char *u = (const unsigned char *)s + *i;
+	uint32_t cp;
+	size_t n;
+
+	if (u[0] < 0x80) {
+		cp = u[0];
+		n = 0;
+	} else if ((u[0] & 0xe0) == 0xc0) {
+		cp = u[0] & 0x1fu;
+		n = 1;
+	} else if ((u[0] & 0xf0) == 0xe0) {
+		cp = u[0] & 0x0fu;
+		n = 2;
+	} else {
+		cp = u[0] & 0x07u;
+		n = 3;
+	}
+	for (size_t k = 1; k <= n; k++)
+		cp = (cp << 6) | (u[k] & 0x3fu);
+	*i += n + 1;
+	return cp;
+}
+
+/* The keysym that types code point cp, or NoSymbol for a control character
+ * with no key. */
+static KeySym
+cp_keysym(uint32_t cp)
+{
+	switch (cp) {
+	case '\n':
+	case '\r':
+		return XK_Return;
+	case '\t':
+		return XK_Tab;
+	case '\b':
+		return XK_BackSpace;
+	case 0x1b:
+		return XK_Escape;
+	case 0x7f:
+		return XK_Delete;
+	default:
+		break;
+	}
+	if (cp < 0x20 || (cp >= 0x80 && cp < 0xa0))
+		return NoSymbol;
+	if (cp < 0x100)
+		return (KeySym)cp;              /* Latin-1 keysyms are the code point */
+	return (KeySym)(0x01000000u | cp);
+}
+
+/* Text -> keysyms ("\r\n" is one Return). *out is xmalloc'd. */
+static int
+text_keysyms(const char *s, size_t len, KeySym **out, size_t *n, struct derr *e)
+{
+	KeySym *syms;
+	size_t i = 0, k = 0;
+
+	if (len > TYPE_MAX_BYTES)
+		return derr_set(e, DERR_INVALID, "text", "text is longer than %d bytes",
+		    TYPE_MAX_BYTES);
+	if (len > 0 && (s == NULL || !utf8_valid(s, len)))
+		return derr_set(e, DERR_INVALID, "text", "text is not valid UTF-8");
+	syms = xmalloc((len + 1) * sizeof *syms);
+	while (i < len) {
+		size_t at = i;
+		uint32_t cp = utf8_next(s, &i);
+		KeySym sym = cp_keysym(cp);
+
+		if (sym == NoSymbol) {
+			free(syms);
+			return derr_set(e, DERR_INVALID, "text",
+			    "text has control character U+%04X at byte %zu, which no key types",
+			    (unsigned)cp, at);
+		}
+		if (cp == '\n' && at > 0 && s[at - 1] == '\r')
+			continue;
+		syms[k++] = sym;
+	}
+	*out = syms;
+	*n = k;
+	return 0;
+}
+
+int
+xinput_type(Display *d, const char *s, size_t len, struct derr *e)
+{
+	struct keymap km;
+	KeySym *syms = NULL;
+	size_t n = 0, i = 0;
+	unsigned stamp = 0;
+	bool sent = false, loaded = false;
+	int rc = -1;
+
+	if (text_keysyms(s, len, &syms, &n, e) != 0)
+		return -1;
+	if (keymap_load(d, &km, e) != 0)
+		goto out;
+	loaded = true;
+	xerr_begin();
+	while (i < n) {
+		size_t end = i;
+		bool rebind = false;
+
+		/* Plan a chunk: at most TYPE_CHUNK characters, and no more new
+		 * bindings than the pool holds. */
+		stamp++;
+		while (end < n && end - i < TYPE_CHUNK) {
+			KeyCode kc;
+			unsigned need;
+			int slot;
+
+			if (map_find(&km, syms[end], &kc, &need)) {
+				end++;
+				continue;
+			}
+			slot = pool_find(&km, syms[end]);
+			if (slot >= 0) {
+				km.stamp[slot] = stamp;
+				end++;
+				continue;
+			}
+			if (km.npool == 0) {
+				derr_set(e, DERR_INTERNAL, NULL,
+				    "the keyboard map has no spare keycode to type keysym 0x%lx",
+				    (unsigned long)syms[end]);
+				goto out;
+			}
+			if (pool_take(&km, syms[end], stamp, &rebind) < 0)
+				break;
+			end++;
+		}
+		if (rebind && sent)
+			sleep_ms(SETTLE_MS);
+		pool_write(&km);
+		for (; i < end; i++) {
+			KeyCode kc;
+			unsigned need = 0;
+
+			if (!map_find(&km, syms[i], &kc, &need))
+				kc = km.pool[pool_find(&km, syms[i])];
+			tap(&km, kc, need);
+		}
+		sent = true;
+		if (xerr_end(d, e, "type") != 0)
+			goto out;
+		xerr_begin();
+	}
+	rc = 0;
+out:
+	if (loaded) {
+		keymap_done(&km, sent);
+		if (rc == 0)
+			rc = xerr_end(d, e, "type");
+	}
+	free(syms);
+	return rc;
+}
+
+/* ---- key chords ------------------------------------------------------- */
+
+struct key {
+	KeySym sym;
+	bool modifier;
+};
+
+struct chord {
+	int n;
+	struct key keys[CHORD_MAX_KEYS];
+};
+
+static const struct {
+	const char *name;
+	KeySym sym;
+} modifier_names[] = {
+	{ "ctrl", XK_Control_L }, { "control", XK_Control_L },
+	{ "shift", XK_Shift_L },
+	{ "alt", XK_Alt_L },
+	{ "meta", XK_Meta_L },
+	{ "super", XK_Super_L }, { "win", XK_Super_L }, { "cmd", XK_Super_L },
+	{ "hyper", XK_Hyper_L },
+	{ "altgr", XK_ISO_Level3_Shift },
+};
+
+/* Case-insensitive fallbacks for names XStringToKeysym does not know as
+ * written. */
+static const struct {
+	const char *name;
+	KeySym sym;
+} key_names[] = {
+	{ "enter", XK_Return }, { "return", XK_Return },
+	{ "esc", XK_Escape }, { "escape", XK_Escape },
+	{ "del", XK_Delete }, { "delete", XK_Delete },
+	{ "pgup", XK_Prior }, { "pageup", XK_Prior }, { "prior", XK_Prior },
+	{ "pgdn", XK_Next }, { "pagedown", XK_Next }, { "next", XK_Next },
+	{ "space", XK_space }, { "tab", XK_Tab },
+	{ "backspace", XK_BackSpace }, { "bksp", XK_BackSpace },
+	{ "up", XK_Up }, { "down", XK_Down }, { "left", XK_Left }, { "right", XK_Right },
+	{ "home", XK_Home }, { "end", XK_End },
+	{ "insert", XK_Insert }, { "ins", XK_Insert },
+	{ "menu", XK_Menu }, { "print", XK_Print }, { "pause", XK_Pause },
+	{ "capslock", XK_Caps_Lock }, { "numlock", XK_Num_Lock },
+	{ "scrolllock", XK_Scroll_Lock },
+	{ "plus", XK_plus }, { "minus", XK_minus },
+	{ "ctrl_l", XK_Control_L }, { "ctrl_r", XK_Control_R },
+	{ "shift_l", XK_Shift_L }, { "shift_r", XK_Shift_R },
+	{ "alt_l", XK_Alt_L }, { "alt_r", XK_Alt_R },
+	{ "super_l", XK_Super_L }, { "super_r", XK_Super_R },
+};
+
+/* One key name -> keysym; NoSymbol if unknown. */
+static KeySym
+name_keysym(const char *name, bool *modifier)
+{
+	KeySym sym;
+	size_t len = strlen(name);
+
+	*modifier = false;
+	for (size_t i = 0; i < ARRAY_LEN(modifier_names); i++)
+		if (strcasecmp(name, modifier_names[i].name) == 0) {
+			*modifier = true;
+			return modifier_names[i].sym;
+		}
+	sym = XStringToKeysym(name);
+	if (sym == NoSymbol) {
+		for (size_t i = 0; i < ARRAY_LEN(key_names); i++)
+			if (strcasecmp(name, key_names[i].name) == 0) {
+				sym = key_names[i].sym;
+				break;
+			}
+	}
+	if (sym == NoSymbol && (name[0] == 'f' || name[0] == 'F') && len >= 2 && len <= 3) {
+		int num = 0;
+
+		for (size_t i = 1; i < len; i++)
+			num = name[i] >= '0' && name[i] <= '9' ? num * 10 + (name[i] - '0') : -1000;
+		if (num >= 1 && num <= 35)
+			sym = XK_F1 + (KeySym)(num - 1);
+	}
+	if (sym == NoSymbol && len > 0 && len <= 4 && utf8_valid(name, len)) {
+		size_t i = 0;
+		uint32_t cp = utf8_next(name, &i);
+
+		if (i == len && cp >= 0x20)
+			sym = cp_keysym(cp);
+	}
+	if (sym != NoSymbol && IsModifierKey(sym))
+		*modifier = true;
+	return sym;
+}
+
+/* Parses "ctrl+shift+t alt+F4 Return" into chords. A '+' where a key name
+ * starts is the key '+' ("ctrl++"). */
+static int
+parse_combo(const char *combo, struct chord *chords, int *nchords, struct derr *e)
+{
+	const char *p = combo;
+	int nc = 0;
+
+	if (combo == NULL || strlen(combo) > KEYS_MAX_BYTES)
+		return derr_set(e, DERR_INVALID, "keys", "keys must be 1..%d bytes",
+		    KEYS_MAX_BYTES);
+	for (;;) {
+		struct chord *c;
+
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		if (*p == '\0')
+			break;
+		if (nc == KEYS_MAX_CHORDS)
+			return derr_set(e, DERR_INVALID, "keys", "at most %d chords at once",
+			    KEYS_MAX_CHORDS);
+		c = &chords[nc++];
+		c->n = 0;
+		for (;;) {
+			char name[KEY_NAME_MAX + 1];
+			const char *start = p;
+			size_t len;
+			KeySym sym;
+			bool modifier;
+
+			if (*p == '+')
+				p++;
+			else
+				while (*p != '\0' && *p != '+' && *p != ' ' && *p != '\t' && *p != '\n')
+					p++;
+			len = (size_t)(p - start);
+			if (len == 0)
+				return derr_set(e, DERR_INVALID, "keys",
+				    "empty key name in \"%.100s\"", combo);
+			if (len > KEY_NAME_MAX)
+				return derr_set(e, DERR_INVALID, "keys", "key name \"%.*s...\" is too long",
+				    32, start);
+			memcpy(name, start, len);
+			name[len] = '\0';
+			sym = name_keysym(name, &modifier);
+			if (sym == NoSymbol)
+				return derr_set(e, DERR_INVALID, "keys", "unknown key name \"%s\"", name);
+			if (c->n == CHORD_MAX_KEYS)
+				return derr_set(e, DERR_INVALID, "keys", "at most %d keys in one chord",
+				    CHORD_MAX_KEYS);
+			c->keys[c->n].sym = sym;
+			c->keys[c->n].modifier = modifier;
+			c->n++;
+			if (*p != '+')
+				break;
+			p++;                    /* the separator */
+			if (*p == '\0' || *p == ' ' || *p == '\t' || *p == '\n')
+				return derr_set(e, DERR_INVALID, "keys",
+				    "\"%.100s\" ends a chord with '+'", combo);
+		}
+	}
+	if (nc == 0)
+		return derr_set(e, DERR_INVALID, "keys", "no key given");
+	*nchords = nc;
+	return 0;
+}
+
+/* A modifier keysym: the key that has it in column 0; else, when a key
+ * carries it at another level (Xvfb: Meta_L, Hyper_L), a column-0 modifier
+ * key bound to the same modifier bit (Mod1 for Meta, Mod4 for Hyper), since
+ * that bit is what applications see; else a key in the modifier map that
+ * carries it at any level, pressed as is. */
+static bool
+modifier_find(const struct keymap *km, const XModifierKeymap *mm, KeySym sym,
+    KeyCode *kc)
+{
+	int per = mm->max_keypermod;
+
+	*kc = find_col0(km, sym);
+	if (*kc != 0)
+		return true;
+	for (int c = 1; c < km->per; c++)
+		for (int k = km->min; k <= km->max; k++) {
+			if (map_at(km, k, c) != sym)
+				continue;
+			for (int row = 0; row < 8; row++) {
+				bool has = false;
+
+				for (int j = 0; j < per; j++)
+					if (mm->modifiermap[row * per + j] == k)
+						has = true;
+				if (!has)
+					continue;
+				for (int j = 0; j < per; j++) {
+					KeyCode o = mm->modifiermap[row * per + j];
+
+					if (o >= km->min && o <= km->max &&
+					    IsModifierKey(map_at(km, o, 0))) {
+						*kc = o;
+						return true;
+					}
+				}
+				*kc = (KeyCode)k;
+				return true;
+			}
+		}
+	return false;
+}
+
+static bool
+pressed_has(const KeyCode *list, int n, KeyCode kc)
+{
+	for (int i = 0; i < n; i++)
+		if (list[i] == kc)
+			return true;
+	return false;
+}
+
+/* Where key k of the combo goes: keycode and what it needs held. */
+struct resolved {
+	KeyCode kc;
+	unsigned need;
+};
+
+int
+xinput_keys(Display *d, const char *combo, struct derr *e)
+{
+	struct chord *chords = NULL;
+	struct resolved *res = NULL;
+	XModifierKeymap *mm = NULL;
+	struct keymap km;
+	int nchords = 0, nkeys = 0, rc = -1;
+	bool loaded = false, sent = false;
+
+	chords = xcalloc(KEYS_MAX_CHORDS, sizeof *chords);
+	if (parse_combo(combo, chords, &nchords, e) != 0)
+		goto out;
+	if (keymap_load(d, &km, e) != 0)
+		goto out;
+	loaded = true;
+	xerr_begin();
+	mm = XGetModifierMapping(d);
+	if (mm == NULL) {
+		derr_set(e, DERR_INTERNAL, NULL, "cannot read the modifier map");
+		goto out;
+	}
+	res = xcalloc((size_t)KEYS_MAX_CHORDS * CHORD_MAX_KEYS, sizeof *res);
+	/* Resolve everything (binding spares as one batch) before any key goes
+	 * down. */
+	for (int c = 0; c < nchords; c++)
+		for (int k = 0; k < chords[c].n; k++) {
+			const struct key *key = &chords[c].keys[k];
+			struct resolved *r = &res[nkeys++];
+			bool rebind = false, found;
+			int slot;
+
+			r->need = 0;
+			if (key->modifier)
+				found = modifier_find(&km, mm, key->sym, &r->kc);
+			else
+				found = map_find(&km, key->sym, &r->kc, &r->need);
+			if (found)
+				continue;
+			slot = pool_find(&km, key->sym);
+			if (slot < 0)
+				slot = pool_take(&km, key->sym, 1, &rebind);
+			if (slot < 0) {
+				derr_set(e, DERR_INVALID, "keys",
+				    "too many keys missing from the keyboard map (at most %d)",
+				    km.npool);
+				goto out;
+			}
+			r->kc = km.pool[slot];
+		}
+	pool_write(&km);
+	nkeys = 0;
+	for (int c = 0; c < nchords; c++) {
+		KeyCode down[CHORD_MAX_PRESS];
+		int ndown = 0;
+
+		for (int k = 0; k < chords[c].n; k++) {
+			const struct resolved *r = &res[nkeys++];
+			KeyCode want[3];
+			int nwant = 0;
+
+			if (r->need & NEED_SHIFT)
+				want[nwant++] = km.shift;
+			if (r->need & NEED_LEVEL3)
+				want[nwant++] = km.level3;
+			want[nwant++] = r->kc;
+			for (int w = 0; w < nwant; w++) {
+				if (ndown == CHORD_MAX_PRESS || pressed_has(down, ndown, want[w]))
+					continue;
+				XTestFakeKeyEvent(d, want[w], True, 0);
+				down[ndown++] = want[w];
+			}
+		}
+		while (ndown > 0)
+			XTestFakeKeyEvent(d, down[--ndown], False, 0);
+		sent = true;
+	}
+	rc = 0;
+out:
+	if (mm != NULL)
+		XFreeModifiermap(mm);
+	if (loaded) {
+		keymap_done(&km, sent);
+		if (rc == 0)
+			rc = xerr_end(d, e, "keys");
+		else
+			XSync(d, False);
+	}
+	free(res);
+	free(chords);
+	return rc;
+}
