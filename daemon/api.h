@@ -32,6 +32,7 @@ struct app {
 };
 
 #define ROUTE_MAX_PARAMS 4
+#define REQ_MAX_HEADERS 8
 
 struct req {
 	struct app *app;
@@ -44,6 +45,12 @@ struct req {
 
 	int status;             /* reply */
 	json_object *reply;     /* owned */
+	unsigned char *raw;     /* or a non-JSON reply (owned, malloc'd) */
+	size_t raw_len;
+	const char *raw_type;   /* its Content-Type (static) */
+	int nhdr;               /* extra reply headers */
+	const char *hdr_name[REQ_MAX_HEADERS];
+	char hdr_val[REQ_MAX_HEADERS][64];
 };
 
 typedef int (*route_fn)(struct req *r, struct derr *e);
@@ -62,6 +69,12 @@ extern const size_t api_nroutes;
 
 /* Sets the reply; takes ownership of obj. Returns 0. */
 int req_reply(struct req *r, int status, json_object *obj);
+/* A non-JSON reply: takes ownership of data (malloc'd); type is static. */
+int req_reply_raw(struct req *r, int status, const char *type, unsigned char *data,
+    size_t len);
+/* Adds a reply header (name static; value copied, truncated to 63 bytes).
+ * At most REQ_MAX_HEADERS; extra ones are dropped. */
+void req_header(struct req *r, const char *name, const char *fmt, ...) DETM_PRINTF(3, 4);
 /* A query-string value (borrowed), or NULL. */
 const char *req_query(struct req *r, const char *key);
 
@@ -92,5 +105,21 @@ int api_action_patch(struct req *r, struct derr *e);
 int api_log_create(struct req *r, struct derr *e);
 int api_messages_get(struct req *r, struct derr *e);
 int api_message_create(struct req *r, struct derr *e);
+int api_device(struct req *r, struct derr *e);
+/* api_desktop.c */
+int api_desktop_action(struct req *r, struct derr *e);
+int api_desktop_screenshot(struct req *r, struct derr *e);
+int api_commands(struct req *r, struct derr *e);
+int api_displays(struct req *r, struct derr *e);
+int api_task_display_post(struct req *r, struct derr *e);
+int api_task_display_get(struct req *r, struct derr *e);
+int api_task_display_delete(struct req *r, struct derr *e);
+/* Display size from {"<p>width","<p>height"} or {"<p>resolution":"WxH"}
+ * (p is a key prefix such as "display_"); 0x0 when absent. */
+int api_display_size(json_object *body, const char *p, int *w, int *h, struct derr *e);
+/* Starts task_id's display and records it in the task's metadata; on
+ * failure nothing is left running. *info: the display (caller owns). */
+int api_task_display_start(struct req *r, const char *task_id, int w, int h,
+    json_object **info, struct derr *e);
 
 #endif

@@ -4,13 +4,20 @@
  * in and its routes exist, so clients (detm-mcp) can tell "not yet" from
  * "broken".
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "api.h"
+#include "desktop.h"
+#include "display.h"
 
 static const struct { const char *name; int on; } capabilities[] = {
-	{ "tasks", 1 }, { "waits", 0 }, { "desktop", 0 }, { "gui", 0 },
-	{ "recording", 0 }, { "dashboard", 0 }, { "events", 0 },
+	{ "tasks", 1 }, { "waits", 0 }, { "desktop", 1 }, { "commands", 1 }, { "gui", 0 },
+	{ "recording", 0 }, { "dashboard", 0 }, { "events", 0 }, { "ocr", 0 },
 };
 
 int
@@ -43,6 +50,8 @@ api_version(struct req *r, struct derr *e)
 	return req_reply(r, 200, o);
 }
 
+static json_object *desktop_manifest(void);
+
 int
 api_capabilities(struct req *r, struct derr *e)
 {
@@ -55,6 +64,182 @@ api_capabilities(struct req *r, struct derr *e)
 	json_object_object_add(o, "api_version", json_object_new_int(DETM_API_VERSION));
 	json_object_object_add(o, "version", json_object_new_string(DETM_VERSION));
 	json_object_object_add(o, "capabilities", caps);
+	json_object_object_add(o, "desktop", desktop_manifest());
+	return req_reply(r, 200, o);
+}
+
+/* What the desktop layer offers right now. */
+static json_object *
+desktop_manifest(void)
+{
+	json_object *d = json_object_new_object(), *acts = json_object_new_array(), *dl;
+	const char *name;
+	size_t i;
+
+	for (i = 0; (name = desktop_action_name(i)) != NULL; i++)
+		json_object_array_add(acts, json_object_new_string(name));
+	json_object_object_add(d, "actions", acts);
+	dl = display_list();
+	json_object_object_add(d, "xvfb", json_object_get(json_object_object_get(dl, "xvfb")));
+	json_object_object_add(d, "shared_display", json_object_new_string(display_shared_name()));
+	json_object_object_add(d, "task_displays_running", json_object_new_int(
+	    (int)json_object_array_length(json_object_object_get(dl, "displays"))));
+	json_object_object_add(d, "task_displays_max", json_object_get(json_object_object_get(dl, "max")));
+	json_object_object_add(d, "screenshot_formats", json_tokener_parse("[\"jpeg\",\"png\",\"json\"]"));
+	json_object_put(dl);
+	return d;
+}
+
+/* ---- /api/device: a self-check profile ---- */
+
+static long
+meminfo_kb(const char *key)
+{
+	char line[256];
+	size_t klen = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static void
+check_add(json_object *checks, const char *name, bool ok, const char *detail, bool *all)
+{
+	json_object *c = json_object_new_object();
+
+	json_object_object_add(c, "name", json_object_new_string(name));
+	json_object_object_add(c, "ok", json_object_new_boolean(ok));
+	json_object_object_add(c, "detail", json_object_new_string(detail));
+	json_object_array_add(checks, c);
+	if (!ok)
+		*all = false;
+}
+
+/* X extensions of the shared desktop, or NULL (unreachable: *why). */
+static json_object *
+x_extensions(char *why, size_t why_len)
+{
+	struct display_lease l;
+	struct derr e;
+	json_object *arr;
+	char **names;
+	int n, i;
+
+	if (display_lease(NULL, DISPLAY_SHARED, &l, &e) != 0) {
+		snprintf(why, why_len, "%s", e.message);
+		return NULL;
+	}
+	arr = json_object_new_array();
+	names = XListExtensions(l.d, &n);
+	for (i = 0; names != NULL && i < n; i++)
+		json_object_array_add(arr, json_object_new_string(names[i]));
+	if (names != NULL)
+		XFreeExtensionList(names);
+	display_unlease(&l);
+	return arr;
+}
+
+int
+api_device(struct req *r, struct derr *e)
+{
+	json_object *o = json_object_new_object(), *cpu, *mem, *disk, *x, *checks, *ext;
+	char buf[512], model[256] = "", why[512] = "";
+	struct statvfs vfs;
+	struct utsname un;
+	double load[3] = { 0, 0, 0 };
+	long total = meminfo_kb("MemTotal"), avail = meminfo_kb("MemAvailable");
+	bool all = true, xvfb = display_xvfb_found();
+	FILE *f;
+
+	checks = json_object_new_array();
+	cpu = json_object_new_object();
+	json_object_object_add(cpu, "count", json_object_new_int((int)sysconf(_SC_NPROCESSORS_ONLN)));
+	if ((f = fopen("/proc/cpuinfo", "re")) != NULL) {
+		while (fgets(buf, sizeof buf, f) != NULL)
+			if (strncmp(buf, "model name", 10) == 0 && strchr(buf, ':') != NULL) {
+				snprintf(model, sizeof model, "%s", strchr(buf, ':') + 2);
+				model[strcspn(model, "\n")] = '\0';
+				break;
+			}
+		fclose(f);
+	}
+	json_object_object_add(cpu, "model", json_object_new_string(model));
+	if (getloadavg(load, 3) == 3) {
+		json_object *la = json_object_new_array();
+
+		for (int i = 0; i < 3; i++)
+			json_object_array_add(la, json_object_new_double(load[i]));
+		json_object_object_add(cpu, "load", la);
+	}
+	json_object_object_add(o, "cpu", cpu);
+
+	mem = json_object_new_object();
+	json_object_object_add(mem, "total_mb", json_object_new_int64(total / 1024));
+	json_object_object_add(mem, "available_mb", json_object_new_int64(avail / 1024));
+	json_object_object_add(o, "memory", mem);
+	snprintf(buf, sizeof buf, "%ld MB available", avail / 1024);
+	check_add(checks, "memory", avail < 0 || avail > 256 * 1024, buf, &all);
+
+	disk = json_object_new_object();
+	json_object_object_add(disk, "path", json_object_new_string(r->app->cfg->data_dir));
+	if (statvfs(r->app->cfg->data_dir, &vfs) == 0) {
+		int64_t freemb = (int64_t)vfs.f_bavail * (int64_t)vfs.f_frsize / (1024 * 1024);
+
+		json_object_object_add(disk, "free_mb", json_object_new_int64(freemb));
+		json_object_object_add(disk, "total_mb", json_object_new_int64(
+		    (int64_t)vfs.f_blocks * (int64_t)vfs.f_frsize / (1024 * 1024)));
+		snprintf(buf, sizeof buf, "%lld MB free in the data dir", (long long)freemb);
+		check_add(checks, "disk", freemb >= 100, buf, &all);
+	}
+	json_object_object_add(o, "disk", disk);
+
+	x = json_object_new_object();
+	json_object_object_add(x, "xvfb", json_object_new_boolean(xvfb));
+	check_add(checks, "xvfb", xvfb, xvfb ? "Xvfb found: tasks can get their own displays" :
+	    "Xvfb not found (install the xvfb package): no per-task displays", &all);
+	json_object_object_add(x, "shared_display", json_object_new_string(display_shared_name()));
+	ext = x_extensions(why, sizeof why);
+	json_object_object_add(x, "shared_reachable", json_object_new_boolean(ext != NULL));
+	if (ext != NULL) {
+		bool shm = false, xtest = false;
+
+		for (size_t i = 0; i < json_object_array_length(ext); i++) {
+			const char *n = json_object_get_string(json_object_array_get_idx(ext, i));
+
+			shm |= strcmp(n, "MIT-SHM") == 0;
+			xtest |= strcmp(n, "XTEST") == 0;
+		}
+		json_object_object_add(x, "extensions", ext);
+		check_add(checks, "xtest", xtest, xtest ? "XTEST present on the shared display" :
+		    "XTEST missing on the shared display: no input there", &all);
+		check_add(checks, "mit-shm", shm, shm ? "MIT-SHM present: fast capture" :
+		    "MIT-SHM missing: capture falls back to XGetImage", &all);
+	} else {
+		/* Not a failure by itself: tasks can use their own displays. */
+		json_object_object_add(x, "shared_error", json_object_new_string(why));
+	}
+	json_object_object_add(o, "x11", x);
+
+	if (uname(&un) == 0) {
+		snprintf(buf, sizeof buf, "%s %s %s", un.sysname, un.release, un.machine);
+		json_object_object_add(o, "os", json_object_new_string(buf));
+	}
+	json_object_object_add(o, "version", json_object_new_string(DETM_VERSION));
+	json_object_object_add(o, "api_version", json_object_new_int(DETM_API_VERSION));
+	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(o, "uptime_s", json_object_new_int64(
+	    (mono_us() - r->app->started_mono_us) / 1000000));
+	json_object_object_add(o, "checks", checks);
+	json_object_object_add(o, "ok", json_object_new_boolean(all));
 	return req_reply(r, 200, o);
 }
 

@@ -9,6 +9,7 @@
 #include "api.h"
 #include "jx.h"
 #include "limits.h"
+#include "log.h"
 #include "task.h"
 #include "taskstate.h"
 
@@ -77,11 +78,37 @@ path_ordinal(struct req *r, int64_t *out, struct derr *e)
 	return jx_parse_int(r->params[1], "ordinal", 0, INT32_MAX, out, e);
 }
 
+/* Whether a new task gets its own display: `display` in the body, else
+ * metadata.isolated_display (the Python DETM's key), else the daemon
+ * default. Size: display_width/display_height or display_resolution in the
+ * body or the metadata. */
+static int
+want_display(struct req *r, json_object *meta, bool *want, int *w, int *h, struct derr *e)
+{
+	json_object *v;
+	bool has = false;
+
+	*want = r->app->cfg->task_displays;
+	if (jx_bool(r->body, "display", want, &has, e) != 0)
+		return -1;
+	if (!has && meta != NULL && json_object_object_get_ex(meta, "isolated_display", &v))
+		*want = json_object_get_boolean(v);
+	if (api_display_size(r->body, "display_", w, h, e) != 0)
+		return -1;
+	if (*w == 0 && meta != NULL && api_display_size(meta, "display_", w, h, e) != 0) {
+		snprintf(e->field, sizeof e->field, "metadata");
+		return -1;
+	}
+	return 0;
+}
+
 int
 api_task_create(struct req *r, struct derr *e)
 {
 	struct task_reg in = { 0 };
 	char id[ID_LEN];
+	bool disp;
+	int w, h;
 
 	if (jx_str(r->body, "name", true, 1, LIM_TASK_NAME, &in.name, e) != 0 ||
 	    jx_strarray(r->body, "plan", false, 0, LIM_PLAN_ITEMS, 1, LIM_ITEM_TITLE, &in.plan, e) != 0 ||
@@ -91,8 +118,21 @@ api_task_create(struct req *r, struct derr *e)
 	if (in.metadata != NULL && strlen(jx_string(in.metadata, NULL)) > LIM_METADATA_BYTES)
 		return derr_set(e, DERR_INVALID, "metadata", "metadata is larger than %d bytes as JSON",
 		    LIM_METADATA_BYTES);
-	if (task_register(r->app->store, &in, id, e) != 0)
+	if (want_display(r, in.metadata, &disp, &w, &h, e) != 0 ||
+	    task_register(r->app->store, &in, id, e) != 0)
 		return -1;
+	if (disp) {
+		json_object *info = NULL;
+		struct derr e2;
+
+		/* No task without the display it asked for. */
+		if (api_task_display_start(r, id, w, h, &info, e) != 0) {
+			if (task_delete(r->app->store, id, &e2) != 0)
+				log_warn("could not remove task %s after its display failed: %s", id, e2.message);
+			return -1;
+		}
+		json_object_put(info);
+	}
 	return reply_summary(r, id, 201, false, e);
 }
 

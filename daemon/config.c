@@ -43,6 +43,20 @@ static const struct opt opts[] = {
 	  "seconds an idle or stalled connection is kept" },
 	{ "db-sync", "ACU_DB_SYNC", OPT_STR, O(db_sync), "normal", 0, 0,
 	  "normal: commits survive a crash of detmd; full: also an OS crash (slower)" },
+	{ "display", "DISPLAY", OPT_STR, O(display), ":99", 0, 0,
+	  "the shared desktop: desktop tools without a task (or a task without a display) act here" },
+	{ "task-displays", "ACU_TASK_DISPLAYS", OPT_BOOL, O(task_displays), "0", 0, 1,
+	  "give every new task its own Xvfb display (a task can also ask: display: true)" },
+	{ "display-resolution", "ACU_DISPLAY_RESOLUTION", OPT_STR, O(display_res), "1280x720", 0, 0,
+	  "size of per-task displays, WIDTHxHEIGHT" },
+	{ "max-displays", "ACU_MAX_DISPLAYS", OPT_INT, O(max_displays), "32", 1, 500,
+	  "per-task Xvfb displays running at once" },
+	{ "xvfb", "ACU_XVFB", OPT_STR, O(xvfb), "Xvfb", 0, 0,
+	  "the Xvfb program (looked up in PATH)" },
+	{ "window-manager", "ACU_WINDOW_MANAGER", OPT_STR, O(window_manager), "", 0, 0,
+	  "command started on each task display (e.g. 'openbox'); empty: none" },
+	{ "display-glx", "ACU_DISPLAY_GLX", OPT_BOOL, O(display_glx), "0", 0, 1,
+	  "enable the GLX extension on task displays (off: smaller, faster start)" },
 };
 
 static int
@@ -129,6 +143,35 @@ finish(struct config *c)
 		fprintf(stderr, "detmd: --db-sync must be 'normal' or 'full', not '%s'\n", c->db_sync);
 		return -1;
 	}
+	if (config_parse_size(c->display_res, &c->display_w, &c->display_h) != 0) {
+		fprintf(stderr, "detmd: --display-resolution must be WIDTHxHEIGHT from %dx%d to %dx%d, not '%s'\n",
+		    CONFIG_DISPLAY_MIN, CONFIG_DISPLAY_MIN, CONFIG_DISPLAY_MAX, CONFIG_DISPLAY_MAX, c->display_res);
+		return -1;
+	}
+	if (c->display[0] == '\0') {
+		free(c->display);
+		c->display = xstrdup(":99");
+	}
+	return 0;
+}
+
+int
+config_parse_size(const char *s, int *w, int *h)
+{
+	char *end;
+	long a, b;
+
+	errno = 0;
+	a = strtol(s, &end, 10);
+	if (end == s || (*end != 'x' && *end != 'X'))
+		return -1;
+	s = end + 1;
+	b = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || a < CONFIG_DISPLAY_MIN || b < CONFIG_DISPLAY_MIN ||
+	    a > CONFIG_DISPLAY_MAX || b > CONFIG_DISPLAY_MAX)
+		return -1;
+	*w = (int)a;
+	*h = (int)b;
 	return 0;
 }
 
@@ -200,5 +243,9 @@ config_free(struct config *c)
 	free(c->data_dir);
 	free(c->token);
 	free(c->db_sync);
+	free(c->display);
+	free(c->display_res);
+	free(c->xvfb);
+	free(c->window_manager);
 	memset(c, 0, sizeof *c);
 }

@@ -21,6 +21,15 @@ struct config {
 	long max_conns;
 	long conn_timeout_s;
 	char *db_sync;          /* "normal" | "full" */
+	/* desktop */
+	char *display;          /* the shared desktop, e.g. ":99" */
+	bool task_displays;     /* every task gets its own Xvfb by default */
+	char *display_res;      /* "1280x720": per-task display size */
+	int display_w, display_h;   /* parsed from display_res */
+	long max_displays;      /* per-task Xvfb servers at once */
+	char *xvfb;             /* the Xvfb binary */
+	char *window_manager;   /* command started on each task display; "" none */
+	bool display_glx;       /* give task displays GLX */
 };
 
 /* Fills c from defaults, the environment and argv. Returns 0 to run, 1 when
@@ -29,5 +38,9 @@ struct config {
 int config_load(struct config *c, int argc, char **argv);
 void config_free(struct config *c);
 void config_usage(FILE *f);
+/* Parses "WIDTHxHEIGHT" (each CONFIG_DISPLAY_MIN..MAX). 0, or -1. */
+#define CONFIG_DISPLAY_MIN 64
+#define CONFIG_DISPLAY_MAX 8192
+int config_parse_size(const char *s, int *w, int *h);
 
 #endif

@@ -11,6 +11,8 @@
 #include "http.h"
 
 #include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -124,6 +126,27 @@ is_loopback(const char *addr)
 {
 	return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0 ||
 	    strcmp(addr, "localhost") == 0;
+}
+
+static enum MHD_Result
+send_raw(struct MHD_Connection *conn, struct req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	int i;
+
+	resp = MHD_create_response_from_buffer(r->raw_len, r->raw, MHD_RESPMEM_MUST_FREE);
+	if (resp == NULL)
+		return MHD_NO;
+	r->raw = NULL;          /* MHD frees it */
+	MHD_add_response_header(resp, "Content-Type", r->raw_type);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	for (i = 0; i < r->nhdr; i++)
+		MHD_add_response_header(resp, r->hdr_name[i], r->hdr_val[i]);
+	ret = MHD_queue_response(conn, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
 }
 
 static enum MHD_Result
@@ -295,6 +318,13 @@ run_handler(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 		r.body = json_object_new_object();
 	}
 	rc = hr->route->fn(&r, &e);
+	if (rc == 0 && r.raw != NULL) {
+		ret = send_raw(conn, &r);
+		log_debug("%s %s -> %d raw (%lld us)", method, url, r.status, (long long)(mono_us() - hr->t0));
+		free(r.raw);
+		json_object_put(r.body);
+		return ret;
+	}
 	if (rc != 0 || r.reply == NULL) {
 		if (e.code == DERR_OK)
 			derr_set(&e, DERR_INTERNAL, NULL, "internal error");
@@ -308,6 +338,7 @@ run_handler(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 fail:
 	json_object_put(r.reply);
 	json_object_put(r.body);
+	free(r.raw);
 	if (derr_status(e.code) >= 500)
 		log_warn("%s %s -> %d: %s", method, url, derr_status(e.code), e.message);
 	else
@@ -420,6 +451,30 @@ req_reply(struct req *r, int status, json_object *obj)
 	r->status = status;
 	r->reply = obj;
 	return 0;
+}
+
+int
+req_reply_raw(struct req *r, int status, const char *type, unsigned char *data, size_t len)
+{
+	free(r->raw);
+	r->status = status;
+	r->raw = data;
+	r->raw_len = len;
+	r->raw_type = type;
+	return 0;
+}
+
+void
+req_header(struct req *r, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nhdr >= REQ_MAX_HEADERS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->hdr_val[r->nhdr], sizeof r->hdr_val[0], fmt, ap);
+	va_end(ap);
+	r->hdr_name[r->nhdr++] = name;
 }
 
 const char *

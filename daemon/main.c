@@ -27,6 +27,9 @@
 #include "http.h"
 #include "log.h"
 #include "store.h"
+#include "display.h"
+#include "task.h"
+#include "taskstate.h"
 
 static int
 mkdir_p(const char *path, mode_t mode)
@@ -167,6 +170,16 @@ write_port_file(const char *dir, int port)
 		rename(tmp, path);
 }
 
+/* A task that ends (or is deleted) gives its display back. */
+static void
+on_task_change(const char *task_id, int from, int to, void *arg)
+{
+	(void)from;
+	(void)arg;
+	if (to == TASK_HOOK_DELETED || task_status_final(to))
+		display_stop(task_id);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -216,6 +229,12 @@ main(int argc, char **argv)
 		goto out;
 	}
 	app.store = st;
+	/* After the data-dir lock: only one detmd cleans up displays here. */
+	if (display_init(&cfg, &e) != 0) {
+		fprintf(stderr, "detmd: %s\n", e.message);
+		goto out;
+	}
+	task_hook_add(on_task_change, NULL);
 	if ((h = http_start(&app, lfd, &e)) == NULL) {
 		fprintf(stderr, "detmd: %s\n", e.message);
 		goto out;
@@ -240,6 +259,7 @@ main(int argc, char **argv)
 	rc = 0;
 out:
 	http_stop(h);
+	display_shutdown();
 	store_close(st);
 	if (lfd >= 0)
 		close(lfd);

@@ -31,6 +31,14 @@ const struct route api_routes[] = {
 	{ "POST",   "/api/tasks/{id}/actions/{aid}/logs",       api_log_create,     LIM_BODY_ACTION, "append a log line" },
 	{ "GET",    "/api/tasks/{id}/messages",                 api_messages_get,   0, "the task thread" },
 	{ "POST",   "/api/tasks/{id}/messages",                 api_message_create, B, "post to the thread" },
+	{ "POST",   "/api/tasks/{id}/display",                  api_task_display_post, B, "start the task's own display" },
+	{ "GET",    "/api/tasks/{id}/display",                  api_task_display_get, 0, "the task's display" },
+	{ "DELETE", "/api/tasks/{id}/display",                  api_task_display_delete, 0, "stop the task's display" },
+	{ "GET",    "/api/device",                              api_device,         0, "self-check: CPU, memory, disk, X" },
+	{ "GET",    "/api/displays",                            api_displays,       0, "managed displays" },
+	{ "POST",   "/api/desktop/action",                      api_desktop_action, LIM_BODY_ACTION, "one desktop action" },
+	{ "GET",    "/api/desktop/screenshot",                  api_desktop_screenshot, 0, "screenshot (jpeg|png|json)" },
+	{ "POST",   "/api/commands",                            api_commands,       LIM_BODY_ACTION, "run desktop commands in order" },
 };
 
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];

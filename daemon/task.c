@@ -237,6 +237,64 @@ task_lookup(struct store *st, const char *id, int *status, struct derr *e)
 }
 
 int
+task_meta(struct store *st, const char *id, int *status, json_object **meta,
+    struct derr *e)
+{
+	sqlite3_stmt *s;
+	int rc = -1, step;
+
+	*meta = NULL;
+	store_lock(st);
+	s = store_stmt(st, SQL_TASK_GET);
+	if (s == NULL) {
+		store_fail(st, "task lookup", e);
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	step = sqlite3_step(s);
+	if (step == SQLITE_ROW) {
+		*status = task_status_parse((const char *)sqlite3_column_text(s, 0));
+		*meta = json_tokener_parse((const char *)sqlite3_column_text(s, 2));
+		if (*meta == NULL || !json_object_is_type(*meta, json_type_object)) {
+			json_object_put(*meta);
+			*meta = json_object_new_object();
+		}
+		rc = 0;
+	} else if (step == SQLITE_DONE)
+		derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", id);
+	else
+		store_fail(st, "task lookup", e);
+	sqlite3_reset(s);
+out:
+	store_unlock(st);
+	return rc;
+}
+
+/* Status hooks: registered before the server starts, read-only after. */
+#define MAX_HOOKS 8
+static struct { task_hook_fn fn; void *arg; } hooks[MAX_HOOKS];
+static size_t nhooks;
+
+void
+task_hook_add(task_hook_fn fn, void *arg)
+{
+	if (nhooks < MAX_HOOKS) {
+		hooks[nhooks].fn = fn;
+		hooks[nhooks].arg = arg;
+		nhooks++;
+	}
+}
+
+static void
+run_hooks(const char *id, int from, int to)
+{
+	size_t i;
+
+	for (i = 0; i < nhooks; i++)
+		hooks[i].fn(id, from, to, hooks[i].arg);
+}
+
+int
 task_current_item(struct store *st, const char *task_id, char item_id[ID_LEN],
     int64_t *ordinal, struct derr *e)
 {
@@ -449,6 +507,8 @@ out:
 	if (rc != 0)
 		store_rollback(st);
 	store_unlock(st);
+	if (rc == 0 && p->status >= 0 && p->status != cur)
+		run_hooks(id, cur, p->status);
 	free(name);
 	free(meta);
 	free(msg);
@@ -520,6 +580,8 @@ task_delete(struct store *st, const char *id, struct derr *e)
 	rc = 0;
 out:
 	store_unlock(st);
+	if (rc == 0)
+		run_hooks(id, -1, TASK_HOOK_DELETED);
 	return rc;
 }
 

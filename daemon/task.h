@@ -122,6 +122,18 @@ json_object *task_thread(struct store *st, const char *id, int limit, struct der
  * task has none, -1 on error. */
 int task_current_item(struct store *st, const char *task_id,
     char item_id[ID_LEN], int64_t *ordinal, struct derr *e);
+/* The task's status and metadata (parsed; caller owns *meta). Takes the
+ * lock itself. NOT_FOUND if there is no such task. */
+int task_meta(struct store *st, const char *id, int *status, json_object **meta,
+    struct derr *e);
+
+/* Called after a committed status change (from, to: enum task_status), and
+ * after a delete (from -1, to TASK_HOOK_DELETED), outside the store lock,
+ * on the thread that made the change. Register before the server starts. */
+#define TASK_HOOK_DELETED (-2)
+typedef void (*task_hook_fn)(const char *task_id, int from, int to, void *arg);
+void task_hook_add(task_hook_fn fn, void *arg);
+
 /* Looks the task up (lock held): 0 and its status, or -1 with NOT_FOUND. */
 int task_lookup(struct store *st, const char *id, int *status, struct derr *e);
 

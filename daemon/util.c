@@ -274,3 +274,33 @@ secure_streq(const char *a, const char *b)
 		d |= (unsigned char)(b[i] ^ (i < la ? a[i] : 0));
 	return d == 0;
 }
+
+char *
+b64_encode(const unsigned char *p, size_t n, size_t *out_len)
+{
+	static const char tab[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t olen = (n + 2) / 3 * 4, i, o = 0;
+	char *out = xmalloc(olen + 1);
+
+	for (i = 0; i + 2 < n; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+
+		out[o++] = tab[v >> 18];
+		out[o++] = tab[(v >> 12) & 63];
+		out[o++] = tab[(v >> 6) & 63];
+		out[o++] = tab[v & 63];
+	}
+	if (i < n) {
+		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+
+		out[o++] = tab[v >> 18];
+		out[o++] = tab[(v >> 12) & 63];
+		out[o++] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
+		out[o++] = '=';
+	}
+	out[o] = '\0';
+	if (out_len != NULL)
+		*out_len = o;
+	return out;
+}

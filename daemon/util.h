@@ -49,6 +49,10 @@ void id_new(char out[ID_LEN]);
  * garbage early with a 404 rather than a database lookup. */
 bool id_plausible(const char *s);
 
+/* Standard base64 (with padding) of p[0..n); malloc'd, NUL-terminated;
+ * *out_len (may be NULL) gets its length. */
+char *b64_encode(const unsigned char *p, size_t n, size_t *out_len);
+
 /* Constant-time comparison of two NUL-terminated strings (token checks). */
 bool secure_streq(const char *a, const char *b);
 

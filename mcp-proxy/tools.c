@@ -41,7 +41,9 @@ static struct tool tools[] = {
 	"{'type':'object','additionalProperties':false,'required':['name'],'properties':{"
 	"'name':{'type':'string','minLength':1,'maxLength':200,'description':'Short task name, e.g. Export quarterly report.'},"
 	"'plan':{'type':'array','maxItems':500,'items':{'type':'string','minLength':1,'maxLength':500},'description':'Step titles in order; ordinals start at 0.'},"
-	"'metadata':{'type':'object','description':'Free-form key/value context stored with the task.'}}}",
+	"'metadata':{'type':'object','description':'Free-form key/value context stored with the task.'},"
+	"'display':{'type':'boolean','description':'Give the task its own virtual display (Xvfb), isolated from other tasks; desktop tools with this task_id act there.'},"
+	"'display_resolution':{'type':'string','pattern':'^[0-9]+x[0-9]+$','description':'Size of its own display, e.g. 1920x1080; default 1280x720.'}}}",
 	0, "POST", "/api/tasks", NULL, "tasks", 0, NULL
 },
 {
@@ -224,12 +226,13 @@ static struct tool tools[] = {
 	"'window_name':{'type':'string','minLength':1,'description':'Window title (substring) for window actions.'},"
 	"'width':{'type':'integer','minimum':1,'description':'New window width.'},"
 	"'height':{'type':'integer','minimum':1,'description':'New window height.'}}}",
-	DES | OPEN | TOOL_IMAGE, "POST", "/api/desktop/action", NULL, "desktop", 0, NULL
+	DES | OPEN | TOOL_IMAGE, "POST", "/api/desktop/action?coords=image", NULL, "desktop", 0, NULL
 },
 {
 	"desktop_look", "Look at the screen",
-	"Take a screenshot of the whole screen (or focus a window by name first) and return it as "
-	"a JPEG image with its size and the scale factor to the real screen. Coordinates you read "
+	"Take a screenshot of the whole screen (or of one window, found by name, focused and "
+	"captured alone) and return it as a JPEG image with its size and the scale factor to the "
+	"real screen. Coordinates you read "
 	"off this image can be passed straight to desktop_action.",
 	"{'type':'object','additionalProperties':false,'properties':{" OPT_TASK_ID ","
 	"'window_name':{'type':'string','minLength':1,'description':'Focus this window before the screenshot.'},"

@@ -3,7 +3,8 @@
 #
 # Usage: scripts/install-deps.sh [build|test|bench|all]   (default: build)
 #   build  compilers, headers and libraries to build detmd and detm-mcp
-#   test   build + what `make test` runs against (X server, X clients, node)
+#   test   build + what `make test` runs against (X clients, and xdotool,
+#          xwininfo, ImageMagick and jq as independent oracles in tests)
 #   bench  test + the tools `make bench` compares against (wrk, ...)
 #
 # Idempotent: it asks dpkg which packages are missing and does nothing (and
@@ -17,8 +18,8 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libmicrohttpd-dev libsqlite3-dev libjson-c-dev libcurl4-openssl-dev
 	libx11-dev libxext-dev libxtst-dev libturbojpeg0-dev zlib1g-dev
 	xvfb)
-test_pkgs=(sqlite3 curl procps xterm x11-apps x11-utils)
-bench_pkgs=(wrk xdotool imagemagick)
+test_pkgs=(sqlite3 curl procps jq xterm x11-apps x11-utils xdotool imagemagick openbox)
+bench_pkgs=(wrk)
 
 case "$group" in
 build) want=("${build_pkgs[@]}") ;;

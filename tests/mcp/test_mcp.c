@@ -328,8 +328,6 @@ test_unavailable_tools_name_the_capability(void)
 		{ "wait_cancel", "{\"wait_id\":\"abcd1234\",\"reason\":\"done\"}", "smart waits" },
 		{ "gui_do", "{\"instruction\":\"click Save\"}", "GUI automation" },
 		{ "gui_find", "{\"description\":\"Save button\"}", "GUI automation" },
-		{ "desktop_action", "{\"action\":\"click\",\"x\":1,\"y\":2}", "desktop control" },
-		{ "desktop_look", "{\"max_width\":800}", "desktop control" },
 		{ "video_record", "{\"duration\":5}", "screen recording" },
 	};
 	struct json_object *r = NULL, *res;
@@ -611,7 +609,7 @@ test_screenshot_becomes_image_content(void)
 	snprintf(f.body, sizeof f.body, "oops");
 	res = mproc_tool(&p, 3, "desktop_action", "{\"action\":\"screenshot\"}", &r);
 	CHECK(res && is_error(res) && strstr(result_text(res), "HTTP 500"), "%s", JS(r));
-	CHECK(strstr(f.last_head, "POST /api/desktop/action ") != NULL, "%s", f.last_head);
+	CHECK(strstr(f.last_head, "POST /api/desktop/action?coords=image ") != NULL, "%s", f.last_head);
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);

@@ -1,0 +1,913 @@
+/*
+ * display.c - the display registry: per-task Xvfb processes and the cached
+ * Xlib connection of every display (see display.h for the threading rule).
+ *
+ * Owns: the registry (an array of struct dentry, guarded by reg_lock), each
+ * entry's connection (guarded by the entry's own mutex), the Xvfb and
+ * window-manager child processes, and DATA_DIR/displays/N.{auth,pid}.
+ *
+ * Entry life: display_start creates an entry (state RUNNING) and puts it in
+ * the table; display_stop unlinks it, marks it STOPPED, closes its
+ * connection under its mutex (so after any lease in flight) and kills the
+ * processes. Entries are reference counted (the table holds one ref, each
+ * lease one), so a stop racing a lease never frees memory in use. The
+ * shared desktop is a static entry that is never unlinked.
+ *
+ * Lock order: reg_lock, then nothing; an entry mutex, then auth_lock.
+ * reg_lock is never taken while waiting for an entry mutex.
+ *
+ * Does not: know about tasks in the database (the API layer reads task
+ * metadata), scale coordinates, or log actions.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "display.h"
+#include "log.h"
+#include "util.h"
+#include "xcap.h"
+#include "xerr.h"
+
+#define FIRST_NUMBER 100
+#define LAST_NUMBER 999
+#define START_TRIES 8
+#define READY_TIMEOUT_MS 10000
+#define STOP_GRACE_MS 2000
+#define COOKIE_LEN 16
+
+extern char **environ;
+
+enum dstate { D_RUNNING, D_DIED, D_STOPPED };
+
+struct dentry {
+	pthread_mutex_t mu;     /* the connection: d, cap, look */
+	int refs;               /* under reg_lock */
+	enum dstate state;      /* under reg_lock */
+	bool managed;
+	char task_id[ID_LEN];
+	char name[16];          /* ":101" */
+	int number;
+	int width, height;
+	pid_t pid, wm_pid;
+	int exit_status;        /* when D_DIED */
+	int64_t started_at;     /* ms since epoch */
+	int64_t start_us;       /* how long Xvfb took to become ready */
+	unsigned char cookie[COOKIE_LEN];
+	char auth_path[PATH_MAX];
+	Display *d;
+	struct xcap *cap;
+	struct display_look look;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t auth_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct config *cfg;
+static char *dir;               /* DATA_DIR/displays */
+static char *log_dir;           /* DATA_DIR/logs */
+static struct dentry **table;   /* cfg->max_displays slots */
+static struct dentry shared = { .mu = PTHREAD_MUTEX_INITIALIZER, .refs = 1, .look = { 1.0, 0, 0 } };
+
+/* ---- small helpers ---- */
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static bool
+file_exists(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0;
+}
+
+static bool
+number_taken(int n)
+{
+	char path[64];
+	size_t i;
+
+	for (i = 0; i < (size_t)cfg->max_displays; i++)
+		if (table[i] != NULL && table[i]->number == n)
+			return true;
+	snprintf(path, sizeof path, "/tmp/.X11-unix/X%d", n);
+	if (file_exists(path))
+		return true;
+	snprintf(path, sizeof path, "/tmp/.X%d-lock", n);
+	return file_exists(path);
+}
+
+/* An Xauthority file with one FamilyWild entry for display n. */
+static int
+write_auth(const char *path, int n, const unsigned char *cookie)
+{
+	static const char proto[] = "MIT-MAGIC-COOKIE-1";
+	unsigned char buf[128];
+	char num[16];
+	size_t o = 0, nl;
+	int fd, rc = -1;
+
+	nl = (size_t)snprintf(num, sizeof num, "%d", n);
+#define PUT16(v) do { buf[o++] = (unsigned char)((v) >> 8); buf[o++] = (unsigned char)(v); } while (0)
+	PUT16(0xffff);                  /* FamilyWild: any address */
+	PUT16(0);
+	PUT16(nl);
+	memcpy(buf + o, num, nl);
+	o += nl;
+	PUT16(sizeof proto - 1);
+	memcpy(buf + o, proto, sizeof proto - 1);
+	o += sizeof proto - 1;
+	PUT16(COOKIE_LEN);
+	memcpy(buf + o, cookie, COOKIE_LEN);
+	o += COOKIE_LEN;
+#undef PUT16
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, buf, o) == (ssize_t)o)
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+static void
+random_bytes(unsigned char *p, size_t n)
+{
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+
+	while (fd >= 0 && got < n) {
+		ssize_t r = read(fd, p + got, n - got);
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (got < n)
+		log_error("cannot read /dev/urandom; display cookies are weak");
+	for (; got < n; got++)
+		p[got] = (unsigned char)(rand() ^ (int)mono_us());
+}
+
+/* posix_spawn with signals unblocked and default (main blocks them before
+ * starting threads), in its own process group, stdout/stderr to logpath. */
+static pid_t
+spawn(char *const argv[], const char *logpath, int pass_fd, char *const envp[])
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, all;
+	pid_t pid = -1;
+	int err;
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	if (pass_fd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, pass_fd, 3);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setpgroup(&at, 0);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+	    POSIX_SPAWN_SETPGROUP);
+	err = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (err != 0) {
+		log_warn("cannot start %s: %s", argv[0], strerror(err));
+		return -1;
+	}
+	return pid;
+}
+
+/* SIGTERM to the process group, up to STOP_GRACE_MS, then SIGKILL; reaps. */
+static void
+kill_wait(pid_t pid)
+{
+	int waited;
+
+	if (pid <= 0)
+		return;
+	kill(-pid, SIGTERM);
+	kill(pid, SIGTERM);
+	for (waited = 0; waited < STOP_GRACE_MS; waited += 5) {
+		pid_t r = waitpid(pid, NULL, WNOHANG);
+
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return;
+		sleep_ms(5);
+	}
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static Display *
+open_conn(const char *name, const unsigned char *cookie)
+{
+	Display *d;
+
+	pthread_mutex_lock(&auth_lock);
+	if (cookie != NULL)
+		XSetAuthorization((char *)(uintptr_t)"MIT-MAGIC-COOKIE-1", 18,
+		    (char *)(uintptr_t)cookie, COOKIE_LEN);
+	d = XOpenDisplay(name);
+	if (cookie != NULL)
+		XSetAuthorization(NULL, 0, NULL, 0);
+	pthread_mutex_unlock(&auth_lock);
+	if (d != NULL)
+		xerr_watch(d);
+	return d;
+}
+
+/* Entry mutex held. */
+static void
+close_conn(struct dentry *de)
+{
+	xcap_free(de->cap);
+	de->cap = NULL;
+	if (de->d != NULL) {
+		bool dead = xerr_io_dead(de->d);
+
+		xerr_forget(de->d);
+		/* After an I/O error Xlib must not write to the socket again;
+		 * XCloseDisplay still frees the structure. */
+		(void)dead;
+		XCloseDisplay(de->d);
+		de->d = NULL;
+	}
+}
+
+static void
+unref(struct dentry *de)
+{
+	bool last;
+
+	if (de == NULL || de == &shared)
+		return;
+	pthread_mutex_lock(&reg_lock);
+	last = --de->refs == 0;
+	pthread_mutex_unlock(&reg_lock);
+	if (!last)
+		return;
+	pthread_mutex_destroy(&de->mu);
+	free(de);
+}
+
+static void
+remove_files(int number)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof path, "%s/%d.pid", dir, number);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/%d.auth", dir, number);
+	unlink(path);
+}
+
+/* ---- start ---- */
+
+/* Spawns Xvfb for de->number and waits for it to report ready on the
+ * displayfd pipe. 0 ready; 1 the number was taken (try another); -1 error. */
+static int
+xvfb_launch(struct dentry *de, struct derr *e)
+{
+	char num[16], geom[32], logpath[PATH_MAX];
+	char *argv[20];
+	struct pollfd pfd;
+	char buf[32];
+	size_t got = 0;
+	int p[2], argc = 0, rc = -1, status;
+	int64_t t0 = mono_us(), left;
+
+	snprintf(num, sizeof num, ":%d", de->number);
+	snprintf(geom, sizeof geom, "%dx%dx24", de->width, de->height);
+	snprintf(logpath, sizeof logpath, "%s/xvfb-%d.log", log_dir, de->number);
+	argv[argc++] = cfg->xvfb;
+	argv[argc++] = num;
+	argv[argc++] = (char *)(uintptr_t)"-displayfd";
+	argv[argc++] = (char *)(uintptr_t)"3";
+	argv[argc++] = (char *)(uintptr_t)"-screen";
+	argv[argc++] = (char *)(uintptr_t)"0";
+	argv[argc++] = geom;
+	argv[argc++] = (char *)(uintptr_t)"-nolisten";
+	argv[argc++] = (char *)(uintptr_t)"tcp";
+	argv[argc++] = (char *)(uintptr_t)"-auth";
+	argv[argc++] = de->auth_path;
+	argv[argc++] = (char *)(uintptr_t)"-noreset";
+	if (!cfg->display_glx) {
+		argv[argc++] = (char *)(uintptr_t)"-extension";
+		argv[argc++] = (char *)(uintptr_t)"GLX";
+	}
+	argv[argc] = NULL;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "pipe: %s", strerror(errno));
+	de->pid = spawn(argv, logpath, p[1], environ);
+	close(p[1]);
+	if (de->pid < 0) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "cannot start %s (is the xvfb package installed?)",
+		    cfg->xvfb);
+		goto out;
+	}
+	pfd.fd = p[0];
+	pfd.events = POLLIN;
+	for (;;) {
+		ssize_t n;
+
+		left = READY_TIMEOUT_MS - (mono_us() - t0) / 1000;
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
+			if (left > 0 && errno == EINTR)
+				continue;
+			derr_set(e, DERR_UNAVAILABLE, NULL, "Xvfb %s did not become ready in %d ms",
+			    num, READY_TIMEOUT_MS);
+			kill_wait(de->pid);
+			goto out;
+		}
+		n = read(p[0], buf + got, sizeof buf - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (memchr(buf, '\n', got) != NULL || got == sizeof buf - 1)
+			break;
+	}
+	buf[got] = '\0';
+	if (got == 0 || atoi(buf) != de->number) {
+		/* EOF without a number: Xvfb exited (most likely the number was
+		 * taken by a server we could not see). */
+		waitpid(de->pid, &status, 0);
+		log_info("Xvfb %s exited before it was ready (status %d); see %s", num, status, logpath);
+		rc = 1;
+		goto out;
+	}
+	de->start_us = mono_us() - t0;
+	rc = 0;
+out:
+	close(p[0]);
+	return rc;
+}
+
+static void
+start_wm(struct dentry *de)
+{
+	char logpath[PATH_MAX], disp[32], xauth[PATH_MAX + 16];
+	char *argv[16], *envp[256], *copy, *tok, *save = NULL;
+	size_t n = 0, i;
+
+	if (cfg->window_manager[0] == '\0')
+		return;
+	copy = xstrdup(cfg->window_manager);
+	for (tok = strtok_r(copy, " \t", &save); tok && n < ARRAY_LEN(argv) - 1;
+	    tok = strtok_r(NULL, " \t", &save))
+		argv[n++] = tok;
+	argv[n] = NULL;
+	snprintf(disp, sizeof disp, "DISPLAY=%s", de->name);
+	snprintf(xauth, sizeof xauth, "XAUTHORITY=%s", de->auth_path);
+	n = 0;
+	envp[n++] = disp;
+	envp[n++] = xauth;
+	for (i = 0; environ[i] != NULL && n < ARRAY_LEN(envp) - 1; i++)
+		if (strncmp(environ[i], "DISPLAY=", 8) != 0 && strncmp(environ[i], "XAUTHORITY=", 11) != 0)
+			envp[n++] = environ[i];
+	envp[n] = NULL;
+	snprintf(logpath, sizeof logpath, "%s/wm-%d.log", log_dir, de->number);
+	if (argv[0] != NULL)
+		de->wm_pid = spawn(argv, logpath, -1, envp);
+	free(copy);
+}
+
+static int
+write_pidfile(const struct dentry *de)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%d.pid", dir, de->number);
+	f = fopen(path, "we");
+	if (f == NULL)
+		return -1;
+	fprintf(f, "%ld %s\n", (long)de->pid, de->task_id);
+	return fclose(f);
+}
+
+static json_object *
+entry_json(const struct dentry *de)
+{
+	json_object *o = json_object_new_object();
+	static const char *const states[] = { "running", "died", "stopped" };
+	char when[ISO_TIME_LEN], res[32];
+
+	json_object_object_add(o, "name", json_object_new_string(de->name));
+	if (de->managed) {
+		json_object_object_add(o, "number", json_object_new_int(de->number));
+		json_object_object_add(o, "task_id", json_object_new_string(de->task_id));
+		json_object_object_add(o, "width", json_object_new_int(de->width));
+		json_object_object_add(o, "height", json_object_new_int(de->height));
+		snprintf(res, sizeof res, "%dx%d", de->width, de->height);
+		json_object_object_add(o, "resolution", json_object_new_string(res));
+		json_object_object_add(o, "pid", json_object_new_int(de->pid));
+		json_object_object_add(o, "state", json_object_new_string(states[de->state]));
+		json_object_object_add(o, "xauthority", json_object_new_string(de->auth_path));
+		iso_time(de->started_at, when);
+		json_object_object_add(o, "started_at", json_object_new_string(when));
+		snprintf(res, sizeof res, "%.1f", (double)de->start_us / 1000.0);
+		json_object_object_add(o, "start_ms", json_object_new_double_s((double)de->start_us / 1000.0, res));
+		if (de->wm_pid > 0)
+			json_object_object_add(o, "wm_pid", json_object_new_int(de->wm_pid));
+	}
+	return o;
+}
+
+int
+display_start(const char *task_id, int width, int height, json_object **info,
+    struct derr *e)
+{
+	struct dentry *de = NULL;
+	size_t slot = SIZE_MAX, i;
+	int tries, rc = -1, r;
+
+	*info = NULL;
+	if (width == 0 || height == 0) {
+		width = cfg->display_w;
+		height = cfg->display_h;
+	}
+	/* One start at a time: numbers are picked and claimed atomically with
+	 * respect to this daemon; other X servers are seen through their
+	 * socket and lock files, and a lost race makes Xvfb exit (retry). */
+	pthread_mutex_lock(&start_lock);
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < (size_t)cfg->max_displays; i++) {
+		if (table[i] != NULL && strcmp(table[i]->task_id, task_id) == 0 &&
+		    table[i]->state == D_RUNNING) {
+			derr_set(e, DERR_CONFLICT, "display", "task %s already has display %s",
+			    task_id, table[i]->name);
+			pthread_mutex_unlock(&reg_lock);
+			goto out;
+		}
+		if (table[i] != NULL && strcmp(table[i]->task_id, task_id) == 0)
+			slot = i;       /* a died display: replace it */
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (slot != SIZE_MAX) {
+		(void)display_stop(task_id);
+		slot = SIZE_MAX;
+	}
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < (size_t)cfg->max_displays && slot == SIZE_MAX; i++)
+		if (table[i] == NULL)
+			slot = i;
+	pthread_mutex_unlock(&reg_lock);
+	if (slot == SIZE_MAX) {
+		derr_set(e, DERR_UNAVAILABLE, "display",
+		    "all %ld task displays are in use (ACU_MAX_DISPLAYS)", cfg->max_displays);
+		goto out;
+	}
+
+	de = xcalloc(1, sizeof *de);
+	pthread_mutex_init(&de->mu, NULL);
+	de->refs = 1;
+	de->managed = true;
+	de->look.scale = 1.0;
+	de->width = width;
+	de->height = height;
+	snprintf(de->task_id, sizeof de->task_id, "%s", task_id);
+	random_bytes(de->cookie, COOKIE_LEN);
+	de->number = FIRST_NUMBER;
+	for (tries = 0; tries < START_TRIES; tries++) {
+		pthread_mutex_lock(&reg_lock);
+		while (de->number <= LAST_NUMBER && number_taken(de->number))
+			de->number++;
+		pthread_mutex_unlock(&reg_lock);
+		if (de->number > LAST_NUMBER) {
+			derr_set(e, DERR_UNAVAILABLE, "display", "no free display number from :%d to :%d",
+			    FIRST_NUMBER, LAST_NUMBER);
+			goto out;
+		}
+		snprintf(de->auth_path, sizeof de->auth_path, "%s/%d.auth", dir, de->number);
+		if (write_auth(de->auth_path, de->number, de->cookie) != 0) {
+			derr_set(e, DERR_INTERNAL, NULL, "cannot write the display's auth file");
+			goto out;
+		}
+		r = xvfb_launch(de, e);
+		if (r < 0) {
+			remove_files(de->number);
+			goto out;
+		}
+		if (r == 0)
+			break;
+		remove_files(de->number);
+		de->number++;
+	}
+	if (tries == START_TRIES) {
+		derr_set(e, DERR_UNAVAILABLE, "display", "Xvfb failed to start %d times; see %s/xvfb-*.log",
+		    START_TRIES, log_dir);
+		goto out;
+	}
+	snprintf(de->name, sizeof de->name, ":%d", de->number);
+	de->started_at = now_ms();
+	if (write_pidfile(de) != 0)
+		log_warn("cannot write the pid file for %s", de->name);
+	pthread_mutex_lock(&de->mu);
+	de->d = open_conn(de->name, de->cookie);
+	if (de->d != NULL)
+		de->cap = xcap_new(de->d);
+	pthread_mutex_unlock(&de->mu);
+	if (de->d == NULL) {
+		derr_set(e, DERR_UNAVAILABLE, "display", "Xvfb %s started but refuses connections", de->name);
+		kill_wait(de->pid);
+		remove_files(de->number);
+		goto out;
+	}
+	start_wm(de);
+	pthread_mutex_lock(&reg_lock);
+	de->state = D_RUNNING;
+	table[slot] = de;
+	pthread_mutex_unlock(&reg_lock);
+	log_info("display %s (%dx%d) for task %s: Xvfb pid %ld ready in %.1f ms", de->name,
+	    width, height, task_id, (long)de->pid, (double)de->start_us / 1000.0);
+	*info = entry_json(de);
+	de = NULL;
+	rc = 0;
+out:
+	pthread_mutex_unlock(&start_lock);
+	if (de != NULL) {
+		pthread_mutex_destroy(&de->mu);
+		free(de);
+	}
+	return rc;
+}
+
+/* ---- stop ---- */
+
+static void
+teardown(struct dentry *de)
+{
+	pthread_mutex_lock(&de->mu);
+	close_conn(de);
+	pthread_mutex_unlock(&de->mu);
+	kill_wait(de->wm_pid);
+	if (de->state != D_DIED)
+		kill_wait(de->pid);
+	remove_files(de->number);
+	log_info("display %s of task %s stopped", de->name, de->task_id);
+}
+
+int
+display_stop(const char *task_id)
+{
+	struct dentry *de = NULL;
+	size_t i;
+
+	if (table == NULL || task_id == NULL)
+		return 1;
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; i < (size_t)cfg->max_displays; i++)
+		if (table[i] != NULL && strcmp(table[i]->task_id, task_id) == 0) {
+			de = table[i];
+			table[i] = NULL;
+			if (de->state == D_RUNNING)
+				de->state = D_STOPPED;
+			break;
+		}
+	pthread_mutex_unlock(&reg_lock);
+	if (de == NULL)
+		return 1;
+	teardown(de);
+	unref(de);
+	return 0;
+}
+
+void
+display_shutdown(void)
+{
+	size_t i;
+
+	if (table == NULL)
+		return;
+	for (i = 0; i < (size_t)cfg->max_displays; i++) {
+		char id[ID_LEN] = "";
+
+		pthread_mutex_lock(&reg_lock);
+		if (table[i] != NULL)
+			snprintf(id, sizeof id, "%s", table[i]->task_id);
+		pthread_mutex_unlock(&reg_lock);
+		if (id[0] != '\0')
+			display_stop(id);
+	}
+	pthread_mutex_lock(&shared.mu);
+	close_conn(&shared);
+	pthread_mutex_unlock(&shared.mu);
+}
+
+/* ---- lease ---- */
+
+/* reg_lock held: the task's entry (any state) or NULL. */
+static struct dentry *
+find_task(const char *task_id)
+{
+	size_t i;
+
+	for (i = 0; i < (size_t)cfg->max_displays; i++)
+		if (table[i] != NULL && strcmp(table[i]->task_id, task_id) == 0)
+			return table[i];
+	return NULL;
+}
+
+bool
+display_has(const char *task_id)
+{
+	bool r;
+
+	pthread_mutex_lock(&reg_lock);
+	r = table != NULL && find_task(task_id) != NULL;
+	pthread_mutex_unlock(&reg_lock);
+	return r;
+}
+
+/* A per-task Xvfb that exited on its own: reap it, mark the entry died. */
+static bool
+check_died(struct dentry *de)
+{
+	int status;
+
+	if (!de->managed || de->state != D_RUNNING)
+		return de->state == D_DIED;
+	if (waitpid(de->pid, &status, WNOHANG) != de->pid)
+		return false;
+	pthread_mutex_lock(&reg_lock);
+	de->state = D_DIED;
+	de->exit_status = status;
+	pthread_mutex_unlock(&reg_lock);
+	log_warn("Xvfb %s of task %s died (status %d)", de->name, de->task_id, status);
+	return true;
+}
+
+int
+display_lease(const char *task_id, enum display_pick pick, struct display_lease *l,
+    struct derr *e)
+{
+	struct dentry *de = NULL;
+	int sw, sh;
+
+	memset(l, 0, sizeof *l);
+	if (pick != DISPLAY_SHARED && task_id != NULL) {
+		pthread_mutex_lock(&reg_lock);
+		de = find_task(task_id);
+		if (de != NULL)
+			de->refs++;
+		pthread_mutex_unlock(&reg_lock);
+		if (de == NULL && pick == DISPLAY_TASK)
+			return derr_set(e, DERR_CONFLICT, "task_id",
+			    "task %s has no display of its own running; start one with "
+			    "POST /api/tasks/%s/display", task_id, task_id);
+	}
+	if (de == NULL)
+		de = &shared;
+	pthread_mutex_lock(&de->mu);
+	if (de->managed) {
+		if (de->state == D_STOPPED || check_died(de)) {
+			bool died = de->state == D_DIED;
+			char name[16];
+
+			snprintf(name, sizeof name, "%s", de->name);
+			close_conn(de);
+			pthread_mutex_unlock(&de->mu);
+			unref(de);
+			if (died) {
+				/* Forget it, so the task can get a new one. */
+				display_stop(task_id);
+				return derr_set(e, DERR_UNAVAILABLE, "display",
+				    "display %s of task %s died (Xvfb exited); start a new one with "
+				    "POST /api/tasks/%s/display", name, task_id, task_id);
+			}
+			return derr_set(e, DERR_CONFLICT, "task_id",
+			    "display %s of task %s has been stopped", name, task_id);
+		}
+	}
+	if (de->d != NULL && xerr_io_dead(de->d))
+		close_conn(de);
+	if (de->d == NULL) {
+		de->d = open_conn(de->name, de->managed ? de->cookie : NULL);
+		if (de->d == NULL) {
+			pthread_mutex_unlock(&de->mu);
+			unref(de);
+			if (de == &shared)
+				return derr_set(e, DERR_UNAVAILABLE, "display",
+				    "the shared display %s is not reachable (no X server there? "
+				    "give the task its own display with display: true)", shared.name);
+			return derr_set(e, DERR_UNAVAILABLE, "display", "display %s is not reachable",
+			    de->name);
+		}
+		de->cap = xcap_new(de->d);
+	}
+	sw = DisplayWidth(de->d, DefaultScreen(de->d));
+	sh = DisplayHeight(de->d, DefaultScreen(de->d));
+	de->width = sw;
+	de->height = sh;
+	l->d = de->d;
+	l->cap = de->cap;
+	l->width = sw;
+	l->height = sh;
+	l->name = de->name;
+	l->managed = de->managed;
+	l->look = &de->look;
+	l->entry = de;
+	return 0;
+}
+
+void
+display_unlease(struct display_lease *l)
+{
+	struct dentry *de;
+
+	if (l == NULL || l->entry == NULL)
+		return;
+	de = l->entry;
+	l->entry = NULL;
+	l->d = NULL;
+	if (de->d != NULL && xerr_io_dead(de->d))
+		close_conn(de);
+	pthread_mutex_unlock(&de->mu);
+	unref(de);
+}
+
+/* ---- listing ---- */
+
+json_object *
+display_list(void)
+{
+	json_object *out = json_object_new_object(), *arr = json_object_new_array(), *sh;
+	size_t i;
+
+	pthread_mutex_lock(&reg_lock);
+	for (i = 0; table != NULL && i < (size_t)cfg->max_displays; i++)
+		if (table[i] != NULL)
+			json_object_array_add(arr, entry_json(table[i]));
+	pthread_mutex_unlock(&reg_lock);
+	json_object_object_add(out, "displays", arr);
+	sh = json_object_new_object();
+	json_object_object_add(sh, "name", json_object_new_string(shared.name));
+	json_object_object_add(out, "shared", sh);
+	json_object_object_add(out, "max", json_object_new_int64(cfg ? cfg->max_displays : 0));
+	json_object_object_add(out, "xvfb", json_object_new_boolean(display_xvfb_found()));
+	return out;
+}
+
+const char *
+display_shared_name(void)
+{
+	return shared.name;
+}
+
+bool
+display_xvfb_found(void)
+{
+	const char *path = getenv("PATH");
+	char *copy, *tok, *save = NULL, full[PATH_MAX];
+	bool found = false;
+
+	if (cfg == NULL)
+		return false;
+	if (strchr(cfg->xvfb, '/') != NULL)
+		return access(cfg->xvfb, X_OK) == 0;
+	copy = xstrdup(path ? path : "/usr/bin:/bin");
+	for (tok = strtok_r(copy, ":", &save); tok && !found; tok = strtok_r(NULL, ":", &save)) {
+		snprintf(full, sizeof full, "%s/%s", tok, cfg->xvfb);
+		found = access(full, X_OK) == 0;
+	}
+	free(copy);
+	return found;
+}
+
+/* ---- startup ---- */
+
+/* True if pid is an X server started with -auth auth_path. */
+static bool
+is_our_server(pid_t pid, const char *auth_path)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+	bool after_auth = false;
+
+	snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *a = buf; a < buf + n; a += strlen(a) + 1) {
+		if (after_auth)
+			return strcmp(a, auth_path) == 0;
+		after_auth = strcmp(a, "-auth") == 0;
+	}
+	return false;
+}
+
+/* Alive and not a zombie (an orphan whose new parent does not reap). */
+static bool
+pid_alive(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* Kills the Xvfb servers (and their process groups) a previous detmd
+ * with this data dir left behind, and removes their files. */
+static void
+cleanup_stale(void)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *ent;
+
+	if (dh == NULL)
+		return;
+	while ((ent = readdir(dh)) != NULL) {
+		char path[PATH_MAX], auth[PATH_MAX];
+		long pid = 0;
+		int number;
+		FILE *f;
+
+		if (sscanf(ent->d_name, "%d.pid", &number) != 1 || strstr(ent->d_name, ".pid") == NULL)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+		snprintf(auth, sizeof auth, "%s/%d.auth", dir, number);
+		f = fopen(path, "re");
+		if (f != NULL) {
+			if (fscanf(f, "%ld", &pid) != 1)
+				pid = 0;
+			fclose(f);
+		}
+		if (pid > 1 && is_our_server((pid_t)pid, auth)) {
+			int waited;
+
+			log_info("removing display :%d (Xvfb pid %ld) left by an earlier detmd", number, pid);
+			kill(-(pid_t)pid, SIGTERM);
+			kill((pid_t)pid, SIGTERM);
+			for (waited = 0; waited < STOP_GRACE_MS && pid_alive((pid_t)pid); waited += 10)
+				sleep_ms(10);
+			if (pid_alive((pid_t)pid)) {
+				kill(-(pid_t)pid, SIGKILL);
+				kill((pid_t)pid, SIGKILL);
+			}
+		}
+		remove_files(number);
+	}
+	closedir(dh);
+}
+
+int
+display_init(const struct config *c, struct derr *e)
+{
+	cfg = c;
+	xerr_init();
+	snprintf(shared.name, sizeof shared.name, "%s", c->display);
+	dir = xasprintf("%s/displays", c->data_dir);
+	log_dir = xasprintf("%s/logs", c->data_dir);
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", dir, strerror(errno));
+	table = xcalloc((size_t)c->max_displays, sizeof *table);
+	cleanup_stale();
+	return 0;
+}

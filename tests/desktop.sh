@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# desktop.sh - the desktop suite: a real detmd driving real Xvfb displays
+# with real X clients (xterm, xlogo), checked from outside with independent
+# tools (xdotool/xwininfo/xdpyinfo as oracles, ImageMagick for pixels, the
+# files xterms write).
+#
+#   displays: per-task Xvfb (-displayfd, auth cookie, size), /api/displays,
+#             isolation between two tasks, release on completion/delete,
+#             daemon shutdown, kill -9 + restart, a dead Xvfb and a new one
+#   input:    click focuses, Unicode typing, key combos, drag, scroll,
+#             image-coordinate mapping
+#   windows:  list/find/move/resize/minimise/close
+#   capture:  JPEG/PNG/JSON, pixels of a known window, scale factor
+#   router:   /api/commands results, stop_on_error, timeout
+#   errors:   off-screen, unknown action/window, released display
+#
+# Prints "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+
+tmp=$(mktemp -d /tmp/detm-desktop.XXXXXX)
+pids=()
+cleanup() {
+	daemon_kill9
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+export LC_ALL=C.UTF-8
+
+# api METHOD PATH [BODY]: body to $tmp/resp (and stdout), status to $CODE.
+api() {
+	CODE=$(curl -sS -o "$tmp/resp" -w '%{http_code}' -X "$1" "$DETM_URL$2" \
+		-H 'Content-Type: application/json' ${3:+--data-binary "$3"})
+	cat "$tmp/resp"
+}
+jqr() { jq -r "$@" <"$tmp/resp"; }
+expect() { # expect NAME STATUS [jq-expression that must print true]
+	local name=$1 want=$2 expr=${3:-}
+	if [ "$CODE" != "$want" ]; then
+		bad "$name" "status $CODE, want $want: $(head -c 300 "$tmp/resp")"
+	elif [ -n "$expr" ] && [ "$(jq -r "$expr" <"$tmp/resp" 2>/dev/null)" != "true" ]; then
+		bad "$name" "$expr is not true in $(head -c 300 "$tmp/resp")"
+	else
+		ok "$name"
+	fi
+}
+act() { # act TASK JSON-fields: POST /api/desktop/action
+	api POST /api/desktop/action "{\"task_id\":\"$1\",$2}" >/dev/null
+}
+wait_for() { # wait_for SECONDS cmd...: poll until cmd succeeds
+	local t=$1 i; shift
+	for i in $(seq 1 $((t * 20))); do "$@" && return 0; sleep 0.05; done
+	return 1
+}
+xenv() { # xenv TASK cmd...: run an X client on the task's display
+	local t=$1; shift
+	DISPLAY=$(disp_of "$t") XAUTHORITY=$(auth_of "$t") "$@"
+}
+disp_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.display; }
+auth_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.xauthority; }
+file_has() { [ -f "$1" ] && grep -qF -- "$2" "$1"; }
+gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+xvfb_count() { pgrep -f "Xvfb.*-auth $DETM_DATA/displays" | wc -l; }
+
+# ---- a shared desktop of our own (the daemon's DISPLAY) ----
+mkfifo "$tmp/displayfd"
+Xvfb -displayfd 5 -screen 0 1024x768x24 -nolisten tcp 5>"$tmp/displayfd" >/dev/null 2>&1 &
+pids+=($!)
+read -r -t 10 shared_num <"$tmp/displayfd" || { bad "shared Xvfb" "did not start"; finish; exit 1; }
+SHARED=":$shared_num"
+
+daemon_start --display "$SHARED" || { bad "daemon start"; finish; exit 1; }
+
+# ---- manifest and self-check ----
+api GET /api/capabilities >/dev/null
+expect "capabilities: desktop and commands on, actions listed" 200 \
+	'.capabilities.desktop and .capabilities.commands and (.desktop.actions | index("click") != null) and .desktop.xvfb'
+api GET /api/device >/dev/null
+expect "device: shared display reachable with XTEST and MIT-SHM" 200 \
+	".x11.shared_reachable and (.x11.extensions | index(\"XTEST\") != null) and (.x11.extensions | index(\"MIT-SHM\") != null) and .cpu.count >= 1 and .disk.free_mb > 0 and (.checks | length) >= 3"
+
+# ---- two tasks, two displays ----
+api POST /api/tasks '{"name":"A","plan":["type"],"display":true}' >/dev/null
+expect "register with display: true" 201 '.metadata.display_number >= 100 and .metadata.display_resolution == "1280x720"'
+A=$(jqr .task_id)
+api POST /api/tasks '{"name":"B","display":true,"display_resolution":"800x600"}' >/dev/null
+expect "register with display_resolution" 201 '.metadata.display_resolution == "800x600"'
+B=$(jqr .task_id)
+DA=$(disp_of "$A"); DB=$(disp_of "$B")
+check "the two tasks have different displays" [ "$DA" != "$DB" ]
+api GET /api/displays >/dev/null
+expect "GET /api/displays lists both" 200 "[.displays[].task_id] | (index(\"$A\") != null and index(\"$B\") != null)"
+check "display size is the task's" sh -c "DISPLAY=$DB XAUTHORITY=$(auth_of "$B") xdpyinfo | grep -q 'dimensions: *800x600'"
+check "the display needs its cookie" sh -c "! DISPLAY=$DA XAUTHORITY=/dev/null xdpyinfo >/dev/null 2>&1"
+api GET "/api/tasks/$A/display" >/dev/null
+expect "GET a task's display" 200 ".name == \"$DA\" and .state == \"running\""
+api POST "/api/tasks/$A/display" '{}' >/dev/null
+expect "a second display for the same task is 409" 409
+
+# ---- input: click focuses, Unicode typing, key combos ----
+xenv "$A" xterm -geometry 60x10+0+0 -T left -e sh -c "cat > $tmp/a1.txt" & pids+=($!); XT1=$!
+xenv "$A" xterm -geometry 60x10+600+0 -T right -e sh -c "cat > $tmp/a2.txt" & pids+=($!)
+xenv "$B" xterm -geometry 40x10+0+0 -T other -e sh -c "cat > $tmp/b.txt" & pids+=($!)
+wait_for 10 sh -c "DISPLAY=$DA XAUTHORITY=$(auth_of "$A") xdotool search --name '^right$' >/dev/null" ||
+	bad "xterms appear" "no window"
+wait_for 10 sh -c "DISPLAY=$DB XAUTHORITY=$(auth_of "$B") xdotool search --name '^other$' >/dev/null"
+wait_for 5 test -f "$tmp/a2.txt"
+focus_is() { [ "$(xenv "$A" xdotool getwindowfocus getwindowname 2>/dev/null)" = "$1" ]; }
+act "$A" '"action":"click","x":800,"y":60'
+expect "click" 200 '.x == 800 and .y == 60 and .display != null'
+check "a click focuses the window under it (right)" wait_for 3 focus_is right
+act "$A" '"action":"click","x":100,"y":60'
+check "a click focuses the window under it (left)" wait_for 3 focus_is left
+text='héllo wörld ß — 漢字かな 😀 tab	end'
+act "$A" "\"action\":\"type\",\"text\":$(jq -Rn --arg t "$text" '$t')"
+expect "type Unicode" 200 ".chars == $(printf %s "$text" | wc -m)"
+act "$A" '"action":"press_key","keys":"Return"'
+expect "press_key Return" 200
+check "typed Unicode arrives in the xterm" wait_for 5 file_has "$tmp/a1.txt" "$text"
+long=$(printf 'line %03d äöü 字 ' $(seq 1 40))
+act "$A" "\"action\":\"type\",\"text\":\"$long\\n\""
+check "long text (1000+ chars) arrives intact" wait_for 10 file_has "$tmp/a1.txt" "$long"
+act "$A" '"action":"type","text":"discard me"'
+act "$A" '"action":"press_key","keys":"ctrl+u"'
+act "$A" '"action":"type","text":"kept"'
+act "$A" '"action":"press_key","keys":"Return"'
+check "ctrl+u (a key combo) killed the line" wait_for 5 sh -c "grep -qx kept $tmp/a1.txt && ! grep -q discard $tmp/a1.txt"
+act "$A" '"action":"press_key","keys":"ctrl+shift+nosuchkey"'
+expect "unknown key name is 400 on keys" 400 '.error.field == "keys"'
+act "$A" '"action":"type","text":"after"'
+act "$A" '"action":"press_key","keys":"Return"'
+check "no modifier stays stuck after a failed chord" wait_for 5 sh -c "grep -qx after $tmp/a1.txt"
+check "isolation: nothing typed on A reached B" sh -c "[ ! -s $tmp/b.txt ]"
+act "$B" '"action":"click","x":50,"y":50'
+act "$B" '"action":"type","text":"only on B\n"'
+check "B's input arrives on B" wait_for 5 file_has "$tmp/b.txt" "only on B"
+check "isolation: B's input did not reach A" sh -c "! grep -q 'only on B' $tmp/a1.txt $tmp/a2.txt"
+
+# ---- pointer, drag, scroll, image coordinates ----
+act "$A" '"action":"drag","x":10,"y":10,"x2":300,"y2":200'
+expect "drag" 200 '.x2 == 300 and .y2 == 200'
+act "$A" '"action":"get_mouse_position"'
+expect "drag ends at x2,y2" 200 '.x == 300 and .y == 200'
+act "$A" '"action":"scroll","direction":"up","amount":2'
+expect "scroll" 200 '.direction == "up" and .amount == 2'
+act "$A" '"action":"scroll","direction":"sideways"'
+expect "scroll with a bad direction is 400" 400 '.error.field == "direction"'
+api GET "/api/desktop/screenshot?task_id=$A&format=json&max_width=640" >/dev/null
+expect "look at half size" 200 '.scale == 2 and .image_size.width == 640 and .screen_size.width == 1280'
+api POST "/api/desktop/action?coords=image" "{\"task_id\":\"$A\",\"action\":\"mouse_move\",\"x\":100,\"y\":50}" >/dev/null
+expect "image coordinates map through the last look's scale" 200 '.x == 200 and .y == 100'
+
+# ---- windows ----
+act "$A" '"action":"list_windows"'
+expect "list_windows" 200 '.count >= 2 and ([.windows[].title] | index("left") != null and index("right") != null) and ([.windows[] | select(.title == "left")][0] | .class == "XTerm" and .x == 0 and .y == 0 and .pid > 0)'
+act "$A" '"action":"find_window","window_name":"RIGH"'
+expect "find_window is a case-insensitive substring match" 200 '.found and .window.title == "right"'
+WID=$(jqr .window.id)
+act "$A" "\"action\":\"move_window\",\"window_id\":\"$WID\",\"x\":300,\"y\":250"
+expect "move_window" 200
+pos_is() { xenv "$A" xwininfo -id "$WID" | grep -q "Absolute upper-left X: *$1" &&
+	xenv "$A" xwininfo -id "$WID" | grep -q "Absolute upper-left Y: *$2"; }
+check "the window moved (xwininfo)" wait_for 3 pos_is 300 250
+act "$A" "\"action\":\"resize_window\",\"window_id\":\"$WID\",\"width\":500,\"height\":300"
+expect "resize_window" 200
+size_is() { xenv "$A" xwininfo -id "$WID" | grep -q "Width: $1" && xenv "$A" xwininfo -id "$WID" | grep -q "Height: $2"; }
+check "the window resized (xwininfo)" wait_for 3 size_is 500 300
+act "$A" "\"action\":\"focus_window\",\"window_name\":\"left\""
+expect "focus_window by name" 200
+check "focus_window focused it" wait_for 3 focus_is left
+act "$A" '"action":"active_window"'
+expect "active_window" 200 '.window.title == "left"'
+act "$A" "\"action\":\"minimize_window\",\"window_id\":\"$WID\""
+expect "minimize_window" 200 '.window.visible == false'
+act "$A" '"action":"focus_window","window_id":"0x7ffffff0"'
+expect "unknown window id is 404" 404 '.error.field == "window_id"'
+act "$A" '"action":"find_window","window_name":"no such window"'
+expect "no matching window is 404" 404
+act "$A" "\"action\":\"close_window\",\"window_name\":\"left\""
+expect "close_window (graceful)" 200 '.how == "delete"'
+check "the xterm exited" wait_for 5 gone "$XT1"
+
+# ---- capture ----
+xenv "$B" xterm -bg red -fg red -geometry 20x5+200+150 -T redwin -e sleep 600 & pids+=($!)
+wait_for 10 sh -c "DISPLAY=$DB XAUTHORITY=$(auth_of "$B") xdotool search --name '^redwin$' >/dev/null"
+sleep 0.3
+curl -s -D "$tmp/h" -o "$tmp/shot.jpg" "$DETM_URL/api/desktop/screenshot?task_id=$B&max_width=800"
+check "screenshot is a JPEG" sh -c "head -c 3 $tmp/shot.jpg | od -An -tx1 | grep -q 'ff d8 ff'"
+check "screenshot headers carry sizes and scale" sh -c "grep -qi '^X-Image-Width: 800' $tmp/h && grep -qi '^X-Screen-Width: 800' $tmp/h && grep -qi '^X-Scale: 1' $tmp/h"
+red_at() { # red_at FILE X Y: the pixel is (nearly) red
+	convert "$1" -format '%[fx:int(255*p{'"$2,$3"'}.r)] %[fx:int(255*p{'"$2,$3"'}.g)] %[fx:int(255*p{'"$2,$3"'}.b)]' info: |
+		awk '{ exit !($1 > 200 && $2 < 60 && $3 < 60) }'
+}
+check "a known window's pixels are where it is" red_at "$tmp/shot.jpg" 230 170
+check "and not elsewhere" sh -c "! red_at $tmp/shot.jpg 50 400"
+curl -s -o "$tmp/half.jpg" "$DETM_URL/api/desktop/screenshot?task_id=$B&max_width=400"
+check "scaled capture: the window lands at screen/scale" red_at "$tmp/half.jpg" 115 85
+check "scaled image is 400x300" sh -c "identify $tmp/half.jpg | grep -q ' 400x300 '"
+curl -s -o "$tmp/shot.png" "$DETM_URL/api/desktop/screenshot?task_id=$B&format=png&x=200&y=150&w=100&h=50"
+check "PNG region decodes and is red" sh -c "identify $tmp/shot.png | grep -q 'PNG 100x50' && convert $tmp/shot.png -format '%[fx:int(255*mean.r)] %[fx:int(255*mean.g)]' info: | awk '{ exit !(\$1 > 240 && \$2 < 20) }'"
+api GET "/api/desktop/screenshot?task_id=$B&format=json" >/dev/null
+expect "JSON screenshot" 200 '.mime_type == "image/jpeg" and (.image_b64 | length) > 1000 and .screen_size.height == 600 and .bytes < 1048576'
+jqr .image_b64 | base64 -d >"$tmp/j.jpg"
+check "JSON image_b64 decodes to the image" sh -c "identify $tmp/j.jpg | grep -q 'JPEG 800x600'"
+api GET "/api/desktop/screenshot?task_id=$B&x=5000&y=5000&w=10&h=10" >/dev/null
+expect "off-screen region is 400" 400
+api GET "/api/desktop/screenshot?task_id=$B&format=gif" >/dev/null
+expect "unknown format is 400" 400 '.error.field == "format"'
+api GET "/api/desktop/screenshot" >/dev/null
+expect "no task: the shared display" 200
+curl -s -D "$tmp/h2" -o /dev/null "$DETM_URL/api/desktop/screenshot"
+check "no task: it was the shared display" grep -qi "^X-Display: $SHARED" "$tmp/h2"
+
+# ---- errors ----
+act "$A" '"action":"click","x":5000,"y":10'
+expect "off-screen click is 400 on x" 400 '.error.field == "x" and (.error.message | test("1280x720"))'
+act "$A" '"action":"fly"'
+expect "unknown action is 400 naming the actions" 400 '.error.field == "action" and (.error.message | test("double_click"))'
+act "$A" '"action":"click","x":1,"y":1,"colour":"red"'
+expect "unknown parameter is 400" 400 '.error.field == "colour"'
+act "nosuchtask" '"action":"click","x":1,"y":1'
+expect "unknown task is 404" 404
+api POST /api/desktop/action '{"action":"get_mouse_position"}' >/dev/null
+expect "no task: the shared display" 200 ".display == \"$SHARED\""
+
+# ---- the command router ----
+api POST /api/commands "{\"task_id\":\"$A\",\"commands\":[{\"action\":\"mouse_move\",\"parameters\":{\"x\":10,\"y\":20}},{\"action\":\"bogus\"},{\"action\":\"get_mouse_position\"}]}" >/dev/null
+expect "commands: one result per command, stop on error" 200 \
+	'(.results | length) == 3 and .results[0].status == "success" and .results[1].status == "error" and .results[1].error.field == "action" and .results[2].status == "error" and .succeeded == 1 and .failed == 1 and .not_run == 1'
+api POST /api/commands "{\"task_id\":\"$A\",\"stop_on_error\":false,\"commands\":[{\"action\":\"click\",\"parameters\":{\"x\":99999,\"y\":1}},{\"action\":\"get_mouse_position\"}]}" >/dev/null
+expect "commands: stop_on_error false runs the rest" 200 \
+	'.results[0].status == "error" and .results[1].status == "success" and .results[1].data.x == 10 and .results[1].data.y == 20'
+api POST /api/commands "{\"task_id\":\"$A\",\"timeout_ms\":100,\"commands\":[{\"action\":\"sleep\",\"parameters\":{\"ms\":300}},{\"action\":\"click\"}]}" >/dev/null
+expect "commands: a command after the timeout is reported as timeout" 200 \
+	'.results[0].status == "success" and .results[1].status == "timeout"'
+api POST /api/commands '{"commands":[{"parameters":{}}]}' >/dev/null
+expect "commands: a malformed list is 400 before anything runs" 400 '.error.field == "commands[0]"'
+api POST /api/commands '{"commands":[]}' >/dev/null
+expect "commands: empty list is 400" 400
+
+# ---- actions are logged on the task ----
+api GET "/api/tasks/$A?detail=actions" >/dev/null
+n_gui=$(jq '[.. | objects | select(.action_type? == "gui")] | length' <"$tmp/resp")
+check "desktop actions are logged as gui actions ($n_gui)" [ "$n_gui" -ge 20 ]
+check "a failed action is logged as failed" sh -c "jq -e '[.. | objects | select(.action_type? == \"gui\" and .status? == \"failed\")] | length > 0' <$tmp/resp >/dev/null"
+
+# ---- a dead Xvfb, and a new display ----
+XPID_B=$(curl -s "$DETM_URL/api/displays" | jq -r ".displays[] | select(.task_id == \"$B\") | .pid")
+kill -9 "$XPID_B"
+act "$B" '"action":"get_mouse_position"'
+expect "a dead Xvfb is 503 with a hint" 503 '.error.message | test("died")'
+api POST "/api/tasks/$B/display" '{"width":640,"height":480}' >/dev/null
+expect "the task gets a new display" 201 '.width == 640 and .state == "running"'
+act "$B" '"action":"get_mouse_position"'
+expect "and it works" 200
+
+# ---- release: completion, delete, shutdown, kill -9 ----
+XPID_A=$(curl -s "$DETM_URL/api/displays" | jq -r ".displays[] | select(.task_id == \"$A\") | .pid")
+api PATCH "/api/tasks/$A" '{"status":"completed"}' >/dev/null
+check "completing a task stops its Xvfb" wait_for 5 gone "$XPID_A"
+check "and removes its socket" wait_for 5 test ! -e "/tmp/.X11-unix/X${DA#:}"
+act "$A" '"action":"click","x":1,"y":1'
+expect "a completed task's released display is 409 with a hint" 409 '.error.message | test("released")'
+XPID_B=$(curl -s "$DETM_URL/api/displays" | jq -r ".displays[] | select(.task_id == \"$B\") | .pid")
+api DELETE "/api/tasks/$B" >/dev/null
+check "deleting a task stops its Xvfb" wait_for 5 gone "$XPID_B"
+api POST /api/tasks '{"name":"C","display":true}' >/dev/null
+api POST /api/tasks '{"name":"D","display":true}' >/dev/null
+check "two more displays running" [ "$(xvfb_count)" -eq 2 ]
+daemon_stop
+check "daemon shutdown stops every task display" wait_for 5 [ "$(xvfb_count)" -eq 0 ]
+daemon_start --display "$SHARED"
+api POST /api/tasks '{"name":"E","display":true}' >/dev/null
+E=$(jqr .task_id)
+XPID_E=$(curl -s "$DETM_URL/api/displays" | jq -r '.displays[0].pid')
+daemon_kill9
+check "after kill -9 the display outlives detmd" kill -0 "$XPID_E"
+daemon_start --display "$SHARED"
+check "a restart removes what the crashed detmd left" wait_for 5 gone "$XPID_E"
+check "and its files" sh -c "[ -z \"\$(ls $DETM_DATA/displays)\" ]"
+act "$E" '"action":"click","x":1,"y":1'
+expect "the crashed display is reported, with a way out" 409 '.error.message | test("POST /api/tasks")'
+api POST "/api/tasks/$E/display" '{}' >/dev/null
+expect "and the task can get a new one" 201
+daemon_stop
+check "clean stop again leaves no Xvfb" wait_for 5 [ "$(xvfb_count)" -eq 0 ]
+
+finish
