@@ -69,6 +69,12 @@ int xcap_encode(const struct xcap_frame *f, enum xcap_format fmt, int quality,
 int xcap_shot(struct xcap *c, const struct xcap_req *q, struct xcap_frame *f,
     struct xcap_image *out, struct derr *e);
 
+/* 1 if the last successful xcap_grab on c went through MIT-SHM, else 0
+ * (tests and benchmarks use it; the daemon does not need to). */
+int xcap_uses_shm(const struct xcap *c);
+/* Detaches the segment and uses XGetImage from now on (tests, benchmarks). */
+void xcap_disable_shm(struct xcap *c);
+
 void xcap_frame_free(struct xcap_frame *f);   /* frees f->rgb; NULL ok */
 void xcap_image_free(struct xcap_image *img); /* NULL ok */
 
