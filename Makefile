@@ -22,7 +22,7 @@ ifdef WERROR
 WARN    += -Werror
 endif
 
-DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst libturbojpeg zlib
+DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst libturbojpeg zlib libcurl
 PROXY_PKGS  = libcurl json-c
 TEST_PKGS   = libcurl json-c sqlite3
 
@@ -60,9 +60,16 @@ MCPTEST_OBJS := $(MCPTEST_SRCS:%.c=$(B)/%.o)
 X11TEST_SRCS := $(wildcard tests/x11/*.c)
 X11TEST_OBJS := $(X11TEST_SRCS:%.c=$(B)/%.o)
 
+VSTUB_SRCS := $(wildcard tests/stub/*.c)
+VSTUB_OBJS := $(VSTUB_SRCS:%.c=$(B)/%.o)
+
+VISIONTEST_SRCS := $(wildcard tests/vision/*.c)
+VISIONTEST_OBJS := $(VISIONTEST_SRCS:%.c=$(B)/%.o)
+
 ALL_BINS := $(BIN)/detmd $(if $(PROXY_SRCS),$(BIN)/detm-mcp)
 TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/httpcase) \
-             $(if $(MCPTEST_SRCS),$(BIN)/test-mcp) $(if $(X11TEST_SRCS),$(BIN)/test-x11)
+             $(if $(MCPTEST_SRCS),$(BIN)/test-mcp) $(if $(X11TEST_SRCS),$(BIN)/test-x11) \
+             $(if $(VSTUB_SRCS),$(BIN)/vision-stub) $(if $(VISIONTEST_SRCS),$(BIN)/test-vision)
 
 .PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help
 all: $(ALL_BINS)
@@ -131,6 +138,16 @@ $(BIN)/test-x11: $(X11TEST_OBJS) $(DAEMON_LIB_OBJS)
 $(BIN)/test-mcp: $(MCPTEST_OBJS)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(TEST_PKGS)) -lpthread
+
+$(BIN)/vision-stub: $(VSTUB_OBJS)
+	@mkdir -p $(BIN)
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,libmicrohttpd json-c) -lpthread
+
+$(BIN)/test-vision: $(VISIONTEST_OBJS) $(DAEMON_LIB_OBJS)
+	@mkdir -p $(BIN)
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
 
 run: deps
 	@$(MAKE) --no-print-directory all

@@ -1,0 +1,78 @@
+/*
+ * httpc.h - a small blocking JSON-over-HTTP client on libcurl, for calls
+ * from the daemon to model servers (vision backends, later grounding).
+ *
+ * Thread-safety: after httpc_global_init (once, in main, before any thread
+ * starts), every function here may be called from any thread at once. Easy
+ * handles live in a small mutex-guarded pool: a call takes one, uses it and
+ * gives it back after curl_easy_reset, which keeps the handle's live
+ * connections, DNS and TLS session caches. So a worker that calls the same
+ * backend again usually reuses a warm (TLS) connection, and concurrent
+ * calls each get their own handle: no handle is ever used by two threads.
+ *
+ * Replies are capped (HTTPC_MAX_REPLY unless the request says otherwise);
+ * request bodies are capped at HTTPC_MAX_REQUEST. Only http and https URLs
+ * are followed; redirects are not. No signals (CURLOPT_NOSIGNAL), no
+ * verbose output.
+ */
+#ifndef DETM_HTTPC_H
+#define DETM_HTTPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#define HTTPC_MAX_REPLY   (1024 * 1024)
+#define HTTPC_MAX_REQUEST (48 * 1024 * 1024)
+#define HTTPC_POOL_IDLE   16          /* idle easy handles kept for reuse */
+
+/* httpc_do's result: 0 when an HTTP response arrived (any status). */
+enum httpc_fail {
+	HTTPC_OK = 0,
+	HTTPC_ECONNECT = -1,   /* DNS, refused, reset, TLS, send/recv: transient */
+	HTTPC_ETIMEOUT = -2,   /* the whole request took longer than timeout_ms */
+	HTTPC_ETOOBIG = -3,    /* reply over max_reply, or request over the cap */
+	HTTPC_EOTHER = -4,     /* bad URL, unsupported protocol, internal */
+};
+
+struct httpc_req {
+	const char *method;            /* "GET", "POST", "DELETE"; NULL = GET, or POST with a body */
+	const char *url;
+	const char *const *headers;    /* NULL-terminated "Name: value" list, or NULL */
+	json_object *body;             /* sent as application/json; NULL = none */
+	long timeout_ms;               /* whole request; <= 0 means 30 s */
+	size_t max_reply;              /* 0 = HTTPC_MAX_REPLY */
+};
+
+struct httpc_resp {
+	long status;                   /* 0 when no response arrived */
+	json_object *json;             /* parsed body when it is JSON, else NULL (owned) */
+	char excerpt[256];             /* start of the body, one line, for messages */
+	long retry_after_ms;           /* Retry-After in seconds, as ms; -1 when absent */
+	int64_t latency_us;
+	char error[256];               /* transport error text when the result is < 0 */
+};
+
+/* Call once before threads start (curl_global_init); 0 or -1. */
+int httpc_global_init(void);
+/* Frees the pooled handles and calls curl_global_cleanup; after all threads
+ * using httpc are done. */
+void httpc_global_cleanup(void);
+
+/* Performs one request. Returns 0 (a response arrived: look at rs->status)
+ * or an enum httpc_fail value with rs->error filled. Always free rs with
+ * httpc_resp_free, whatever the result. */
+int httpc_do(const struct httpc_req *rq, struct httpc_resp *rs);
+void httpc_resp_free(struct httpc_resp *rs);
+
+/* Convenience forms. Return as httpc_do; *status is the HTTP status (0 on
+ * transport failure), *reply the parsed JSON body or NULL (caller puts it),
+ * errbuf a transport error or, for a non-2xx or non-JSON reply, a body
+ * excerpt. headers, errbuf may be NULL. */
+int httpc_post_json(const char *url, const char *const *headers, json_object *body,
+    long timeout_ms, long *status, json_object **reply, char *errbuf, size_t errlen);
+int httpc_get_json(const char *url, const char *const *headers, long timeout_ms,
+    long *status, json_object **reply, char *errbuf, size_t errlen);
+
+#endif

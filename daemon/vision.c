@@ -1,0 +1,872 @@
+/*
+ * vision.c - settings, the prompt, retries, health and the verdict parser.
+ * See vision.h; the wire formats are in vision_wire.c.
+ */
+#include "vision.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "httpc.h"
+#include "jx.h"
+#include "log.h"
+#include "vision_int.h"
+
+#define DEF_TIMEOUT_MS   60000L
+#define DEF_RETRIES      2
+#define DEF_BACKOFF_MS   250L
+#define MAX_BACKOFF_MS   8000L
+#define MAX_RETRY_AFTER  10000L     /* a longer Retry-After is cut to this */
+#define HEALTH_MAX_MS    5000L
+#define HEALTH_MAX_REPLY (16 * 1024 * 1024)   /* openrouter's /models is large */
+
+static const char system_prompt[] =
+    "You are SmartWait, a careful screen-state checker for a desktop automation agent. "
+    "You look at screenshots of a computer screen and decide whether a stated condition is true "
+    "right now. Be decisive: answer YES when the visible evidence reasonably shows the condition "
+    "holds. Always follow the answer format exactly.";
+
+/* ---- base64 ---------------------------------------------------------- */
+
+char *
+vision_base64(const unsigned char *p, size_t n, size_t *out_len)
+{
+	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t len = (n + 2) / 3 * 4;
+	char *out = xmalloc(len + 1), *o = out;
+	size_t i = 0;
+
+	for (; i + 3 <= n; i += 3) {
+		uint32_t w = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+
+		o[0] = tab[w >> 18];
+		o[1] = tab[(w >> 12) & 63];
+		o[2] = tab[(w >> 6) & 63];
+		o[3] = tab[w & 63];
+		o += 4;
+	}
+	if (i < n) {
+		uint32_t w = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
+
+		o[0] = tab[w >> 18];
+		o[1] = tab[(w >> 12) & 63];
+		o[2] = i + 1 < n ? tab[(w >> 6) & 63] : '=';
+		o[3] = '=';
+		o += 4;
+	}
+	*o = '\0';
+	if (out_len != NULL)
+		*out_len = len;
+	return out;
+}
+
+/* ---- settings --------------------------------------------------------- */
+
+static const char *
+pick(const char *s, const char *def)
+{
+	return s != NULL && s[0] != '\0' ? s : def;
+}
+
+static bool
+has_ctl(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+static int
+check_url(const char *url, const char *field, struct derr *e)
+{
+	if ((strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
+	    strlen(url) > 1000 || has_ctl(url) || strchr(url, ' ') != NULL)
+		return derr_set(e, DERR_INVALID, field, "%s must be an http:// or https:// URL, not \"%.100s\"",
+		    field, url);
+	return 0;
+}
+
+static int
+check_text(const char *s, size_t max, const char *field, struct derr *e)
+{
+	if (strlen(s) > max || has_ctl(s))
+		return derr_set(e, DERR_INVALID, field, "%s must be at most %zu printable characters", field, max);
+	return 0;
+}
+
+/* A copy of url without trailing slashes. */
+static char *
+base_copy(const char *url)
+{
+	size_t n = strlen(url);
+
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	return xstrndup(url, n);
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+struct vision *
+vision_new(const struct vision_settings *s, struct derr *e)
+{
+	static const struct vision_settings none;
+	const char *backend, *url = NULL, *model = NULL, *key = NULL, *url_field = NULL;
+	const char *key_field = NULL;
+	struct vision *v;
+	int nh = 0;
+
+	if (s == NULL)
+		s = &none;
+	backend = pick(s->backend, "ollama");
+	v = xcalloc(1, sizeof *v);
+	if (strcmp(backend, "ollama") == 0) {
+		v->kind = VK_OLLAMA;
+		v->name = "ollama";
+		url = pick(s->ollama_url, "http://127.0.0.1:11434");
+		url_field = "ollama_url";
+		model = pick(s->ollama_model, "minicpm-v");
+		v->keep_alive = xstrdup(pick(s->ollama_keep_alive, "10m"));
+	} else if (strcmp(backend, "vllm") == 0) {
+		v->kind = VK_VLLM;
+		v->name = "vllm";
+		url = pick(s->vllm_url, "http://127.0.0.1:8000");
+		url_field = "vllm_url";
+		model = pick(s->vllm_model, "ui-tars-1.5-7b");
+		key = pick(s->vllm_api_key, NULL);
+		key_field = "vllm_api_key";
+		v->key_env = "the vLLM API key";
+	} else if (strcmp(backend, "claude") == 0) {
+		v->kind = VK_CLAUDE;
+		v->name = "claude";
+		url = pick(s->claude_url, "https://api.anthropic.com");
+		url_field = "claude_url";
+		model = pick(s->claude_model, "claude-sonnet-4-20250514");
+		key = pick(s->anthropic_api_key, NULL);
+		key_field = "anthropic_api_key";
+		v->key_env = "ANTHROPIC_API_KEY";
+	} else if (strcmp(backend, "openrouter") == 0) {
+		v->kind = VK_OPENROUTER;
+		v->name = "openrouter";
+		url = pick(s->openrouter_url, "https://openrouter.ai/api/v1");
+		url_field = "openrouter_url";
+		model = pick(s->openrouter_model, "google/gemini-2.0-flash-001");
+		key = pick(s->openrouter_api_key, NULL);
+		key_field = "openrouter_api_key";
+		v->key_env = "OPENROUTER_API_KEY";
+	} else if (strcmp(backend, "passthrough") == 0) {
+		v->kind = VK_PASSTHROUGH;
+		v->name = "passthrough";
+		model = "";
+	} else {
+		derr_set(e, DERR_INVALID, "backend",
+		    "unknown vision backend \"%.64s\" (ollama, vllm, claude, openrouter or passthrough)", backend);
+		goto fail;
+	}
+
+	if (url != NULL && check_url(url, url_field, e) != 0)
+		goto fail;
+	if (check_text(model, 127, "model", e) != 0)
+		goto fail;
+	if (v->keep_alive != NULL && check_text(v->keep_alive, 32, "ollama_keep_alive", e) != 0)
+		goto fail;
+	if ((v->kind == VK_CLAUDE || v->kind == VK_OPENROUTER) && key == NULL) {
+		derr_set(e, DERR_INVALID, key_field, "vision backend %s needs an API key: set %s",
+		    v->name, v->key_env);
+		goto fail;
+	}
+	if (key != NULL && check_text(key, 512, key_field, e) != 0)
+		goto fail;
+	if (s->timeout_ms != 0 && (s->timeout_ms < 100 || s->timeout_ms > 600000)) {
+		derr_set(e, DERR_INVALID, "timeout_ms", "vision timeout must be 100..600000 ms, not %ld", s->timeout_ms);
+		goto fail;
+	}
+	if (s->max_retries > 10 || s->max_retries < VISION_NO_RETRIES) {
+		derr_set(e, DERR_INVALID, "max_retries", "vision max_retries must be 0..10, not %d", s->max_retries);
+		goto fail;
+	}
+	if (s->retry_backoff_ms != 0 && (s->retry_backoff_ms < 1 || s->retry_backoff_ms > 10000)) {
+		derr_set(e, DERR_INVALID, "retry_backoff_ms", "vision retry backoff must be 1..10000 ms");
+		goto fail;
+	}
+	v->timeout_ms = s->timeout_ms ? s->timeout_ms : DEF_TIMEOUT_MS;
+	v->max_retries = s->max_retries == 0 ? DEF_RETRIES : s->max_retries < 0 ? 0 : s->max_retries;
+	v->backoff_ms = s->retry_backoff_ms ? s->retry_backoff_ms : DEF_BACKOFF_MS;
+	v->model = xstrdup(model);
+
+	if (url != NULL) {
+		v->base_url = base_copy(url);
+		switch (v->kind) {
+		case VK_OLLAMA:
+			v->chat_url = xasprintf("%s/api/chat", v->base_url);
+			v->health_url = xasprintf("%s/api/tags", v->base_url);
+			break;
+		case VK_VLLM: {
+			const char *v1 = ends_with(v->base_url, "/v1") ? "" : "/v1";
+
+			v->chat_url = xasprintf("%s%s/chat/completions", v->base_url, v1);
+			v->health_url = xasprintf("%s%s/models", v->base_url, v1);
+			break;
+		}
+		case VK_OPENROUTER:
+			v->chat_url = xasprintf("%s/chat/completions", v->base_url);
+			v->health_url = xasprintf("%s/models", v->base_url);
+			break;
+		case VK_CLAUDE:
+			v->chat_url = xasprintf("%s%s/messages", v->base_url,
+			    ends_with(v->base_url, "/v1") ? "" : "/v1");
+			break;
+		case VK_PASSTHROUGH:
+			break;
+		}
+	}
+	if (key != NULL)
+		v->auth_header = v->kind == VK_CLAUDE ? xasprintf("x-api-key: %s", key)
+		                                      : xasprintf("Authorization: Bearer %s", key);
+	if (v->auth_header != NULL)
+		v->headers[nh++] = v->auth_header;
+	if (v->kind == VK_CLAUDE)
+		v->headers[nh++] = "anthropic-version: 2023-06-01";
+	if (v->kind == VK_OPENROUTER) {
+		v->headers[nh++] = "HTTP-Referer: https://github.com/detm/detm";
+		v->headers[nh++] = "X-Title: detm smart wait";
+	}
+	v->headers[nh] = NULL;
+	return v;
+fail:
+	vision_free(v);
+	return NULL;
+}
+
+void
+vision_free(struct vision *v)
+{
+	if (v == NULL)
+		return;
+	free(v->base_url);
+	free(v->chat_url);
+	free(v->health_url);
+	free(v->model);
+	free(v->keep_alive);
+	free(v->auth_header);
+	free(v);
+}
+
+const char *
+vision_backend(const struct vision *v)
+{
+	return v->name;
+}
+
+const char *
+vision_model(const struct vision *v)
+{
+	return v->model;
+}
+
+bool
+vision_is_passthrough(const struct vision *v)
+{
+	return v->kind == VK_PASSTHROUGH;
+}
+
+const char *
+vision_verdict_name(enum vision_verdict v)
+{
+	switch (v) {
+	case VISION_YES:
+		return "YES";
+	case VISION_PARTIAL:
+		return "PARTIAL";
+	case VISION_NO:
+		break;
+	}
+	return "NO";
+}
+
+/* ---- the verdict parser ----------------------------------------------- */
+
+/* Classifies the whole ASCII word at p: VISION_* or -1; *wlen = its length. */
+static int
+word_verdict(const char *p, size_t *wlen)
+{
+	static const struct {
+		const char *w;
+		int v;
+	} words[] = {
+		{ "YES", VISION_YES }, { "YEP", VISION_YES }, { "YEAH", VISION_YES }, { "TRUE", VISION_YES },
+		{ "NO", VISION_NO }, { "NOPE", VISION_NO }, { "NOT", VISION_NO }, { "FALSE", VISION_NO },
+		{ "PARTIAL", VISION_PARTIAL }, { "PARTIALLY", VISION_PARTIAL }, { "PARTLY", VISION_PARTIAL },
+	};
+	char w[16];
+	size_t n = 0;
+
+	while (isalpha((unsigned char)p[n]) && n < sizeof w - 1) {
+		w[n] = (char)toupper((unsigned char)p[n]);
+		n++;
+	}
+	w[n] = '\0';
+	*wlen = n;
+	/* A word is whole only if a non-letter, non-digit follows (an en or
+	 * em dash is the only non-ASCII character accepted after it). */
+	if (n == 0 || isalnum((unsigned char)p[n]))
+		return -1;
+	if ((unsigned char)p[n] >= 0x80 && !(strncmp(p + n, "\xe2\x80\x93", 3) == 0 ||
+	    strncmp(p + n, "\xe2\x80\x94", 3) == 0))
+		return -1;
+	for (size_t i = 0; i < ARRAY_LEN(words); i++)
+		if (strcmp(w, words[i].w) == 0)
+			return words[i].v;
+	return -1;
+}
+
+/* Skips markdown and quoting around a word: spaces, * _ # > ` " ' ~ [ ( - and
+ * list bullets. */
+static const char *
+skip_decor(const char *p, const char *end)
+{
+	while (p < end) {
+		if (strchr(" \t*_#>`\"'~[(-", *p) != NULL && *p != '\0')
+			p++;
+		else if (end - p >= 3 && memcmp(p, "\xe2\x80\xa2", 3) == 0)   /* bullet */
+			p += 3;
+		else
+			break;
+	}
+	return p;
+}
+
+/* Skips separators between a verdict and its reason: markdown, : . , ; - ) ]
+ * and en/em dashes. */
+static const char *
+skip_sep(const char *p, const char *end)
+{
+	while (p < end) {
+		if (strchr(" \t*_`\"':.,;!-)]", *p) != NULL && *p != '\0')
+			p++;
+		else if (end - p >= 3 && (memcmp(p, "\xe2\x80\x93", 3) == 0 || memcmp(p, "\xe2\x80\x94", 3) == 0))
+			p += 3;
+		else
+			break;
+	}
+	return p;
+}
+
+/* Copies [p, end) into out as one trimmed line without trailing markdown;
+ * cut at a UTF-8 boundary. */
+static void
+copy_clean(const char *p, const char *end, char *out, size_t cap)
+{
+	size_t o = 0;
+	bool space = false;
+
+	if (cap == 0)
+		return;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	while (end > p && strchr(" \t\r\n*_`\"", end[-1]) != NULL)
+		end--;
+	for (; p < end && o + 1 < cap; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c < 0x20 || c == 0x7f) {
+			space = true;
+			continue;
+		}
+		if (space && o > 0 && o + 2 < cap)
+			out[o++] = ' ';
+		space = false;
+		out[o++] = (char)c;
+	}
+	if (p < end) {          /* truncated: drop a partial UTF-8 sequence */
+		while (o > 0 && ((unsigned char)out[o - 1] & 0xC0) == 0x80)
+			o--;
+		if (o > 0 && ((unsigned char)out[o - 1] & 0xC0) == 0xC0)
+			o--;
+	}
+	out[o] = '\0';
+}
+
+static const char *
+line_end(const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+	return nl != NULL ? nl : end;
+}
+
+/*
+ * Looks for a verdict at the start of the line [p, end): the first word,
+ * or the first word after a short "Label:" ("Answer:", "Final answer:",
+ * "Verdict:"). Returns the verdict or -1; *rest = just after the word.
+ */
+static int
+line_verdict(const char *p, const char *end, const char **rest)
+{
+	const char *q = skip_decor(p, end);
+	size_t wlen;
+	int v = q < end ? word_verdict(q, &wlen) : -1;
+
+	if (v >= 0) {
+		*rest = q + wlen;
+		return v;
+	}
+	/* "Label words: YES" with a label of letters and spaces only. */
+	for (const char *c = q; c < end && c - q < 48; c++) {
+		if (*c == ':') {
+			const char *a = skip_decor(c + 1, end);
+
+			if (a < end && (v = word_verdict(a, &wlen)) >= 0) {
+				*rest = a + wlen;
+				return v;
+			}
+			return -1;
+		}
+		if (!isalpha((unsigned char)*c) && strchr(" *_", *c) == NULL)
+			return -1;
+	}
+	return -1;
+}
+
+/* The reason: the rest of the verdict line, else the next non-empty line
+ * (without a "Reason:" label). */
+static void
+reason_after(const char *rest, const char *end, char *out, size_t cap)
+{
+	const char *le = line_end(rest, end);
+	const char *r = skip_sep(rest, le);
+
+	if (r < le && le - r > 0) {
+		copy_clean(r, le, out, cap);
+		if (out[0] != '\0')
+			return;
+	}
+	for (const char *p = le; p < end; p = line_end(p, end)) {
+		const char *q, *e2;
+
+		if (*p == '\n')
+			p++;
+		e2 = line_end(p, end);
+		q = skip_decor(p, e2);
+		if (q == e2 || (e2 - q >= 3 && memcmp(q, "```", 3) == 0) || strncmp(p, "```", 3) == 0)
+			continue;
+		if (strncasecmp(q, "reason", 6) == 0 || strncasecmp(q, "evidence", 8) == 0) {
+			const char *colon = memchr(q, ':', (size_t)(e2 - q));
+
+			if (colon != NULL && colon - q < 24)
+				q = skip_decor(colon + 1, e2);
+		}
+		copy_clean(q, e2, out, cap);
+		if (out[0] != '\0')
+			return;
+	}
+	if (cap > 0)
+		out[0] = '\0';
+}
+
+/* A verdict from a JSON object anywhere in [p, end). */
+static int
+json_verdict(const char *p, const char *end, enum vision_verdict *v, char *reason, size_t cap)
+{
+	static const char *const vkeys[] = { "answer", "verdict", "decision", "result", "status",
+		"condition_met", "met", NULL };
+	static const char *const rkeys[] = { "reason", "evidence", "explanation", "detail", "summary", NULL };
+
+	for (const char *b = memchr(p, '{', (size_t)(end - p)); b != NULL;
+	     b = memchr(b + 1, '{', (size_t)(end - b - 1))) {
+		json_tokener *tok = json_tokener_new();
+		json_object *o = json_tokener_parse_ex(tok, b, (int)(end - b));
+		int found = -1;
+
+		json_tokener_free(tok);
+		if (o == NULL)
+			continue;
+		for (size_t i = 0; found < 0 && vkeys[i] != NULL && json_object_is_type(o, json_type_object); i++) {
+			json_object *x;
+
+			if (!json_object_object_get_ex(o, vkeys[i], &x))
+				continue;
+			if (json_object_is_type(x, json_type_boolean)) {
+				found = json_object_get_boolean(x) ? VISION_YES : VISION_NO;
+			} else if (json_object_is_type(x, json_type_string)) {
+				const char *s = json_object_get_string(x);
+				const char *q = skip_decor(s, s + strlen(s));
+				size_t wl;
+
+				found = word_verdict(q, &wl);
+				if (found < 0 && (strcasecmp(q, "resolved") == 0 || strcasecmp(q, "met") == 0))
+					found = VISION_YES;
+				if (found < 0 && (strcasecmp(q, "watching") == 0 || strcasecmp(q, "unmet") == 0))
+					found = VISION_NO;
+			}
+		}
+		if (found >= 0) {
+			reason[0] = '\0';
+			for (size_t i = 0; rkeys[i] != NULL; i++) {
+				json_object *x;
+
+				if (json_object_object_get_ex(o, rkeys[i], &x) && json_object_is_type(x, json_type_string)) {
+					const char *s = json_object_get_string(x);
+
+					copy_clean(s, s + strlen(s), reason, cap);
+					break;
+				}
+			}
+			*v = (enum vision_verdict)found;
+			json_object_put(o);
+			return 0;
+		}
+		json_object_put(o);
+	}
+	return -1;
+}
+
+int
+vision_parse_verdict(const char *text, enum vision_verdict *v, char *reason, size_t cap)
+{
+	const char *p = text != NULL ? text : "", *end, *t;
+	const char *rest;
+	int found;
+	char tmp[1];
+
+	if (reason == NULL || cap == 0) {
+		reason = tmp;
+		cap = sizeof tmp;
+	}
+	*v = VISION_NO;
+	/* Reasoning models: judge only what follows the last </think>. */
+	for (t = strstr(p, "</think>"); t != NULL; t = strstr(t + 1, "</think>"))
+		p = t + 8;
+	if (strstr(p, "<think>") != NULL)
+		goto unparseable;
+	end = p + strlen(p);
+	while (p < end && isspace((unsigned char)*p))
+		p++;
+
+	/* 1. A JSON answer. */
+	if (p < end && *p == '{' && json_verdict(p, end, v, reason, cap) == 0)
+		return 0;
+	/* 2. The first meaningful line (fences and blank lines skipped). */
+	for (const char *l = p; l < end; l = line_end(l, end) + 1) {
+		const char *le = line_end(l, end), *q = skip_decor(l, le);
+
+		if (q == le || (le - q >= 3 && memcmp(q, "```", 3) == 0) || (le - l >= 3 && memcmp(l, "```", 3) == 0))
+			continue;
+		if ((found = line_verdict(l, le, &rest)) >= 0) {
+			*v = (enum vision_verdict)found;
+			reason_after(rest, end, reason, cap);
+			return 0;
+		}
+		break;
+	}
+	/* 3. JSON after some prose. */
+	if (json_verdict(p, end, v, reason, cap) == 0)
+		return 0;
+	/* 4. The last line that is a lone verdict, or "... answer is X". */
+	{
+		const char *best = NULL, *best_rest = NULL;
+		int best_v = -1;
+
+		for (const char *l = p; l < end; l = line_end(l, end) + 1) {
+			const char *le = line_end(l, end), *q;
+
+			if ((found = line_verdict(l, le, &rest)) >= 0 && skip_sep(rest, le) == le) {
+				best = l, best_rest = rest, best_v = found;
+				continue;
+			}
+			for (q = l; q < le; q++) {
+				size_t wl;
+
+				if ((size_t)(le - q) > 10 && strncasecmp(q, "answer is", 9) == 0) {
+					const char *a = skip_decor(q + 9, le);
+
+					if (a < le && (found = word_verdict(a, &wl)) >= 0)
+						best = l, best_rest = a + wl, best_v = found;
+				}
+			}
+		}
+		if (best != NULL) {
+			*v = (enum vision_verdict)best_v;
+			reason_after(best_rest, end, reason, cap);
+			return 0;
+		}
+	}
+unparseable:
+	{
+		char ex[201];
+
+		copy_clean(text != NULL ? text : "", text != NULL ? text + strlen(text) : "", ex, sizeof ex);
+		snprintf(reason, cap, "unparseable model output: %s", ex[0] ? ex : "(empty)");
+		*v = VISION_NO;
+	}
+	return -1;
+}
+
+/* ---- evaluation -------------------------------------------------------- */
+
+static char *
+build_prompt(const char *condition, size_t n)
+{
+	char frames[256];
+
+	if (n > 1)
+		snprintf(frames, sizeof frames,
+		    "You are given %zu screenshots of the same screen in time order, oldest first. "
+		    "Judge the condition on the LAST one (the current screen); use the earlier ones "
+		    "only to see what is changing.\n", n);
+	else
+		snprintf(frames, sizeof frames, "Judge the condition on the screenshot.\n");
+	return xasprintf(
+	    "CONDITION: %s\n\n%s"
+	    "Answer in exactly two lines:\n"
+	    "Line 1: YES, NO or PARTIAL, alone on the line.\n"
+	    "  YES = the condition is clearly true now.\n"
+	    "  PARTIAL = not true yet, but visibly in progress or partly true "
+	    "(a progress bar, a page still loading).\n"
+	    "  NO = not true.\n"
+	    "Line 2: one short sentence naming the visible evidence.",
+	    condition, frames);
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0)
+		;
+}
+
+static long
+backoff(const struct vision *v, int attempt, long retry_after_ms)
+{
+	unsigned seed = (unsigned)mono_us() ^ (unsigned)attempt;
+	long d = v->backoff_ms;
+
+	for (int i = 1; i < attempt && d < MAX_BACKOFF_MS; i++)
+		d *= 2;
+	if (d > MAX_BACKOFF_MS)
+		d = MAX_BACKOFF_MS;
+	d = d * 3 / 4 + (long)(rand_r(&seed) % (unsigned)(d / 2 + 1));   /* +-25 % jitter */
+	if (retry_after_ms > d)
+		d = retry_after_ms < MAX_RETRY_AFTER ? retry_after_ms : MAX_RETRY_AFTER;
+	return d;
+}
+
+/* What one attempt came to. */
+enum outcome { OK, TRANSIENT, FATAL };
+
+static enum outcome
+judge(struct vision *v, int rc, struct httpc_resp *rs, struct vision_result *out,
+    char *msg, size_t cap)
+{
+	char etext[300];
+
+	out->http_status = rs->status;
+	if (rc == HTTPC_ECONNECT) {
+		snprintf(msg, cap, "cannot reach %s: %s", v->chat_url, rs->error);
+		return TRANSIENT;
+	}
+	if (rc == HTTPC_ETIMEOUT) {
+		snprintf(msg, cap, "no answer from %s within %ld ms", v->chat_url, v->timeout_ms);
+		return FATAL;
+	}
+	if (rc != HTTPC_OK) {
+		snprintf(msg, cap, "%s", rs->error);
+		return FATAL;
+	}
+	if (rs->status >= 200 && rs->status <= 299) {
+		const char *text, *model;
+		char err[128];
+
+		if (rs->json != NULL && vwire_reply(v, rs->json, &text, &out->tokens_in, &out->tokens_out,
+		    &model, err, sizeof err) == 0) {
+			out->parsed = vision_parse_verdict(text, &out->verdict, out->reason, sizeof out->reason) == 0;
+			if (model != NULL && model[0] != '\0')
+				snprintf(out->model, sizeof out->model, "%s", model);
+			if (!out->parsed)
+				log_warn("vision %s: %s", v->name, out->reason);
+			return OK;
+		}
+		if (rs->json != NULL && vwire_error_text(rs->json, etext, sizeof etext) == 0) {
+			snprintf(msg, cap, "HTTP %ld with an error: %s", rs->status, etext);
+			return vwire_error_transient(rs->json) ? TRANSIENT : FATAL;
+		}
+		snprintf(msg, cap, "HTTP %ld but %s: %.120s", rs->status,
+		    rs->json == NULL ? "the body is not JSON" : err, rs->excerpt);
+		return TRANSIENT;
+	}
+	if (vwire_error_text(rs->json, etext, sizeof etext) != 0)
+		snprintf(etext, sizeof etext, "%.160s", rs->excerpt[0] ? rs->excerpt : "(empty body)");
+	if (rs->status == 429 || rs->status >= 500) {
+		snprintf(msg, cap, "HTTP %ld: %s", rs->status, etext);
+		return TRANSIENT;
+	}
+	if (rs->status == 401 || rs->status == 403)
+		snprintf(msg, cap, "HTTP %ld: %s; check %s", rs->status, etext,
+		    v->key_env != NULL ? v->key_env : "the backend's API key");
+	else if (rs->status == 404 && v->kind == VK_OLLAMA)
+		snprintf(msg, cap, "HTTP 404: %s (is the model pulled? ollama pull %s)", etext, v->model);
+	else
+		snprintf(msg, cap, "HTTP %ld: %s", rs->status, etext);
+	return FATAL;
+}
+
+int
+vision_eval(struct vision *v, const char *condition, const struct vision_image *images,
+    size_t n, struct vision_result *out, struct derr *e)
+{
+	int64_t t0 = mono_us();
+	json_object *body;
+	char *prompt;
+	char msg[400] = "";
+	enum outcome oc = FATAL;
+
+	memset(out, 0, sizeof *out);
+	out->verdict = VISION_NO;
+	snprintf(out->model, sizeof out->model, "%s", v->model);
+	if (condition == NULL || condition[0] == '\0' || strlen(condition) > VISION_MAX_CONDITION)
+		return derr_set(e, DERR_INVALID, "condition", "the condition must be 1..%d bytes",
+		    VISION_MAX_CONDITION);
+	if (images == NULL || n < 1 || n > VISION_MAX_IMAGES)
+		return derr_set(e, DERR_INVALID, "images", "vision needs 1..%d images, not %zu",
+		    VISION_MAX_IMAGES, n);
+	for (size_t i = 0; i < n; i++) {
+		if (images[i].jpeg == NULL || images[i].len < 4 || images[i].len > VISION_MAX_IMAGE_BYTES ||
+		    images[i].jpeg[0] != 0xFF || images[i].jpeg[1] != 0xD8)
+			return derr_set(e, DERR_INVALID, "images",
+			    "image %zu is not a JPEG of at most %d bytes", i, VISION_MAX_IMAGE_BYTES);
+	}
+	if (v->kind == VK_PASSTHROUGH) {
+		snprintf(out->reason, sizeof out->reason, "passthrough backend: no vision model evaluates conditions");
+		out->parsed = true;
+		return 0;
+	}
+
+	prompt = build_prompt(condition, n);
+	body = vwire_request(v, system_prompt, prompt, images, n);
+	for (int attempt = 1;; attempt++) {
+		struct httpc_req rq = { "POST", v->chat_url, v->headers, body, v->timeout_ms, VISION_MAX_REPLY };
+		struct httpc_resp rs;
+		int rc;
+
+		out->attempts = attempt;
+		rc = httpc_do(&rq, &rs);
+		oc = judge(v, rc, &rs, out, msg, sizeof msg);
+		if (oc != TRANSIENT || attempt > v->max_retries) {
+			httpc_resp_free(&rs);
+			break;
+		}
+		log_debug("vision %s: attempt %d: %s; retrying", v->name, attempt, msg);
+		sleep_ms(backoff(v, attempt, rs.retry_after_ms));
+		httpc_resp_free(&rs);
+	}
+	json_object_put(body);
+	free(prompt);
+	out->latency_us = mono_us() - t0;
+	if (oc == OK)
+		return 0;
+	if (out->attempts > 1)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "vision backend %s: %s (after %d attempts)",
+		    v->name, msg, out->attempts);
+	return derr_set(e, DERR_UNAVAILABLE, NULL, "vision backend %s: %s", v->name, msg);
+}
+
+/* ---- health ------------------------------------------------------------ */
+
+/* Whether a model list (ollama "models":[{name}], OpenAI "data":[{id}])
+ * names model; ollama's "x" also matches "x:latest". *count = list size. */
+static bool
+lists_model(json_object *reply, const char *model, size_t *count)
+{
+	json_object *arr;
+	size_t mlen = strlen(model);
+
+	*count = 0;
+	if (!json_object_object_get_ex(reply, "models", &arr) && !json_object_object_get_ex(reply, "data", &arr))
+		return false;
+	if (!json_object_is_type(arr, json_type_array))
+		return false;
+	*count = json_object_array_length(arr);
+	for (size_t i = 0; i < *count; i++) {
+		json_object *m = json_object_array_get_idx(arr, i);
+		static const char *const keys[] = { "name", "model", "id" };
+
+		for (size_t k = 0; k < ARRAY_LEN(keys); k++) {
+			json_object *x;
+			const char *s;
+
+			if (!json_object_object_get_ex(m, keys[k], &x) || !json_object_is_type(x, json_type_string))
+				continue;
+			s = json_object_get_string(x);
+			if (strcmp(s, model) == 0 ||
+			    (strncmp(s, model, mlen) == 0 && strcmp(s + mlen, ":latest") == 0))
+				return true;
+		}
+	}
+	return false;
+}
+
+json_object *
+vision_health(struct vision *v)
+{
+	json_object *o = json_object_new_object();
+	struct httpc_req rq = { "GET", v->health_url, v->headers, NULL,
+		v->timeout_ms < HEALTH_MAX_MS ? v->timeout_ms : HEALTH_MAX_MS, HEALTH_MAX_REPLY };
+	struct httpc_resp rs;
+	char detail[400];
+	bool ok = false;
+	size_t count;
+	int rc;
+
+	json_object_object_add(o, "backend", json_object_new_string(v->name));
+	jx_add_str(o, "model", v->kind == VK_PASSTHROUGH ? NULL : v->model);
+	jx_add_str(o, "url", v->base_url);
+	if (v->kind == VK_PASSTHROUGH || v->kind == VK_CLAUDE) {
+		json_object_object_add(o, "ok", json_object_new_boolean(1));
+		json_object_object_add(o, "detail", json_object_new_string(v->kind == VK_CLAUDE
+		    ? "ANTHROPIC_API_KEY is set (not verified: no call is made)"
+		    : "no vision model: the wait engine decides alone"));
+		return o;
+	}
+	rc = httpc_do(&rq, &rs);
+	if (rc != HTTPC_OK) {
+		snprintf(detail, sizeof detail, "%s: %s", v->health_url, rs.error);
+	} else if (rs.status < 200 || rs.status > 299) {
+		char etext[300];
+
+		if (vwire_error_text(rs.json, etext, sizeof etext) != 0)
+			snprintf(etext, sizeof etext, "%.160s", rs.excerpt);
+		snprintf(detail, sizeof detail, "%s: HTTP %ld: %s%s%s", v->health_url, rs.status, etext,
+		    (rs.status == 401 || rs.status == 403) && v->key_env ? "; check " : "",
+		    (rs.status == 401 || rs.status == 403) && v->key_env ? v->key_env : "");
+	} else if (rs.json == NULL) {
+		snprintf(detail, sizeof detail, "%s: HTTP %ld but not JSON: %.120s", v->health_url,
+		    rs.status, rs.excerpt);
+	} else if (lists_model(rs.json, v->model, &count)) {
+		ok = true;
+		snprintf(detail, sizeof detail, "model %s is available (%zu listed)", v->model, count);
+	} else if (v->kind == VK_OLLAMA) {
+		snprintf(detail, sizeof detail, "ollama answers but model %s is not pulled (ollama pull %s)",
+		    v->model, v->model);
+	} else {
+		snprintf(detail, sizeof detail, "%s answers but does not list model %s (%zu models listed)",
+		    v->name, v->model, count);
+	}
+	json_object_object_add(o, "ok", json_object_new_boolean(ok));
+	json_object_object_add(o, "detail", json_object_new_string(detail));
+	json_object_object_add(o, "latency_ms", json_object_new_int64(rs.latency_us / 1000));
+	httpc_resp_free(&rs);
+	return o;
+}
