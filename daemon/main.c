@@ -25,6 +25,7 @@
 #include "api.h"
 #include "config.h"
 #include "http.h"
+#include "httpc.h"
 #include "log.h"
 #include "store.h"
 #include "display.h"
@@ -203,6 +204,7 @@ main(int argc, char **argv)
 		config_free(&cfg);
 		return c > 0 ? 0 : 2;
 	}
+	httpc_global_init();    /* libcurl, before any thread */
 	memset(&app, 0, sizeof app);
 	derr_clear(&e);
 	app.cfg = &cfg;
@@ -272,6 +274,7 @@ out:
 	if (rc == 0)
 		log_info("stopped cleanly");
 	log_close();
+	httpc_global_cleanup();
 	config_free(&cfg);
 	return rc;
 }

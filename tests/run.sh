@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(unit x11 http persist mcp desktop)
+all_suites=(unit x11 http persist mcp desktop vision)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -18,6 +18,7 @@ declare -A cmd=(
 	[mcp]="tests/mcp/run.sh"
 	[x11]="$DETM_BIN/test-x11"
 	[desktop]="tests/desktop.sh"
+	[vision]="tests/vision.sh"
 )
 failed=()
 for s in "${suites[@]}"; do
