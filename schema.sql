@@ -96,3 +96,12 @@ CREATE TABLE wait_jobs (
 );
 CREATE INDEX wait_jobs_status ON wait_jobs (status);
 CREATE INDEX wait_jobs_task ON wait_jobs (task_id);
+
+-- migration 2
+-- Smart waits: the task action that records the wait, what the model cost,
+-- which backend judged it, and the agent's last note (wait_update message).
+ALTER TABLE wait_jobs ADD COLUMN action_id TEXT;
+ALTER TABLE wait_jobs ADD COLUMN backend TEXT;
+ALTER TABLE wait_jobs ADD COLUMN tokens_in INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE wait_jobs ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE wait_jobs ADD COLUMN note TEXT;

@@ -106,6 +106,12 @@ int api_log_create(struct req *r, struct derr *e);
 int api_messages_get(struct req *r, struct derr *e);
 int api_message_create(struct req *r, struct derr *e);
 int api_device(struct req *r, struct derr *e);
+/* api_waits.c */
+int api_wait_create(struct req *r, struct derr *e);
+int api_wait_list(struct req *r, struct derr *e);
+int api_wait_get(struct req *r, struct derr *e);
+int api_wait_patch(struct req *r, struct derr *e);
+int api_wait_delete(struct req *r, struct derr *e);
 /* api_desktop.c */
 int api_desktop_action(struct req *r, struct derr *e);
 int api_desktop_screenshot(struct req *r, struct derr *e);

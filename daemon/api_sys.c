@@ -14,9 +14,10 @@
 #include "api.h"
 #include "desktop.h"
 #include "display.h"
+#include "waits.h"
 
 static const struct { const char *name; int on; } capabilities[] = {
-	{ "tasks", 1 }, { "waits", 0 }, { "desktop", 1 }, { "commands", 1 }, { "gui", 0 },
+	{ "tasks", 1 }, { "waits", 1 }, { "desktop", 1 }, { "commands", 1 }, { "gui", 0 },
 	{ "recording", 0 }, { "dashboard", 0 }, { "events", 0 }, { "ocr", 0 },
 };
 
@@ -65,6 +66,7 @@ api_capabilities(struct req *r, struct derr *e)
 	json_object_object_add(o, "version", json_object_new_string(DETM_VERSION));
 	json_object_object_add(o, "capabilities", caps);
 	json_object_object_add(o, "desktop", desktop_manifest());
+	json_object_object_add(o, "vision", waits_health());
 	return req_reply(r, 200, o);
 }
 

@@ -57,6 +57,48 @@ static const struct opt opts[] = {
 	  "command started on each task display (e.g. 'openbox'); empty: none" },
 	{ "display-glx", "ACU_DISPLAY_GLX", OPT_BOOL, O(display_glx), "0", 0, 1,
 	  "enable the GLX extension on task displays (off: smaller, faster start)" },
+	{ "vision-backend", "ACU_VISION_BACKEND", OPT_STR, O(vision_backend), "ollama", 0, 0,
+	  "who judges smart-wait conditions: ollama, vllm, claude, openrouter, passthrough" },
+	{ "ollama-url", "OLLAMA_URL", OPT_STR, O(ollama_url), "http://127.0.0.1:11434", 0, 0,
+	  "Ollama server" },
+	{ "vision-model", "ACU_VISION_MODEL", OPT_STR, O(vision_model), "minicpm-v", 0, 0,
+	  "Ollama vision model" },
+	{ "ollama-keep-alive", "OLLAMA_KEEP_ALIVE", OPT_STR, O(ollama_keep_alive), "10m", 0, 0,
+	  "how long Ollama keeps the model loaded" },
+	{ "vllm-url", "ACU_VLLM_URL", OPT_STR, O(vllm_url), "http://127.0.0.1:8000", 0, 0,
+	  "vLLM (OpenAI-compatible) server" },
+	{ "vllm-model", "ACU_VLLM_MODEL", OPT_STR, O(vllm_model), "ui-tars-1.5-7b", 0, 0,
+	  "vLLM model" },
+	{ "vllm-api-key", "ACU_VLLM_API_KEY", OPT_STR, O(vllm_api_key), "", 0, 0,
+	  "vLLM --api-key, if set" },
+	{ "claude-url", "ACU_CLAUDE_URL", OPT_STR, O(claude_url), "https://api.anthropic.com", 0, 0,
+	  "Anthropic API base URL" },
+	{ "claude-vision-model", "ACU_CLAUDE_VISION_MODEL", OPT_STR, O(claude_model),
+	  "claude-sonnet-4-20250514", 0, 0, "Claude model for smart waits" },
+	{ "anthropic-api-key", "ANTHROPIC_API_KEY", OPT_STR, O(anthropic_api_key), "", 0, 0,
+	  "key for the claude backend" },
+	{ "openrouter-url", "ACU_OPENROUTER_URL", OPT_STR, O(openrouter_url), "https://openrouter.ai/api/v1", 0, 0,
+	  "OpenRouter API base URL" },
+	{ "openrouter-vision-model", "ACU_OPENROUTER_VISION_MODEL", OPT_STR, O(openrouter_model),
+	  "google/gemini-2.0-flash-001", 0, 0, "OpenRouter model for smart waits" },
+	{ "openrouter-api-key", "OPENROUTER_API_KEY", OPT_STR, O(openrouter_api_key), "", 0, 0,
+	  "key for the openrouter backend" },
+	{ "vision-timeout-ms", "ACU_VISION_TIMEOUT_MS", OPT_INT, O(vision_timeout_ms), "60000", 100, 600000,
+	  "one model call (retries come on top)" },
+	{ "max-waits", "ACU_MAX_WAITS", OPT_INT, O(max_waits), "256", 1, 10000,
+	  "smart waits watching at once" },
+	{ "wait-workers", "ACU_WAIT_WORKERS", OPT_INT, O(wait_workers), "4", 1, 64,
+	  "threads evaluating waits (model calls run in parallel up to this)" },
+	{ "diff-max-width", "ACU_DIFF_MAX_WIDTH", OPT_INT, O(diff_width), "320", 32, 1920,
+	  "width of the greyscale frame the change gate compares" },
+	{ "frame-max-dim", "ACU_FRAME_MAX_DIM", OPT_INT, O(frame_max_dim), "960", 64, 4096,
+	  "width of frames sent to the vision model" },
+	{ "frame-quality", "ACU_FRAME_JPEG_QUALITY", OPT_INT, O(frame_quality), "72", 10, 100,
+	  "JPEG quality of frames sent to the vision model" },
+	{ "settle-s", "ACU_SETTLE_S", OPT_INT, O(settle_s), "3", 1, 600,
+	  "passthrough backend: resolve once the screen changed and then stayed still this long" },
+	{ "wait-max-failures", "ACU_WAIT_MAX_FAILURES", OPT_INT, O(wait_max_fails), "5", 1, 100,
+	  "a wait fails after this many evaluations in a row fail (backoff 2 s, 4 s, ... 30 s)" },
 };
 
 static int
@@ -237,15 +279,13 @@ config_load(struct config *c, int argc, char **argv)
 void
 config_free(struct config *c)
 {
+	size_t i;
+
 	if (c == NULL)
 		return;
-	free(c->listen);
-	free(c->data_dir);
-	free(c->token);
-	free(c->db_sync);
-	free(c->display);
-	free(c->display_res);
-	free(c->xvfb);
-	free(c->window_manager);
+	/* Every string option is a malloc'd field: the table says which. */
+	for (i = 0; i < ARRAY_LEN(opts); i++)
+		if (opts[i].type == OPT_STR)
+			free(*(char **)(void *)((char *)c + opts[i].offset));
 	memset(c, 0, sizeof *c);
 }

@@ -30,6 +30,20 @@ struct config {
 	char *xvfb;             /* the Xvfb binary */
 	char *window_manager;   /* command started on each task display; "" none */
 	bool display_glx;       /* give task displays GLX */
+	/* smart waits and vision */
+	char *vision_backend;   /* ollama | vllm | claude | openrouter | passthrough */
+	char *ollama_url, *vision_model, *ollama_keep_alive;
+	char *vllm_url, *vllm_model, *vllm_api_key;
+	char *claude_url, *claude_model, *anthropic_api_key;
+	char *openrouter_url, *openrouter_model, *openrouter_api_key;
+	long vision_timeout_ms;
+	long max_waits;         /* watching at once */
+	long wait_workers;      /* evaluation threads */
+	long diff_width;        /* gate thumbnail width */
+	long frame_max_dim;     /* frames sent to the model */
+	long frame_quality;
+	long settle_s;          /* passthrough: still this long after a change */
+	long wait_max_fails;    /* consecutive failed evaluations before a wait fails */
 };
 
 /* Fills c from defaults, the environment and argv. Returns 0 to run, 1 when

@@ -31,6 +31,7 @@
 #include "display.h"
 #include "task.h"
 #include "taskstate.h"
+#include "waits.h"
 
 static int
 mkdir_p(const char *path, mode_t mode)
@@ -237,6 +238,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	task_hook_add(on_task_change, NULL);
+	if (waits_start(&app, &e) != 0) {
+		fprintf(stderr, "detmd: smart waits: %s\n", e.message);
+		goto out;
+	}
 	if ((h = http_start(&app, lfd, &e)) == NULL) {
 		fprintf(stderr, "detmd: %s\n", e.message);
 		goto out;
@@ -260,6 +265,7 @@ main(int argc, char **argv)
 	log_info("signal %d: shutting down", sig);
 	rc = 0;
 out:
+	waits_stop();           /* first: long polls return, workers leave the displays */
 	http_stop(h);
 	display_shutdown();
 	store_close(st);

@@ -321,11 +321,6 @@ static int
 test_unavailable_tools_name_the_capability(void)
 {
 	static const struct { const char *tool, *args, *what; } cases[] = {
-		{ "smart_wait", "{\"target\":\"screen\",\"wake_when\":\"dialog closed\"}", "smart waits" },
-		{ "wait_status", "{}", "smart waits" },
-		{ "wait_status", "{\"wait_id\":\"abcd1234\"}", "smart waits" },
-		{ "wait_update", "{\"wait_id\":\"abcd1234\",\"timeout\":60}", "smart waits" },
-		{ "wait_cancel", "{\"wait_id\":\"abcd1234\",\"reason\":\"done\"}", "smart waits" },
 		{ "gui_do", "{\"instruction\":\"click Save\"}", "GUI automation" },
 		{ "gui_find", "{\"description\":\"Save button\"}", "GUI automation" },
 		{ "video_record", "{\"duration\":5}", "screen recording" },

@@ -105,9 +105,16 @@ async function main() {
 			text(r).includes("deadbeef"), text(r));
 		r = await client.callTool({ name: "task_drill_down", arguments: { task_id: tid } });
 		check("missing ordinal is isError", r.isError === true && text(r).includes("ordinal"), text(r));
-		r = await client.callTool({ name: "smart_wait", arguments: { target: "screen", wake_when: "x" } });
-		check("smart_wait names the missing capability", r.isError === true &&
-			text(r).includes("smart waits"), text(r));
+		r = await client.callTool({ name: "smart_wait", arguments: { task_id: tid, target: "screen", wake_when: "x", timeout: 60 } });
+		const wid = (r.structuredContent && r.structuredContent.wait_id) || (text(r).match(/[0-9a-f]{8}/) || [])[0];
+		check("smart_wait returns a watching wait", r.isError !== true && wid && text(r).includes("watching"), text(r));
+		r = await client.callTool({ name: "wait_status", arguments: { wait_id: wid } });
+		check("wait_status finds it", r.isError !== true && text(r).includes(wid), text(r));
+		r = await client.callTool({ name: "wait_cancel", arguments: { wait_id: wid, reason: "sdk test" } });
+		check("wait_cancel cancels it", r.isError !== true && text(r).includes("cancelled"), text(r));
+		r = await client.callTool({ name: "gui_do", arguments: { instruction: "click Save" } });
+		check("gui_do names the missing capability", r.isError === true &&
+			text(r).includes("GUI automation"), text(r));
 		let code = null;
 		try { await client.callTool({ name: "no_such_tool", arguments: {} }); }
 		catch (e) { code = e.code; }

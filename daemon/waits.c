@@ -1,0 +1,1231 @@
+/*
+ * waits.c - the smart-wait engine (see waits.h for the contract).
+ *
+ * Owns: the in-memory jobs (table `jobs`, guarded by `mu`), the scheduler
+ * thread, the worker pool, the vision backend handle, and the wait_jobs
+ * rows (other modules only read them).
+ *
+ * A job's states: scheduled (in the table, waiting for next_us) -> queued
+ * (handed to the workers) -> running (one worker owns its frames) ->
+ * scheduled again, or done. `done` is set once, under mu, by whoever
+ * finishes the job (a worker's verdict, the scheduler's deadline, a
+ * cancel); that caller also takes it out of the table and writes the row.
+ * The job's memory is freed by the finisher when no worker runs it, else by
+ * the worker when it returns. Nothing but the worker that runs a job
+ * touches its frame buffers.
+ *
+ * One tick of a job: lease the display (display.h), grab the target at
+ * ACU_DIFF_MAX_WIDTH, give the lease back, compare the greyscale thumbnail
+ * with the one last shown to the model (gate.h). Unchanged and recently
+ * judged -> skipped, no model call. Otherwise grab a frame for the model
+ * (<= ACU_FRAME_MAX_DIM wide, JPEG) and ask the backend, outside any lock.
+ * Intervals adapt: a changing screen is checked every ~1.5 s, a still one
+ * every 5 s (10 s after a minute), a PARTIAL answer bursts at 0.75 s, and a
+ * screen still for 30 s is judged again anyway.
+ *
+ * Does not: talk HTTP (api_waits.c), or know the backends' wire formats
+ * (vision.c).
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "desktop.h"
+#include "display.h"
+#include "gate.h"
+#include "jx.h"
+#include "log.h"
+#include "task.h"
+#include "taskstate.h"
+#include "vision.h"
+#include "waits.h"
+#include "xcap.h"
+#include "xwin.h"
+
+#define CHANGING_US       1500000   /* a changing screen: check every 1.5 s */
+#define STATIC_US         5000000   /* a still screen */
+#define STATIC_LONG_US   10000000   /* still for a minute */
+#define PARTIAL_US         750000   /* PARTIAL: burst */
+#define FORCE_EVAL_US    30000000   /* judge a still screen again after 30 s */
+#define CHANGE_WINDOW_US  5000000   /* "changing" = changed within 5 s */
+#define MISSING_US        1000000   /* target window not there yet */
+#define BACKOFF_MAX_US   30000000
+#define HEALTH_EVERY_US  60000000
+
+struct job {
+	char id[ID_LEN];
+	char task_id[ID_LEN];   /* "" for none */
+	char action_id[ID_LEN]; /* the task's wait action, "" for none */
+	char target[WAIT_TARGET_MAX + 1];
+	char *criteria;         /* under mu */
+	char *note;             /* under mu */
+	int timeout_s;
+	double poll_s;
+	int64_t created_ms, deadline_ms;
+	/* under mu */
+	int64_t next_us;
+	bool queued, running, done, removed, force;
+	int evaluations, skipped;
+	int64_t last_frame_ms;
+	char verdict[16];
+	char reason[512];
+	long tokens_in, tokens_out;
+	/* the running worker's */
+	struct xcap_frame thumb, full;
+	uint8_t *ref, *cur;     /* greyscale: last judged, this tick */
+	uint8_t *prev;          /* passthrough: the previous tick's */
+	size_t npix;
+	int64_t last_change_us, last_eval_us, started_us;
+	bool changed_once;
+	unsigned char *prev_jpeg;
+	size_t prev_len;
+	int fails;
+};
+
+static struct {
+	struct app *app;
+	struct vision *vision;
+	pthread_mutex_t mu;
+	pthread_cond_t sched_cv;        /* new or re-armed jobs, stop */
+	pthread_cond_t work_cv;         /* queued jobs, stop */
+	pthread_cond_t done_cv;         /* a job finished (long polls) */
+	struct job **jobs;              /* max_waits slots */
+	struct job **queue;             /* ring of queued jobs */
+	size_t qhead, qlen;
+	pthread_t sched, *workers;
+	size_t nworkers;
+	bool started, stopping;
+	char backend[32];               /* the backend's name (outlives W.vision) */
+	json_object *health;            /* last backend health */
+	int64_t health_at_us;
+} W = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.sched_cv = PTHREAD_COND_INITIALIZER,
+	.work_cv = PTHREAD_COND_INITIALIZER,
+	.done_cv = PTHREAD_COND_INITIALIZER,
+};
+
+static const char SQL_INSERT[] =
+    "INSERT INTO wait_jobs (id, task_id, target, criteria, timeout_s, poll_hint_s, status, "
+    "created_at, deadline_at, action_id, backend) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'watching', ?7, ?8, ?9, ?10)";
+static const char SQL_FINISH[] =
+    "UPDATE wait_jobs SET status = ?2, verdict = ?3, reason = ?4, evaluations = ?5, skipped = ?6, "
+    "last_frame_at = ?7, resolved_at = ?8, tokens_in = ?9, tokens_out = ?10 "
+    "WHERE id = ?1 AND status = 'watching'";
+static const char SQL_UPDATE[] =
+    "UPDATE wait_jobs SET criteria = ?2, timeout_s = ?3, deadline_at = ?4, note = ?5 "
+    "WHERE id = ?1 AND status = 'watching'";
+#define WAIT_COLS "id, task_id, target, criteria, timeout_s, poll_hint_s, status, verdict, reason, " \
+    "evaluations, skipped, created_at, deadline_at, last_frame_at, resolved_at, action_id, backend, " \
+    "tokens_in, tokens_out, note"
+static const char SQL_GET[] = "SELECT " WAIT_COLS " FROM wait_jobs WHERE id = ?1";
+static const char SQL_LIST[] =
+    "SELECT " WAIT_COLS " FROM wait_jobs WHERE (?1 IS NULL OR task_id = ?1) "
+    "AND (?2 IS NULL OR status = ?2) ORDER BY created_at DESC LIMIT ?3";
+static const char SQL_WATCHING[] = "SELECT " WAIT_COLS " FROM wait_jobs WHERE status = 'watching'";
+
+/* ---- small helpers ---- */
+
+static void
+job_free(struct job *j)
+{
+	if (j == NULL)
+		return;
+	free(j->criteria);
+	free(j->note);
+	xcap_frame_free(&j->thumb);
+	xcap_frame_free(&j->full);
+	free(j->ref);
+	free(j->cur);
+	free(j->prev);
+	free(j->prev_jpeg);
+	free(j);
+}
+
+/* mu held. */
+static struct job *
+job_find(const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
+		if (W.jobs[i] != NULL && strcmp(W.jobs[i]->id, id) == 0)
+			return W.jobs[i];
+	return NULL;
+}
+
+static void
+bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v != NULL && v[0] != '\0')
+		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static void
+bind_time_or_null(sqlite3_stmt *s, int i, int64_t ms)
+{
+	if (ms > 0)
+		sqlite3_bind_int64(s, i, ms);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+/* Runs one prepared write; the store lock is held. */
+static int
+exec_write(struct store *st, sqlite3_stmt *s, const char *what, struct derr *e)
+{
+	int rc;
+
+	if (s == NULL)
+		return store_fail(st, what, e);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, what, e);
+	return 0;
+}
+
+static const char *
+col_text(sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+
+	return t ? (const char *)t : NULL;
+}
+
+/* A row (WAIT_COLS) as the API's JSON. */
+static json_object *
+row_json(sqlite3_stmt *s)
+{
+	json_object *o = json_object_new_object(), *tok;
+	int64_t created = sqlite3_column_int64(s, 11), deadline = sqlite3_column_int64(s, 12);
+	int64_t resolved = sqlite3_column_int64(s, 14), now = now_ms();
+	const char *status = col_text(s, 6);
+	int64_t end = resolved > 0 ? resolved : now;
+
+	jx_add_str(o, "wait_id", col_text(s, 0));
+	jx_add_str(o, "task_id", col_text(s, 1));
+	jx_add_str(o, "status", status);
+	jx_add_str(o, "target", col_text(s, 2));
+	jx_add_str(o, "wake_when", col_text(s, 3));
+	json_object_object_add(o, "timeout_s", json_object_new_int(sqlite3_column_int(s, 4)));
+	if (sqlite3_column_type(s, 5) != SQLITE_NULL)
+		json_object_object_add(o, "poll_interval", json_object_new_double(sqlite3_column_double(s, 5)));
+	jx_add_str(o, "verdict", col_text(s, 7));
+	jx_add_str(o, "detail", col_text(s, 8));
+	json_object_object_add(o, "evaluations", json_object_new_int(sqlite3_column_int(s, 9)));
+	json_object_object_add(o, "skipped", json_object_new_int(sqlite3_column_int(s, 10)));
+	jx_add_time(o, "created_at", created);
+	jx_add_time(o, "deadline_at", deadline);
+	jx_add_time(o, "last_frame_at", sqlite3_column_int64(s, 13));
+	jx_add_time(o, "resolved_at", resolved);
+	json_object_object_add(o, "elapsed_seconds",
+	    json_object_new_double(round((double)(end - created) / 100.0) / 10.0));
+	if (status != NULL && strcmp(status, "watching") == 0)
+		json_object_object_add(o, "remaining_seconds", json_object_new_double(
+		    deadline > now ? round((double)(deadline - now) / 100.0) / 10.0 : 0.0));
+	jx_add_str(o, "action_id", col_text(s, 15));
+	jx_add_str(o, "backend", col_text(s, 16));
+	tok = json_object_new_object();
+	json_object_object_add(tok, "in", json_object_new_int64(sqlite3_column_int64(s, 17)));
+	json_object_object_add(tok, "out", json_object_new_int64(sqlite3_column_int64(s, 18)));
+	json_object_object_add(o, "tokens", tok);
+	jx_add_str(o, "note", col_text(s, 19));
+	return o;
+}
+
+/* The live counters of a watching job over its row's JSON. */
+static void
+overlay_live(json_object *o)
+{
+	struct job *j;
+	json_object *tok;
+
+	pthread_mutex_lock(&W.mu);
+	j = W.started ? job_find(json_object_get_string(json_object_object_get(o, "wait_id"))) : NULL;
+	if (j != NULL && !j->done) {
+		json_object_object_add(o, "evaluations", json_object_new_int(j->evaluations));
+		json_object_object_add(o, "skipped", json_object_new_int(j->skipped));
+		jx_add_time(o, "last_frame_at", j->last_frame_ms);
+		if (j->verdict[0] != '\0') {
+			jx_add_str(o, "verdict", j->verdict);
+			jx_add_str(o, "detail", j->reason);
+		}
+		tok = json_object_new_object();
+		json_object_object_add(tok, "in", json_object_new_int64(j->tokens_in));
+		json_object_object_add(tok, "out", json_object_new_int64(j->tokens_out));
+		json_object_object_add(o, "tokens", tok);
+	}
+	pthread_mutex_unlock(&W.mu);
+}
+
+/* The row of id as JSON, or NULL with e (NOT_FOUND). */
+static json_object *
+row_get(const char *id, struct derr *e)
+{
+	struct store *st = W.app->store;
+	json_object *o = NULL;
+	sqlite3_stmt *s;
+	int rc;
+
+	store_lock(st);
+	s = store_stmt(st, SQL_GET);
+	if (s == NULL) {
+		store_fail(st, "wait get", e);
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		o = row_json(s);
+	else if (rc == SQLITE_DONE)
+		derr_set(e, DERR_NOT_FOUND, "wait_id", "no wait with id '%.64s'", id);
+	else
+		store_fail(st, "wait get", e);
+	sqlite3_reset(s);
+out:
+	store_unlock(st);
+	if (o != NULL)
+		overlay_live(o);
+	return o;
+}
+
+/* ---- finishing ---- */
+
+struct outcome {
+	char id[ID_LEN], task_id[ID_LEN], action_id[ID_LEN];
+	char *criteria;
+	const char *status;     /* resolved | timed_out | cancelled | failed */
+	char verdict[16];
+	char reason[512];
+	int evaluations, skipped, timeout_s;
+	int64_t last_frame_ms, created_ms;
+	long tokens_in, tokens_out;
+};
+
+/* Writes the outcome: the row (only if still watching), the task's wait
+ * action and a thread message. No engine lock held. */
+static void
+outcome_write(struct outcome *o)
+{
+	struct store *st = W.app->store;
+	int64_t now = now_ms();
+	struct derr e;
+	sqlite3_stmt *s;
+	int changed = 0;
+	char *msg;
+
+	store_lock(st);
+	s = store_stmt(st, SQL_FINISH);
+	if (s != NULL) {
+		sqlite3_bind_text(s, 1, o->id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, o->status, -1, SQLITE_STATIC);
+		bind_text_or_null(s, 3, o->verdict);
+		bind_text_or_null(s, 4, o->reason);
+		sqlite3_bind_int(s, 5, o->evaluations);
+		sqlite3_bind_int(s, 6, o->skipped);
+		bind_time_or_null(s, 7, o->last_frame_ms);
+		sqlite3_bind_int64(s, 8, now);
+		sqlite3_bind_int64(s, 9, o->tokens_in);
+		sqlite3_bind_int64(s, 10, o->tokens_out);
+	}
+	if (exec_write(st, s, "wait finish", &e) == 0)
+		changed = sqlite3_changes(store_db(st));
+	else
+		log_error("wait %s: cannot record %s: %s", o->id, o->status, e.message);
+	store_unlock(st);
+	if (changed != 1)
+		return;         /* finished before (or deleted with its task) */
+
+	if (strcmp(o->status, "resolved") == 0)
+		msg = xasprintf("[smart_wait resolved] Job %s: %s → %s", o->id, o->criteria, o->reason);
+	else if (strcmp(o->status, "timed_out") == 0)
+		msg = xasprintf("[smart_wait timeout] Job %s: %s — Timeout after %ds.", o->id, o->criteria,
+		    o->timeout_s);
+	else
+		msg = xasprintf("[smart_wait %s] Job %s: %s — %s", o->status, o->id, o->criteria, o->reason);
+	log_info("%s", msg);
+	if (o->task_id[0] != '\0') {
+		json_object *out = json_object_new_object();
+		struct action_patch p = { .status = strcmp(o->status, "resolved") == 0 ? "completed" : "failed" };
+		json_object *m;
+
+		jx_add_str(out, "state", o->status);
+		jx_add_str(out, "detail", o->reason);
+		json_object_object_add(out, "elapsed_seconds",
+		    json_object_new_double((double)(now - o->created_ms) / 1000.0));
+		json_object_object_add(out, "evaluations", json_object_new_int(o->evaluations));
+		json_object_object_add(out, "skipped", json_object_new_int(o->skipped));
+		p.output_json = jx_string(out, NULL);
+		p.duration_ms = (double)(now - o->created_ms);
+		if (o->action_id[0] != '\0' &&
+		    task_action_update(st, o->task_id, o->action_id, &p, &e) != 0)
+			log_warn("wait %s: cannot update action %s: %s", o->id, o->action_id, e.message);
+		json_object_put(out);
+		m = task_message_add(st, o->task_id, "wait", o->status, msg, &e);
+		if (m == NULL)
+			log_warn("wait %s: cannot post to task %s: %s", o->id, o->task_id, e.message);
+		json_object_put(m);
+	}
+	free(msg);
+}
+
+/* Marks j done (mu held) and fills o. Returns -1 if j was already done.
+ * The finisher then writes the outcome (no lock) and calls finish_end. */
+static int
+finish_locked(struct job *j, const char *status, const char *verdict, const char *reason,
+    struct outcome *o)
+{
+	if (j->done)
+		return -1;
+	j->done = true;
+	memset(o, 0, sizeof *o);
+	memcpy(o->id, j->id, ID_LEN);
+	memcpy(o->task_id, j->task_id, ID_LEN);
+	memcpy(o->action_id, j->action_id, ID_LEN);
+	o->criteria = xstrdup(j->criteria);
+	o->status = status;
+	snprintf(o->verdict, sizeof o->verdict, "%s", verdict ? verdict : j->verdict);
+	snprintf(o->reason, sizeof o->reason, "%s", reason ? reason : j->reason);
+	o->evaluations = j->evaluations;
+	o->skipped = j->skipped;
+	o->timeout_s = j->timeout_s;
+	o->last_frame_ms = j->last_frame_ms;
+	o->created_ms = j->created_ms;
+	o->tokens_in = j->tokens_in;
+	o->tokens_out = j->tokens_out;
+	return 0;
+}
+
+/* After the outcome is written: j leaves the table (so a long poll that
+ * sees it gone reads the final row), and is freed unless a worker still
+ * runs it (the worker frees it then). mu held. */
+static void
+finish_end_locked(struct job *j, struct outcome *o)
+{
+	size_t i;
+
+	free(o->criteria);
+	o->criteria = NULL;
+	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
+		if (W.jobs[i] == j)
+			W.jobs[i] = NULL;
+	j->removed = true;
+	pthread_cond_broadcast(&W.done_cv);
+	if (!j->running)
+		job_free(j);
+}
+
+/* Finishes j from a thread that does not hold mu. */
+static void
+finish(struct job *j, const char *status, const char *verdict, const char *reason)
+{
+	struct outcome o;
+	int r;
+
+	pthread_mutex_lock(&W.mu);
+	r = finish_locked(j, status, verdict, reason, &o);
+	pthread_mutex_unlock(&W.mu);
+	if (r < 0)
+		return;
+	outcome_write(&o);
+	pthread_mutex_lock(&W.mu);
+	finish_end_locked(j, &o);
+	pthread_mutex_unlock(&W.mu);
+}
+
+/* ---- one tick ---- */
+
+/* Grabs the target into f at max_width; resolves window:<name> each time
+ * (windows come and go). 0, 1 (the window is not there), or -1. */
+static int
+grab(struct display_lease *l, const char *target, int max_width, struct xcap_frame *f,
+    struct derr *e)
+{
+	struct xcap_req q = { .max_width = max_width };
+
+	if (strncmp(target, "window:", 7) == 0) {
+		const char *w = target + 7;
+		char *end;
+		unsigned long id = strtoul(w, &end, 0);
+		struct xwin win;
+
+		if (end != w && *end == '\0' && id != 0)
+			q.window = id;
+		else if (xwin_find(l->d, w, &win, e) == 0)
+			q.window = win.id;
+		else
+			return e->code == DERR_NOT_FOUND ? 1 : -1;
+	}
+	if (xcap_grab(l->cap, &q, f, e) != 0)
+		return e->code == DERR_NOT_FOUND && q.window != 0 ? 1 : -1;
+	return 0;
+}
+
+static int64_t
+backoff(int fails)
+{
+	return fails >= 5 ? BACKOFF_MAX_US : (int64_t)1000000 << fails;
+}
+
+/* The next check, given what this tick saw. */
+static int64_t
+next_interval(struct job *j, int64_t now, bool partial)
+{
+	int64_t still = now - j->last_change_us;
+
+	if (partial)
+		return PARTIAL_US;
+	if (still < CHANGE_WINDOW_US)
+		return j->poll_s > 0 ? (int64_t)(j->poll_s * 1e6) : CHANGING_US;
+	return still > 60000000 ? STATIC_LONG_US : STATIC_US;
+}
+
+/* Runs one tick of j (a worker owns it). Returns the interval to the next
+ * tick, or -1 when j finished. */
+static int64_t
+tick(struct job *j)
+{
+	const struct config *cfg = W.app->cfg;
+	struct display_lease l;
+	struct derr e = { 0 };
+	struct vision_result vr;
+	struct vision_image img[2];
+	struct xcap_image jpeg = { 0 };
+	char *criteria, reason[600];
+	int64_t now = mono_us(), next = -1;
+	size_t nimg = 0, npix;
+	bool changed_ref, eval, force;
+	int r;
+
+	pthread_mutex_lock(&W.mu);
+	criteria = xstrdup(j->criteria);
+	force = j->force;
+	j->force = false;
+	pthread_mutex_unlock(&W.mu);
+
+	if (desktop_lease(W.app, j->task_id[0] ? j->task_id : NULL, &l, &e) != 0) {
+		if (++j->fails >= W.app->cfg->wait_max_fails) {
+			snprintf(reason, sizeof reason, "cannot watch the display: %.500s", e.message);
+			finish(j, "failed", NULL, reason);
+			goto out;
+		}
+		next = backoff(j->fails);
+		goto out;
+	}
+	r = grab(&l, j->target, (int)cfg->diff_width, &j->thumb, &e);
+	if (r != 0) {
+		display_unlease(&l);
+		if (r < 0 && ++j->fails >= W.app->cfg->wait_max_fails) {
+			snprintf(reason, sizeof reason, "cannot capture %.64s: %.400s", j->target, e.message);
+			finish(j, "failed", NULL, reason);
+			goto out;
+		}
+		pthread_mutex_lock(&W.mu);
+		j->skipped++;
+		snprintf(j->reason, sizeof j->reason, "%.500s", r > 0 ? "the window is not there (yet)" : e.message);
+		pthread_mutex_unlock(&W.mu);
+		next = MISSING_US;
+		goto out;
+	}
+	npix = (size_t)j->thumb.width * (size_t)j->thumb.height;
+	if (npix != j->npix) {  /* first tick, or the target changed size */
+		free(j->ref);
+		free(j->cur);
+		free(j->prev);
+		j->ref = j->prev = NULL;
+		j->cur = xmalloc(npix);
+		j->npix = npix;
+		j->last_change_us = now;
+	}
+	gate_grey(&j->thumb, j->cur);
+	changed_ref = j->ref == NULL ||
+	    gate_diff(j->ref, j->cur, npix, GATE_PIXEL_THRESHOLD) > GATE_CHANGED_FRACTION;
+
+	if (vision_is_passthrough(W.vision)) {
+		/* No model: resolve once the screen has changed since the wait
+		 * began and then stayed still for the settle period. */
+		display_unlease(&l);
+		if (j->ref == NULL) {
+			j->ref = xmalloc(npix);
+			j->prev = xmalloc(npix);
+			memcpy(j->ref, j->cur, npix);
+		} else {
+			if (gate_diff(j->prev, j->cur, npix, GATE_PIXEL_THRESHOLD) > GATE_CHANGED_FRACTION)
+				j->last_change_us = now;        /* still moving */
+			if (changed_ref)
+				j->changed_once = true;
+		}
+		memcpy(j->prev, j->cur, npix);
+		pthread_mutex_lock(&W.mu);
+		j->evaluations++;
+		j->last_frame_ms = now_ms();
+		pthread_mutex_unlock(&W.mu);
+		if (j->changed_once && now - j->last_change_us >= cfg->settle_s * 1000000LL) {
+			snprintf(reason, sizeof reason, "the screen changed and then stayed still for %ld s "
+			    "(passthrough: look for yourself)", cfg->settle_s);
+			finish(j, "resolved", "CHANGED", reason);
+			goto out;
+		}
+		next = 1000000;
+		goto out;
+	}
+
+	if (changed_ref)
+		j->last_change_us = now;
+	eval = force || j->ref == NULL || changed_ref || now - j->last_eval_us >= FORCE_EVAL_US;
+	if (!eval) {
+		display_unlease(&l);
+		pthread_mutex_lock(&W.mu);
+		j->skipped++;
+		j->last_frame_ms = now_ms();
+		pthread_mutex_unlock(&W.mu);
+		next = next_interval(j, now, false);
+		goto out;
+	}
+	{
+		struct xcap_req q = { .max_width = (int)cfg->frame_max_dim, .quality = (int)cfg->frame_quality };
+
+		r = grab(&l, j->target, (int)cfg->frame_max_dim, &j->full, &e);
+		display_unlease(&l);
+		if (r != 0 || xcap_encode(&j->full, XCAP_JPEG, q.quality, &jpeg, &e) != 0) {
+			next = MISSING_US;
+			goto out;
+		}
+	}
+	if (j->prev_jpeg != NULL) {
+		img[nimg].jpeg = j->prev_jpeg;
+		img[nimg++].len = j->prev_len;
+	}
+	img[nimg].jpeg = jpeg.data;
+	img[nimg++].len = jpeg.len;
+	/* The model call: no lock, no lease. */
+	if (vision_eval(W.vision, criteria, img, nimg, &vr, &e) != 0) {
+		if (++j->fails >= W.app->cfg->wait_max_fails) {
+			snprintf(reason, sizeof reason, "the %s backend failed %d times: %.400s",
+			    vision_backend(W.vision), j->fails, e.message);
+			finish(j, "failed", "ERROR", reason);
+			goto out;
+		}
+		log_warn("wait %s: evaluation failed (%d): %s", j->id, j->fails, e.message);
+		next = backoff(j->fails);
+		goto out;
+	}
+	j->fails = 0;
+	j->last_eval_us = now;
+	if (j->ref == NULL)
+		j->ref = xmalloc(npix);
+	memcpy(j->ref, j->cur, npix);
+	free(j->prev_jpeg);
+	j->prev_jpeg = jpeg.data;
+	j->prev_len = jpeg.len;
+	jpeg.data = NULL;
+	pthread_mutex_lock(&W.mu);
+	j->evaluations++;
+	j->last_frame_ms = now_ms();
+	j->tokens_in += vr.tokens_in;
+	j->tokens_out += vr.tokens_out;
+	snprintf(j->verdict, sizeof j->verdict, "%s", vision_verdict_name(vr.verdict));
+	snprintf(j->reason, sizeof j->reason, "%.500s", vr.reason);
+	pthread_mutex_unlock(&W.mu);
+	if (vr.verdict == VISION_YES) {
+		finish(j, "resolved", "YES", vr.reason);
+		goto out;
+	}
+	next = next_interval(j, now, vr.verdict == VISION_PARTIAL);
+out:
+	xcap_image_free(&jpeg);
+	free(criteria);
+	return next;
+}
+
+/* ---- threads ---- */
+
+static void *
+worker_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&W.mu);
+	for (;;) {
+		struct job *j;
+		int64_t next;
+
+		while (!W.stopping && W.qlen == 0)
+			pthread_cond_wait(&W.work_cv, &W.mu);
+		if (W.stopping)
+			break;
+		j = W.queue[W.qhead];
+		W.qhead = (W.qhead + 1) % (size_t)W.app->cfg->max_waits;
+		W.qlen--;
+		j->queued = false;
+		if (j->done)
+			continue;
+		j->running = true;
+		pthread_mutex_unlock(&W.mu);
+		next = tick(j);
+		pthread_mutex_lock(&W.mu);
+		j->running = false;
+		if (j->done) {
+			if (j->removed)
+				job_free(j);    /* else its finisher frees it */
+			continue;
+		}
+		j->next_us = mono_us() + (next > 0 ? next : CHANGING_US);
+		pthread_cond_signal(&W.sched_cv);
+	}
+	pthread_mutex_unlock(&W.mu);
+	return NULL;
+}
+
+static void
+health_refresh(void)
+{
+	json_object *h = vision_health(W.vision);
+
+	pthread_mutex_lock(&W.mu);
+	json_object_put(W.health);
+	W.health = h;
+	pthread_mutex_unlock(&W.mu);
+}
+
+static void *
+sched_main(void *arg)
+{
+	struct job *expired[64];
+	size_t nexp, i;
+
+	(void)arg;
+	health_refresh();
+	W.health_at_us = mono_us();
+	pthread_mutex_lock(&W.mu);
+	while (!W.stopping) {
+		int64_t now = mono_us(), wall = now_ms(), wake = now + 1000000;
+		struct timespec ts;
+
+		nexp = 0;
+		for (i = 0; i < (size_t)W.app->cfg->max_waits; i++) {
+			struct job *j = W.jobs[i];
+
+			if (j == NULL || j->done || j->queued || j->running)
+				continue;
+			if (wall >= j->deadline_ms) {
+				if (nexp < ARRAY_LEN(expired))
+					expired[nexp++] = j;
+				continue;
+			}
+			if (j->next_us <= now) {
+				j->queued = true;
+				W.queue[(W.qhead + W.qlen) % (size_t)W.app->cfg->max_waits] = j;
+				W.qlen++;
+				pthread_cond_signal(&W.work_cv);
+				continue;
+			}
+			if (j->next_us < wake)
+				wake = j->next_us;
+			if (now + (j->deadline_ms - wall) * 1000 < wake)
+				wake = now + (j->deadline_ms - wall) * 1000;
+		}
+		for (i = 0; i < nexp; i++) {
+			struct outcome o;
+			int r;
+			char reason[64];
+
+			snprintf(reason, sizeof reason, "no match within %d s", expired[i]->timeout_s);
+			r = finish_locked(expired[i], "timed_out", "TIMEOUT", reason, &o);
+			if (r < 0)
+				continue;
+			pthread_mutex_unlock(&W.mu);
+			outcome_write(&o);
+			pthread_mutex_lock(&W.mu);
+			finish_end_locked(expired[i], &o);
+		}
+		if (nexp > 0)
+			continue;
+		if (now - W.health_at_us > HEALTH_EVERY_US) {
+			W.health_at_us = now;
+			pthread_mutex_unlock(&W.mu);
+			health_refresh();
+			pthread_mutex_lock(&W.mu);
+			continue;
+		}
+		wake -= now;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (time_t)(wake / 1000000);
+		ts.tv_nsec += (long)(wake % 1000000) * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&W.sched_cv, &W.mu, &ts);
+	}
+	pthread_mutex_unlock(&W.mu);
+	return NULL;
+}
+
+/* ---- jobs from rows ---- */
+
+/* mu held: put j in a free slot; -1 when full. */
+static int
+slot_put(struct job *j)
+{
+	size_t i;
+
+	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
+		if (W.jobs[i] == NULL) {
+			W.jobs[i] = j;
+			pthread_cond_signal(&W.sched_cv);
+			return 0;
+		}
+	return -1;
+}
+
+static struct job *
+job_new(const char *id, const char *task_id, const char *target, const char *criteria,
+    int timeout_s, double poll_s, int64_t created, int64_t deadline, const char *action_id)
+{
+	struct job *j = xcalloc(1, sizeof *j);
+
+	snprintf(j->id, sizeof j->id, "%s", id);
+	snprintf(j->task_id, sizeof j->task_id, "%s", task_id ? task_id : "");
+	snprintf(j->action_id, sizeof j->action_id, "%s", action_id ? action_id : "");
+	snprintf(j->target, sizeof j->target, "%s", target);
+	j->criteria = xstrdup(criteria);
+	j->timeout_s = timeout_s;
+	j->poll_s = poll_s;
+	j->created_ms = created;
+	j->deadline_ms = deadline;
+	j->started_us = j->last_change_us = mono_us();
+	j->next_us = 0;
+	return j;
+}
+
+/* Waits an earlier detmd left watching: resume, or time out. */
+static void
+resume_rows(void)
+{
+	struct store *st = W.app->store;
+	struct job *list[1024];
+	size_t n = 0, i;
+	sqlite3_stmt *s;
+	int64_t now = now_ms();
+
+	store_lock(st);
+	s = store_stmt(st, SQL_WATCHING);
+	while (s != NULL && n < ARRAY_LEN(list) && sqlite3_step(s) == SQLITE_ROW)
+		list[n++] = job_new(col_text(s, 0), col_text(s, 1), col_text(s, 2), col_text(s, 3),
+		    sqlite3_column_int(s, 4), sqlite3_column_double(s, 5), sqlite3_column_int64(s, 11),
+		    sqlite3_column_int64(s, 12), col_text(s, 15));
+	if (s != NULL)
+		sqlite3_reset(s);
+	store_unlock(st);
+	for (i = 0; i < n; i++) {
+		struct job *j = list[i];
+		bool keep;
+
+		pthread_mutex_lock(&W.mu);
+		keep = j->deadline_ms > now && slot_put(j) == 0;
+		pthread_mutex_unlock(&W.mu);
+		if (keep) {
+			log_info("wait %s resumes watching (%s)", j->id, j->target);
+			continue;
+		}
+		pthread_mutex_lock(&W.mu);
+		(void)slot_put(j);
+		pthread_mutex_unlock(&W.mu);
+		finish(j, "timed_out", "TIMEOUT", j->deadline_ms <= now ?
+		    "the deadline passed while detmd was not running" : "too many waits to resume");
+	}
+}
+
+/* ---- API ---- */
+
+static void
+on_task_change(const char *task_id, int from, int to, void *arg)
+{
+	(void)from;
+	(void)arg;
+	if (to == TASK_HOOK_DELETED)
+		waits_task_ended(task_id, "the task was deleted");
+	else if (task_status_final(to)) {
+		char why[64];
+
+		snprintf(why, sizeof why, "the task is %s", task_status_name(to));
+		waits_task_ended(task_id, why);
+	}
+}
+
+int
+waits_start(struct app *app, struct derr *e)
+{
+	const struct config *c = app->cfg;
+	struct vision_settings vs = {
+		.backend = c->vision_backend, .ollama_url = c->ollama_url,
+		.ollama_model = c->vision_model, .ollama_keep_alive = c->ollama_keep_alive,
+		.vllm_url = c->vllm_url, .vllm_model = c->vllm_model, .vllm_api_key = c->vllm_api_key,
+		.claude_url = c->claude_url, .claude_model = c->claude_model,
+		.anthropic_api_key = c->anthropic_api_key, .openrouter_url = c->openrouter_url,
+		.openrouter_model = c->openrouter_model, .openrouter_api_key = c->openrouter_api_key,
+		.timeout_ms = c->vision_timeout_ms,
+	};
+	size_t i;
+
+	W.app = app;
+	if ((W.vision = vision_new(&vs, e)) == NULL)
+		return -1;
+	snprintf(W.backend, sizeof W.backend, "%s", vision_backend(W.vision));
+	W.jobs = xcalloc((size_t)c->max_waits, sizeof *W.jobs);
+	W.queue = xcalloc((size_t)c->max_waits, sizeof *W.queue);
+	pthread_mutex_lock(&W.mu);
+	W.started = true;
+	pthread_mutex_unlock(&W.mu);
+	resume_rows();
+	task_hook_add(on_task_change, NULL);
+	W.nworkers = (size_t)c->wait_workers;
+	W.workers = xcalloc(W.nworkers, sizeof *W.workers);
+	for (i = 0; i < W.nworkers; i++)
+		if (pthread_create(&W.workers[i], NULL, worker_main, NULL) != 0)
+			return derr_set(e, DERR_INTERNAL, NULL, "cannot start wait workers");
+	if (pthread_create(&W.sched, NULL, sched_main, NULL) != 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot start the wait scheduler");
+	log_info("smart waits: backend %s, %zu workers", vision_backend(W.vision), W.nworkers);
+	return 0;
+}
+
+void
+waits_stop(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&W.mu);
+	if (!W.started || W.stopping) {
+		pthread_mutex_unlock(&W.mu);
+		return;
+	}
+	W.stopping = true;
+	pthread_cond_broadcast(&W.sched_cv);
+	pthread_cond_broadcast(&W.work_cv);
+	pthread_cond_broadcast(&W.done_cv);
+	pthread_mutex_unlock(&W.mu);
+	pthread_join(W.sched, NULL);
+	for (i = 0; i < W.nworkers; i++)
+		pthread_join(W.workers[i], NULL);
+	pthread_mutex_lock(&W.mu);
+	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++) {
+		/* A done job still in the table belongs to its finisher. */
+		if (W.jobs[i] != NULL && !W.jobs[i]->done)
+			job_free(W.jobs[i]);
+		W.jobs[i] = NULL;
+	}
+	json_object_put(W.health);
+	W.health = NULL;
+	pthread_mutex_unlock(&W.mu);
+	free(W.workers);
+	vision_free(W.vision);
+	W.vision = NULL;
+}
+
+/* mu held. */
+static int
+check_running(struct derr *e)
+{
+	if (!W.started || W.stopping)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is %s",
+		    W.stopping ? "shutting down" : "not running");
+	return 0;
+}
+
+json_object *
+waits_create(const struct wait_new *w, struct derr *e)
+{
+	struct store *st = W.app->store;
+	char id[ID_LEN], action_id[ID_LEN] = "";
+	int64_t now = now_ms(), deadline = now + (int64_t)w->timeout_s * 1000;
+	struct job *j;
+	sqlite3_stmt *s;
+	int rc;
+
+	if (strcmp(w->target, "screen") != 0 &&
+	    (strncmp(w->target, "window:", 7) != 0 || w->target[7] == '\0'))
+		return derr_set(e, DERR_INVALID, "target",
+		    "target must be 'screen' or 'window:<title or id>' (got '%.64s')", w->target), NULL;
+	if (w->task_id != NULL) {
+		int status;
+		json_object *meta;
+
+		if (task_meta(st, w->task_id, &status, &meta, e) != 0)
+			return NULL;
+		json_object_put(meta);
+		if (task_status_final(status))
+			return derr_set(e, DERR_CONFLICT, "task_id", "task %s is %s; waits are for live tasks",
+			    w->task_id, task_status_name(status)), NULL;
+	}
+	pthread_mutex_lock(&W.mu);
+	rc = check_running(e);
+	if (rc == 0) {
+		size_t i, used = 0;
+
+		for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
+			used += W.jobs[i] != NULL;
+		if (used >= (size_t)W.app->cfg->max_waits)
+			rc = derr_set(e, DERR_UNAVAILABLE, NULL, "%zu waits are watching already "
+			    "(ACU_MAX_WAITS); cancel some first", used);
+	}
+	pthread_mutex_unlock(&W.mu);
+	if (rc != 0)
+		return NULL;
+	if (w->task_id != NULL) {
+		struct action_new a = { .type = "wait", .status = "started", .duration_ms = -1 };
+		json_object *in = json_object_new_object();
+		char summary[300];
+		int64_t ord;
+
+		snprintf(summary, sizeof summary, "smart_wait: %.200s", w->criteria);
+		jx_add_str(in, "target", w->target);
+		jx_add_str(in, "criteria", w->criteria);
+		json_object_object_add(in, "timeout", json_object_new_int(w->timeout_s));
+		a.summary = summary;
+		a.input_json = jx_string(in, NULL);
+		rc = task_action_add(st, w->task_id, &a, action_id, &ord, e);
+		json_object_put(in);
+		if (rc != 0)
+			return NULL;
+	}
+	id_new(id);
+	store_lock(st);
+	s = store_stmt(st, SQL_INSERT);
+	if (s != NULL) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		bind_text_or_null(s, 2, w->task_id);
+		sqlite3_bind_text(s, 3, w->target, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, w->criteria, -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 5, w->timeout_s);
+		if (w->poll_s > 0)
+			sqlite3_bind_double(s, 6, w->poll_s);
+		else
+			sqlite3_bind_null(s, 6);
+		sqlite3_bind_int64(s, 7, now);
+		sqlite3_bind_int64(s, 8, deadline);
+		bind_text_or_null(s, 9, action_id);
+		sqlite3_bind_text(s, 10, W.backend, -1, SQLITE_STATIC);
+	}
+	rc = exec_write(st, s, "wait insert", e);
+	store_unlock(st);
+	if (rc != 0)
+		return NULL;
+	j = job_new(id, w->task_id, w->target, w->criteria, w->timeout_s, w->poll_s, now, deadline,
+	    action_id);
+	pthread_mutex_lock(&W.mu);
+	rc = W.stopping ? -1 : slot_put(j);
+	pthread_mutex_unlock(&W.mu);
+	if (rc != 0) {
+		finish(j, "failed", "ERROR", "the wait engine is full or stopping");
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is full or stopping"), NULL;
+	}
+	log_info("wait %s: %s on %s (timeout %d s, task %s)", id, w->criteria, w->target, w->timeout_s,
+	    w->task_id ? w->task_id : "-");
+	return row_get(id, e);
+}
+
+json_object *
+waits_get(const char *id, int block_s, struct derr *e)
+{
+	if (block_s > 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += block_s;
+		pthread_mutex_lock(&W.mu);
+		while (!W.stopping && W.started) {
+			if (job_find(id) == NULL)
+				break;  /* finished and written (or never watching) */
+			if (pthread_cond_timedwait(&W.done_cv, &W.mu, &ts) == ETIMEDOUT)
+				break;
+		}
+		pthread_mutex_unlock(&W.mu);
+	}
+	return row_get(id, e);
+}
+
+json_object *
+waits_list(const char *task_id, const char *status, int limit, struct derr *e)
+{
+	struct store *st = W.app->store;
+	json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	sqlite3_stmt *s;
+	int rc = -1;
+
+	store_lock(st);
+	s = store_stmt(st, SQL_LIST);
+	if (s == NULL) {
+		store_fail(st, "wait list", e);
+		goto out;
+	}
+	bind_text_or_null(s, 1, task_id);
+	if (status != NULL && strcmp(status, "all") == 0)
+		sqlite3_bind_null(s, 2);
+	else
+		sqlite3_bind_text(s, 2, status ? status : "watching", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int(s, 3, limit);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		json_object_array_add(arr, row_json(s));
+	sqlite3_reset(s);
+	rc = rc == SQLITE_DONE ? 0 : store_fail(st, "wait list", e);
+out:
+	store_unlock(st);
+	if (rc != 0) {
+		json_object_put(arr);
+		json_object_put(o);
+		return NULL;
+	}
+	for (size_t i = 0; i < json_object_array_length(arr); i++)
+		overlay_live(json_object_array_get_idx(arr, i));
+	json_object_object_add(o, "count", json_object_new_int((int)json_object_array_length(arr)));
+	json_object_object_add(o, "waits", arr);
+	return o;
+}
+
+json_object *
+waits_update(const char *id, const char *criteria, int timeout_s, const char *note,
+    struct derr *e)
+{
+	struct store *st = W.app->store;
+	char *crit = NULL, *nt = NULL;
+	int64_t deadline = 0;
+	int tmo = 0, rc;
+	struct job *j;
+	sqlite3_stmt *s;
+
+	pthread_mutex_lock(&W.mu);
+	rc = check_running(e);
+	j = rc == 0 ? job_find(id) : NULL;
+	if (rc == 0 && j == NULL) {
+		pthread_mutex_unlock(&W.mu);
+		json_object *row = row_get(id, e);
+
+		if (row == NULL)
+			return NULL;
+		derr_set(e, DERR_CONFLICT, "wait_id", "wait %s is %s; only a watching wait can change",
+		    id, json_object_get_string(json_object_object_get(row, "status")));
+		json_object_put(row);
+		return NULL;
+	}
+	if (rc == 0) {
+		if (criteria != NULL) {
+			free(j->criteria);
+			j->criteria = xstrdup(criteria);
+			j->force = true;        /* judge the new condition at once */
+			j->next_us = 0;
+		}
+		if (timeout_s > 0) {
+			j->timeout_s = timeout_s;
+			j->deadline_ms = now_ms() + (int64_t)timeout_s * 1000;
+		}
+		if (note != NULL) {
+			free(j->note);
+			j->note = xstrdup(note);
+		}
+		crit = xstrdup(j->criteria);
+		nt = j->note ? xstrdup(j->note) : NULL;
+		tmo = j->timeout_s;
+		deadline = j->deadline_ms;
+		pthread_cond_signal(&W.sched_cv);
+	}
+	pthread_mutex_unlock(&W.mu);
+	if (rc != 0)
+		return NULL;
+	store_lock(st);
+	s = store_stmt(st, SQL_UPDATE);
+	if (s != NULL) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, crit, -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 3, tmo);
+		sqlite3_bind_int64(s, 4, deadline);
+		bind_text_or_null(s, 5, nt);
+	}
+	rc = exec_write(st, s, "wait update", e);
+	store_unlock(st);
+	free(crit);
+	free(nt);
+	if (rc != 0)
+		return NULL;
+	if (note != NULL)
+		log_info("wait %s note: %s", id, note);
+	return row_get(id, e);
+}
+
+json_object *
+waits_cancel(const char *id, const char *reason, struct derr *e)
+{
+	struct job *j;
+	struct outcome o;
+	int r = -1;
+
+	pthread_mutex_lock(&W.mu);
+	j = W.started ? job_find(id) : NULL;
+	if (j != NULL)
+		r = finish_locked(j, "cancelled", "CANCELLED", reason ? reason : "cancelled by the agent", &o);
+	pthread_mutex_unlock(&W.mu);
+	if (r >= 0) {
+		outcome_write(&o);
+		pthread_mutex_lock(&W.mu);
+		finish_end_locked(j, &o);
+		pthread_mutex_unlock(&W.mu);
+	}
+	return row_get(id, e);
+}
+
+void
+waits_task_ended(const char *task_id, const char *why)
+{
+	for (;;) {
+		struct job *j = NULL;
+		struct outcome o;
+		size_t i;
+		int r = -1;
+
+		pthread_mutex_lock(&W.mu);
+		for (i = 0; W.started && i < (size_t)W.app->cfg->max_waits && j == NULL; i++)
+			if (W.jobs[i] != NULL && strcmp(W.jobs[i]->task_id, task_id) == 0)
+				j = W.jobs[i];
+		if (j != NULL)
+			r = finish_locked(j, "cancelled", "CANCELLED", why, &o);
+		pthread_mutex_unlock(&W.mu);
+		if (j == NULL)
+			return;
+		if (r >= 0) {
+			outcome_write(&o);
+			pthread_mutex_lock(&W.mu);
+			finish_end_locked(j, &o);
+			pthread_mutex_unlock(&W.mu);
+		} else {
+			/* Another thread is finishing it: let it leave the table. */
+			struct timespec ts = { 0, 5000000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+json_object *
+waits_health(void)
+{
+	json_object *o;
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&W.mu);
+	o = W.health ? json_tokener_parse(json_object_to_json_string(W.health)) : json_object_new_object();
+	for (i = 0; W.started && i < (size_t)W.app->cfg->max_waits; i++)
+		n += W.jobs[i] != NULL;
+	json_object_object_add(o, "watching", json_object_new_int((int)n));
+	if (json_object_object_get(o, "backend") == NULL)
+		jx_add_str(o, "backend", W.backend);
+	pthread_mutex_unlock(&W.mu);
+	return o;
+}

@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# waits.sh - the smart-wait suite: a real detmd watching real Xvfb displays
+# with real X clients, judged through bin/vision-stub (our stand-in that
+# speaks Ollama/OpenAI/Anthropic wire formats and records every request).
+#
+#   an xterm that changes after a delay resolves a wait; a still screen
+#   makes no model calls; timeouts; cancel; update; long-poll; task end
+#   cancels; restart mid-wait resumes; an expired wait is timed out at
+#   start; two waits on two displays are independent; every backend through
+#   the daemon; a failing backend fails the wait; passthrough; bad input.
+#
+# Prints "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+
+tmp=$(mktemp -d /tmp/detm-waits.XXXXXX)
+pids=()
+cleanup() {
+	daemon_kill9
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp" "${DETM_DATA:-/nonexistent}"
+}
+trap cleanup EXIT
+export LC_ALL=C.UTF-8
+
+key="stub-key-$$"
+"$DETM_BIN/vision-stub" --port 0 --port-file "$tmp/stub.port" --key "$key" 2>"$tmp/stub.log" &
+pids+=($!)
+for i in $(seq 1 100); do [ -s "$tmp/stub.port" ] && break; sleep 0.05; done
+STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
+
+api() {
+	CODE=$(curl -sS -o "$tmp/resp" -w '%{http_code}' -X "$1" "$DETM_URL$2" \
+		-H 'Content-Type: application/json' ${3:+--data-binary "$3"})
+	cat "$tmp/resp"
+}
+jqr() { jq -r "$@" <"$tmp/resp"; }
+expect() { # expect NAME STATUS [jq-expression that must print true]
+	local name=$1 want=$2 expr=${3:-}
+	if [ "$CODE" != "$want" ]; then
+		bad "$name" "status $CODE, want $want: $(head -c 300 "$tmp/resp")"
+	elif [ -n "$expr" ] && [ "$(jq -r "$expr" <"$tmp/resp" 2>/dev/null)" != "true" ]; then
+		bad "$name" "$expr is not true in $(head -c 400 "$tmp/resp")"
+	else
+		ok "$name"
+	fi
+}
+stub_script() { curl -fsS -X POST "$STUB/_stub/script" -d "$1" >/dev/null; curl -fsS -X DELETE "$STUB/_stub/requests" >/dev/null; }
+stub_count() { curl -fsS "$STUB/_stub/requests" | jq '[.requests[] | select(.api != "health")] | length'; }
+stub_last() { curl -fsS "$STUB/_stub/requests" | jq -c "[.requests[] | select(.api != \"health\")] | last | $1"; }
+new_task() { api POST /api/tasks "{\"name\":\"$1\",\"display\":true}" >/dev/null; jqr .task_id; }
+xrun() { # xrun TASK cmd...: an X client on the task's display
+	local t=$1 d a; shift
+	d=$(curl -s "$DETM_URL/api/tasks/$t" | jq -r .metadata.display)
+	a=$(curl -s "$DETM_URL/api/tasks/$t" | jq -r .metadata.xauthority)
+	DISPLAY=$d XAUTHORITY=$a "$@" 2>>"$tmp/clients.log" &
+	pids+=($!)
+}
+wait_create() { # wait_create TASK CONDITION TIMEOUT [extra json]
+	api POST /api/waits "{\"task_id\":\"$1\",\"target\":\"screen\",\"wake_when\":\"$2\",\"timeout\":$3${4:+,$4}}" >/dev/null
+	jqr .wait_id
+}
+export OLLAMA_URL="$STUB" ACU_VLLM_URL="$STUB" ACU_CLAUDE_URL="$STUB" ACU_OPENROUTER_URL="$STUB" \
+	ACU_VLLM_API_KEY="$key" ANTHROPIC_API_KEY="$key" OPENROUTER_API_KEY="$key" ACU_VISION_TIMEOUT_MS=5000
+start() { # start [VAR=value...]: a daemon judging with the stub (Ollama API unless told)
+	unset ACU_VISION_BACKEND ACU_WAIT_MAX_FAILURES ACU_SETTLE_S
+	local kv
+	for kv in "$@"; do export "${kv?}"; done
+	daemon_start
+}
+
+start || { bad "daemon start"; finish; exit 1; }
+api GET /api/capabilities >/dev/null
+expect "capabilities: waits on, vision backend named" 200 '.capabilities.waits and .vision.backend == "ollama"'
+
+# ---- a screen that changes after a delay resolves the wait ----
+stub_script '{"answers":["NO: nothing yet","YES: the build finished line is visible"]}'
+T=$(new_task changes)
+api POST /api/waits "{\"task_id\":\"$T\",\"target\":\"screen\",\"wake_when\":\"the terminal says build finished\",\"timeout\":60}" >/dev/null
+expect "POST /api/waits returns the wait at once" 201 '.status == "watching" and .timeout_s == 60 and .target == "screen" and (.action_id | length) == 8'
+W=$(jqr .wait_id); WACT=$(jqr .action_id)
+sleep 1
+check "the first look costs one model call" [ "$(stub_count)" -eq 1 ]
+xrun "$T" xterm -geometry 60x10+0+0 -e sh -c 'sleep 1; echo build finished; sleep 60'
+api GET "/api/waits/$W?block_s=20" >/dev/null
+expect "long-poll returns when the wait resolves" 200 '.status == "resolved" and .verdict == "YES" and (.detail | test("build finished")) and .evaluations >= 2'
+check "the model saw the condition and JPEG frames" sh -c "[ \"\$(curl -fsS $STUB/_stub/requests | jq '[.requests[] | select(.api == \"ollama\")] | last | (.prompt | test(\"build finished\")) and (.images | all(.jpeg and .width <= 960))')\" = true ]"
+api GET "/api/tasks/$T/messages" >/dev/null
+expect "the task thread says so" 200 '[.messages[] | select(.role == "wait")] | last | .content | test("smart_wait resolved.*build finished")'
+api GET "/api/tasks/$T/actions/$WACT" >/dev/null
+expect "the wait is a completed wait action on the task" 200 '.action_type == "wait" and .status == "completed" and (.output_data | tostring | test("resolved"))'
+
+# ---- a still screen makes no model calls ----
+stub_script '{"answers":["NO: still nothing"]}'
+T2=$(new_task still)
+W2=$(wait_create "$T2" "a dialog appears" 60)
+sleep 7
+n=$(stub_count)
+check "a still screen: one model call in 7 s ($n)" [ "$n" -eq 1 ]
+api GET "/api/waits/$W2" >/dev/null
+expect "and the gate counted skipped checks" 200 '.skipped >= 1 and .evaluations == 1 and .status == "watching"'
+
+# ---- update, cancel ----
+api PATCH "/api/waits/$W2" '{"wake_when":"a different dialog","message":"changed my mind"}' >/dev/null
+expect "PATCH changes the condition" 200 '.wake_when == "a different dialog" and .note == "changed my mind"'
+sleep 1
+check "a new condition is judged at once" [ "$(stub_count)" -eq 2 ]
+check "with the new condition in the prompt" sh -c "[ \"\$(curl -fsS $STUB/_stub/requests | jq '[.requests[] | select(.api == \"ollama\")] | last | .prompt | test(\"a different dialog\")')\" = true ]"
+api PATCH "/api/waits/$W2" '{"timeout":2}' >/dev/null
+expect "PATCH timeout restarts the clock" 200 '.timeout_s == 2 and .remaining_seconds <= 2'
+api GET "/api/waits/$W2?block_s=10" >/dev/null
+expect "and the wait times out on time" 200 '.status == "timed_out"'
+api PATCH "/api/waits/$W2" '{"timeout":30}' >/dev/null
+expect "a finished wait cannot change" 409
+W3=$(wait_create "$T2" "anything" 60)
+api DELETE "/api/waits/$W3?reason=not%20needed" >/dev/null
+expect "DELETE cancels" 200 '.status == "cancelled" and .detail == "not needed"'
+api DELETE "/api/waits/$W3" >/dev/null
+expect "cancelling again changes nothing" 200 '.status == "cancelled" and .detail == "not needed"'
+W4=$(wait_create "$T2" "anything" 60)
+api PATCH "/api/tasks/$T2" '{"status":"completed"}' >/dev/null
+api GET "/api/waits/$W4" >/dev/null
+expect "finishing the task cancels its waits" 200 '.status == "cancelled" and (.detail | test("completed"))'
+api GET "/api/waits?task_id=$T2&status=all" >/dev/null
+expect "GET /api/waits?task_id&status=all lists them" 200 '.count == 3'
+api GET "/api/waits" >/dev/null
+expect "GET /api/waits lists the watching ones" 200 '[.waits[].status] | all(. == "watching")'
+
+# ---- two displays, two waits, independent ----
+stub_script '{"rules":[{"contains":"alpha","answer":"YES: alpha is there"},{"contains":"beta","answer":"NO: no beta"}]}'
+TA=$(new_task alpha); TB=$(new_task beta)
+WA=$(wait_create "$TA" "alpha shows" 30)
+WB=$(wait_create "$TB" "beta shows" 30)
+api GET "/api/waits/$WA?block_s=10" >/dev/null
+expect "wait on display A resolves" 200 '.status == "resolved"'
+api GET "/api/waits/$WB" >/dev/null
+expect "while the wait on display B keeps watching" 200 '.status == "watching" and .evaluations >= 1'
+api DELETE "/api/waits/$WB" >/dev/null
+
+# ---- restart mid-wait; an expired wait at start ----
+stub_script '{"answers":["NO: not yet"]}'
+TR=$(new_task restart)
+WR=$(wait_create "$TR" "restart test" 120)
+WX=$(wait_create "$TR" "expires while down" 2)
+sleep 1
+daemon_stop
+sleep 2
+start || bad "restart"
+api GET "/api/waits/$WX" >/dev/null
+expect "an expired wait is timed out at start" 200 '.status == "timed_out" and (.detail | test("not running"))'
+api GET "/api/waits/$WR" >/dev/null
+expect "an unexpired wait resumes watching" 200 '.status == "watching"'
+stub_script '{"answers":["YES: seen after the restart"]}'
+api POST "/api/tasks/$TR/display" '{}' >/dev/null
+api PATCH "/api/waits/$WR" '{"wake_when":"restart test again"}' >/dev/null
+api GET "/api/waits/$WR?block_s=10" >/dev/null
+expect "and resolves after the restart" 200 '.status == "resolved" and (.detail | test("after the restart"))'
+daemon_kill9
+start || bad "restart after kill -9"
+api GET "/api/waits/$WR" >/dev/null
+expect "a resolved wait survives kill -9" 200 '.status == "resolved"'
+
+# ---- a failing backend fails the wait, with the error ----
+daemon_stop
+start ACU_WAIT_MAX_FAILURES=2 || bad "start"
+stub_script '{"fail_always":503}'
+TF=$(new_task failing)
+WF=$(wait_create "$TF" "anything" 60)
+api GET "/api/waits/$WF?block_s=30" >/dev/null
+expect "a backend that keeps failing fails the wait" 200 '.status == "failed" and (.detail | test("503"))'
+api GET /api/health >/dev/null
+expect "and the daemon stays healthy" 200
+
+# ---- every backend through the daemon ----
+for b in vllm claude openrouter; do
+	daemon_stop
+	start ACU_VISION_BACKEND=$b || bad "start $b"
+	stub_script "{\"answers\":[\"YES: $b saw it\"]}"
+	TB=$(new_task "$b")
+	WB=$(wait_create "$TB" "backend $b" 20)
+	api GET "/api/waits/$WB?block_s=10" >/dev/null
+	expect "backend $b resolves a wait through the daemon" 200 ".status == \"resolved\" and .backend == \"$b\" and (.detail | test(\"$b saw it\")) and .tokens.in > 0"
+	check "backend $b sent its key" sh -c "[ \"\$(curl -fsS $STUB/_stub/requests | jq -r '[.requests[] | select(.api != \"health\")] | last | (.headers.authorization // .headers[\"x-api-key\"])')\" != null ]"
+done
+
+# ---- passthrough: changed, then still ----
+daemon_stop
+start ACU_VISION_BACKEND=passthrough ACU_SETTLE_S=2 || bad "start passthrough"
+TP=$(new_task passthrough)
+WP=$(wait_create "$TP" "anything changes" 30)
+sleep 2
+api GET "/api/waits/$WP" >/dev/null
+expect "passthrough: a still screen keeps watching" 200 '.status == "watching"'
+xrun "$TP" xterm -geometry 40x5+10+10 -e sleep 60
+api GET "/api/waits/$WP?block_s=15" >/dev/null
+expect "passthrough: resolves when the screen changed and settled" 200 '.status == "resolved" and .verdict == "CHANGED"'
+
+# ---- bad input ----
+api POST /api/waits '{"target":"pty:1","wake_when":"x"}' >/dev/null
+expect "unknown target type is 400" 400 '.error.field == "target"'
+api POST /api/waits '{"target":"screen"}' >/dev/null
+expect "missing wake_when is 400" 400 '.error.field == "wake_when"'
+api POST /api/waits '{"wake_when":"x","timeout":0}' >/dev/null
+expect "timeout 0 is 400" 400 '.error.field == "timeout"'
+api POST /api/waits '{"wake_when":"x","task_id":"nosuch12"}' >/dev/null
+expect "unknown task is 404" 404
+api GET /api/waits/nosuch12 >/dev/null
+expect "unknown wait is 404" 404 '.error.field == "wait_id"'
+api GET "/api/waits/$WP?block_s=999" >/dev/null
+expect "block_s over the cap is 400" 400 '.error.field == "block_s"'
+api POST /api/waits "{\"task_id\":\"$T2\",\"wake_when\":\"x\"}" >/dev/null
+expect "a wait on a finished task is 409" 409
+daemon_stop
+
+finish
