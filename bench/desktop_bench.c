@@ -2,7 +2,8 @@
  * desktop_bench.c - times one click three ways on the same display:
  *
  *   http   POST /api/desktop/action {"task_id","action":"click","x","y"}
- *          through detmd (libcurl, one kept-alive connection)
+ *          through detmd (libcurl, one kept-alive connection); TASK_ID "-"
+ *          sends no task (the shared display, nothing logged)
  *   xtest  raw XTest in this process: motion + press + release + XSync
  *          (the floor: what detmd itself has to do)
  *
@@ -93,9 +94,13 @@ main(int argc, char **argv)
 	for (i = -50; i < n; i++) {     /* 50 warm-up calls */
 		long long t0;
 
-		snprintf(body, sizeof body,
-		    "{\"task_id\":\"%s\",\"action\":\"click\",\"x\":%d,\"y\":%d}", task,
-		    100 + (i & 63), 100 + (i & 31));
+		if (strcmp(task, "-") == 0)
+			snprintf(body, sizeof body, "{\"action\":\"click\",\"x\":%d,\"y\":%d}",
+			    100 + (i & 63), 100 + (i & 31));
+		else
+			snprintf(body, sizeof body,
+			    "{\"task_id\":\"%s\",\"action\":\"click\",\"x\":%d,\"y\":%d}", task,
+			    100 + (i & 63), 100 + (i & 31));
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		t0 = now_us();
 		if (curl_easy_perform(c) != CURLE_OK ||

@@ -229,11 +229,10 @@ a_click(struct dctx *c, struct derr *e)
 	if (c->button == 1 && c->count == 1 &&
 	    p_int(c, "button", false, 1, 3, 1, &button, NULL, e) != 0)
 		return -1;
-	if (at && xinput_move(c->l->d, x, y, e) != 0)
+	if (at && xinput_click_at(c->l->d, x, y, button, c->count, e) != 0)
 		return -1;
-	if (!at && xinput_pointer(c->l->d, &x, &y, e) != 0)
-		return -1;
-	if (xinput_click(c->l->d, button, c->count, e) != 0)
+	if (!at && (xinput_pointer(c->l->d, &x, &y, e) != 0 ||
+	    xinput_click(c->l->d, button, c->count, e) != 0))
 		return -1;
 	add_xy(c, x, y);
 	json_object_object_add(c->data, "button", json_object_new_int(button));

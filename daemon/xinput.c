@@ -111,21 +111,15 @@ sleep_ms(int ms)
 
 /* ---- pointer ---------------------------------------------------------- */
 
+/* The size Xlib learnt at connection time (kept current by Xlib when a
+ * RandR-aware client processes ConfigureNotify; Xvfb screens do not
+ * change size), so a bounds check costs no round trip. */
 static int
 screen_size(Display *d, int *w, int *h, struct derr *e)
 {
-	Window root;
-	int x, y;
-	unsigned int rw, rh, bw, depth;
-
-	xerr_begin();
-	if (!XGetGeometry(d, DefaultRootWindow(d), &root, &x, &y, &rw, &rh, &bw, &depth)) {
-		if (xerr_end(d, e, "screen size") != 0)
-			return -1;
-		return derr_set(e, DERR_INTERNAL, NULL, "cannot read the screen size");
-	}
-	*w = (int)rw;
-	*h = (int)rh;
+	(void)e;
+	*w = DisplayWidth(d, DefaultScreen(d));
+	*h = DisplayHeight(d, DefaultScreen(d));
 	return 0;
 }
 
@@ -226,6 +220,23 @@ focus_under_pointer(Display *d)
 		goto out;
 	if (!XQueryPointer(d, root, &r, &child, &rx, &ry, &wx, &wy, &mask) || child == None)
 		goto out;
+	{
+		/* Already focused (focus on it or inside it): nothing to do. */
+		Window f = None, fr, fp, *kids = NULL;
+		unsigned int nk;
+		int revert;
+
+		XGetInputFocus(d, &f, &revert);
+		while (f != None && f != PointerRoot && f != root && f != child) {
+			if (!XQueryTree(d, f, &fr, &fp, &kids, &nk))
+				break;
+			if (kids != NULL)
+				XFree(kids);
+			f = fp;
+		}
+		if (f == child)
+			goto out;
+	}
 	if (!XGetWindowAttributes(d, child, &wa) || wa.map_state != IsViewable ||
 	    wa.override_redirect || wa.class != InputOutput)
 		goto out;
@@ -275,6 +286,20 @@ xinput_button(Display *d, int button, int down, struct derr *e)
 	xerr_begin();
 	XTestFakeButtonEvent(d, (unsigned int)button, down ? True : False, 0);
 	return xerr_end(d, e, down ? "press button" : "release button");
+}
+
+int
+xinput_click_at(Display *d, int x, int y, int button, int count, struct derr *e)
+{
+	if (check_point(d, x, y, e) != 0 || check_button(button, e) != 0)
+		return -1;
+	if (count < 1 || count > CLICK_MAX)
+		return derr_set(e, DERR_INVALID, "count", "count must be 1..%d", CLICK_MAX);
+	/* No sync between the motion and the buttons: requests on one
+	 * connection are processed in order (focus_under_pointer's
+	 * XQueryPointer sees the new position). */
+	XTestFakeMotionEvent(d, DefaultScreen(d), x, y, 0);
+	return xinput_click(d, button, count, e);
 }
 
 int

@@ -30,6 +30,9 @@ int xinput_move(Display *d, int x, int y, struct derr *e);
  * also gives input focus to (and raises) the top-level window under the
  * pointer, as a click-to-focus window manager would. */
 int xinput_click(Display *d, int button, int count, struct derr *e);
+/* Moves to (x, y) and clicks there, with one round trip less than
+ * xinput_move + xinput_click. */
+int xinput_click_at(Display *d, int x, int y, int button, int count, struct derr *e);
 /* Presses (down != 0) or releases one button. */
 int xinput_button(Display *d, int button, int down, struct derr *e);
 /* Press at (x1, y1), move in steps to (x2, y2), release. */
