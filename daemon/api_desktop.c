@@ -81,7 +81,12 @@ api_desktop_action(struct req *r, struct derr *e)
 	json_object_object_add(o, "action", json_object_new_string(action));
 	json_object_object_add(o, "display", json_object_new_string(out.display));
 	json_object_object_add(o, "observation", json_object_new_string(out.observation));
-	json_object_object_add(o, "duration_ms", json_object_new_double(out.duration_ms));
+	{
+		char ms[32];
+
+		snprintf(ms, sizeof ms, "%.3f", out.duration_ms);
+		json_object_object_add(o, "duration_ms", json_object_new_double_s(out.duration_ms, ms));
+	}
 	json_object_object_foreach(out.data, k, v)
 		json_object_object_add(o, k, json_object_get(v));
 	json_object_put(out.data);
