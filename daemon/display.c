@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <X11/extensions/Xdamage.h>
+
 #include "display.h"
 #include "log.h"
 #include "util.h"
@@ -70,6 +72,9 @@ struct dentry {
 	Display *d;
 	struct xcap *cap;
 	struct display_look look;
+	unsigned long damage;   /* XDamage handle on the root, 0 if none */
+	int damage_event;       /* XDamageNotify's event type */
+	uint64_t damage_seq;
 };
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -245,12 +250,56 @@ open_conn(const char *name, const unsigned char *cookie)
 	return d;
 }
 
+/* Entry mutex held: after (re)connecting, ask to hear about drawing on
+ * the screen (one DamageNotify each time the damage region goes from empty
+ * to non-empty; drain_damage re-arms it). */
+static void
+watch_damage(struct dentry *de)
+{
+	int ev, err;
+
+	de->damage = 0;
+	if (!XDamageQueryExtension(de->d, &ev, &err))
+		return;
+	xerr_begin();
+	de->damage = XDamageCreate(de->d, DefaultRootWindow(de->d), XDamageReportNonEmpty);
+	de->damage_event = ev + XDamageNotify;
+	XSync(de->d, False);
+	if (xerr_last() != 0)
+		de->damage = 0;
+	de->damage_seq++;       /* a new connection: assume something changed */
+}
+
+/* Entry mutex held: reads what the server sent without blocking; counts
+ * damage and re-arms the report. Other events are dropped. */
+static void
+drain_damage(struct dentry *de)
+{
+	bool damaged = false;
+
+	if (de->damage == 0)
+		return;
+	while (XEventsQueued(de->d, QueuedAfterReading) > 0) {
+		XEvent ev;
+
+		XNextEvent(de->d, &ev);
+		if (ev.type == de->damage_event)
+			damaged = true;
+	}
+	if (damaged) {
+		de->damage_seq++;
+		XDamageSubtract(de->d, de->damage, None, None);
+		XFlush(de->d);
+	}
+}
+
 /* Entry mutex held. */
 static void
 close_conn(struct dentry *de)
 {
 	xcap_free(de->cap);
 	de->cap = NULL;
+	de->damage = 0;         /* dies with the connection */
 	if (de->d != NULL) {
 		bool dead = xerr_io_dead(de->d);
 
@@ -534,8 +583,10 @@ display_start(const char *task_id, int width, int height, json_object **info,
 		log_warn("cannot write the pid file for %s", de->name);
 	pthread_mutex_lock(&de->mu);
 	de->d = open_conn(de->name, de->cookie);
-	if (de->d != NULL)
+	if (de->d != NULL) {
 		de->cap = xcap_new(de->d);
+		watch_damage(de);
+	}
 	pthread_mutex_unlock(&de->mu);
 	if (de->d == NULL) {
 		derr_set(e, DERR_UNAVAILABLE, "display", "Xvfb %s started but refuses connections", de->name);
@@ -724,7 +775,9 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 			    de->name);
 		}
 		de->cap = xcap_new(de->d);
+		watch_damage(de);
 	}
+	drain_damage(de);
 	sw = DisplayWidth(de->d, DefaultScreen(de->d));
 	sh = DisplayHeight(de->d, DefaultScreen(de->d));
 	de->width = sw;
@@ -736,6 +789,8 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 	l->name = de->name;
 	l->managed = de->managed;
 	l->look = &de->look;
+	l->damage = de->damage != 0;
+	l->damage_seq = de->damage_seq;
 	l->entry = de;
 	return 0;
 }

@@ -22,6 +22,7 @@
 #define DETM_DISPLAY_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <X11/Xlib.h>
 #include <json-c/json.h>
@@ -46,6 +47,9 @@ struct display_lease {
 	const char *name;       /* ":101" */
 	bool managed;           /* a per-task Xvfb (false: the shared desktop) */
 	struct display_look *look;   /* read/write under the lease */
+	bool damage;            /* XDamage watches this display: damage_seq is valid */
+	uint64_t damage_seq;    /* bumps whenever something on screen was drawn;
+	                         * unchanged since an earlier lease = nothing drawn */
 	struct dentry *entry;   /* private */
 };
 

@@ -84,6 +84,8 @@ struct job {
 	unsigned char *prev_jpeg;
 	size_t prev_len;
 	int fails;
+	uint64_t damage_seen;   /* the display's damage_seq at the last grab */
+	bool damage_valid;
 };
 
 static struct {
@@ -520,6 +522,27 @@ tick(struct job *j)
 		next = backoff(j->fails);
 		goto out;
 	}
+	/* XDamage says nothing was drawn since the last grab: the frame
+	 * is the one we have; no grab, no model call (unless it is time
+	 * for the forced re-evaluation). */
+	if (l.damage && j->damage_valid && l.damage_seq == j->damage_seen && j->ref != NULL &&
+	    !force && (vision_is_passthrough(W.vision) || now - j->last_eval_us < FORCE_EVAL_US)) {
+		display_unlease(&l);
+		pthread_mutex_lock(&W.mu);
+		j->skipped++;
+		pthread_mutex_unlock(&W.mu);
+		if (vision_is_passthrough(W.vision) && j->changed_once &&
+		    now - j->last_change_us >= cfg->settle_s * 1000000LL) {
+			snprintf(reason, sizeof reason, "the screen changed and then stayed still for %ld s "
+			    "(passthrough: look for yourself)", cfg->settle_s);
+			finish(j, "resolved", "CHANGED", reason);
+			goto out;
+		}
+		next = vision_is_passthrough(W.vision) ? 1000000 : next_interval(j, now, false);
+		goto out;
+	}
+	j->damage_seen = l.damage_seq;
+	j->damage_valid = l.damage;
 	r = grab(&l, j->target, (int)cfg->diff_width, &j->thumb, &e);
 	if (r != 0) {
 		display_unlease(&l);

@@ -96,11 +96,17 @@ expect "the wait is a completed wait action on the task" 200 '.action_type == "w
 stub_script '{"answers":["NO: still nothing"]}'
 T2=$(new_task still)
 W2=$(wait_create "$T2" "a dialog appears" 60)
-sleep 7
+sleep 2
+api GET "/api/waits/$W2" >/dev/null
+lf=$(jqr .last_frame_at); sk=$(jqr .skipped)
+sleep 5
 n=$(stub_count)
 check "a still screen: one model call in 7 s ($n)" [ "$n" -eq 1 ]
 api GET "/api/waits/$W2" >/dev/null
 expect "and the gate counted skipped checks" 200 '.skipped >= 1 and .evaluations == 1 and .status == "watching"'
+expect "XDamage: nothing drawn, so no grabs at all (last_frame_at unchanged)" 200 \
+	".last_frame_at == \"$lf\" and .skipped > $sk"
+api GET /api/device >/dev/null
 
 # ---- update, cancel ----
 api PATCH "/api/waits/$W2" '{"wake_when":"a different dialog","message":"changed my mind"}' >/dev/null
