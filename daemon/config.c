@@ -57,6 +57,26 @@ static const struct opt opts[] = {
 	  "command started on each task display (e.g. 'openbox'); empty: none" },
 	{ "display-glx", "ACU_DISPLAY_GLX", OPT_BOOL, O(display_glx), "0", 0, 1,
 	  "enable the GLX extension on task displays (off: smaller, faster start)" },
+	{ "openclaw-cli", "ACU_OPENCLAW_CLI", OPT_STR, O(openclaw_cli), "openclaw", 0, 0,
+	  "wake-ups run 'CLI system event --text TEXT --mode now' (skipped if not on PATH; \"\" off)" },
+	{ "wake-command", "ACU_WAKE_COMMAND", OPT_STR, O(wake_command), "", 0, 0,
+	  "also run this for every wake-up (split on blanks, no shell; event JSON on stdin)" },
+	{ "wake-url", "ACU_WAKE_URL", OPT_STR, O(wake_url), "", 0, 0,
+	  "also POST every wake-up's event JSON to this http(s) URL" },
+	{ "wake-timeout", "ACU_WAKE_TIMEOUT_S", OPT_INT, O(wake_timeout_s), "10", 1, 300,
+	  "seconds a wake command or POST may take (then killed / abandoned)" },
+	{ "wake-attempts", "ACU_WAKE_ATTEMPTS", OPT_INT, O(wake_attempts), "5", 1, 20,
+	  "tries per wake-up and sink before it is dropped (logged)" },
+	{ "wake-backoff-ms", "ACU_WAKE_BACKOFF_MS", OPT_INT, O(wake_backoff_ms), "1000", 10, 600000,
+	  "delay before the first retry of a failed wake-up; doubles each retry" },
+	{ "stuck-detection", "ACU_STUCK_DETECTION", OPT_BOOL, O(stuck_detection), "1", 0, 1,
+	  "wake the agent when an active task goes idle with no watching wait (0: off)" },
+	{ "stuck-check", "ACU_STUCK_CHECK_S", OPT_INT, O(stuck_check_s), "60", 1, 86400,
+	  "seconds between stuck checks" },
+	{ "stuck-after", "ACU_STUCK_AFTER_S", OPT_INT, O(stuck_after_s), "300", 1, 604800,
+	  "an active task with no activity for this many seconds is stuck" },
+	{ "stuck-cooldown", "ACU_STUCK_COOLDOWN_S", OPT_INT, O(stuck_cooldown_s), "300", 0, 604800,
+	  "seconds before the same task is reported stuck again" },
 };
 
 static int
@@ -247,5 +267,8 @@ config_free(struct config *c)
 	free(c->display_res);
 	free(c->xvfb);
 	free(c->window_manager);
+	free(c->openclaw_cli);
+	free(c->wake_command);
+	free(c->wake_url);
 	memset(c, 0, sizeof *c);
 }

@@ -29,8 +29,10 @@
 #include "log.h"
 #include "store.h"
 #include "display.h"
+#include "stuck.h"
 #include "task.h"
 #include "taskstate.h"
+#include "wake.h"
 
 static int
 mkdir_p(const char *path, mode_t mode)
@@ -231,6 +233,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	app.store = st;
+	if (wake_init(&cfg, &e) != 0) {
+		fprintf(stderr, "detmd: %s\n", e.message);
+		goto out;
+	}
 	/* After the data-dir lock: only one detmd cleans up displays here. */
 	if (display_init(&cfg, &e) != 0) {
 		fprintf(stderr, "detmd: %s\n", e.message);
@@ -242,6 +248,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	lfd = -1;               /* the server owns it now */
+	if (stuck_start(st, &cfg, &e) != 0) {
+		fprintf(stderr, "detmd: %s\n", e.message);
+		goto out;
+	}
 	write_port_file(cfg.data_dir, app.port);
 	log_info("detmd %s listening on http://%s:%d (data %s, pid %ld)", DETM_VERSION,
 	    cfg.listen, app.port, cfg.data_dir, (long)getpid());
@@ -260,7 +270,9 @@ main(int argc, char **argv)
 	log_info("signal %d: shutting down", sig);
 	rc = 0;
 out:
+	stuck_stop();
 	http_stop(h);
+	wake_shutdown();
 	display_shutdown();
 	store_close(st);
 	if (lfd >= 0)

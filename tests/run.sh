@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(unit x11 http persist mcp desktop vision)
+all_suites=(unit x11 http persist mcp desktop vision wake)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -19,6 +19,7 @@ declare -A cmd=(
 	[x11]="$DETM_BIN/test-x11"
 	[desktop]="tests/desktop.sh"
 	[vision]="tests/vision.sh"
+	[wake]="tests/wake.sh"
 )
 failed=()
 for s in "${suites[@]}"; do
