@@ -66,10 +66,14 @@ VSTUB_OBJS := $(VSTUB_SRCS:%.c=$(B)/%.o)
 VISIONTEST_SRCS := $(wildcard tests/vision/*.c)
 VISIONTEST_OBJS := $(VISIONTEST_SRCS:%.c=$(B)/%.o)
 
+WAKERECV_SRCS := $(wildcard tests/wake/*.c)
+WAKERECV_OBJS := $(WAKERECV_SRCS:%.c=$(B)/%.o)
+
 ALL_BINS := $(BIN)/detmd $(if $(PROXY_SRCS),$(BIN)/detm-mcp)
 TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/httpcase) \
              $(if $(MCPTEST_SRCS),$(BIN)/test-mcp) $(if $(X11TEST_SRCS),$(BIN)/test-x11) \
-             $(if $(VSTUB_SRCS),$(BIN)/vision-stub) $(if $(VISIONTEST_SRCS),$(BIN)/test-vision)
+             $(if $(VSTUB_SRCS),$(BIN)/vision-stub) $(if $(VISIONTEST_SRCS),$(BIN)/test-vision) \
+             $(if $(WAKERECV_SRCS),$(BIN)/wake-recv)
 
 .PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help
 all: $(ALL_BINS)
@@ -148,6 +152,11 @@ $(BIN)/test-vision: $(VISIONTEST_OBJS) $(DAEMON_LIB_OBJS)
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
+
+$(BIN)/wake-recv: $(WAKERECV_OBJS)
+	@mkdir -p $(BIN)
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,libmicrohttpd) -lpthread
 
 run: deps
 	@$(MAKE) --no-print-directory all

@@ -14,6 +14,7 @@
 #include "api.h"
 #include "desktop.h"
 #include "display.h"
+#include "wake.h"
 #include "waits.h"
 
 static const struct { const char *name; int on; } capabilities[] = {
@@ -37,6 +38,7 @@ api_health(struct req *r, struct derr *e)
 	    ok ? store_schema_version(r->app->store) : -1));
 	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
 	json_object_object_add(o, "data_dir", json_object_new_string(r->app->cfg->data_dir));
+	json_object_object_add(o, "wake", wake_stats());
 	return req_reply(r, ok ? 200 : 503, o);
 }
 

@@ -44,6 +44,18 @@ struct config {
 	long frame_quality;
 	long settle_s;          /* passthrough: still this long after a change */
 	long wait_max_fails;    /* consecutive failed evaluations before a wait fails */
+	/* wake-ups (wake.c) */
+	char *openclaw_cli;     /* "openclaw"; "" turns the OpenClaw sink off */
+	char *wake_command;     /* argv split on blanks, event JSON on stdin; "" off */
+	char *wake_url;         /* POST the event JSON here; "" off */
+	long wake_timeout_s;    /* per command run or POST */
+	long wake_attempts;     /* tries per sink before an event is dropped */
+	long wake_backoff_ms;   /* first retry delay; doubles each time */
+	/* stuck detection (stuck.c) */
+	bool stuck_detection;
+	long stuck_check_s;     /* how often active tasks are checked */
+	long stuck_after_s;     /* idle this long (and no watching wait): stuck */
+	long stuck_cooldown_s;  /* no second alert for a task within this */
 };
 
 /* Fills c from defaults, the environment and argv. Returns 0 to run, 1 when

@@ -29,9 +29,11 @@
 #include "log.h"
 #include "store.h"
 #include "display.h"
+#include "stuck.h"
 #include "task.h"
 #include "taskstate.h"
 #include "waits.h"
+#include "wake.h"
 
 static int
 mkdir_p(const char *path, mode_t mode)
@@ -232,6 +234,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	app.store = st;
+	if (wake_init(&cfg, &e) != 0) {
+		fprintf(stderr, "detmd: %s\n", e.message);
+		goto out;
+	}
 	/* After the data-dir lock: only one detmd cleans up displays here. */
 	if (display_init(&cfg, &e) != 0) {
 		fprintf(stderr, "detmd: %s\n", e.message);
@@ -247,6 +253,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	lfd = -1;               /* the server owns it now */
+	if (stuck_start(st, &cfg, &e) != 0) {
+		fprintf(stderr, "detmd: %s\n", e.message);
+		goto out;
+	}
 	write_port_file(cfg.data_dir, app.port);
 	log_info("detmd %s listening on http://%s:%d (data %s, pid %ld)", DETM_VERSION,
 	    cfg.listen, app.port, cfg.data_dir, (long)getpid());
@@ -266,7 +276,9 @@ main(int argc, char **argv)
 	rc = 0;
 out:
 	waits_stop();           /* first: long polls return, workers leave the displays */
+	stuck_stop();
 	http_stop(h);
+	wake_shutdown();
 	display_shutdown();
 	store_close(st);
 	if (lfd >= 0)

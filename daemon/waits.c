@@ -42,6 +42,7 @@
 #include "task.h"
 #include "taskstate.h"
 #include "vision.h"
+#include "wake.h"
 #include "waits.h"
 #include "xcap.h"
 #include "xwin.h"
@@ -354,6 +355,23 @@ outcome_write(struct outcome *o)
 	else
 		msg = xasprintf("[smart_wait %s] Job %s: %s — %s", o->status, o->id, o->criteria, o->reason);
 	log_info("%s", msg);
+	/* Wake the agent's gateway for what it is waiting on: a resolution,
+	 * a timeout, a failure (a cancel came from the agent itself). */
+	if (strcmp(o->status, "cancelled") != 0) {
+		json_object *ev = json_object_new_object();
+		char kind[32];
+
+		jx_add_str(ev, "wait_id", o->id);
+		jx_add_str(ev, "status", o->status);
+		jx_add_str(ev, "wake_when", o->criteria);
+		jx_add_str(ev, "verdict", o->verdict);
+		jx_add_str(ev, "detail", o->reason);
+		json_object_object_add(ev, "evaluations", json_object_new_int(o->evaluations));
+		json_object_object_add(ev, "elapsed_seconds",
+		    json_object_new_double((double)(now - o->created_ms) / 1000.0));
+		snprintf(kind, sizeof kind, "wait_%s", o->status);
+		wake_post(kind, o->task_id[0] ? o->task_id : NULL, msg, ev);
+	}
 	if (o->task_id[0] != '\0') {
 		json_object *out = json_object_new_object();
 		struct action_patch p = { .status = strcmp(o->status, "resolved") == 0 ? "completed" : "failed" };

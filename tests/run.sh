@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(unit x11 http persist mcp desktop vision waits)
+all_suites=(unit x11 http persist mcp desktop vision waits wake)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -20,6 +20,7 @@ declare -A cmd=(
 	[desktop]="tests/desktop.sh"
 	[vision]="tests/vision.sh"
 	[waits]="tests/waits.sh"
+	[wake]="tests/wake.sh"
 )
 failed=()
 for s in "${suites[@]}"; do

@@ -37,6 +37,7 @@ api() {
 	cat "$tmp/resp"
 }
 jqr() { jq -r "$@" <"$tmp/resp"; }
+wait_for_s() { local t=$1 i; shift; for i in $(seq 1 $((t * 10))); do "$@" && return 0; sleep 0.1; done; return 1; }
 expect() { # expect NAME STATUS [jq-expression that must print true]
 	local name=$1 want=$2 expr=${3:-}
 	if [ "$CODE" != "$want" ]; then
@@ -62,6 +63,9 @@ wait_create() { # wait_create TASK CONDITION TIMEOUT [extra json]
 	api POST /api/waits "{\"task_id\":\"$1\",\"target\":\"screen\",\"wake_when\":\"$2\",\"timeout\":$3${4:+,$4}}" >/dev/null
 	jqr .wait_id
 }
+printf '#!/bin/sh\ncat >> %s/wake.log\necho >> %s/wake.log\n' "$tmp" "$tmp" >"$tmp/wake.sh"
+chmod +x "$tmp/wake.sh"
+export ACU_WAKE_COMMAND="$tmp/wake.sh" ACU_OPENCLAW_CLI=""
 export OLLAMA_URL="$STUB" ACU_VLLM_URL="$STUB" ACU_CLAUDE_URL="$STUB" ACU_OPENROUTER_URL="$STUB" \
 	ACU_VLLM_API_KEY="$key" ANTHROPIC_API_KEY="$key" OPENROUTER_API_KEY="$key" ACU_VISION_TIMEOUT_MS=5000
 start() { # start [VAR=value...]: a daemon judging with the stub (Ollama API unless told)
@@ -87,6 +91,8 @@ xrun "$T" xterm -geometry 60x10+0+0 -e sh -c 'sleep 1; echo build finished; slee
 api GET "/api/waits/$W?block_s=20" >/dev/null
 expect "long-poll returns when the wait resolves" 200 '.status == "resolved" and .verdict == "YES" and (.detail | test("build finished")) and .evaluations >= 2'
 check "the model saw the condition and JPEG frames" sh -c "[ \"\$(curl -fsS $STUB/_stub/requests | jq '[.requests[] | select(.api == \"ollama\")] | last | (.prompt | test(\"build finished\")) and (.images | all(.jpeg and .width <= 960))')\" = true ]"
+woke() { grep -q "\"event\":\"$1\".*$2" "$tmp/wake.log" 2>/dev/null; }
+check "the gateway is woken: wait_resolved event to ACU_WAKE_COMMAND" wait_for_s 5 woke wait_resolved "$W"
 api GET "/api/tasks/$T/messages" >/dev/null
 expect "the task thread says so" 200 '[.messages[] | select(.role == "wait")] | last | .content | test("smart_wait resolved.*build finished")'
 api GET "/api/tasks/$T/actions/$WACT" >/dev/null
@@ -118,6 +124,7 @@ api PATCH "/api/waits/$W2" '{"timeout":2}' >/dev/null
 expect "PATCH timeout restarts the clock" 200 '.timeout_s == 2 and .remaining_seconds <= 2'
 api GET "/api/waits/$W2?block_s=10" >/dev/null
 expect "and the wait times out on time" 200 '.status == "timed_out"'
+check "a timeout wakes the gateway too" wait_for_s 5 woke wait_timed_out "$W2"
 api PATCH "/api/waits/$W2" '{"timeout":30}' >/dev/null
 expect "a finished wait cannot change" 409
 W3=$(wait_create "$T2" "anything" 60)
