@@ -861,24 +861,34 @@ display_xvfb_found(void)
 
 /* ---- startup ---- */
 
+/* Reads /proc/PID/WHAT into buf (NUL-terminated); bytes read, or -1. */
+static ssize_t
+proc_read(pid_t pid, const char *what, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%ld/%s", (long)pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
 /* True if pid is an X server started with -auth auth_path. */
 static bool
 is_our_server(pid_t pid, const char *auth_path)
 {
-	char path[64], buf[4096];
-	ssize_t n;
-	int fd;
+	char buf[4096];
+	ssize_t n = proc_read(pid, "cmdline", buf, sizeof buf);
 	bool after_auth = false;
 
-	snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
 	if (n <= 0)
 		return false;
-	buf[n] = '\0';
 	for (char *a = buf; a < buf + n; a += strlen(a) + 1) {
 		if (after_auth)
 			return strcmp(a, auth_path) == 0;
@@ -891,19 +901,10 @@ is_our_server(pid_t pid, const char *auth_path)
 static bool
 pid_alive(pid_t pid)
 {
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
+	char buf[256], *p;
 
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (proc_read(pid, "stat", buf, sizeof buf) <= 0)
 		return false;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }

@@ -35,33 +35,7 @@ static const char system_prompt[] =
 char *
 vision_base64(const unsigned char *p, size_t n, size_t *out_len)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t len = (n + 2) / 3 * 4;
-	char *out = xmalloc(len + 1), *o = out;
-	size_t i = 0;
-
-	for (; i + 3 <= n; i += 3) {
-		uint32_t w = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-
-		o[0] = tab[w >> 18];
-		o[1] = tab[(w >> 12) & 63];
-		o[2] = tab[(w >> 6) & 63];
-		o[3] = tab[w & 63];
-		o += 4;
-	}
-	if (i < n) {
-		uint32_t w = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
-
-		o[0] = tab[w >> 18];
-		o[1] = tab[(w >> 12) & 63];
-		o[2] = i + 1 < n ? tab[(w >> 6) & 63] : '=';
-		o[3] = '=';
-		o += 4;
-	}
-	*o = '\0';
-	if (out_len != NULL)
-		*out_len = len;
-	return out;
+	return b64_encode(p, n, out_len);   /* util.c: one base64 in detmd */
 }
 
 /* ---- settings --------------------------------------------------------- */
