@@ -22,7 +22,7 @@ ifdef WERROR
 WARN    += -Werror
 endif
 
-DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst xdamage libturbojpeg zlib libcurl
+DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst xdamage libturbojpeg zlib libcurl tesseract
 PROXY_PKGS  = libcurl json-c
 TEST_PKGS   = libcurl json-c sqlite3
 

@@ -17,6 +17,7 @@ group=${1:-build}
 build_pkgs=(make gcc pkg-config libc6-dev
 	libmicrohttpd-dev libsqlite3-dev libjson-c-dev libcurl4-openssl-dev
 	libx11-dev libxext-dev libxtst-dev libxdamage-dev libturbojpeg0-dev zlib1g-dev
+	libtesseract-dev tesseract-ocr-eng
 	xvfb)
 test_pkgs=(sqlite3 curl procps jq xterm x11-apps x11-utils xdotool imagemagick openbox)
 bench_pkgs=(wrk)

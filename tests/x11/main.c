@@ -7,7 +7,8 @@
 int
 main(int argc, char **argv)
 {
-	const struct xh_test *const tables[] = { input_tests, window_tests, capture_tests };
+	const struct xh_test *const tables[] = { input_tests, window_tests, capture_tests,
+	    ocr_tests };
 	int passed = 0, failed = 0;
 
 	xerr_init();

@@ -54,5 +54,6 @@ void xh_sleep_ms(int ms);
 extern const struct xh_test input_tests[];
 extern const struct xh_test window_tests[];
 extern const struct xh_test capture_tests[];
+extern const struct xh_test ocr_tests[];
 
 #endif
