@@ -58,7 +58,7 @@ static const struct opt opts[] = {
 	{ "display-glx", "ACU_DISPLAY_GLX", OPT_BOOL, O(display_glx), "0", 0, 1,
 	  "enable the GLX extension on task displays (off: smaller, faster start)" },
 	{ "vision-backend", "ACU_VISION_BACKEND", OPT_STR, O(vision_backend), "ollama", 0, 0,
-	  "who judges smart-wait conditions: ollama, vllm, claude, openrouter, passthrough" },
+	  "who judges smart-wait conditions: ollama, vllm, claude, openrouter, passthrough, ocr (text only, in process)" },
 	{ "ollama-url", "OLLAMA_URL", OPT_STR, O(ollama_url), "http://127.0.0.1:11434", 0, 0,
 	  "Ollama server" },
 	{ "vision-model", "ACU_VISION_MODEL", OPT_STR, O(vision_model), "minicpm-v", 0, 0,

@@ -41,6 +41,7 @@
 #include "log.h"
 #include "task.h"
 #include "taskstate.h"
+#include "ocr.h"
 #include "vision.h"
 #include "wake.h"
 #include "waits.h"
@@ -103,6 +104,7 @@ static struct {
 	size_t nworkers;
 	bool started, stopping;
 	char backend[32];               /* the backend's name (outlives W.vision) */
+	bool ocr_mode;                  /* backend "ocr": tesseract, no model, W.vision NULL */
 	json_object *health;            /* last backend health */
 	int64_t health_at_us;
 } W = {
@@ -461,6 +463,136 @@ finish(struct job *j, const char *status, const char *verdict, const char *reaso
 	pthread_mutex_unlock(&W.mu);
 }
 
+/* ---- the ocr backend ---- */
+
+static _Thread_local struct ocr *tls_ocr;   /* one engine per worker */
+
+static bool
+passthrough(void)
+{
+	return !W.ocr_mode && vision_is_passthrough(W.vision);
+}
+
+#define OCR_STRIP_OVERLAP 24
+
+/* OCRs rectangle b of f (in strips that fit OCR_MAX_PIXELS at `scale`)
+ * and says whether phrase is in it; `seen` gets an excerpt of the text. */
+static int
+ocr_rect(const struct xcap_frame *f, struct ocr_box b, int scale, const char *phrase,
+    bool *found, char *seen, size_t seen_len, struct derr *e)
+{
+	int rows, y;
+
+	if (b.w <= 0 || b.h <= 0)
+		return 0;
+	rows = OCR_MAX_PIXELS / (b.w * scale * scale);
+	if (rows < 64) {
+		scale = 1;
+		rows = OCR_MAX_PIXELS / b.w;
+	}
+	for (y = b.y; y < b.y + b.h; y += rows - OCR_STRIP_OVERLAP) {
+		int h = b.y + b.h - y < rows ? b.y + b.h - y : rows;
+		char *text = NULL;
+
+		if (ocr_text(tls_ocr, f->rgb, f->width, f->height, b.x, y, b.w, h, scale, &text, NULL, e) != 0)
+			return -1;
+		if (ocr_match(text, phrase))
+			*found = true;
+		if (seen[0] == '\0' || *found) {
+			size_t i;
+
+			snprintf(seen, seen_len, "%s", text);
+			for (i = 0; seen[i] != '\0'; i++)
+				if (seen[i] == '\n')
+					seen[i] = ' ';
+		}
+		free(text);
+		if (*found || y + h >= b.y + b.h)
+			break;
+	}
+	return 0;
+}
+
+/* Where anything but the background is: the thumbnail against a flat one
+ * of its most common grey. OCRing these boxes one by one (not the whole
+ * screen) keeps each one's polarity (dark text on a light window, on a
+ * dark desktop) for the OCR's binarisation. */
+static int
+content_boxes(struct job *j, struct ocr_box *boxes, int n)
+{
+	size_t hist[256] = { 0 }, i, np = j->npix;
+	uint8_t *flat;
+	int mode = 0, nb;
+
+	for (i = 0; i < np; i++)
+		hist[j->cur[i]]++;
+	for (i = 1; i < 256; i++)
+		if (hist[i] > hist[mode])
+			mode = (int)i;
+	flat = xmalloc(np);
+	memset(flat, mode, np);
+	nb = ocr_changed_boxes(flat, j->cur, j->thumb.width, j->thumb.height,
+	    j->full.width, j->full.height, 8, boxes, n);
+	free(flat);
+	return nb;
+}
+
+/* The ocr backend's verdict on j's full-resolution frame: the regions that
+ * changed since the last judged thumbnail (or everything, on the first
+ * look and for "is gone" conditions, which need the whole screen). */
+static int
+ocr_judge(struct job *j, const char *criteria, struct vision_result *vr, struct derr *e)
+{
+	char phrase[OCR_MAX_PHRASE], seen[160] = "";
+	struct ocr_box boxes[8];
+	bool negate = false, found = false;
+	int nb = 0, i;
+
+	memset(vr, 0, sizeof *vr);
+	if (!ocr_condition(criteria, phrase, sizeof phrase, &negate))
+		return derr_set(e, DERR_INVALID, "wake_when", "not a text condition");
+	if (tls_ocr == NULL && (tls_ocr = ocr_new("eng", e)) == NULL)
+		return -1;
+	if (j->ref != NULL && !negate)
+		nb = ocr_changed_boxes(j->ref, j->cur, j->thumb.width, j->thumb.height,
+		    j->full.width, j->full.height, 8, boxes, (int)ARRAY_LEN(boxes));
+	if (nb <= 0 || (nb == 1 && boxes[0].w * boxes[0].h > j->full.width * j->full.height / 2))
+		nb = content_boxes(j, boxes, (int)ARRAY_LEN(boxes));
+	if (nb <= 0) {
+		boxes[0] = (struct ocr_box){ 0, 0, j->full.width, j->full.height };
+		nb = 1;
+	}
+	for (i = 0; i < nb && !found; i++)
+		if (ocr_rect(&j->full, boxes[i], 2, phrase, &found, seen, sizeof seen, e) != 0)
+			return -1;
+	vr->parsed = true;
+	vr->verdict = found != negate ? VISION_YES : VISION_NO;
+	if (negate)
+		snprintf(vr->reason, sizeof vr->reason, found ? "\"%s\" is still on the screen (OCR)" :
+		    "\"%s\" is no longer on the screen (OCR)", phrase);
+	else if (found)
+		snprintf(vr->reason, sizeof vr->reason, "\"%s\" is on the screen (OCR read: %.120s)",
+		    phrase, seen);
+	else
+		snprintf(vr->reason, sizeof vr->reason, "\"%s\" is not on the screen yet (OCR read: %.120s)",
+		    phrase, seen[0] ? seen : "nothing");
+	return 0;
+}
+
+/* The ocr backend takes only conditions it can decide. */
+static int
+check_condition(const char *criteria, struct derr *e)
+{
+	char phrase[OCR_MAX_PHRASE];
+	bool negate;
+
+	if (W.ocr_mode && !ocr_condition(criteria, phrase, sizeof phrase, &negate))
+		return derr_set(e, DERR_INVALID, "wake_when",
+		    "the ocr backend judges visible text only: write text:\"Download complete\", "
+		    "text-gone:\"Saving...\", or quote the phrase (wait until \"Build succeeded\" appears)");
+	return 0;
+}
+
 /* ---- one tick ---- */
 
 /* Grabs the target into f at max_width; resolves window:<name> each time
@@ -544,19 +676,19 @@ tick(struct job *j)
 	 * is the one we have; no grab, no model call (unless it is time
 	 * for the forced re-evaluation). */
 	if (l.damage && j->damage_valid && l.damage_seq == j->damage_seen && j->ref != NULL &&
-	    !force && (vision_is_passthrough(W.vision) || now - j->last_eval_us < FORCE_EVAL_US)) {
+	    !force && (passthrough() || now - j->last_eval_us < FORCE_EVAL_US)) {
 		display_unlease(&l);
 		pthread_mutex_lock(&W.mu);
 		j->skipped++;
 		pthread_mutex_unlock(&W.mu);
-		if (vision_is_passthrough(W.vision) && j->changed_once &&
+		if (passthrough() && j->changed_once &&
 		    now - j->last_change_us >= cfg->settle_s * 1000000LL) {
 			snprintf(reason, sizeof reason, "the screen changed and then stayed still for %ld s "
 			    "(passthrough: look for yourself)", cfg->settle_s);
 			finish(j, "resolved", "CHANGED", reason);
 			goto out;
 		}
-		next = vision_is_passthrough(W.vision) ? 1000000 : next_interval(j, now, false);
+		next = passthrough() ? 1000000 : next_interval(j, now, false);
 		goto out;
 	}
 	j->damage_seen = l.damage_seq;
@@ -590,7 +722,7 @@ tick(struct job *j)
 	changed_ref = j->ref == NULL ||
 	    gate_diff(j->ref, j->cur, npix, GATE_PIXEL_THRESHOLD) > GATE_CHANGED_FRACTION;
 
-	if (vision_is_passthrough(W.vision)) {
+	if (passthrough()) {
 		/* No model: resolve once the screen has changed since the wait
 		 * began and then stayed still for the settle period. */
 		display_unlease(&l);
@@ -631,15 +763,13 @@ tick(struct job *j)
 		next = next_interval(j, now, false);
 		goto out;
 	}
-	{
-		struct xcap_req q = { .max_width = (int)cfg->frame_max_dim, .quality = (int)cfg->frame_quality };
-
-		r = grab(&l, j->target, (int)cfg->frame_max_dim, &j->full, &e);
-		display_unlease(&l);
-		if (r != 0 || xcap_encode(&j->full, XCAP_JPEG, q.quality, &jpeg, &e) != 0) {
-			next = MISSING_US;
-			goto out;
-		}
+	/* The frame to judge: full resolution for OCR, <= frame_max_dim
+	 * for a model. */
+	r = grab(&l, j->target, W.ocr_mode ? 0 : (int)cfg->frame_max_dim, &j->full, &e);
+	display_unlease(&l);
+	if (r != 0 || (!W.ocr_mode && xcap_encode(&j->full, XCAP_JPEG, (int)cfg->frame_quality, &jpeg, &e) != 0)) {
+		next = MISSING_US;
+		goto out;
 	}
 	if (j->prev_jpeg != NULL) {
 		img[nimg].jpeg = j->prev_jpeg;
@@ -647,11 +777,12 @@ tick(struct job *j)
 	}
 	img[nimg].jpeg = jpeg.data;
 	img[nimg++].len = jpeg.len;
-	/* The model call: no lock, no lease. */
-	if (vision_eval(W.vision, criteria, img, nimg, &vr, &e) != 0) {
+	/* The judgement: no lock, no lease. */
+	if ((W.ocr_mode ? ocr_judge(j, criteria, &vr, &e) :
+	    vision_eval(W.vision, criteria, img, nimg, &vr, &e)) != 0) {
 		if (++j->fails >= W.app->cfg->wait_max_fails) {
 			snprintf(reason, sizeof reason, "the %s backend failed %d times: %.400s",
-			    vision_backend(W.vision), j->fails, e.message);
+			    W.backend, j->fails, e.message);
 			finish(j, "failed", "ERROR", reason);
 			goto out;
 		}
@@ -664,10 +795,12 @@ tick(struct job *j)
 	if (j->ref == NULL)
 		j->ref = xmalloc(npix);
 	memcpy(j->ref, j->cur, npix);
-	free(j->prev_jpeg);
-	j->prev_jpeg = jpeg.data;
-	j->prev_len = jpeg.len;
-	jpeg.data = NULL;
+	if (jpeg.data != NULL) {
+		free(j->prev_jpeg);
+		j->prev_jpeg = jpeg.data;
+		j->prev_len = jpeg.len;
+		jpeg.data = NULL;
+	}
 	pthread_mutex_lock(&W.mu);
 	j->evaluations++;
 	j->last_frame_ms = now_ms();
@@ -722,13 +855,24 @@ worker_main(void *arg)
 		pthread_cond_signal(&W.sched_cv);
 	}
 	pthread_mutex_unlock(&W.mu);
+	ocr_free(tls_ocr);
+	tls_ocr = NULL;
 	return NULL;
 }
 
 static void
 health_refresh(void)
 {
-	json_object *h = vision_health(W.vision);
+	json_object *h;
+
+	if (W.ocr_mode) {
+		h = json_object_new_object();
+		jx_add_str(h, "backend", "ocr");
+		json_object_object_add(h, "ok", json_object_new_boolean(1));
+		jx_add_str(h, "model", "tesseract eng");
+		jx_add_str(h, "detail", "in process; judges text conditions only");
+	} else
+		h = vision_health(W.vision);
 
 	pthread_mutex_lock(&W.mu);
 	json_object_put(W.health);
@@ -918,9 +1062,19 @@ waits_start(struct app *app, struct derr *e)
 	size_t i;
 
 	W.app = app;
-	if ((W.vision = vision_new(&vs, e)) == NULL)
-		return -1;
-	snprintf(W.backend, sizeof W.backend, "%s", vision_backend(W.vision));
+	if (strcmp(c->vision_backend, "ocr") == 0) {
+		struct ocr *probe = ocr_new("eng", e);   /* the model is there? */
+
+		if (probe == NULL)
+			return -1;
+		ocr_free(probe);
+		W.ocr_mode = true;
+		snprintf(W.backend, sizeof W.backend, "ocr");
+	} else {
+		if ((W.vision = vision_new(&vs, e)) == NULL)
+			return -1;
+		snprintf(W.backend, sizeof W.backend, "%s", vision_backend(W.vision));
+	}
 	W.jobs = xcalloc((size_t)c->max_waits, sizeof *W.jobs);
 	W.queue = xcalloc((size_t)c->max_waits, sizeof *W.queue);
 	pthread_mutex_lock(&W.mu);
@@ -935,7 +1089,7 @@ waits_start(struct app *app, struct derr *e)
 			return derr_set(e, DERR_INTERNAL, NULL, "cannot start wait workers");
 	if (pthread_create(&W.sched, NULL, sched_main, NULL) != 0)
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot start the wait scheduler");
-	log_info("smart waits: backend %s, %zu workers", vision_backend(W.vision), W.nworkers);
+	log_info("smart waits: backend %s, %zu workers", W.backend, W.nworkers);
 	return 0;
 }
 
@@ -992,6 +1146,8 @@ waits_create(const struct wait_new *w, struct derr *e)
 	sqlite3_stmt *s;
 	int rc;
 
+	if (check_condition(w->criteria, e) != 0)
+		return NULL;
 	if (strcmp(w->target, "screen") != 0 &&
 	    (strncmp(w->target, "window:", 7) != 0 || w->target[7] == '\0'))
 		return derr_set(e, DERR_INVALID, "target",
@@ -1143,6 +1299,8 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 	struct job *j;
 	sqlite3_stmt *s;
 
+	if (criteria != NULL && check_condition(criteria, e) != 0)
+		return NULL;
 	pthread_mutex_lock(&W.mu);
 	rc = check_running(e);
 	j = rc == 0 ? job_find(id) : NULL;

@@ -225,6 +225,29 @@ api GET "/api/waits/$WP?block_s=999" >/dev/null
 expect "block_s over the cap is 400" 400 '.error.field == "block_s"'
 api POST /api/waits "{\"task_id\":\"$T2\",\"wake_when\":\"x\"}" >/dev/null
 expect "a wait on a finished task is 409" 409
+# ---- ocr: text conditions judged in process, no model, no stand-in ----
+daemon_stop
+start ACU_VISION_BACKEND=ocr || bad "start ocr"
+curl -fsS -X DELETE "$STUB/_stub/requests" >/dev/null
+TO=$(new_task ocr)
+api POST /api/waits "{\"task_id\":\"$TO\",\"wake_when\":\"text:\\\"Download complete\\\"\",\"timeout\":60}" >/dev/null
+expect "ocr: a text condition is accepted" 201
+WO=$(jqr .wait_id)
+api POST /api/waits "{\"task_id\":\"$TO\",\"wake_when\":\"the dialog closes\",\"timeout\":60}" >/dev/null
+expect "ocr: a condition that is not about text is 400, with how to write one" 400 '.error.field == "wake_when" and (.error.message | test("text:"))'
+xrun "$TO" xterm -geometry 70x12+40+40 -T dl -e sh -c 'sleep 2; echo Download complete; sleep 60'
+api GET "/api/waits/$WO?block_s=40" >/dev/null
+expect "ocr: resolves when a real xterm prints the phrase" 200 '.status == "resolved" and (.detail | test("Download complete"))'
+api POST /api/waits "{\"task_id\":\"$TO\",\"wake_when\":\"text-gone:\\\"Download complete\\\"\",\"timeout\":60}" >/dev/null
+WG=$(jqr .wait_id)
+sleep 3
+api GET "/api/waits/$WG" >/dev/null
+expect "ocr: text-gone keeps watching while the phrase is there" 200 '.status == "watching" and .evaluations >= 1'
+api POST /api/desktop/action "{\"task_id\":\"$TO\",\"action\":\"close_window\",\"window_name\":\"dl\",\"force\":true}" >/dev/null
+api GET "/api/waits/$WG?block_s=40" >/dev/null
+expect "ocr: text-gone resolves when the window is gone" 200 '.status == "resolved" and (.detail | test("no longer"))'
+check "ocr: no model server was asked" [ "$(stub_count)" -eq 0 ]
+
 daemon_stop
 
 finish
