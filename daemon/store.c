@@ -329,3 +329,18 @@ store_schema_version(struct store *st)
 	store_unlock(st);
 	return v;
 }
+
+int
+store_exec(struct store *st, sqlite3_stmt *s, const char *what, struct derr *e)
+{
+	int rc;
+
+	if (s == NULL)
+		return store_fail(st, what, e);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return store_fail(st, what, e);
+	return 0;
+}

@@ -57,6 +57,10 @@ int store_fail(struct store *st, const char *what, struct derr *e);
 
 /* Cheap liveness check for /api/health (takes the lock). */
 bool store_ok(struct store *st);
+/* Runs a prepared statement that returns no rows (lock held), then resets
+ * it and clears its bindings. s may be NULL (store_stmt failed): then, or
+ * on any step error, fills e through store_fail and returns -1. */
+int store_exec(struct store *st, sqlite3_stmt *s, const char *what, struct derr *e);
 int store_schema_version(struct store *st);
 
 #endif

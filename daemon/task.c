@@ -94,21 +94,6 @@ insert_row(struct store *st, sqlite3_stmt *s, char id[ID_LEN], const char *what,
 	return store_fail(st, what, e);
 }
 
-/* Runs a statement that returns no rows. */
-static int
-exec_stmt(struct store *st, sqlite3_stmt *s, const char *what, struct derr *e)
-{
-	int rc;
-
-	if (s == NULL)
-		return store_fail(st, what, e);
-	rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, what, e);
-	return 0;
-}
-
 static void
 bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
 {
@@ -155,7 +140,7 @@ touch(struct store *st, const char *task_id, int64_t now, bool always, struct de
 		sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 2, now);
 	}
-	return exec_stmt(st, s, "touch task", e);
+	return store_exec(st, s, "touch task", e);
 }
 
 static int
@@ -185,7 +170,7 @@ action_insert(struct store *st, const char *task_id, const char *item_id,
 	s = store_stmt(st, SQL_ITEM_COUNT_ACTION);
 	if (s != NULL)
 		sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
-	return exec_stmt(st, s, "count action", e);
+	return store_exec(st, s, "count action", e);
 }
 
 static int
@@ -485,7 +470,7 @@ task_update(struct store *st, const char *id, const struct task_patch *p,
 		sqlite3_bind_text(s, 4, meta, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 5, now);
 	}
-	if (exec_stmt(st, s, "task set", e) != 0)
+	if (store_exec(st, s, "task set", e) != 0)
 		goto out;
 	if (p->status >= 0 && p->status != cur) {
 		msg = xasprintf("Status changed: %s → %s", task_status_name(cur),
@@ -571,7 +556,7 @@ task_delete(struct store *st, const char *id, struct derr *e)
 		goto out;
 	}
 	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (exec_stmt(st, s, "delete task", e) != 0)
+	if (store_exec(st, s, "delete task", e) != 0)
 		goto out;
 	if (sqlite3_changes(store_db(st)) == 0) {
 		derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", id);
@@ -703,7 +688,7 @@ task_item_update(struct store *st, const char *id, int64_t ordinal,
 				sqlite3_bind_double(s, 6, duration);
 		}
 	}
-	if (exec_stmt(st, s, "item set", e) != 0)
+	if (store_exec(st, s, "item set", e) != 0)
 		goto out;
 	if (to != cur) {
 		msg = xasprintf("Item %lld (%s): %s → %s", (long long)ordinal,
@@ -824,7 +809,7 @@ task_action_update(struct store *st, const char *task_id, const char *action_id,
 		else
 			sqlite3_bind_null(s, 5);
 	}
-	if (exec_stmt(st, s, "action set", e) != 0 || touch(st, task_id, now, false, e) != 0)
+	if (store_exec(st, s, "action set", e) != 0 || touch(st, task_id, now, false, e) != 0)
 		goto out;
 	rc = store_commit(st, e);
 out:

@@ -181,22 +181,6 @@ bind_time_or_null(sqlite3_stmt *s, int i, int64_t ms)
 		sqlite3_bind_null(s, i);
 }
 
-/* Runs one prepared write; the store lock is held. */
-static int
-exec_write(struct store *st, sqlite3_stmt *s, const char *what, struct derr *e)
-{
-	int rc;
-
-	if (s == NULL)
-		return store_fail(st, what, e);
-	rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	sqlite3_clear_bindings(s);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, what, e);
-	return 0;
-}
-
 static const char *
 col_text(sqlite3_stmt *s, int i)
 {
@@ -341,7 +325,7 @@ outcome_write(struct outcome *o)
 		sqlite3_bind_int64(s, 9, o->tokens_in);
 		sqlite3_bind_int64(s, 10, o->tokens_out);
 	}
-	if (exec_write(st, s, "wait finish", &e) == 0)
+	if (store_exec(st, s, "wait finish", &e) == 0)
 		changed = sqlite3_changes(store_db(st));
 	else
 		log_error("wait %s: cannot record %s: %s", o->id, o->status, e.message);
@@ -1212,7 +1196,7 @@ waits_create(const struct wait_new *w, struct derr *e)
 		bind_text_or_null(s, 9, action_id);
 		sqlite3_bind_text(s, 10, W.backend, -1, SQLITE_STATIC);
 	}
-	rc = exec_write(st, s, "wait insert", e);
+	rc = store_exec(st, s, "wait insert", e);
 	store_unlock(st);
 	if (rc != 0)
 		return NULL;
@@ -1348,7 +1332,7 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 		sqlite3_bind_int64(s, 4, deadline);
 		bind_text_or_null(s, 5, nt);
 	}
-	rc = exec_write(st, s, "wait update", e);
+	rc = store_exec(st, s, "wait update", e);
 	store_unlock(st);
 	free(crit);
 	free(nt);
