@@ -121,6 +121,9 @@ static const char SQL_FINISH[] =
     "UPDATE wait_jobs SET status = ?2, verdict = ?3, reason = ?4, evaluations = ?5, skipped = ?6, "
     "last_frame_at = ?7, resolved_at = ?8, tokens_in = ?9, tokens_out = ?10 "
     "WHERE id = ?1 AND status = 'watching'";
+static const char SQL_PROGRESS[] =
+    "UPDATE wait_jobs SET verdict = ?2, reason = ?3, evaluations = ?4, skipped = ?5, "
+    "last_frame_at = ?6, tokens_in = ?7, tokens_out = ?8 WHERE id = ?1 AND status = 'watching'";
 static const char SQL_UPDATE[] =
     "UPDATE wait_jobs SET criteria = ?2, timeout_s = ?3, deadline_at = ?4, note = ?5 "
     "WHERE id = ?1 AND status = 'watching'";
@@ -577,6 +580,46 @@ check_condition(const char *criteria, struct derr *e)
 	return 0;
 }
 
+/* After a judgement that did not end the wait: the counters reach the row,
+ * so a restart resumes with them (model calls are rare; gate skips are
+ * counted in memory and written with the next judgement or the end). */
+static void
+progress_write(struct job *j)
+{
+	struct store *st = W.app->store;
+	struct derr e;
+	sqlite3_stmt *s;
+	char verdict[16], reason[512];
+	int ev, sk;
+	int64_t lf;
+	long ti, to;
+
+	pthread_mutex_lock(&W.mu);
+	snprintf(verdict, sizeof verdict, "%s", j->verdict);
+	snprintf(reason, sizeof reason, "%s", j->reason);
+	ev = j->evaluations;
+	sk = j->skipped;
+	lf = j->last_frame_ms;
+	ti = j->tokens_in;
+	to = j->tokens_out;
+	pthread_mutex_unlock(&W.mu);
+	store_lock(st);
+	s = store_stmt(st, SQL_PROGRESS);
+	if (s != NULL) {
+		sqlite3_bind_text(s, 1, j->id, -1, SQLITE_STATIC);
+		bind_text_or_null(s, 2, verdict);
+		bind_text_or_null(s, 3, reason);
+		sqlite3_bind_int(s, 4, ev);
+		sqlite3_bind_int(s, 5, sk);
+		bind_time_or_null(s, 6, lf);
+		sqlite3_bind_int64(s, 7, ti);
+		sqlite3_bind_int64(s, 8, to);
+	}
+	if (store_exec(st, s, "wait progress", &e) != 0)
+		log_warn("wait %s: cannot record progress: %s", j->id, e.message);
+	store_unlock(st);
+}
+
 /* ---- one tick ---- */
 
 /* Grabs the target into f at max_width; resolves window:<name> each time
@@ -797,6 +840,7 @@ tick(struct job *j)
 		finish(j, "resolved", "YES", vr.reason);
 		goto out;
 	}
+	progress_write(j);
 	next = next_interval(j, now, vr.verdict == VISION_PARTIAL);
 out:
 	xcap_image_free(&jpeg);
@@ -987,10 +1031,21 @@ resume_rows(void)
 
 	store_lock(st);
 	s = store_stmt(st, SQL_WATCHING);
-	while (s != NULL && n < ARRAY_LEN(list) && sqlite3_step(s) == SQLITE_ROW)
-		list[n++] = job_new(col_text(s, 0), col_text(s, 1), col_text(s, 2), col_text(s, 3),
+	while (s != NULL && n < ARRAY_LEN(list) && sqlite3_step(s) == SQLITE_ROW) {
+		struct job *j = job_new(col_text(s, 0), col_text(s, 1), col_text(s, 2), col_text(s, 3),
 		    sqlite3_column_int(s, 4), sqlite3_column_double(s, 5), sqlite3_column_int64(s, 11),
 		    sqlite3_column_int64(s, 12), col_text(s, 15));
+
+		/* What the earlier run had counted. */
+		snprintf(j->verdict, sizeof j->verdict, "%s", col_text(s, 7) ? col_text(s, 7) : "");
+		snprintf(j->reason, sizeof j->reason, "%s", col_text(s, 8) ? col_text(s, 8) : "");
+		j->evaluations = sqlite3_column_int(s, 9);
+		j->skipped = sqlite3_column_int(s, 10);
+		j->last_frame_ms = sqlite3_column_int64(s, 13);
+		j->tokens_in = sqlite3_column_int64(s, 17);
+		j->tokens_out = sqlite3_column_int64(s, 18);
+		list[n++] = j;
+	}
 	if (s != NULL)
 		sqlite3_reset(s);
 	store_unlock(st);

@@ -164,7 +164,7 @@ start || bad "restart"
 api GET "/api/waits/$WX" >/dev/null
 expect "an expired wait is timed out at start" 200 '.status == "timed_out" and (.detail | test("not running"))'
 api GET "/api/waits/$WR" >/dev/null
-expect "an unexpired wait resumes watching" 200 '.status == "watching"'
+expect "an unexpired wait resumes watching, with what it had counted" 200 '.status == "watching" and .evaluations >= 1 and .verdict == "NO"'
 stub_script '{"answers":["YES: seen after the restart"]}'
 api POST "/api/tasks/$TR/display" '{}' >/dev/null
 api PATCH "/api/waits/$WR" '{"wake_when":"restart test again"}' >/dev/null
