@@ -106,6 +106,9 @@ int api_log_create(struct req *r, struct derr *e);
 int api_messages_get(struct req *r, struct derr *e);
 int api_message_create(struct req *r, struct derr *e);
 int api_device(struct req *r, struct derr *e);
+/* api_gui.c */
+int api_gui_find(struct req *r, struct derr *e);
+int api_gui_do(struct req *r, struct derr *e);
 /* api_waits.c */
 int api_wait_create(struct req *r, struct derr *e);
 int api_wait_list(struct req *r, struct derr *e);

@@ -14,11 +14,12 @@
 #include "api.h"
 #include "desktop.h"
 #include "display.h"
+#include "gui.h"
 #include "wake.h"
 #include "waits.h"
 
 static const struct { const char *name; int on; } capabilities[] = {
-	{ "tasks", 1 }, { "waits", 1 }, { "desktop", 1 }, { "commands", 1 }, { "gui", 0 },
+	{ "tasks", 1 }, { "waits", 1 }, { "desktop", 1 }, { "commands", 1 }, { "gui", 1 },
 	{ "recording", 0 }, { "dashboard", 0 }, { "events", 0 }, { "ocr", 1 },
 };
 
@@ -69,6 +70,7 @@ api_capabilities(struct req *r, struct derr *e)
 	json_object_object_add(o, "capabilities", caps);
 	json_object_object_add(o, "desktop", desktop_manifest());
 	json_object_object_add(o, "vision", waits_health());
+	json_object_object_add(o, "gui", gui_manifest(r->app->cfg));
 	return req_reply(r, 200, o);
 }
 

@@ -119,6 +119,18 @@ static const struct opt opts[] = {
 	  "an active task with no activity for this many seconds is stuck" },
 	{ "stuck-cooldown", "ACU_STUCK_COOLDOWN_S", OPT_INT, O(stuck_cooldown_s), "300", 0, 604800,
 	  "seconds before the same task is reported stuck again" },
+	{ "gui-agent-backend", "ACU_GUI_AGENT_BACKEND", OPT_STR, O(gui_backend), "direct", 0, 0,
+	  "gui_find/gui_do grounding: direct (coordinates in the instruction), uitars, claude_cu" },
+	{ "uitars-ollama-model", "ACU_UITARS_OLLAMA_MODEL", OPT_STR, O(uitars_ollama_model),
+	  "0000/ui-tars-1.5-7b", 0, 0, "UI-TARS on Ollama (used when OPENROUTER_API_KEY is unset)" },
+	{ "uitars-keep-alive", "ACU_UITARS_KEEP_ALIVE", OPT_STR, O(uitars_keep_alive), "5m", 0, 0,
+	  "Ollama keep_alive for UI-TARS requests" },
+	{ "uitars-openrouter-model", "ACU_UITARS_OPENROUTER_MODEL", OPT_STR, O(uitars_openrouter_model),
+	  "bytedance/ui-tars-1.5-7b", 0, 0, "UI-TARS on OpenRouter (used when OPENROUTER_API_KEY is set)" },
+	{ "grounding-max-dim", "ACU_GROUNDING_MAX_DIM", OPT_INT, O(grounding_max_dim), "1920", 64, 8192,
+	  "width of the screenshot sent to a grounding model" },
+	{ "grounding-quality", "ACU_GROUNDING_JPEG_QUALITY", OPT_INT, O(grounding_quality), "80", 10, 100,
+	  "JPEG quality of that screenshot" },
 };
 
 static int

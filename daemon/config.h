@@ -56,6 +56,10 @@ struct config {
 	long stuck_check_s;     /* how often active tasks are checked */
 	long stuck_after_s;     /* idle this long (and no watching wait): stuck */
 	long stuck_cooldown_s;  /* no second alert for a task within this */
+	/* GUI grounding (gui.c) */
+	char *gui_backend;      /* direct | uitars | claude_cu */
+	char *uitars_ollama_model, *uitars_keep_alive, *uitars_openrouter_model;
+	long grounding_max_dim, grounding_quality;
 };
 
 /* Fills c from defaults, the environment and argv. Returns 0 to run, 1 when

@@ -29,6 +29,7 @@
 #include "log.h"
 #include "store.h"
 #include "display.h"
+#include "gui.h"
 #include "stuck.h"
 #include "task.h"
 #include "taskstate.h"
@@ -244,6 +245,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	task_hook_add(on_task_change, NULL);
+	if (gui_init(&cfg, &e) != 0) {
+		fprintf(stderr, "detmd: %s\n", e.message);
+		goto out;
+	}
 	if (waits_start(&app, &e) != 0) {
 		fprintf(stderr, "detmd: smart waits: %s\n", e.message);
 		goto out;

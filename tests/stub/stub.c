@@ -55,6 +55,8 @@
  *    "image_count":1, "images":[{"bytes":1234,"jpeg":true,"width":64,"height":48,
  *        "fnv1a":"0123456789abcdef","media_type":"image/jpeg","b64_ok":true}],
  *    "status":200, "answer":"YES...", "tokens_in":.., "tokens_out":.., "fail":"503"}
+ * An Anthropic answer "TOOL_USE {json}" comes back as a tool_use block
+ * (name "computer", input = that JSON) with stop_reason "tool_use".
  * "conn" numbers TCP connections, so a test can check connection reuse.
  * fnv1a is the 64-bit FNV-1a hash of the decoded image bytes, in hex.
  */
@@ -515,11 +517,23 @@ answer_json(const char *api, const char *model, const char *answer, long tin, lo
 		json_object_object_add(o, "type", json_object_new_string("message"));
 		json_object_object_add(o, "role", json_object_new_string("assistant"));
 		json_object_object_add(o, "model", json_object_new_string(model));
-		json_object_object_add(b, "type", json_object_new_string("text"));
-		json_object_object_add(b, "text", json_object_new_string(answer));
+		/* "TOOL_USE {json}" answers with a computer-use tool_use block
+		 * whose input is that JSON (GUI grounding tests). */
+		if (strncmp(answer, "TOOL_USE ", 9) == 0) {
+			json_object *in = json_tokener_parse(answer + 9);
+
+			json_object_object_add(b, "type", json_object_new_string("tool_use"));
+			json_object_object_add(b, "id", json_object_new_string("toolu_stub"));
+			json_object_object_add(b, "name", json_object_new_string("computer"));
+			json_object_object_add(b, "input", in ? in : json_object_new_object());
+		} else {
+			json_object_object_add(b, "type", json_object_new_string("text"));
+			json_object_object_add(b, "text", json_object_new_string(answer));
+		}
 		json_object_array_add(content, b);
 		json_object_object_add(o, "content", content);
-		json_object_object_add(o, "stop_reason", json_object_new_string("end_turn"));
+		json_object_object_add(o, "stop_reason", json_object_new_string(
+		    strncmp(answer, "TOOL_USE ", 9) == 0 ? "tool_use" : "end_turn"));
 		json_object_object_add(o, "stop_sequence", NULL);
 		json_object_object_add(u, "input_tokens", json_object_new_int64(tin));
 		json_object_object_add(u, "output_tokens", json_object_new_int64(tout));
