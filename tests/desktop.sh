@@ -30,23 +30,6 @@ cleanup() {
 trap cleanup EXIT
 export LC_ALL=C.UTF-8
 
-# api METHOD PATH [BODY]: body to $tmp/resp (and stdout), status to $CODE.
-api() {
-	CODE=$(curl -sS -o "$tmp/resp" -w '%{http_code}' -X "$1" "$DETM_URL$2" \
-		-H 'Content-Type: application/json' ${3:+--data-binary "$3"})
-	cat "$tmp/resp"
-}
-jqr() { jq -r "$@" <"$tmp/resp"; }
-expect() { # expect NAME STATUS [jq-expression that must print true]
-	local name=$1 want=$2 expr=${3:-}
-	if [ "$CODE" != "$want" ]; then
-		bad "$name" "status $CODE, want $want: $(head -c 300 "$tmp/resp")"
-	elif [ -n "$expr" ] && [ "$(jq -r "$expr" <"$tmp/resp" 2>/dev/null)" != "true" ]; then
-		bad "$name" "$expr is not true in $(head -c 300 "$tmp/resp")"
-	else
-		ok "$name"
-	fi
-}
 act() { # act TASK JSON-fields: POST /api/desktop/action
 	api POST /api/desktop/action "{\"task_id\":\"$1\",$2}" >/dev/null
 }

@@ -28,22 +28,6 @@ pids+=($!)
 for _ in $(seq 1 100); do [ -s "$tmp/stub.port" ] && break; sleep 0.05; done
 STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
 
-api() {
-	CODE=$(curl -sS -o "$tmp/resp" -w '%{http_code}' -X "$1" "$DETM_URL$2" \
-		-H 'Content-Type: application/json' ${3:+--data-binary "$3"})
-	cat "$tmp/resp"
-}
-jqr() { jq -r "$@" <"$tmp/resp"; }
-expect() {
-	local name=$1 want=$2 expr=${3:-}
-	if [ "$CODE" != "$want" ]; then
-		bad "$name" "status $CODE, want $want: $(head -c 300 "$tmp/resp")"
-	elif [ -n "$expr" ] && [ "$(jq -r "$expr" <"$tmp/resp" 2>/dev/null)" != "true" ]; then
-		bad "$name" "$expr is not true in $(head -c 400 "$tmp/resp")"
-	else
-		ok "$name"
-	fi
-}
 stub_say() { curl -fsS -X POST "$STUB/_stub/script" -d "$(jq -cn --arg a "$1" '{answers:[$a]}')" >/dev/null; }
 export OLLAMA_URL="$STUB" ACU_CLAUDE_URL="$STUB" ACU_OPENROUTER_URL="$STUB" ANTHROPIC_API_KEY="$key" \
 	ACU_GROUNDING_MAX_DIM=960 ACU_OPENCLAW_CLI=""

@@ -65,3 +65,24 @@ daemon_kill9() {
 	wait "$DETM_PID" 2>/dev/null
 	DETM_PID=
 }
+
+# JSON API helpers for suites that keep a scratch dir in $tmp:
+#   api METHOD PATH [BODY]   body to $tmp/resp (and stdout), status to $CODE
+#   jqr EXPR                 jq -r on the last response
+#   expect NAME STATUS [JQ]  ok if the status matches and JQ prints true
+api() {
+	CODE=$(curl -sS -o "${tmp:?}/resp" -w '%{http_code}' -X "$1" "$DETM_URL$2" \
+		-H 'Content-Type: application/json' ${3:+--data-binary "$3"})
+	cat "$tmp/resp"
+}
+jqr() { jq -r "$@" <"${tmp:?}/resp"; }
+expect() {
+	local name=$1 want=$2 expr=${3:-}
+	if [ "$CODE" != "$want" ]; then
+		bad "$name" "status $CODE, want $want: $(head -c 400 "$tmp/resp")"
+	elif [ -n "$expr" ] && [ "$(jq -r "$expr" <"$tmp/resp" 2>/dev/null)" != "true" ]; then
+		bad "$name" "$expr is not true in $(head -c 400 "$tmp/resp")"
+	else
+		ok "$name"
+	fi
+}

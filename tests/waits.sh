@@ -31,23 +31,7 @@ pids+=($!)
 for i in $(seq 1 100); do [ -s "$tmp/stub.port" ] && break; sleep 0.05; done
 STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
 
-api() {
-	CODE=$(curl -sS -o "$tmp/resp" -w '%{http_code}' -X "$1" "$DETM_URL$2" \
-		-H 'Content-Type: application/json' ${3:+--data-binary "$3"})
-	cat "$tmp/resp"
-}
-jqr() { jq -r "$@" <"$tmp/resp"; }
 wait_for_s() { local t=$1 i; shift; for i in $(seq 1 $((t * 10))); do "$@" && return 0; sleep 0.1; done; return 1; }
-expect() { # expect NAME STATUS [jq-expression that must print true]
-	local name=$1 want=$2 expr=${3:-}
-	if [ "$CODE" != "$want" ]; then
-		bad "$name" "status $CODE, want $want: $(head -c 300 "$tmp/resp")"
-	elif [ -n "$expr" ] && [ "$(jq -r "$expr" <"$tmp/resp" 2>/dev/null)" != "true" ]; then
-		bad "$name" "$expr is not true in $(head -c 400 "$tmp/resp")"
-	else
-		ok "$name"
-	fi
-}
 stub_script() { curl -fsS -X POST "$STUB/_stub/script" -d "$1" >/dev/null; curl -fsS -X DELETE "$STUB/_stub/requests" >/dev/null; }
 stub_count() { curl -fsS "$STUB/_stub/requests" | jq '[.requests[] | select(.api != "health")] | length'; }
 stub_last() { curl -fsS "$STUB/_stub/requests" | jq -c "[.requests[] | select(.api != \"health\")] | last | $1"; }
