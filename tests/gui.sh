@@ -47,7 +47,12 @@ start() { # start [VAR=value...]
 gdo() { api POST /api/gui/do "{\"task_id\":\"$T\",\"instruction\":$(jq -Rn --arg s "$1" '$s')}" >/dev/null; }
 pointer() { DISPLAY=$D XAUTHORITY=$A xdotool getmouselocation | sed 's/x:\([0-9]*\) y:\([0-9]*\).*/\1,\2/'; }
 focus() { DISPLAY=$D XAUTHORITY=$A xdotool getwindowfocus getwindowname 2>/dev/null; }
-park() { DISPLAY=$D XAUTHORITY=$A xdotool mousemove 5 5; }
+at() { [ "$(pointer)" = "$1" ]; }
+focused() { [ "$(focus)" = "$1" ]; }
+poll() { local i; for i in $(seq 1 60); do "$@" && return 0; sleep 0.05; done; return 1; }
+# Park the pointer and wait until the server shows it there (xdotool's
+# own request is asynchronous with respect to our queries).
+park() { DISPLAY=$D XAUTHORITY=$A xdotool mousemove 5 5; poll at 5,5; }
 
 start || { bad "daemon start"; finish; exit 1; }
 api POST /api/tasks '{"name":"gui","plan":["click"]}' >/dev/null
@@ -61,8 +66,8 @@ expect "capabilities: gui on, backend named" 200 '.capabilities.gui and .gui.bac
 # ---- direct: coordinates in the instruction ----
 gdo "click(600, 400)"
 expect "direct: click(600, 400)" 200 '.ok and .x == 600 and .y == 400 and .action == "click" and (.after.image_b64 | length) > 100'
-check "direct: the pointer is at 600,400" [ "$(pointer)" = "600,400" ]
-check "direct: the click focused the window there" [ "$(focus)" = target ]
+check "direct: the pointer is at 600,400" at 600,400
+check "direct: the click focused the window there" poll focused target
 for good in "double_click(10, 20)" "right click (30,40)" "move(50, 60)" "drag(100,100,200,150)" \
 	'type("hi")' 'type "hello there"' "press ctrl+a" 'press("Return")' "scroll down 5" "scroll(up, 2)"; do
 	gdo "$good"
@@ -86,22 +91,22 @@ stub_say "Action: click(start_box='(310,205)')"
 api POST /api/gui/find "{\"task_id\":\"$T\",\"description\":\"the target terminal\"}" >/dev/null
 expect "uitars find: image point mapped with scale 2" 200 \
 	'.x == 620 and .y == 410 and .image_x == 310 and .scale == 2 and .image_size.width == 960 and .screen_size.width == 1920 and .backend == "uitars" and .model == "0000/ui-tars-1.5-7b"'
-check "find does not act: the pointer did not move" [ "$(pointer)" = "5,5" ]
+check "find does not act: the pointer did not move" at 5,5
 check "the model got a 960 px JPEG and the description" sh -c \
 	"curl -fsS $STUB/_stub/requests | jq -e '.requests | last | .path == \"/api/chat\" and .images[0].width == 960 and (.prompt | test(\"the target terminal\"))' >/dev/null"
 stub_say "click(start_box='<|box_start|>(300,200)<|box_end|>')"
 gdo "click the target terminal"
 expect "uitars do: clicks at the mapped point" 200 '.ok and .x == 600 and .y == 400 and .target == "the target terminal"'
-check "uitars: the pointer landed on the window (600,400)" [ "$(pointer)" = "600,400" ]
+check "uitars: the pointer landed on the window (600,400)" at 600,400
 stub_say "I cannot find that element on the screen."
 park
 gdo "click the missing button"
 expect "an answer without a coordinate is an error naming it" 503 '.error.message | test("cannot find that element")'
-check "and nothing was clicked" [ "$(pointer)" = "5,5" ]
+check "and nothing was clicked" at 5,5
 stub_say "click(start_box='(5000,5000)')"
 gdo "click the far button"
 expect "an answer outside the image is an error" 503 '.error.message | test("outside the 960x540 image")'
-check "and nothing was clicked" [ "$(pointer)" = "5,5" ]
+check "and nothing was clicked" at 5,5
 stub_say "click(start_box='(280,190,340,220)')"
 gdo "double click the target"
 expect "a (x1,y1,x2,y2) box: its centre" 200 '.x == 620 and .y == 410 and .action == "double_click"'
@@ -123,7 +128,7 @@ park
 stub_say 'TOOL_USE {"action":"left_click","coordinate":[300,200]}'
 gdo "right click the target"
 expect "claude_cu: tool_use coordinate mapped with scale 2" 200 '.x == 600 and .y == 400 and .action == "right_click" and .backend == "claude_cu"'
-check "claude_cu: the pointer landed at 600,400" [ "$(pointer)" = "600,400" ]
+check "claude_cu: the pointer landed at 600,400" at 600,400
 check "claude_cu declared the image size to the model" sh -c \
 	"curl -fsS $STUB/_stub/requests | jq -e '.requests | last | .path == \"/v1/messages\" and .images[0].width == 960' >/dev/null"
 
