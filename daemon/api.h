@@ -120,6 +120,9 @@ int api_displays(struct req *r, struct derr *e);
 int api_task_display_post(struct req *r, struct derr *e);
 int api_task_display_get(struct req *r, struct derr *e);
 int api_task_display_delete(struct req *r, struct derr *e);
+/* api_gui.c */
+int api_gui_find(struct req *r, struct derr *e);
+int api_gui_do(struct req *r, struct derr *e);
 /* Display size from {"<p>width","<p>height"} or {"<p>resolution":"WxH"}
  * (p is a key prefix such as "display_"); 0x0 when absent. */
 int api_display_size(json_object *body, const char *p, int *w, int *h, struct derr *e);

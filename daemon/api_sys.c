@@ -14,11 +14,12 @@
 #include "api.h"
 #include "desktop.h"
 #include "display.h"
+#include "ground.h"
 #include "wake.h"
 #include "waits.h"
 
 static const struct { const char *name; int on; } capabilities[] = {
-	{ "tasks", 1 }, { "waits", 1 }, { "desktop", 1 }, { "commands", 1 }, { "gui", 0 },
+	{ "tasks", 1 }, { "waits", 1 }, { "desktop", 1 }, { "commands", 1 }, { "gui", 1 },
 	{ "recording", 0 }, { "dashboard", 0 }, { "events", 0 }, { "ocr", 1 },
 };
 
@@ -55,6 +56,29 @@ api_version(struct req *r, struct derr *e)
 
 static json_object *desktop_manifest(void);
 
+/* The GUI agent's configuration (no calls are made). */
+static json_object *
+gui_manifest(const struct config *cfg)
+{
+	json_object *g = json_object_new_object();
+	const char *b = cfg->gui_backend, *prov = "";
+
+	if (strcmp(b, "uitars") == 0)
+		prov = cfg->openrouter_api_key[0] ? "openrouter" : "ollama";
+	else if (strcmp(b, "claude_cu") == 0)
+		prov = "anthropic";
+	else if (strcmp(b, "omniparser") == 0)
+		prov = cfg->anthropic_api_key[0] ? "omniparser+claude" : "omniparser+words";
+	json_object_object_add(g, "backend", json_object_new_string(b));
+	json_object_object_add(g, "provider", json_object_new_string(prov));
+	json_object_object_add(g, "model", json_object_new_string(ground_model(cfg)));
+	json_object_object_add(g, "grounding_max_dim", json_object_new_int64(cfg->grounding_max_dim));
+	json_object_object_add(g, "explicit_forms", json_object_new_string(
+	    "click(x, y), double_click(x, y), right_click(x, y), middle_click(x, y), move(x, y), "
+	    "drag(x1, y1, x2, y2), scroll(x, y, \"down\", 3), type(\"text\"), press(\"ctrl+s\")"));
+	return g;
+}
+
 int
 api_capabilities(struct req *r, struct derr *e)
 {
@@ -69,6 +93,7 @@ api_capabilities(struct req *r, struct derr *e)
 	json_object_object_add(o, "capabilities", caps);
 	json_object_object_add(o, "desktop", desktop_manifest());
 	json_object_object_add(o, "vision", waits_health());
+	json_object_object_add(o, "gui", gui_manifest(r->app->cfg));
 	return req_reply(r, 200, o);
 }
 

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(unit x11 http persist mcp desktop vision waits wake)
+all_suites=(unit x11 http persist mcp desktop vision waits wake gui)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -21,6 +21,7 @@ declare -A cmd=(
 	[vision]="tests/vision.sh"
 	[waits]="tests/waits.sh"
 	[wake]="tests/wake.sh"
+	[gui]="tests/gui.sh"
 )
 failed=()
 for s in "${suites[@]}"; do

@@ -321,9 +321,8 @@ static int
 test_unavailable_tools_name_the_capability(void)
 {
 	static const struct { const char *tool, *args, *what; } cases[] = {
-		{ "gui_do", "{\"instruction\":\"click Save\"}", "GUI automation" },
-		{ "gui_find", "{\"description\":\"Save button\"}", "GUI automation" },
 		{ "video_record", "{\"duration\":5}", "screen recording" },
+		{ "video_record", "{\"duration\":1,\"fps\":2}", "screen recording" },
 	};
 	struct json_object *r = NULL, *res;
 	struct mproc p;

@@ -112,9 +112,9 @@ async function main() {
 		check("wait_status finds it", r.isError !== true && text(r).includes(wid), text(r));
 		r = await client.callTool({ name: "wait_cancel", arguments: { wait_id: wid, reason: "sdk test" } });
 		check("wait_cancel cancels it", r.isError !== true && text(r).includes("cancelled"), text(r));
-		r = await client.callTool({ name: "gui_do", arguments: { instruction: "click Save" } });
-		check("gui_do names the missing capability", r.isError === true &&
-			text(r).includes("GUI automation"), text(r));
+		r = await client.callTool({ name: "video_record", arguments: { duration: 5 } });
+		check("video_record names the missing capability", r.isError === true &&
+			text(r).includes("screen recording"), text(r));
 		let code = null;
 		try { await client.callTool({ name: "no_such_tool", arguments: {} }); }
 		catch (e) { code = e.code; }
