@@ -281,4 +281,15 @@ stub_script "{\"parsed\":$parsed,\"answers\":[\"7\"]}"
 gdo '"click the target window"'
 expect "omniparser: a number that is no element is 503" 503 '(.error.message | test("not an element number"))'
 
+# ======== omniparser without a key: the word-match picker ========
+scene ACU_GUI_AGENT_BACKEND=omniparser ACU_GROUNDING_MAX_DIM=960 ACU_OMNIPARSER_URL="$STUB" || { finish; exit 1; }
+gdo '"click(1050, 650)"' >/dev/null
+stub_script "{\"parsed\":$parsed}"
+gfind '"the Target Window"'
+expect "omniparser/words: the caption sharing words wins (no model)" 200 \
+	'.x == 450 and .y == 330 and .provider == "omniparser+words" and .model == "word-match"'
+at "omniparser/words: gui/find did not move the pointer" "$OTH"
+gfind '"the Export button"'
+expect "omniparser/words: no shared word is 503" 503 '(.error.message | test("shares a word"))'
+
 finish
