@@ -1,45 +1,76 @@
 /*
- * api_gui.c - /api/gui/find and /api/gui/do: check the body, hand it to
- * gui.c. Argument names follow the MCP tools (description, instruction).
+ * api_gui.c - the GUI agent routes: POST /api/gui/find and POST /api/gui/do.
+ *
+ * Handlers check the body's shape (task_id, description / instruction,
+ * after_screenshot) and hand the work to gui.c. Does not: parse
+ * instructions, capture, ground or act.
  */
+#include <string.h>
+
 #include "api.h"
 #include "gui.h"
 #include "jx.h"
+#include "util.h"
 
 static int
-gui_task(struct req *r, const char **out, struct derr *e)
+body_task_id(struct req *r, const char **out, struct derr *e)
 {
-	if (jx_str(r->body, "task_id", false, 1, 64, out, e) != 0)
+	const char *id = NULL;
+
+	if (jx_str(r->body, "task_id", false, 0, 64, &id, e) != 0)
 		return -1;
-	if (*out != NULL && !id_plausible(*out))
-		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.64s'", *out);
+	if (id != NULL && id[0] == '\0')
+		id = NULL;
+	if (id != NULL && !id_plausible(id))
+		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.64s'", id);
+	*out = id;
+	return 0;
+}
+
+static int
+check_keys(json_object *body, const char *const *keys, size_t n, struct derr *e)
+{
+	json_object_object_foreach(body, k, v) {
+		size_t i;
+
+		(void)v;
+		for (i = 0; i < n; i++)
+			if (strcmp(k, keys[i]) == 0)
+				break;
+		if (i == n)
+			return derr_set(e, DERR_INVALID, k, "unknown field '%.64s'", k);
+	}
 	return 0;
 }
 
 int
 api_gui_find(struct req *r, struct derr *e)
 {
-	const char *task = NULL, *what = NULL;
-	json_object *o;
+	static const char *const keys[] = { "task_id", "description" };
+	const char *task_id = NULL, *desc;
+	json_object *out;
 
-	if (gui_task(r, &task, e) != 0 ||
-	    jx_str(r->body, "description", true, 1, GUI_TEXT_MAX, &what, e) != 0)
+	if (check_keys(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	    body_task_id(r, &task_id, e) != 0 ||
+	    jx_str(r->body, "description", true, 1, GROUND_MAX_DESCRIPTION, &desc, e) != 0 ||
+	    gui_find(r->app, task_id, desc, &out, e) != 0)
 		return -1;
-	if ((o = gui_find(r->app, task, what, e)) == NULL)
-		return -1;
-	return req_reply(r, 200, o);
+	return req_reply(r, 200, out);
 }
 
 int
 api_gui_do(struct req *r, struct derr *e)
 {
-	const char *task = NULL, *what = NULL;
-	json_object *o;
+	static const char *const keys[] = { "task_id", "instruction", "after_screenshot" };
+	const char *task_id = NULL, *instr;
+	bool after = true, has;
+	json_object *out;
 
-	if (gui_task(r, &task, e) != 0 ||
-	    jx_str(r->body, "instruction", true, 1, GUI_TEXT_MAX, &what, e) != 0)
+	if (check_keys(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	    body_task_id(r, &task_id, e) != 0 ||
+	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
+	    jx_bool(r->body, "after_screenshot", &after, &has, e) != 0 ||
+	    gui_do(r->app, task_id, instr, after, &out, e) != 0)
 		return -1;
-	if ((o = gui_do(r->app, task, what, e)) == NULL)
-		return -1;
-	return req_reply(r, 200, o);
+	return req_reply(r, 200, out);
 }

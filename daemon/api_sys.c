@@ -14,7 +14,7 @@
 #include "api.h"
 #include "desktop.h"
 #include "display.h"
-#include "gui.h"
+#include "ground.h"
 #include "wake.h"
 #include "waits.h"
 
@@ -55,6 +55,29 @@ api_version(struct req *r, struct derr *e)
 }
 
 static json_object *desktop_manifest(void);
+
+/* The GUI agent's configuration (no calls are made). */
+static json_object *
+gui_manifest(const struct config *cfg)
+{
+	json_object *g = json_object_new_object();
+	const char *b = cfg->gui_backend, *prov = "";
+
+	if (strcmp(b, "uitars") == 0)
+		prov = cfg->openrouter_api_key[0] ? "openrouter" : "ollama";
+	else if (strcmp(b, "claude_cu") == 0)
+		prov = "anthropic";
+	else if (strcmp(b, "omniparser") == 0)
+		prov = cfg->anthropic_api_key[0] ? "omniparser+claude" : "omniparser+words";
+	json_object_object_add(g, "backend", json_object_new_string(b));
+	json_object_object_add(g, "provider", json_object_new_string(prov));
+	json_object_object_add(g, "model", json_object_new_string(ground_model(cfg)));
+	json_object_object_add(g, "grounding_max_dim", json_object_new_int64(cfg->grounding_max_dim));
+	json_object_object_add(g, "explicit_forms", json_object_new_string(
+	    "click(x, y), double_click(x, y), right_click(x, y), middle_click(x, y), move(x, y), "
+	    "drag(x1, y1, x2, y2), scroll(x, y, \"down\", 3), type(\"text\"), press(\"ctrl+s\")"));
+	return g;
+}
 
 int
 api_capabilities(struct req *r, struct derr *e)

@@ -120,17 +120,25 @@ static const struct opt opts[] = {
 	{ "stuck-cooldown", "ACU_STUCK_COOLDOWN_S", OPT_INT, O(stuck_cooldown_s), "300", 0, 604800,
 	  "seconds before the same task is reported stuck again" },
 	{ "gui-agent-backend", "ACU_GUI_AGENT_BACKEND", OPT_STR, O(gui_backend), "direct", 0, 0,
-	  "gui_find/gui_do grounding: direct (coordinates in the instruction), uitars, claude_cu" },
+	  "who grounds gui_find/gui_do targets: direct (coordinates in the instruction), uitars, claude_cu, omniparser" },
 	{ "uitars-ollama-model", "ACU_UITARS_OLLAMA_MODEL", OPT_STR, O(uitars_ollama_model),
-	  "0000/ui-tars-1.5-7b", 0, 0, "UI-TARS on Ollama (used when OPENROUTER_API_KEY is unset)" },
+	  "0000/ui-tars-1.5-7b", 0, 0, "UI-TARS model on Ollama (uitars backend without OPENROUTER_API_KEY)" },
 	{ "uitars-keep-alive", "ACU_UITARS_KEEP_ALIVE", OPT_STR, O(uitars_keep_alive), "5m", 0, 0,
-	  "Ollama keep_alive for UI-TARS requests" },
+	  "keep_alive sent with each UI-TARS request to Ollama" },
 	{ "uitars-openrouter-model", "ACU_UITARS_OPENROUTER_MODEL", OPT_STR, O(uitars_openrouter_model),
-	  "bytedance/ui-tars-1.5-7b", 0, 0, "UI-TARS on OpenRouter (used when OPENROUTER_API_KEY is set)" },
+	  "bytedance/ui-tars-1.5-7b", 0, 0, "UI-TARS model on OpenRouter (uitars backend with OPENROUTER_API_KEY)" },
+	{ "uitars-coords", "ACU_UITARS_COORDS", OPT_STR, O(uitars_coords), "image", 0, 0,
+	  "UI-TARS answer space: image (pixels of the image sent) or 1000 (0..1000 relative)" },
+	{ "omniparser-url", "ACU_OMNIPARSER_URL", OPT_STR, O(omniparser_url), "", 0, 0,
+	  "OmniParser server (POST /parse/) for the omniparser backend" },
+	{ "omniparser-picker-model", "ACU_OMNIPARSER_PICKER_MODEL", OPT_STR, O(omniparser_picker_model),
+	  "claude-haiku-4-5-20251001", 0, 0, "Claude model that picks the OmniParser element (needs ANTHROPIC_API_KEY; else word match)" },
 	{ "grounding-max-dim", "ACU_GROUNDING_MAX_DIM", OPT_INT, O(grounding_max_dim), "1920", 64, 8192,
-	  "width of the screenshot sent to a grounding model" },
+	  "longest side of the screenshot sent to a grounding model (downscaled; scale reported)" },
 	{ "grounding-quality", "ACU_GROUNDING_JPEG_QUALITY", OPT_INT, O(grounding_quality), "80", 10, 100,
-	  "JPEG quality of that screenshot" },
+	  "JPEG quality of the screenshot sent to a grounding model" },
+	{ "grounding-timeout-ms", "ACU_GROUNDING_TIMEOUT_MS", OPT_INT, O(grounding_timeout_ms), "60000", 100, 600000,
+	  "one grounding model call (no retries)" },
 };
 
 static int
@@ -220,6 +228,16 @@ finish(struct config *c)
 	if (config_parse_size(c->display_res, &c->display_w, &c->display_h) != 0) {
 		fprintf(stderr, "detmd: --display-resolution must be WIDTHxHEIGHT from %dx%d to %dx%d, not '%s'\n",
 		    CONFIG_DISPLAY_MIN, CONFIG_DISPLAY_MIN, CONFIG_DISPLAY_MAX, CONFIG_DISPLAY_MAX, c->display_res);
+		return -1;
+	}
+	if (strcmp(c->gui_backend, "direct") != 0 && strcmp(c->gui_backend, "uitars") != 0 &&
+	    strcmp(c->gui_backend, "claude_cu") != 0 && strcmp(c->gui_backend, "omniparser") != 0) {
+		fprintf(stderr, "detmd: --gui-agent-backend must be direct, uitars, claude_cu or omniparser, not '%s'\n",
+		    c->gui_backend);
+		return -1;
+	}
+	if (strcmp(c->uitars_coords, "image") != 0 && strcmp(c->uitars_coords, "1000") != 0) {
+		fprintf(stderr, "detmd: --uitars-coords must be 'image' or '1000', not '%s'\n", c->uitars_coords);
 		return -1;
 	}
 	if (c->display[0] == '\0') {

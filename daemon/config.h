@@ -56,10 +56,15 @@ struct config {
 	long stuck_check_s;     /* how often active tasks are checked */
 	long stuck_after_s;     /* idle this long (and no watching wait): stuck */
 	long stuck_cooldown_s;  /* no second alert for a task within this */
-	/* GUI grounding (gui.c) */
-	char *gui_backend;      /* direct | uitars | claude_cu */
+	/* GUI grounding (gui.c, ground.c) */
+	char *gui_backend;      /* direct | uitars | claude_cu | omniparser */
 	char *uitars_ollama_model, *uitars_keep_alive, *uitars_openrouter_model;
-	long grounding_max_dim, grounding_quality;
+	char *uitars_coords;    /* "image": pixels of the image sent; "1000": 0..1000 relative */
+	char *omniparser_url;   /* "" = not configured */
+	char *omniparser_picker_model;
+	long grounding_max_dim; /* width of the image sent to a grounding model */
+	long grounding_quality;
+	long grounding_timeout_ms;
 };
 
 /* Fills c from defaults, the environment and argv. Returns 0 to run, 1 when

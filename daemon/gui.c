@@ -1,17 +1,15 @@
 /*
- * gui.c - the GUI agent (see gui.h): instruction parsing, grounding
- * requests and their parsing, coordinate mapping, acting, logging.
+ * gui.c - the GUI agent (see gui.h): instruction parsing, and the
+ * capture -> ground -> act -> log pipeline of gui_find and gui_do.
  *
- * Order of one gui_do: parse; if a target must be found, lease the
- * display, grab at ACU_GROUNDING_MAX_DIM, give the lease back, ask the
- * backend (no lock held), parse its answer into image pixels, map them to
- * the screen (x = region.x + ix * scale); lease again and act through
- * XTest; grab a 320 px thumbnail of the result; log one `gui` action on
- * the task with the backend, model, scale and coordinates.
+ * Invariants: a lease is held only while capturing or acting, never while
+ * a model is asked; a point reaches XTest only after it was checked to be
+ * on the screen; every parsed string is copied into a bounded buffer.
  *
- * Does not: retry a model (the agent decides), or keep state between calls.
+ * Does not: know model wire formats (ground.c) or HTTP (api_gui.c).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,679 +19,945 @@
 #include "desktop.h"
 #include "display.h"
 #include "gui.h"
-#include "httpc.h"
 #include "jx.h"
 #include "log.h"
 #include "task.h"
+#include "util.h"
 #include "xcap.h"
 #include "xinput.h"
 
-#define GROUND_TIMEOUT_MS 60000
-#define AFTER_WIDTH 320
+#define GUI_FORMS "click(x, y), double_click(x, y), right_click(x, y), middle_click(x, y), " \
+	"move(x, y), drag(x1, y1, x2, y2), scroll(x, y, \"down\", 3), type(\"text\"), press(\"ctrl+s\")"
+#define GUI_WORDS "'click the Save button', 'double click X', 'right click X', 'hover over X', " \
+	"'type \"hello\" [into X]', 'press ctrl+s', 'scroll down [3] [on X]', 'drag X to Y'"
+#define GUI_THUMB_QUALITY 60
+#define SCROLL_DEFAULT 3
+#define MAX_ARGS 5
+
+static const char *const verb_names[] = {
+	"click", "double_click", "right_click", "middle_click", "move", "type", "press", "scroll", "drag",
+};
+
+const char *
+gui_verb_name(enum gui_verb v)
+{
+	return (size_t)v < ARRAY_LEN(verb_names) ? verb_names[v] : "?";
+}
 
 /* ---- parsing ---- */
 
-static const struct { const char *name; enum gui_verb verb; } verbs[] = {
-	{ "double_click", GUI_DOUBLE }, { "double click", GUI_DOUBLE }, { "doubleclick", GUI_DOUBLE },
-	{ "right_click", GUI_RIGHT }, { "right click", GUI_RIGHT }, { "rightclick", GUI_RIGHT },
-	{ "middle_click", GUI_MIDDLE }, { "middle click", GUI_MIDDLE },
-	{ "left_click", GUI_CLICK }, { "left click", GUI_CLICK }, { "click", GUI_CLICK },
-	{ "tap", GUI_CLICK }, { "select", GUI_CLICK }, { "open", GUI_DOUBLE },
-	{ "mouse_move", GUI_MOVE }, { "move to", GUI_MOVE }, { "move", GUI_MOVE }, { "hover over", GUI_MOVE },
-	{ "hover", GUI_MOVE }, { "drag", GUI_DRAG }, { "type", GUI_TYPE }, { "write", GUI_TYPE },
-	{ "press", GUI_KEY }, { "hotkey", GUI_KEY }, { "key", GUI_KEY }, { "scroll", GUI_SCROLL },
-};
-
 static const char *
-skip_ws(const char *p)
+skip_ws(const char *s)
 {
-	while (isspace((unsigned char)*p))
-		p++;
-	return p;
+	while (isspace((unsigned char)*s))
+		s++;
+	return s;
 }
 
-/* A quoted string ("..." or '...') at p into out; returns the end or NULL. */
+/* s starts with word (any case) followed by a non-word character. */
 static const char *
-quoted(const char *p, char *out, size_t len)
+word(const char *s, const char *w)
 {
-	char q = *p;
-	size_t o = 0;
+	size_t n = strlen(w);
+
+	if (strncasecmp(s, w, n) != 0 || isalnum((unsigned char)s[n]) || s[n] == '_')
+		return NULL;
+	return skip_ws(s + n);
+}
+
+static void
+copy_span(char *dst, size_t cap, const char *s, size_t n)
+{
+	while (n > 0 && isspace((unsigned char)*s)) {
+		s++;
+		n--;
+	}
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		n--;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+}
+
+/* A quoted string at *s (" or '), with \" \' \\ \n \t escapes. */
+static int
+quoted(const char **s, char *out, size_t cap)
+{
+	char q = **s;
+	const char *p = *s + 1;
+	size_t n = 0;
 
 	if (q != '"' && q != '\'')
-		return NULL;
-	for (p++; *p != '\0' && *p != q; p++) {
+		return -1;
+	for (; *p != '\0' && *p != q; p++) {
 		char ch = *p;
 
 		if (ch == '\\' && p[1] != '\0') {
 			p++;
 			ch = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p;
 		}
-		if (o + 1 < len)
-			out[o++] = ch;
-	}
-	out[o] = '\0';
-	return *p == q ? p + 1 : NULL;
-}
-
-/* Up to 4 integers "(a, b[, c, d])" at p; returns how many, or -1. */
-static int
-int_args(const char *p, int *v, const char **end)
-{
-	int n = 0;
-
-	p = skip_ws(p);
-	if (*p != '(')
-		return -1;
-	p++;
-	for (;;) {
-		char *e;
-		long x;
-
-		p = skip_ws(p);
-		x = strtol(p, &e, 10);
-		if (e == p || n == 4 || x < -100000 || x > 100000)
+		if (n + 1 >= cap)
 			return -1;
-		v[n++] = (int)x;
-		p = skip_ws(e);
-		if (*p == ',') {
-			p++;
-			continue;
-		}
-		if (*p == ')') {
-			*end = p + 1;
-			return n;
-		}
+		out[n++] = ch;
+	}
+	if (*p != q)
 		return -1;
-	}
-}
-
-int
-gui_parse(const char *instr, struct gui_cmd *out, struct derr *e)
-{
-	const char *p = skip_ws(instr), *rest = NULL, *end;
-	size_t i, n;
-	int v[4];
-
-	memset(out, 0, sizeof *out);
-	out->amount = 3;
-	for (i = 0; i < ARRAY_LEN(verbs); i++) {
-		n = strlen(verbs[i].name);
-		if (strncasecmp(p, verbs[i].name, n) == 0 &&
-		    (p[n] == '\0' || p[n] == '(' || isspace((unsigned char)p[n]))) {
-			out->verb = verbs[i].verb;
-			rest = skip_ws(p + n);
-			break;
-		}
-	}
-	if (rest == NULL)
-		return derr_set(e, DERR_INVALID, "instruction", "cannot tell what to do in '%.80s': start with "
-		    "click, double click, right click, move, drag, type, press or scroll (or a form such as "
-		    "click(847, 523), type(\"hello\"), press(\"ctrl+s\"))", instr);
-	switch (out->verb) {
-	case GUI_TYPE:
-		if (*rest == '(') {
-			rest = skip_ws(rest + 1);
-			if ((end = quoted(rest, out->text, sizeof out->text)) == NULL ||
-			    *skip_ws(end) != ')')
-				return derr_set(e, DERR_INVALID, "instruction", "type(\"...\") needs a quoted string");
-			return 0;
-		}
-		if ((end = quoted(rest, out->text, sizeof out->text)) != NULL) {
-			end = skip_ws(end);
-			if (strncasecmp(end, "into ", 5) == 0 || strncasecmp(end, "in ", 3) == 0)
-				snprintf(out->target, sizeof out->target, "%s", skip_ws(strchr(end, ' ')));
-			return 0;
-		}
-		if (*rest == '\0')
-			return derr_set(e, DERR_INVALID, "instruction", "type what? e.g. type \"hello\"");
-		snprintf(out->text, sizeof out->text, "%s", rest);
-		return 0;
-	case GUI_KEY:
-		if (*rest == '(') {
-			rest = skip_ws(rest + 1);
-			if ((end = quoted(rest, out->text, sizeof out->text)) == NULL || *skip_ws(end) != ')')
-				return derr_set(e, DERR_INVALID, "instruction", "press(\"...\") needs a quoted key");
-			return 0;
-		}
-		if (quoted(rest, out->text, sizeof out->text) == NULL)
-			snprintf(out->text, sizeof out->text, "%s", rest);
-		if (out->text[0] == '\0')
-			return derr_set(e, DERR_INVALID, "instruction", "press which key? e.g. press ctrl+s");
-		return 0;
-	case GUI_SCROLL: {
-		char dir[16] = "";
-		long amount = 3;
-
-		if (*rest == '(')
-			rest = skip_ws(rest + 1);
-		for (i = 0; i + 1 < sizeof dir && isalpha((unsigned char)rest[i]); i++)
-			dir[i] = (char)tolower((unsigned char)rest[i]);
-		rest += i;
-		while (*rest == ',' || *rest == ' ' || *rest == '\t')
-			rest++;
-		if (isdigit((unsigned char)*rest))
-			amount = strtol(rest, NULL, 10);
-		if (strcmp(dir, "up") != 0 && strcmp(dir, "down") != 0 && strcmp(dir, "left") != 0 &&
-		    strcmp(dir, "right") != 0)
-			return derr_set(e, DERR_INVALID, "instruction", "scroll up, down, left or right, not '%s'", dir);
-		if (amount < 1 || amount > 100)
-			return derr_set(e, DERR_INVALID, "instruction", "scroll amount must be 1..100");
-		snprintf(out->text, sizeof out->text, "%s", dir);
-		out->amount = amount;
-		return 0;
-	}
-	default:
-		break;
-	}
-	if (*rest == '(') {
-		int k = int_args(rest, v, &end);
-
-		if (k < 0 || *skip_ws(end) != '\0' || (out->verb == GUI_DRAG ? k != 4 : k != 2))
-			return derr_set(e, DERR_INVALID, "instruction", "malformed coordinates in '%.80s': write "
-			    "%s", instr, out->verb == GUI_DRAG ? "drag(x1, y1, x2, y2)" : "click(x, y)");
-		out->has_xy = true;
-		out->x = v[0];
-		out->y = v[1];
-		if (k == 4) {
-			out->has_xy2 = true;
-			out->x2 = v[2];
-			out->y2 = v[3];
-		}
-		return 0;
-	}
-	if (out->verb == GUI_DRAG)
-		return derr_set(e, DERR_INVALID, "instruction", "drag needs coordinates: drag(x1, y1, x2, y2)");
-	if (strncasecmp(rest, "on ", 3) == 0 || strncasecmp(rest, "at ", 3) == 0)
-		rest = skip_ws(rest + 3);
-	if (*rest == '\0')
-		return derr_set(e, DERR_INVALID, "instruction", "%s what? name the element or give (x, y)",
-		    verbs[i].name);
-	snprintf(out->target, sizeof out->target, "%s", rest);
+	out[n] = '\0';
+	*s = p + 1;
 	return 0;
 }
 
-/* ---- grounding ---- */
+static bool
+whole_int(const char *s, int *out)
+{
+	char *end;
+	long v;
 
-struct ground {
-	const char *backend;
-	char model[128];
-	int ix, iy;             /* image pixels */
-	double confidence;
-	char raw[300];          /* the model's answer, an excerpt */
-	int64_t model_us;
+	s = skip_ws(s);
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || errno != 0 || v < -1000000 || v > 1000000)
+		return false;
+	if (*skip_ws(end) != '\0')
+		return false;
+	*out = (int)v;
+	return true;
+}
+
+/* "847, 523", "(847, 523)", "847 523", "at 847,523", "x=847, y=523". */
+static bool
+xy_text(const char *s, int *x, int *y)
+{
+	char buf[64], *p, *sep;
+	size_t n;
+
+	s = skip_ws(s);
+	if (word(s, "at") != NULL)
+		s = word(s, "at");
+	n = strlen(s);
+	if (n == 0 || n >= sizeof buf)
+		return false;
+	memcpy(buf, s, n + 1);
+	p = buf;
+	if ((*p == '(' || *p == '[') && n >= 2 && (buf[n - 1] == ')' || buf[n - 1] == ']')) {
+		buf[n - 1] = '\0';
+		p++;
+	}
+	while (isspace((unsigned char)*p))
+		p++;
+	if (strncasecmp(p, "x=", 2) == 0)
+		p += 2;
+	sep = strpbrk(p, ", ");
+	if (sep == NULL)
+		return false;
+	*sep++ = '\0';
+	while (isspace((unsigned char)*sep))
+		sep++;
+	if (*sep == ',')
+		sep++;
+	while (isspace((unsigned char)*sep))
+		sep++;
+	if (strncasecmp(sep, "y=", 2) == 0)
+		sep += 2;
+	return whole_int(p, x) && whole_int(sep, y);
+}
+
+/* A target: coordinates if it is only coordinates, else words. */
+static int
+set_target(const char *s, size_t n, bool *at, int *x, int *y, char *dst, size_t cap,
+    struct derr *e)
+{
+	copy_span(dst, cap, s, n);
+	if (xy_text(dst, x, y)) {
+		*at = true;
+		dst[0] = '\0';
+		return 0;
+	}
+	if (strlen(dst) > GROUND_MAX_DESCRIPTION)
+		return derr_set(e, DERR_INVALID, "instruction", "the target description is over %d bytes",
+		    GROUND_MAX_DESCRIPTION);
+	return 0;
+}
+
+struct arg {
+	bool is_int, is_str;
+	int v;
+	char s[GUI_MAX_TEXT + 1];
 };
 
-static const char UITARS_PROMPT[] =
-    "You are a GUI agent. You are given a task and a screenshot. Output the next action.\n\n"
-    "## Output Format\n\nAction: click(start_box='(x,y)')\n\n"
-    "## Action Space\nclick(start_box='(x,y)') # x, y in pixels of this screenshot\n\n"
-    "## User Instruction\nClick on: %s";
-
-/* The coordinate in a model answer, in the order UI-TARS variants write
- * it: start_box='(x,y)' (also with <|box_start|>), <point>x y</point>, a
- * (x1,y1,x2,y2) box (its centre), any (x, y). */
+/* Comma-separated arguments: integers, quoted strings or bare words;
+ * a leading `name=` (UI-TARS: content='...', start_box='...') is dropped. */
 static int
-parse_point(const char *s, int *x, int *y)
+split_args(const char *s, struct arg *a, int *na)
 {
-	static const char *const marks[] = { "start_box", "<point>", "(" };
-	size_t m;
+	*na = 0;
+	s = skip_ws(s);
+	if (*s == '\0')
+		return 0;
+	for (;;) {
+		struct arg *x;
+		const char *p = s, *start;
 
-	for (m = 0; m < ARRAY_LEN(marks); m++) {
-		const char *p = s;
-
-		while ((p = strstr(p, marks[m])) != NULL) {
-			double v[4];
-			int n = 0;
-			const char *q = p + strlen(marks[m]);
-
-			while (*q != '\0' && n < 4 && *q != ')' && *q != '<') {
-				if (isdigit((unsigned char)*q) || (*q == '-' && isdigit((unsigned char)q[1]))) {
-					char *e;
-
-					v[n++] = strtod(q, &e);
-					q = e;
-				} else if (strchr(" ,'=(|_xboxstart", *q) != NULL || isspace((unsigned char)*q))
-					q++;
-				else
-					break;
-			}
-			if (n == 2 || n == 4) {
-				*x = (int)lround(n == 4 ? (v[0] + v[2]) / 2 : v[0]);
-				*y = (int)lround(n == 4 ? (v[1] + v[3]) / 2 : v[1]);
-				return 0;
-			}
-			p += strlen(marks[m]);
+		if (*na == MAX_ARGS)
+			return -1;
+		x = &a[(*na)++];
+		memset(x, 0, sizeof *x);
+		while (isalnum((unsigned char)*p) || *p == '_')
+			p++;
+		if (p > s && *skip_ws(p) == '=')
+			s = skip_ws(skip_ws(p) + 1);
+		if (*s == '"' || *s == '\'') {
+			if (quoted(&s, x->s, sizeof x->s) != 0)
+				return -1;
+			x->is_str = true;
+			s = skip_ws(s);
+		} else {
+			start = s;
+			while (*s != '\0' && *s != ',')
+				s++;
+			copy_span(x->s, sizeof x->s, start, (size_t)(s - start));
+			if (x->s[0] == '\0')
+				return -1;
+			if (whole_int(x->s, &x->v))
+				x->is_int = true;
+			else
+				x->is_str = true;
 		}
+		if (*s == '\0')
+			return 0;
+		if (*s != ',')
+			return -1;
+		s = skip_ws(s + 1);
 	}
-	return -1;
 }
 
 static int
-ground_uitars(const struct config *cfg, const char *target, const char *b64,
-    struct ground *g, struct derr *e)
+bad_call(const char *name, const char *want, struct derr *e)
 {
-	char prompt[GUI_TEXT_MAX + 600], url[600], auth[300], err[256] = "";
-	const char *hdr[3] = { NULL, NULL, NULL };
-	json_object *body = json_object_new_object(), *msgs = json_object_new_array(), *m;
-	json_object *reply = NULL, *v;
-	bool router = cfg->openrouter_api_key[0] != '\0';
-	const char *text = NULL;
-	long status = 0;
-	int rc = -1;
-	int64_t t0 = mono_us();
-
-	snprintf(prompt, sizeof prompt, UITARS_PROMPT, target);
-	m = json_object_new_object();
-	json_object_object_add(m, "role", json_object_new_string("user"));
-	if (router) {
-		json_object *content = json_object_new_array(), *part = json_object_new_object(), *iu;
-		char *data = xasprintf("data:image/jpeg;base64,%s", b64);
-
-		snprintf(g->model, sizeof g->model, "%s", cfg->uitars_openrouter_model);
-		json_object_object_add(part, "type", json_object_new_string("image_url"));
-		iu = json_object_new_object();
-		json_object_object_add(iu, "url", json_object_new_string(data));
-		json_object_object_add(part, "image_url", iu);
-		json_object_array_add(content, part);
-		part = json_object_new_object();
-		json_object_object_add(part, "type", json_object_new_string("text"));
-		json_object_object_add(part, "text", json_object_new_string(prompt));
-		json_object_array_add(content, part);
-		json_object_object_add(m, "content", content);
-		json_object_object_add(body, "max_tokens", json_object_new_int(100));
-		json_object_object_add(body, "temperature", json_object_new_int(0));
-		snprintf(url, sizeof url, "%s/chat/completions", cfg->openrouter_url);
-		snprintf(auth, sizeof auth, "Authorization: Bearer %s", cfg->openrouter_api_key);
-		hdr[0] = auth;
-		free(data);
-	} else {
-		json_object *imgs = json_object_new_array(), *opt = json_object_new_object();
-
-		snprintf(g->model, sizeof g->model, "%s", cfg->uitars_ollama_model);
-		json_object_object_add(m, "content", json_object_new_string(prompt));
-		json_object_array_add(imgs, json_object_new_string(b64));
-		json_object_object_add(m, "images", imgs);
-		json_object_object_add(body, "stream", json_object_new_boolean(0));
-		json_object_object_add(body, "keep_alive", json_object_new_string(cfg->uitars_keep_alive));
-		json_object_object_add(opt, "temperature", json_object_new_int(0));
-		json_object_object_add(body, "options", opt);
-		snprintf(url, sizeof url, "%s/api/chat", cfg->ollama_url);
-	}
-	json_object_array_add(msgs, m);
-	json_object_object_add(body, "model", json_object_new_string(g->model));
-	json_object_object_add(body, "messages", msgs);
-	if (httpc_post_json(url, hdr, body, GROUND_TIMEOUT_MS, &status, &reply, err, sizeof err) != 0 ||
-	    status / 100 != 2) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "uitars (%s): %s%s%ld %.200s", router ? "openrouter" : "ollama",
-		    err, status ? " HTTP " : "", status, reply ? json_object_to_json_string(reply) : "");
-		goto out;
-	}
-	if (router) {
-		v = json_object_array_get_idx(json_object_object_get(reply, "choices"), 0);
-		text = json_object_get_string(json_object_object_get(json_object_object_get(v, "message"), "content"));
-	} else
-		text = json_object_get_string(json_object_object_get(json_object_object_get(reply, "message"), "content"));
-	snprintf(g->raw, sizeof g->raw, "%s", text ? text : "");
-	if (text == NULL || parse_point(text, &g->ix, &g->iy) != 0) {
-		derr_set(e, DERR_UNAVAILABLE, "target", "uitars answered without a coordinate: '%.200s'",
-		    text ? text : "(no text)");
-		goto out;
-	}
-	g->confidence = 0.8;
-	rc = 0;
-out:
-	g->model_us = mono_us() - t0;
-	json_object_put(body);
-	json_object_put(reply);
-	return rc;
+	return derr_set(e, DERR_INVALID, "instruction", "malformed %s(...): expected %s "
+	    "(explicit forms: %s)", name, want, GUI_FORMS);
 }
 
-static int
-ground_claude(const struct config *cfg, const char *target, const char *b64, int iw, int ih,
-    struct ground *g, struct derr *e)
+static bool
+direction(const char *s, char out[8])
 {
-	char url[600], key[300], err[256] = "", text[GUI_TEXT_MAX + 200];
-	const char *hdr[] = { key, "anthropic-version: 2023-06-01",
-		"anthropic-beta: computer-use-2025-01-24", NULL };
-	json_object *body = json_object_new_object(), *tools = json_object_new_array(), *tool;
-	json_object *msgs = json_object_new_array(), *m, *content, *part, *src, *reply = NULL, *blocks;
-	long status = 0;
+	static const char *const dirs[] = { "up", "down", "left", "right" };
 	size_t i;
-	int rc = -1;
-	int64_t t0 = mono_us();
 
-	if (cfg->anthropic_api_key[0] == '\0') {
-		json_object_put(body);
-		json_object_put(tools);
-		json_object_put(msgs);
-		return derr_set(e, DERR_UNAVAILABLE, NULL, "claude_cu needs ANTHROPIC_API_KEY");
-	}
-	snprintf(g->model, sizeof g->model, "%s", cfg->claude_model);
-	snprintf(key, sizeof key, "x-api-key: %s", cfg->anthropic_api_key);
-	snprintf(url, sizeof url, "%s/v1/messages", cfg->claude_url);
-	tool = json_object_new_object();
-	json_object_object_add(tool, "type", json_object_new_string("computer_20250124"));
-	json_object_object_add(tool, "name", json_object_new_string("computer"));
-	json_object_object_add(tool, "display_width_px", json_object_new_int(iw));
-	json_object_object_add(tool, "display_height_px", json_object_new_int(ih));
-	json_object_array_add(tools, tool);
-	content = json_object_new_array();
-	part = json_object_new_object();
-	src = json_object_new_object();
-	json_object_object_add(src, "type", json_object_new_string("base64"));
-	json_object_object_add(src, "media_type", json_object_new_string("image/jpeg"));
-	json_object_object_add(src, "data", json_object_new_string(b64));
-	json_object_object_add(part, "type", json_object_new_string("image"));
-	json_object_object_add(part, "source", src);
-	json_object_array_add(content, part);
-	part = json_object_new_object();
-	snprintf(text, sizeof text, "This screenshot is the whole %dx%d display. Click on: %s. Use the "
-	    "computer tool's left_click at the centre of that element.", iw, ih, target);
-	json_object_object_add(part, "type", json_object_new_string("text"));
-	json_object_object_add(part, "text", json_object_new_string(text));
-	json_object_array_add(content, part);
-	m = json_object_new_object();
-	json_object_object_add(m, "role", json_object_new_string("user"));
-	json_object_object_add(m, "content", content);
-	json_object_array_add(msgs, m);
-	json_object_object_add(body, "model", json_object_new_string(g->model));
-	json_object_object_add(body, "max_tokens", json_object_new_int(1024));
-	json_object_object_add(body, "tools", tools);
-	json_object_object_add(body, "messages", msgs);
-	if (httpc_post_json(url, hdr, body, GROUND_TIMEOUT_MS, &status, &reply, err, sizeof err) != 0 ||
-	    status / 100 != 2) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "claude_cu: %s%s%ld %.200s", err, status ? " HTTP " : "",
-		    status, reply ? json_object_to_json_string(reply) : "");
+	for (i = 0; i < ARRAY_LEN(dirs); i++)
+		if (strcasecmp(s, dirs[i]) == 0) {
+			snprintf(out, 8, "%s", dirs[i]);
+			return true;
+		}
+	return false;
+}
+
+static int
+parse_call(const char *name, const char *args, struct gui_cmd *c, struct derr *e)
+{
+	static const struct { const char *name; enum gui_verb v; } names[] = {
+		{ "click", GUI_CLICK }, { "left_click", GUI_CLICK }, { "tap", GUI_CLICK },
+		{ "double_click", GUI_DOUBLE_CLICK }, { "doubleclick", GUI_DOUBLE_CLICK },
+		{ "left_double", GUI_DOUBLE_CLICK }, { "right_click", GUI_RIGHT_CLICK },
+		{ "right_single", GUI_RIGHT_CLICK }, { "middle_click", GUI_MIDDLE_CLICK },
+		{ "move", GUI_MOVE }, { "mouse_move", GUI_MOVE }, { "move_to", GUI_MOVE },
+		{ "hover", GUI_MOVE }, { "type", GUI_TYPE }, { "type_text", GUI_TYPE },
+		{ "press", GUI_PRESS }, { "key", GUI_PRESS }, { "hotkey", GUI_PRESS },
+		{ "press_key", GUI_PRESS }, { "scroll", GUI_SCROLL }, { "drag", GUI_DRAG },
+		{ "left_click_drag", GUI_DRAG },
+	};
+	struct arg *a;
+	int na = 0, rc = -1;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(names); i++)
+		if (strcasecmp(name, names[i].name) == 0)
+			break;
+	if (i == ARRAY_LEN(names))
+		return derr_set(e, DERR_INVALID, "instruction", "unknown action '%.40s(...)' (explicit "
+		    "forms: %s; or words: %s)", name, GUI_FORMS, GUI_WORDS);
+	c->verb = names[i].v;
+	a = calloc(MAX_ARGS, sizeof *a);
+	if (a == NULL)
+		return derr_set(e, DERR_INTERNAL, NULL, "out of memory");
+	if (split_args(args, a, &na) != 0) {
+		bad_call(name, "comma-separated numbers or quoted strings", e);
 		goto out;
 	}
-	blocks = json_object_object_get(reply, "content");
-	for (i = 0; i < json_object_array_length(blocks); i++) {
-		json_object *b = json_object_array_get_idx(blocks, i), *in, *c;
-		const char *type = json_object_get_string(json_object_object_get(b, "type"));
-
-		if (type != NULL && strcmp(type, "tool_use") == 0 &&
-		    (in = json_object_object_get(b, "input")) != NULL &&
-		    (c = json_object_object_get(in, "coordinate")) != NULL &&
-		    json_object_array_length(c) == 2) {
-			g->ix = json_object_get_int(json_object_array_get_idx(c, 0));
-			g->iy = json_object_get_int(json_object_array_get_idx(c, 1));
-			snprintf(g->raw, sizeof g->raw, "%s", json_object_to_json_string(in));
-			g->confidence = 0.7;
-			rc = 0;
+	switch (c->verb) {
+	case GUI_CLICK: case GUI_DOUBLE_CLICK: case GUI_RIGHT_CLICK: case GUI_MIDDLE_CLICK:
+	case GUI_MOVE:
+		if (na == 2 && a[0].is_int && a[1].is_int) {
+			c->at = true;
+			c->x = a[0].v;
+			c->y = a[1].v;
+		} else if (na == 1 && a[0].is_str) {
+			if (set_target(a[0].s, strlen(a[0].s), &c->at, &c->x, &c->y, c->target,
+			    sizeof c->target, e) != 0)
+				goto out;
+		} else if (!(na == 0 && c->verb != GUI_MOVE)) {
+			bad_call(name, "two integers (x, y)", e);
 			goto out;
 		}
-		if (type != NULL && strcmp(type, "text") == 0) {
-			const char *t = json_object_get_string(json_object_object_get(b, "text"));
-
-			snprintf(g->raw, sizeof g->raw, "%s", t ? t : "");
-			if (t != NULL && parse_point(t, &g->ix, &g->iy) == 0) {
-				g->confidence = 0.5;
-				rc = 0;
-				goto out;
-			}
+		break;
+	case GUI_TYPE:
+		if (na != 1 || !a[0].is_str || a[0].s[0] == '\0') {
+			bad_call(name, "one quoted string: type(\"hello\")", e);
+			goto out;
 		}
+		snprintf(c->text, sizeof c->text, "%s", a[0].s);
+		break;
+	case GUI_PRESS:
+		if (na != 1 || a[0].s[0] == '\0') {
+			bad_call(name, "one key or chord: press(\"ctrl+s\")", e);
+			goto out;
+		}
+		snprintf(c->text, sizeof c->text, "%s", a[0].s);
+		break;
+	case GUI_SCROLL: {
+		int k = 0;
+
+		if (na >= 2 && a[0].is_int && a[1].is_int) {
+			c->at = true;
+			c->x = a[0].v;
+			c->y = a[1].v;
+			k = 2;
+		}
+		if (k >= na || !direction(a[k].s, c->dir) || na > k + 2 ||
+		    (na == k + 2 && (!a[k + 1].is_int || a[k + 1].v < 1 || a[k + 1].v > 100))) {
+			bad_call(name, "[x, y,] \"up|down|left|right\"[, amount 1..100]", e);
+			goto out;
+		}
+		c->amount = na == k + 2 ? a[k + 1].v : SCROLL_DEFAULT;
+		break;
 	}
-	derr_set(e, DERR_UNAVAILABLE, "target", "claude_cu answered without a left_click coordinate: '%.200s'",
-	    g->raw[0] ? g->raw : json_object_to_json_string(reply));
+	case GUI_DRAG:
+		if (na == 4 && a[0].is_int && a[1].is_int && a[2].is_int && a[3].is_int) {
+			c->at = c->at2 = true;
+			c->x = a[0].v;
+			c->y = a[1].v;
+			c->x2 = a[2].v;
+			c->y2 = a[3].v;
+		} else if (na == 2 && a[0].is_str && a[1].is_str) {
+			if (set_target(a[0].s, strlen(a[0].s), &c->at, &c->x, &c->y, c->target,
+			    sizeof c->target, e) != 0 ||
+			    set_target(a[1].s, strlen(a[1].s), &c->at2, &c->x2, &c->y2, c->target2,
+			    sizeof c->target2, e) != 0)
+				goto out;
+		} else {
+			bad_call(name, "four integers (x1, y1, x2, y2)", e);
+			goto out;
+		}
+		break;
+	}
+	rc = 0;
 out:
-	g->model_us = mono_us() - t0;
-	json_object_put(body);
-	json_object_put(reply);
+	free(a);
 	return rc;
 }
 
-int
-gui_init(const struct config *cfg, struct derr *e)
+/* The part after a verb in words. */
+static int
+parse_words(const char *s, struct gui_cmd *c, struct derr *e)
 {
-	if (strcmp(cfg->gui_backend, "direct") != 0 && strcmp(cfg->gui_backend, "uitars") != 0 &&
-	    strcmp(cfg->gui_backend, "claude_cu") != 0)
-		return derr_set(e, DERR_INVALID, "gui-agent-backend",
-		    "unknown GUI agent backend '%s' (direct, uitars, claude_cu; omniparser is not built yet)",
-		    cfg->gui_backend);
+	static const struct { const char *w; enum gui_verb v; } verbs[] = {
+		{ "double click", GUI_DOUBLE_CLICK }, { "double-click", GUI_DOUBLE_CLICK },
+		{ "doubleclick", GUI_DOUBLE_CLICK }, { "right click", GUI_RIGHT_CLICK },
+		{ "right-click", GUI_RIGHT_CLICK }, { "rightclick", GUI_RIGHT_CLICK },
+		{ "middle click", GUI_MIDDLE_CLICK }, { "middle-click", GUI_MIDDLE_CLICK },
+		{ "left click", GUI_CLICK }, { "left-click", GUI_CLICK }, { "click", GUI_CLICK },
+		{ "tap", GUI_CLICK }, { "hover over", GUI_MOVE }, { "hover", GUI_MOVE },
+		{ "move the mouse to", GUI_MOVE }, { "move the pointer to", GUI_MOVE },
+		{ "move to", GUI_MOVE }, { "point at", GUI_MOVE }, { "type", GUI_TYPE },
+		{ "press", GUI_PRESS }, { "hit", GUI_PRESS }, { "scroll", GUI_SCROLL },
+		{ "drag", GUI_DRAG },
+	};
+	const char *rest = NULL, *p;
+	size_t i;
+
+	for (i = 0; i < ARRAY_LEN(verbs) && rest == NULL; i++)
+		if ((rest = word(s, verbs[i].w)) != NULL)
+			c->verb = verbs[i].v;
+	if (rest == NULL)
+		return derr_set(e, DERR_INVALID, "instruction", "cannot read the instruction '%.80s': "
+		    "start with an action (explicit forms: %s; or words: %s)", s, GUI_FORMS, GUI_WORDS);
+	switch (c->verb) {
+	case GUI_CLICK: case GUI_DOUBLE_CLICK: case GUI_RIGHT_CLICK: case GUI_MIDDLE_CLICK:
+	case GUI_MOVE:
+		if ((p = word(rest, "on")) != NULL || (p = word(rest, "at")) != NULL)
+			rest = p;
+		if (*rest == '\0' && c->verb == GUI_MOVE)
+			return derr_set(e, DERR_INVALID, "instruction", "say where to move: 'hover over X'");
+		return set_target(rest, strlen(rest), &c->at, &c->x, &c->y, c->target, sizeof c->target, e);
+	case GUI_TYPE:
+		if (*rest == '"' || *rest == '\'') {
+			if (quoted(&rest, c->text, sizeof c->text) != 0)
+				return derr_set(e, DERR_INVALID, "instruction", "type: unterminated quote, or "
+				    "text over %d bytes", GUI_MAX_TEXT);
+			rest = skip_ws(rest);
+			if ((p = word(rest, "into")) != NULL || (p = word(rest, "in")) != NULL ||
+			    (p = word(rest, "on")) != NULL || (p = word(rest, "at")) != NULL)
+				return set_target(p, strlen(p), &c->at, &c->x, &c->y, c->target,
+				    sizeof c->target, e);
+			if (*rest != '\0')
+				return derr_set(e, DERR_INVALID, "instruction", "type \"text\" may be followed "
+				    "only by 'into <target>', not '%.60s'", rest);
+		} else {
+			if (strlen(rest) > GUI_MAX_TEXT)
+				return derr_set(e, DERR_INVALID, "instruction", "text over %d bytes", GUI_MAX_TEXT);
+			snprintf(c->text, sizeof c->text, "%s", rest);
+		}
+		if (c->text[0] == '\0')
+			return derr_set(e, DERR_INVALID, "instruction", "type what? type \"hello\"");
+		return 0;
+	case GUI_PRESS:
+		if (*rest == '"' || *rest == '\'') {
+			if (quoted(&rest, c->text, sizeof c->text) != 0)
+				return derr_set(e, DERR_INVALID, "instruction", "press: unterminated quote");
+		} else {
+			copy_span(c->text, sizeof c->text, rest, strlen(rest));
+		}
+		if (c->text[0] == '\0' || strlen(c->text) > 256)
+			return derr_set(e, DERR_INVALID, "instruction", "press what? press ctrl+s");
+		return 0;
+	case GUI_SCROLL: {
+		char dir[16];
+		size_t n = strcspn(rest, " \t");
+		char *end;
+		long amount = SCROLL_DEFAULT;
+
+		copy_span(dir, sizeof dir, rest, n < sizeof dir ? n : sizeof dir - 1);
+		if (!direction(dir, c->dir))
+			return derr_set(e, DERR_INVALID, "instruction", "scroll up, down, left or right "
+			    "(scroll down 3 on the list)");
+		rest = skip_ws(rest + n);
+		if ((p = word(rest, "by")) != NULL)
+			rest = p;
+		if (isdigit((unsigned char)*rest)) {
+			amount = strtol(rest, &end, 10);
+			if (amount < 1 || amount > 100)
+				return derr_set(e, DERR_INVALID, "instruction", "scroll amount must be 1..100");
+			rest = skip_ws(end);
+			if ((p = word(rest, "times")) != NULL || (p = word(rest, "clicks")) != NULL ||
+			    (p = word(rest, "lines")) != NULL)
+				rest = p;
+		}
+		c->amount = (int)amount;
+		if ((p = word(rest, "on")) != NULL || (p = word(rest, "in")) != NULL ||
+		    (p = word(rest, "over")) != NULL || (p = word(rest, "at")) != NULL)
+			rest = p;
+		return set_target(rest, strlen(rest), &c->at, &c->x, &c->y, c->target, sizeof c->target, e);
+	}
+	case GUI_DRAG: {
+		const char *to = NULL, *q;
+
+		if ((p = word(rest, "from")) != NULL)
+			rest = p;
+		for (q = rest; (q = strcasestr(q, " to ")) != NULL; q++)
+			to = q;     /* the last " to " */
+		if (to == NULL || to == rest)
+			return derr_set(e, DERR_INVALID, "instruction", "drag X to Y (or drag(x1, y1, x2, y2))");
+		if (set_target(rest, (size_t)(to - rest), &c->at, &c->x, &c->y, c->target,
+		    sizeof c->target, e) != 0 ||
+		    set_target(to + 4, strlen(to + 4), &c->at2, &c->x2, &c->y2, c->target2,
+		    sizeof c->target2, e) != 0)
+			return -1;
+		if ((!c->at && c->target[0] == '\0') || (!c->at2 && c->target2[0] == '\0'))
+			return derr_set(e, DERR_INVALID, "instruction", "drag X to Y: both ends are needed");
+		return 0;
+	}
+	}
 	return 0;
 }
 
-json_object *
-gui_manifest(const struct config *cfg)
+/* Whether "name(...)" is one call: 0 when the first ')' outside quotes
+ * is followed by more words ("drag (1, 2) to (3, 4)" is words), else 1. */
+static int
+call_close(const char *open)
+{
+	char q = 0;
+	const char *p;
+
+	for (p = open + 1; *p != '\0'; p++) {
+		if (q != 0) {
+			if (*p == '\\' && p[1] != '\0')
+				p++;
+			else if (*p == q)
+				q = 0;
+		} else if (*p == '"' || *p == '\'') {
+			q = *p;
+		} else if (*p == ')') {
+			p = skip_ws(p + 1);
+			while (*p == ';' || isspace((unsigned char)*p))
+				p++;
+			return *p == '\0';
+		}
+	}
+	return 1;   /* no ')': a malformed call */
+}
+
+int
+gui_parse(const char *s, struct gui_cmd *c, struct derr *e)
+{
+	char name[32];
+	const char *p, *open;
+	size_t n;
+
+	memset(c, 0, sizeof *c);
+	if (s == NULL || strlen(s) > GUI_MAX_INSTRUCTION)
+		return derr_set(e, DERR_INVALID, "instruction", "instruction must be 1..%d bytes",
+		    GUI_MAX_INSTRUCTION);
+	s = skip_ws(s);
+	if (*s == '\0')
+		return derr_set(e, DERR_INVALID, "instruction", "instruction is empty (explicit forms: "
+		    "%s; or words: %s)", GUI_FORMS, GUI_WORDS);
+	/* name( ... ) : an explicit call. */
+	for (p = s; isalnum((unsigned char)*p) || *p == '_'; p++)
+		;
+	open = skip_ws(p);
+	if (p > s && *open == '(' && call_close(open) != 0) {
+		char *args;
+		int rc;
+
+		n = strlen(open);
+		while (n > 0 && (isspace((unsigned char)open[n - 1]) || open[n - 1] == ';'))
+			n--;
+		if (n < 2 || open[n - 1] != ')')
+			return derr_set(e, DERR_INVALID, "instruction", "malformed '%.60s': a call must end "
+			    "with ')' (explicit forms: %s)", s, GUI_FORMS);
+		copy_span(name, sizeof name, s, (size_t)(p - s) < sizeof name ? (size_t)(p - s) : sizeof name - 1);
+		args = xasprintf("%.*s", (int)(n - 2), open + 1);
+		rc = parse_call(name, args, c, e);
+		free(args);
+		return rc;
+	}
+	return parse_words(s, c, e);
+}
+
+/* ---- the pipeline ---- */
+
+struct shot {
+	struct xcap_frame f;
+	struct xcap_image img;
+	int screen_w, screen_h;
+	char display[16];
+};
+
+static double
+ms_since(int64_t t0)
+{
+	return (double)(mono_us() - t0) / 1000.0;
+}
+
+static json_object *
+size_json(int w, int h)
 {
 	json_object *o = json_object_new_object();
 
-	jx_add_str(o, "backend", cfg->gui_backend);
-	if (strcmp(cfg->gui_backend, "uitars") == 0)
-		jx_add_str(o, "model", cfg->openrouter_api_key[0] ? cfg->uitars_openrouter_model :
-		    cfg->uitars_ollama_model);
-	else if (strcmp(cfg->gui_backend, "claude_cu") == 0)
-		jx_add_str(o, "model", cfg->claude_model);
+	json_object_object_add(o, "width", json_object_new_int(w));
+	json_object_object_add(o, "height", json_object_new_int(h));
 	return o;
 }
 
-/* Screenshot -> backend -> screen point. Fills the grounding fields of o. */
-static int
-locate(struct app *app, const char *task_id, const char *target, int *sx, int *sy,
-    json_object *o, struct derr *e)
+static json_object *
+num3(double v)
 {
-	const struct config *cfg = app->cfg;
-	struct display_lease l;
-	struct xcap_req q = { .max_width = (int)cfg->grounding_max_dim, .quality = (int)cfg->grounding_quality };
-	struct xcap_frame f = { 0 };
-	struct xcap_image img = { 0 };
-	struct ground g = { .backend = cfg->gui_backend };
-	json_object *sz;
-	char *b64 = NULL;
-	int rc = -1, r;
-	int64_t t0 = mono_us();
+	char s[32];
 
-	if (strcmp(cfg->gui_backend, "direct") == 0)
-		return derr_set(e, DERR_INVALID, "instruction", "the direct backend has no model to find '%.80s': "
-		    "give coordinates, e.g. click(847, 523), or set ACU_GUI_AGENT_BACKEND", target);
-	if (desktop_lease(app, task_id, &l, e) != 0)
-		return -1;
-	if (q.max_width > l.width)
-		q.max_width = l.width;
-	r = xcap_grab(l.cap, &q, &f, e);
-	display_unlease(&l);
-	if (r != 0 || xcap_encode(&f, XCAP_JPEG, q.quality, &img, e) != 0)
-		goto out;
-	b64 = b64_encode(img.data, img.len, NULL);
-	json_object_object_add(o, "capture_ms", json_object_new_double((double)(mono_us() - t0) / 1000.0));
-	if (strcmp(cfg->gui_backend, "uitars") == 0)
-		r = ground_uitars(cfg, target, b64, &g, e);
-	else
-		r = ground_claude(cfg, target, b64, f.width, f.height, &g, e);
-	jx_add_str(o, "backend", g.backend);
-	jx_add_str(o, "model", g.model);
-	json_object_object_add(o, "model_ms", json_object_new_double((double)g.model_us / 1000.0));
-	if (r != 0)
-		goto out;
-	if (g.ix < 0 || g.iy < 0 || g.ix >= f.width || g.iy >= f.height) {
-		derr_set(e, DERR_UNAVAILABLE, "target", "%s answered (%d, %d), outside the %dx%d image it was "
-		    "sent: '%.150s'", g.backend, g.ix, g.iy, f.width, f.height, g.raw);
-		goto out;
-	}
-	*sx = f.src_x + (int)lround(g.ix * f.scale);
-	*sy = f.src_y + (int)lround(g.iy * f.scale);
-	if (*sx >= f.src_x + f.src_w)
-		*sx = f.src_x + f.src_w - 1;
-	if (*sy >= f.src_y + f.src_h)
-		*sy = f.src_y + f.src_h - 1;
-	sz = json_object_new_object();
-	json_object_object_add(sz, "width", json_object_new_int(f.width));
-	json_object_object_add(sz, "height", json_object_new_int(f.height));
-	json_object_object_add(o, "image_size", sz);
-	sz = json_object_new_object();
-	json_object_object_add(sz, "width", json_object_new_int(f.screen_w));
-	json_object_object_add(sz, "height", json_object_new_int(f.screen_h));
-	json_object_object_add(o, "screen_size", sz);
-	json_object_object_add(o, "scale", json_object_new_double(round(f.scale * 10000) / 10000));
-	json_object_object_add(o, "image_x", json_object_new_int(g.ix));
-	json_object_object_add(o, "image_y", json_object_new_int(g.iy));
-	json_object_object_add(o, "confidence", json_object_new_double(g.confidence));
-	jx_add_str(o, "raw", g.raw);
-	rc = 0;
-out:
-	free(b64);
-	xcap_image_free(&img);
-	xcap_frame_free(&f);
-	return rc;
+	snprintf(s, sizeof s, "%.3f", v);
+	return json_object_new_double_s(round(v * 1000) / 1000, s);
 }
 
-/* One gui action row on the task. */
+/* The grounding screenshot, on a held lease: longest side at most
+ * grounding_max_dim (claude_cu: 1280, where its computer tool is accurate). */
+static int
+capture(struct app *app, struct display_lease *l, struct shot *s, struct derr *e)
+{
+	const struct config *cfg = app->cfg;
+	struct xcap_req q = { 0 };
+	long dim = cfg->grounding_max_dim;
+
+	if (strcmp(cfg->gui_backend, "claude_cu") == 0 && dim > 1280)
+		dim = 1280;
+	q.max_width = l->width >= l->height ? (int)dim : (int)(dim * l->width / l->height);
+	if (q.max_width >= l->width)
+		q.max_width = 0;
+	q.format = XCAP_JPEG;
+	q.quality = (int)cfg->grounding_quality;
+	if (xcap_grab(l->cap, &q, &s->f, e) != 0)
+		return -1;
+	return xcap_encode(&s->f, XCAP_JPEG, q.quality, &s->img, e);
+}
+
+/* Grounds desc on the shot and maps the answer to the screen. *g (caller
+ * owns) describes it; on a model error *g still says what came back. */
+static int
+ground_on(struct app *app, const struct shot *s, const char *desc, int *sx, int *sy,
+    json_object **g, double *ground_ms, struct derr *e)
+{
+	struct ground_req q = { .description = desc, .jpeg = s->img.data, .len = s->img.len,
+		.width = s->f.width, .height = s->f.height };
+	struct ground_result r;
+	double kx = (double)s->f.src_w / s->f.width, ky = (double)s->f.src_h / s->f.height;
+	int64_t t0 = mono_us();
+	json_object *o = json_object_new_object(), *pt;
+	int rc;
+
+	rc = ground_run(app->cfg, &q, &r, e);
+	*ground_ms += ms_since(t0);
+	json_object_object_add(o, "target", json_object_new_string(desc));
+	json_object_object_add(o, "backend", json_object_new_string(r.backend));
+	json_object_object_add(o, "provider", json_object_new_string(r.provider));
+	json_object_object_add(o, "model", json_object_new_string(r.model));
+	json_object_object_add(o, "raw", json_object_new_string(r.raw));
+	json_object_object_add(o, "image_size", size_json(s->f.width, s->f.height));
+	json_object_object_add(o, "screen_size", size_json(s->screen_w, s->screen_h));
+	json_object_object_add(o, "scale", num3(s->f.scale));
+	json_object_object_add(o, "model_ms", num3((double)r.latency_us / 1000.0));
+	*g = o;
+	if (rc != 0)
+		return -1;
+	pt = json_object_new_object();
+	json_object_object_add(pt, "x", num3(r.x));
+	json_object_object_add(pt, "y", num3(r.y));
+	json_object_object_add(o, "image_point", pt);
+	*sx = s->f.src_x + (int)lround(r.x * kx);
+	*sy = s->f.src_y + (int)lround(r.y * ky);
+	json_object_object_add(o, "x", json_object_new_int(*sx));
+	json_object_object_add(o, "y", json_object_new_int(*sy));
+	if (r.has_box) {
+		json_object *b = json_object_new_object();
+
+		json_object_object_add(b, "x1", json_object_new_int(s->f.src_x + (int)lround(r.box[0] * kx)));
+		json_object_object_add(b, "y1", json_object_new_int(s->f.src_y + (int)lround(r.box[1] * ky)));
+		json_object_object_add(b, "x2", json_object_new_int(s->f.src_x + (int)lround(r.box[2] * kx)));
+		json_object_object_add(b, "y2", json_object_new_int(s->f.src_y + (int)lround(r.box[3] * ky)));
+		json_object_object_add(o, "box", b);
+	}
+	if (r.confidence >= 0)
+		json_object_object_add(o, "confidence", num3(r.confidence));
+	if (r.element[0] != '\0')
+		json_object_object_add(o, "element", json_object_new_string(r.element));
+	if (*sx < 0 || *sy < 0 || *sx >= s->screen_w || *sy >= s->screen_h)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered '%.200s', which maps to (%d, %d), "
+		    "off the %dx%d screen; nothing was done", r.backend, r.raw, *sx, *sy,
+		    s->screen_w, s->screen_h);
+	return 0;
+}
+
+/* One gui action row on the task; failures are logged, never fatal. */
 static void
-log_gui(struct app *app, const char *task_id, const char *what, const char *input,
+log_gui(struct app *app, const char *task_id, const char *tool, const char *text,
     json_object *result, const struct derr *err, double ms)
 {
 	struct action_new a = { .type = "gui", .duration_ms = ms };
 	json_object *in = json_object_new_object(), *out = json_object_new_object();
 	char summary[400], id[ID_LEN];
+	const char *backend = "direct", *model = "";
+	json_object *v;
 	struct derr e2;
 	int64_t ord;
 
 	if (task_id == NULL)
-		return;
-	jx_add_str(in, what, input);
-	jx_add_str(in, "backend", app->cfg->gui_backend);
-	if (err == NULL) {
-		json_object_object_foreach(result, k, v)
+		goto out;
+	json_object_object_add(in, "tool", json_object_new_string(tool));
+	json_object_object_add(in, tool[4] == 'f' ? "description" : "instruction",
+	    json_object_new_string(text));
+	if (result != NULL) {
+		json_object_object_foreach(result, k, val) {
 			if (strcmp(k, "after") != 0)
-				json_object_object_add(out, k, json_object_get(v));
-		snprintf(summary, sizeof summary, "gui_%s: %.300s", what[0] == 'd' ? "find" : "do", input);
-	} else {
-		json_object_object_add(out, "error", derr_to_json(err));
-		snprintf(summary, sizeof summary, "gui_%s failed: %.300s", what[0] == 'd' ? "find" : "do",
-		    err->message);
+				json_object_object_add(out, k, json_object_get(val));
+		}
+		if (json_object_object_get_ex(result, "backend", &v))
+			backend = json_object_get_string(v);
+		if (json_object_object_get_ex(result, "model", &v) && v != NULL)
+			model = json_object_get_string(v);
 	}
+	if (err != NULL)
+		json_object_object_add(out, "error", derr_to_json(err));
+	if (err == NULL)
+		snprintf(summary, sizeof summary, "%s (%s%s%s): %.300s", tool, backend, model[0] ? " " : "",
+		    model, json_object_get_string(json_object_object_get(result, "observation")));
+	else
+		snprintf(summary, sizeof summary, "%s (%s) failed: %.300s", tool, backend, err->message);
 	a.summary = summary;
 	a.status = err == NULL ? "completed" : "failed";
 	a.input_json = jx_string(in, NULL);
 	a.output_json = jx_string(out, NULL);
 	if (task_action_add(app->store, task_id, &a, id, &ord, &e2) != 0)
-		log_warn("could not log a gui action on %s: %s", task_id, e2.message);
+		log_warn("could not log %s on task %s: %s", tool, task_id, e2.message);
+out:
 	json_object_put(in);
 	json_object_put(out);
 }
 
-json_object *
-gui_find(struct app *app, const char *task_id, const char *description, struct derr *e)
+int
+gui_find(struct app *app, const char *task_id, const char *description,
+    json_object **out, struct derr *e)
 {
-	json_object *o = json_object_new_object();
-	int64_t t0 = mono_us();
-	int x, y;
-
-	if (locate(app, task_id, description, &x, &y, o, e) != 0) {
-		log_gui(app, task_id, "description", description, NULL, e, (double)(mono_us() - t0) / 1000.0);
-		json_object_put(o);
-		return NULL;
-	}
-	json_object_object_add(o, "x", json_object_new_int(x));
-	json_object_object_add(o, "y", json_object_new_int(y));
-	jx_add_str(o, "description", description);
-	log_gui(app, task_id, "description", description, o, NULL, (double)(mono_us() - t0) / 1000.0);
-	return o;
-}
-
-/* Acts on the display (lease held briefly) and adds a small thumbnail of
- * the result. */
-static int
-act(struct app *app, const char *task_id, const struct gui_cmd *c, int x, int y, json_object *o,
-    struct derr *e)
-{
-	static const int buttons[] = { [GUI_CLICK] = 1, [GUI_DOUBLE] = 1, [GUI_RIGHT] = 3, [GUI_MIDDLE] = 2 };
 	struct display_lease l;
-	struct xcap_req q = { .max_width = AFTER_WIDTH, .quality = 60 };
-	struct xcap_image img = { 0 };
-	int rc = -1;
+	struct shot s;
+	json_object *g = NULL, *timing;
+	int64_t t0 = mono_us();
+	double cap_ms, ground_ms = 0;
+	int x, y, rc = -1;
 
+	memset(&s, 0, sizeof s);
+	*out = NULL;
+	if (strlen(description) > GROUND_MAX_DESCRIPTION)
+		return derr_set(e, DERR_INVALID, "description", "description is over %d bytes",
+		    GROUND_MAX_DESCRIPTION);
+	if (strcmp(app->cfg->gui_backend, "direct") == 0)
+		return derr_set(e, DERR_INVALID, "description", "the direct backend has no model to find "
+		    "'%.100s'; start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser "
+		    "(gui_do accepts explicit coordinates: %s)", description, GUI_FORMS);
 	if (desktop_lease(app, task_id, &l, e) != 0)
 		return -1;
-	jx_add_str(o, "display", l.name);
-	switch (c->verb) {
-	case GUI_CLICK:
-	case GUI_DOUBLE:
-	case GUI_RIGHT:
-	case GUI_MIDDLE:
-		if (x < 0 || y < 0 || x >= l.width || y >= l.height) {
-			derr_set(e, DERR_INVALID, "instruction", "(%d, %d) is off the %dx%d screen", x, y, l.width,
-			    l.height);
-			goto out;
-		}
-		rc = xinput_click_at(l.d, x, y, buttons[c->verb], c->verb == GUI_DOUBLE ? 2 : 1, e);
-		break;
-	case GUI_MOVE:
-		rc = xinput_move(l.d, x, y, e);
-		break;
-	case GUI_DRAG:
-		rc = xinput_drag(l.d, x, y, c->x2, c->y2, 1, e);
-		break;
-	case GUI_TYPE:
-		rc = (c->target[0] ? xinput_click_at(l.d, x, y, 1, 1, e) : 0) ||
-		    xinput_type(l.d, c->text, strlen(c->text), e) ? -1 : 0;
-		break;
-	case GUI_KEY:
-		rc = xinput_keys(l.d, c->text, e);
-		break;
-	case GUI_SCROLL:
-		rc = xinput_scroll(l.d, c->text, c->amount, e);
-		break;
-	}
-	if (rc == 0 && xcap_shot(l.cap, &q, NULL, &img, e) == 0) {
-		char *b64 = b64_encode(img.data, img.len, NULL);
-		json_object *after = json_object_new_object();
-
-		jx_add_str(after, "image_b64", b64);
-		jx_add_str(after, "mime_type", img.mime);
-		json_object_object_add(o, "after", after);
-		free(b64);
-	}
-	rc = rc == 0 ? 0 : -1;
-out:
+	s.screen_w = l.width;
+	s.screen_h = l.height;
+	snprintf(s.display, sizeof s.display, "%s", l.name);
+	rc = capture(app, &l, &s, e);
 	display_unlease(&l);
-	xcap_image_free(&img);
+	cap_ms = ms_since(t0);
+	if (rc != 0)
+		goto out;
+	rc = ground_on(app, &s, description, &x, &y, &g, &ground_ms, e);
+	if (g == NULL)
+		goto out;
+	json_object_object_add(g, "display", json_object_new_string(s.display));
+	timing = json_object_new_object();
+	json_object_object_add(timing, "capture_ms", num3(cap_ms));
+	json_object_object_add(timing, "ground_ms", num3(ground_ms));
+	json_object_object_add(timing, "total_ms", num3(ms_since(t0)));
+	json_object_object_add(g, "timing", timing);
+	if (rc == 0) {
+		char obs[128];
+
+		snprintf(obs, sizeof obs, "found at (%d,%d)", x, y);
+		json_object_object_add(g, "observation", json_object_new_string(obs));
+	}
+out:
+	log_gui(app, task_id, "gui_find", description, g, rc == 0 ? NULL : e, ms_since(t0));
+	if (rc == 0)
+		*out = g;
+	else
+		json_object_put(g);
+	xcap_image_free(&s.img);
+	xcap_frame_free(&s.f);
 	return rc;
 }
 
-json_object *
-gui_do(struct app *app, const char *task_id, const char *instruction, struct derr *e)
+static int
+check_point(const struct display_lease *l, const char *what, int x, int y, struct derr *e)
 {
-	static const char *const names[] = { "click", "double_click", "right_click", "middle_click",
-		"mouse_move", "drag", "type", "press_key", "scroll" };
-	json_object *o = json_object_new_object();
-	struct gui_cmd c;
-	int64_t t0 = mono_us(), t1;
-	int x = 0, y = 0;
+	if (x < 0 || y < 0 || x >= l->width || y >= l->height)
+		return derr_set(e, DERR_INVALID, "instruction", "%s (%d, %d) is off screen (the screen "
+		    "%s is %dx%d; x 0..%d, y 0..%d); nothing was done", what, x, y, l->name, l->width,
+		    l->height, l->width - 1, l->height - 1);
+	return 0;
+}
 
-	if (gui_parse(instruction, &c, e) != 0)
-		goto fail;
-	jx_add_str(o, "action", names[c.verb]);
-	if (c.has_xy) {
-		x = c.x;
-		y = c.y;
-		jx_add_str(o, "backend", "direct");
-	} else if (c.target[0] != '\0') {
-		if (locate(app, task_id, c.target, &x, &y, o, e) != 0)
-			goto fail;
-		jx_add_str(o, "target", c.target);
-	} else if (c.verb != GUI_TYPE && c.verb != GUI_KEY && c.verb != GUI_SCROLL) {
-		derr_set(e, DERR_INVALID, "instruction", "nothing to act on in '%.80s'", instruction);
-		goto fail;
+/* Performs c on a held lease; fills r and obs. */
+static int
+act(struct display_lease *l, const struct gui_cmd *c, json_object *r, char *obs, size_t obslen,
+    struct derr *e)
+{
+	int x = c->x, y = c->y, button = 1, count = 1;
+
+	switch (c->verb) {
+	case GUI_CLICK: case GUI_DOUBLE_CLICK: case GUI_RIGHT_CLICK: case GUI_MIDDLE_CLICK:
+		button = c->verb == GUI_RIGHT_CLICK ? 3 : c->verb == GUI_MIDDLE_CLICK ? 2 : 1;
+		count = c->verb == GUI_DOUBLE_CLICK ? 2 : 1;
+		if (c->at ? xinput_click_at(l->d, x, y, button, count, e) != 0 :
+		    xinput_pointer(l->d, &x, &y, e) != 0 || xinput_click(l->d, button, count, e) != 0)
+			return -1;
+		json_object_object_add(r, "button", json_object_new_int(button));
+		json_object_object_add(r, "clicks", json_object_new_int(count));
+		snprintf(obs, obslen, "%s at (%d,%d)", count == 2 ? "double-clicked" : button == 3 ?
+		    "right-clicked" : button == 2 ? "middle-clicked" : "clicked", x, y);
+		break;
+	case GUI_MOVE:
+		if (xinput_move(l->d, x, y, e) != 0)
+			return -1;
+		snprintf(obs, obslen, "moved the pointer to (%d,%d)", x, y);
+		break;
+	case GUI_TYPE:
+		if (c->at && xinput_click_at(l->d, x, y, 1, 1, e) != 0)
+			return -1;
+		if (xinput_type(l->d, c->text, strlen(c->text), e) != 0)
+			return -1;
+		json_object_object_add(r, "chars", json_object_new_int64((int64_t)utf8_chars(c->text)));
+		if (c->at)
+			snprintf(obs, obslen, "clicked (%d,%d) and typed %zu characters", x, y, utf8_chars(c->text));
+		else
+			snprintf(obs, obslen, "typed %zu characters", utf8_chars(c->text));
+		break;
+	case GUI_PRESS:
+		if (xinput_keys(l->d, c->text, e) != 0)
+			return -1;
+		json_object_object_add(r, "keys", json_object_new_string(c->text));
+		snprintf(obs, obslen, "pressed %.100s", c->text);
+		break;
+	case GUI_SCROLL:
+		if (c->at && xinput_move(l->d, x, y, e) != 0)
+			return -1;
+		if (!c->at && xinput_pointer(l->d, &x, &y, e) != 0)
+			return -1;
+		if (xinput_scroll(l->d, c->dir, c->amount, e) != 0)
+			return -1;
+		json_object_object_add(r, "direction", json_object_new_string(c->dir));
+		json_object_object_add(r, "amount", json_object_new_int(c->amount));
+		snprintf(obs, obslen, "scrolled %s by %d at (%d,%d)", c->dir, c->amount, x, y);
+		break;
+	case GUI_DRAG:
+		if (xinput_drag(l->d, x, y, c->x2, c->y2, 1, e) != 0)
+			return -1;
+		json_object_object_add(r, "x2", json_object_new_int(c->x2));
+		json_object_object_add(r, "y2", json_object_new_int(c->y2));
+		snprintf(obs, obslen, "dragged from (%d,%d) to (%d,%d)", x, y, c->x2, c->y2);
+		break;
 	}
-	t1 = mono_us();
-	if (act(app, task_id, &c, x, y, o, e) != 0)
-		goto fail;
-	if (c.has_xy || c.target[0] != '\0') {
-		json_object_object_add(o, "x", json_object_new_int(x));
-		json_object_object_add(o, "y", json_object_new_int(y));
+	if (c->verb != GUI_PRESS && (c->at || c->verb <= GUI_MIDDLE_CLICK || c->verb == GUI_SCROLL)) {
+		json_object_object_add(r, "x", json_object_new_int(x));
+		json_object_object_add(r, "y", json_object_new_int(y));
 	}
-	if (c.verb == GUI_TYPE)
-		jx_add_str(o, "text", c.text);
-	if (c.verb == GUI_KEY || c.verb == GUI_SCROLL)
-		jx_add_str(o, "keys", c.text);
-	json_object_object_add(o, "act_ms", json_object_new_double((double)(mono_us() - t1) / 1000.0));
-	json_object_object_add(o, "total_ms", json_object_new_double((double)(mono_us() - t0) / 1000.0));
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	log_gui(app, task_id, "instruction", instruction, o, NULL, (double)(mono_us() - t0) / 1000.0);
+	return 0;
+}
+
+/* A small after-screenshot: JPEG <= GUI_THUMB_WIDTH px wide, base64. */
+static json_object *
+thumb(struct display_lease *l, struct derr *e)
+{
+	struct xcap_req q = { .max_width = GUI_THUMB_WIDTH, .quality = GUI_THUMB_QUALITY,
+		.format = XCAP_JPEG };
+	struct xcap_frame f = { 0 };
+	struct xcap_image img = { 0 };
+	json_object *o = NULL;
+	char *b64;
+
+	if (xcap_shot(l->cap, &q, &f, &img, e) == 0) {
+		o = size_json(f.width, f.height);
+		b64 = b64_encode(img.data, img.len, NULL);
+		json_object_object_add(o, "media_type", json_object_new_string(img.mime));
+		json_object_object_add(o, "scale", num3(f.scale));
+		json_object_object_add(o, "image_b64", json_object_new_string(b64));
+		free(b64);
+	}
+	xcap_image_free(&img);
+	xcap_frame_free(&f);
 	return o;
-fail:
-	log_gui(app, task_id, "instruction", instruction, NULL, e, (double)(mono_us() - t0) / 1000.0);
-	json_object_put(o);
-	return NULL;
+}
+
+int
+gui_do(struct app *app, const char *task_id, const char *instruction, bool after_shot,
+    json_object **out, struct derr *e)
+{
+	struct gui_cmd *c = calloc(1, sizeof *c);
+	struct display_lease l;
+	struct shot s;
+	bool leased = false, need1, need2;
+	json_object *r = json_object_new_object(), *g1 = NULL, *g2 = NULL, *timing, *after;
+	int64_t t0 = mono_us(), t1;
+	double cap_ms = 0, ground_ms = 0, act_ms = 0;
+	char obs[256] = "";
+	int rc = -1;
+
+	memset(&s, 0, sizeof s);
+	*out = NULL;
+	json_object_object_add(r, "ok", json_object_new_boolean(1));
+	json_object_object_add(r, "instruction", json_object_new_string(instruction));
+	json_object_object_add(r, "backend", json_object_new_string("direct"));
+	json_object_object_add(r, "model", NULL);
+	if (c == NULL) {
+		derr_set(e, DERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	if (gui_parse(instruction, c, e) != 0)
+		goto out;
+	json_object_object_add(r, "action", json_object_new_string(gui_verb_name(c->verb)));
+	need1 = !c->at && c->target[0] != '\0';
+	need2 = c->verb == GUI_DRAG && !c->at2 && c->target2[0] != '\0';
+	if ((need1 || need2) && strcmp(app->cfg->gui_backend, "direct") == 0) {
+		derr_set(e, DERR_INVALID, "instruction", "the direct backend needs coordinates in the "
+		    "instruction, not '%.100s': use %s, or start detmd with ACU_GUI_AGENT_BACKEND=uitars, "
+		    "claude_cu or omniparser", need1 ? c->target : c->target2, GUI_FORMS);
+		goto out;
+	}
+	if (desktop_lease(app, task_id, &l, e) != 0)
+		goto out;
+	leased = true;
+	s.screen_w = l.width;
+	s.screen_h = l.height;
+	snprintf(s.display, sizeof s.display, "%s", l.name);
+	json_object_object_add(r, "display", json_object_new_string(l.name));
+	json_object_object_add(r, "screen_size", size_json(l.width, l.height));
+	if ((c->at && check_point(&l, c->verb == GUI_DRAG ? "the drag start" : "the point",
+	    c->x, c->y, e) != 0) || (c->at2 && check_point(&l, "the drag end", c->x2, c->y2, e) != 0))
+		goto out;
+	if (need1 || need2) {
+		/* Capture, then let go of the display while the model thinks. */
+		t1 = mono_us();
+		if (capture(app, &l, &s, e) != 0)
+			goto out;
+		cap_ms = ms_since(t1);
+		display_unlease(&l);
+		leased = false;
+		json_object_object_add(r, "backend", json_object_new_string(app->cfg->gui_backend));
+		json_object_object_add(r, "model", json_object_new_string(ground_model(app->cfg)));
+		if (need1) {
+			rc = ground_on(app, &s, c->target, &c->x, &c->y, &g1, &ground_ms, e);
+			json_object_object_add(r, "grounding", g1);
+			if (rc != 0)
+				goto out;
+			json_object_object_add(r, "model", json_object_get(json_object_object_get(g1, "model")));
+			c->at = true;
+		}
+		if (need2) {
+			rc = ground_on(app, &s, c->target2, &c->x2, &c->y2, &g2, &ground_ms, e);
+			json_object_object_add(r, "grounding_end", g2);
+			if (rc != 0)
+				goto out;
+			c->at2 = true;
+		}
+		rc = -1;
+		if (desktop_lease(app, task_id, &l, e) != 0)
+			goto out;
+		leased = true;
+		if (strcmp(l.name, s.display) != 0 || l.width != s.screen_w || l.height != s.screen_h) {
+			derr_set(e, DERR_CONFLICT, "task_id", "the display changed while grounding "
+			    "(%s %dx%d, now %s %dx%d); nothing was done", s.display, s.screen_w, s.screen_h,
+			    l.name, l.width, l.height);
+			goto out;
+		}
+	}
+	json_object_object_add(r, "grounded", json_object_new_boolean(need1 || need2));
+	t1 = mono_us();
+	if (act(&l, c, r, obs, sizeof obs, e) != 0)
+		goto out;
+	act_ms = ms_since(t1);
+	json_object_object_add(r, "observation", json_object_new_string(obs));
+	if (after_shot && (after = thumb(&l, e)) != NULL)
+		json_object_object_add(r, "after", after);
+	display_unlease(&l);
+	leased = false;
+	timing = json_object_new_object();
+	json_object_object_add(timing, "capture_ms", num3(cap_ms));
+	json_object_object_add(timing, "ground_ms", num3(ground_ms));
+	json_object_object_add(timing, "act_ms", num3(act_ms));
+	json_object_object_add(timing, "total_ms", num3(ms_since(t0)));
+	json_object_object_add(r, "timing", timing);
+	rc = 0;
+out:
+	if (leased)
+		display_unlease(&l);
+	log_gui(app, task_id, "gui_do", instruction, r, rc == 0 ? NULL : e, ms_since(t0));
+	if (rc == 0)
+		*out = r;
+	else
+		json_object_put(r);
+	xcap_image_free(&s.img);
+	xcap_frame_free(&s.f);
+	free(c);
+	return rc;
 }

@@ -29,7 +29,7 @@
 #include "log.h"
 #include "store.h"
 #include "display.h"
-#include "gui.h"
+#include "ground.h"
 #include "stuck.h"
 #include "task.h"
 #include "taskstate.h"
@@ -245,7 +245,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	task_hook_add(on_task_change, NULL);
-	if (gui_init(&cfg, &e) != 0) {
+	if (ground_check(&cfg, &e) != 0) {
 		fprintf(stderr, "detmd: %s\n", e.message);
 		goto out;
 	}

@@ -43,8 +43,8 @@ const struct route api_routes[] = {
 	{ "GET",    "/api/waits/{id}",                          api_wait_get,       0, "one wait (?block_s long-polls)" },
 	{ "PATCH",  "/api/waits/{id}",                          api_wait_patch,     B, "change a wait's condition/timeout" },
 	{ "DELETE", "/api/waits/{id}",                          api_wait_delete,    B, "cancel a wait" },
-	{ "POST",   "/api/gui/find",                            api_gui_find,       B, "ground a described element" },
-	{ "POST",   "/api/gui/do",                              api_gui_do,         B, "ground and act on an instruction" },
+	{ "POST",   "/api/gui/find",                            api_gui_find,       B, "find a described element (no action)" },
+	{ "POST",   "/api/gui/do",                              api_gui_do,         B, "one GUI instruction, grounded and done" },
 	{ "POST",   "/api/commands",                            api_commands,       LIM_BODY_ACTION, "run desktop commands in order" },
 };
 

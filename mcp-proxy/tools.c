@@ -181,12 +181,16 @@ static struct tool tools[] = {
 },
 {
 	"gui_do", "Do a GUI step",
-	"Carry out one GUI instruction in plain words (for example: open the File menu and click "
-	"Export as PDF). A vision agent looks at the screen, finds the elements and clicks or types "
-	"until the step is done or it gives up, then reports what happened. Prefer it to raw "
-	"desktop_action clicks when you do not know exact coordinates. May take minutes.",
+	"Carry out one GUI step given in words: click, double-click or right-click an element "
+	"(\"click the Export button\"), type text (\"type \\\"hello\\\" into the search box\"), press keys "
+	"(\"press ctrl+s\"), scroll or drag. detm grounds the element on a screenshot with its "
+	"grounding backend, acts once through XTest and returns what it did, the screen coordinates, "
+	"the image-to-screen scale and timing. Explicit forms need no model: click(847, 523), "
+	"type(\"hello\"), press(\"enter\"), scroll(\"down\"), drag(10, 20, 300, 400). It does one "
+	"step, not a multi-step plan: check the result with desktop_look.",
 	"{'type':'object','additionalProperties':false,'required':['instruction'],'properties':{"
-	"'instruction':{'type':'string','minLength':1,'description':'What to do on screen, in one step.'},"
+	"'instruction':{'type':'string','minLength':1,'description':'One step, e.g. click the Save button, or click(847, 523).'},"
+	"'after_screenshot':{'type':'boolean','description':'Also return a small screenshot reference taken after acting.'},"
 	OPT_TASK_ID "}}",
 	DES | OPEN, "POST", "/api/gui/do", NULL, "gui", TIME_LONG_CALL_S, NULL
 },

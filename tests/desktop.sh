@@ -33,11 +33,6 @@ export LC_ALL=C.UTF-8
 act() { # act TASK JSON-fields: POST /api/desktop/action
 	api POST /api/desktop/action "{\"task_id\":\"$1\",$2}" >/dev/null
 }
-wait_for() { # wait_for SECONDS cmd...: poll until cmd succeeds
-	local t=$1 i; shift
-	for i in $(seq 1 $((t * 20))); do "$@" && return 0; sleep 0.05; done
-	return 1
-}
 xenv() { # xenv TASK cmd...: run an X client on the task's display
 	local t=$1; shift
 	DISPLAY=$(disp_of "$t") XAUTHORITY=$(auth_of "$t") "$@" 2>>"$tmp/clients.log"

@@ -67,13 +67,12 @@ daemon_kill9() {
 }
 
 # JSON API helpers for suites that keep a scratch dir in $tmp:
-#   api METHOD PATH [BODY]   body to $tmp/resp (and stdout), status to $CODE
+#   api METHOD PATH [BODY]   body to $tmp/resp, status to $CODE
 #   jqr EXPR                 jq -r on the last response
 #   expect NAME STATUS [JQ]  ok if the status matches and JQ prints true
 api() {
 	CODE=$(curl -sS -o "${tmp:?}/resp" -w '%{http_code}' -X "$1" "$DETM_URL$2" \
 		-H 'Content-Type: application/json' ${3:+--data-binary "$3"})
-	cat "$tmp/resp"
 }
 jqr() { jq -r "$@" <"${tmp:?}/resp"; }
 expect() {
@@ -86,3 +85,18 @@ expect() {
 		ok "$name"
 	fi
 }
+
+# wait_for SECONDS cmd...: poll cmd every 50 ms until it succeeds.
+wait_for() {
+	local t=$1 i; shift
+	for i in $(seq 1 $((t * 20))); do "$@" && return 0; sleep 0.05; done
+	return 1
+}
+
+# bin/vision-stub helpers for suites that set STUB to its URL:
+#   stub_script JSON   the answers to give next (and forget past requests)
+#   stub_count         requests seen since (health checks excluded)
+#   stub_last JQ       JQ applied to the last such request
+stub_script() { curl -fsS -X POST "$STUB/_stub/script" -d "$1" >/dev/null; curl -fsS -X DELETE "$STUB/_stub/requests" >/dev/null; }
+stub_count() { curl -fsS "$STUB/_stub/requests" | jq '[.requests[] | select(.api != "health")] | length'; }
+stub_last() { curl -fsS "$STUB/_stub/requests" | jq -c "[.requests[] | select(.api != \"health\")] | last | $1"; }

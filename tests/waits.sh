@@ -32,9 +32,6 @@ for i in $(seq 1 100); do [ -s "$tmp/stub.port" ] && break; sleep 0.05; done
 STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
 
 wait_for_s() { local t=$1 i; shift; for i in $(seq 1 $((t * 10))); do "$@" && return 0; sleep 0.1; done; return 1; }
-stub_script() { curl -fsS -X POST "$STUB/_stub/script" -d "$1" >/dev/null; curl -fsS -X DELETE "$STUB/_stub/requests" >/dev/null; }
-stub_count() { curl -fsS "$STUB/_stub/requests" | jq '[.requests[] | select(.api != "health")] | length'; }
-stub_last() { curl -fsS "$STUB/_stub/requests" | jq -c "[.requests[] | select(.api != \"health\")] | last | $1"; }
 new_task() { api POST /api/tasks "{\"name\":\"$1\",\"display\":true}" >/dev/null; jqr .task_id; }
 xrun() { # xrun TASK cmd...: an X client on the task's display
 	local t=$1 d a; shift

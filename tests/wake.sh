@@ -41,11 +41,6 @@ api() { # api METHOD PATH [BODY]: body to $tmp/resp (and stdout), status to $COD
 }
 jqr() { jq -r "$@" <"$tmp/resp"; }
 jqe() { jq -e "$@" >/dev/null; }
-wait_for() { # wait_for SECONDS cmd...: poll until cmd succeeds
-	local t=$1 i; shift
-	for i in $(seq 1 $((t * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 sql() { sqlite3 -cmd '.timeout 5000' "$DETM_DATA/data.db" "$@"; }
 now_ms() { date +%s%3N; }
 # idle TASK SECONDS: the task's last activity was SECONDS ago

@@ -322,6 +322,7 @@ test_unavailable_tools_name_the_capability(void)
 {
 	static const struct { const char *tool, *args, *what; } cases[] = {
 		{ "video_record", "{\"duration\":5}", "screen recording" },
+		{ "video_record", "{\"duration\":1,\"fps\":2}", "screen recording" },
 	};
 	struct json_object *r = NULL, *res;
 	struct mproc p;

@@ -18,6 +18,9 @@
  *                                          -> choices[0].message.content, usage
  *   /v1/messages                           Anthropic Messages (needs the
  *                                          anthropic-version header) -> content[0].text, usage
+ *   /parse/                                OmniParser server: {"base64_image"} ->
+ *                                          {"parsed_content_list": script "parsed",
+ *                                          "som_image_base64":"", "latency":0.01}
  * Cheap routes (GET): /api/tags (Ollama), /v1/models (key checked), /models.
  * Unknown paths are 404, wrong methods 405.
  *
@@ -39,7 +42,14 @@
  *      "retry_after": 1,                   seconds, sent with injected 429/503
  *      "delay_ms": 0,                      sleep before answering a model request
  *      "tokens_in": 0, "tokens_out": 0,    0 = computed from the request
- *      "models": ["minicpm-v:latest", ...]} for /api/tags and /models
+ *      "models": ["minicpm-v:latest", ...], for /api/tags and /models
+ *      "tool_use": {"action":"left_click","coordinate":[x,y]},
+ *                                          an Anthropic request that declares
+ *                                          "tools" gets this tool_use block
+ *                                          (name "computer") after the text,
+ *                                          stop_reason "tool_use"
+ *      "parsed": [{"type":"text","bbox":[x1,y1,x2,y2],"interactivity":true,
+ *                  "content":"Save"}, ...]}  what /parse/ answers (bbox: 0..1 ratios)
  *   GET    /_stub/script     the script plus "answers_used", "fails_used"
  *   GET    /_stub/requests   {"requests":[record...], "dropped":N}
  *   DELETE /_stub/requests   forgets the records
@@ -55,8 +65,6 @@
  *    "image_count":1, "images":[{"bytes":1234,"jpeg":true,"width":64,"height":48,
  *        "fnv1a":"0123456789abcdef","media_type":"image/jpeg","b64_ok":true}],
  *    "status":200, "answer":"YES...", "tokens_in":.., "tokens_out":.., "fail":"503"}
- * An Anthropic answer "TOOL_USE {json}" comes back as a tool_use block
- * (name "computer", input = that JSON) with stop_reason "tool_use".
  * "conn" numbers TCP connections, so a test can check connection reuse.
  * fnv1a is the 64-bit FNV-1a hash of the decoded image bytes, in hex.
  */
@@ -81,7 +89,7 @@
 #define MAX_RECORDS  10000
 
 struct script {
-	json_object *answers, *rules, *fail, *models;
+	json_object *answers, *rules, *fail, *models, *tool_use, *parsed;
 	size_t next_answer, next_fail;
 	long fail_always, retry_after, delay_ms, tokens_in, tokens_out;
 };
@@ -314,6 +322,8 @@ script_clear(void)
 	json_object_put(sc.rules);
 	json_object_put(sc.fail);
 	json_object_put(sc.models);
+	json_object_put(sc.tool_use);
+	json_object_put(sc.parsed);
 	memset(&sc, 0, sizeof sc);
 }
 
@@ -327,7 +337,7 @@ script_load(json_object *o, char *err, size_t errlen)
 		snprintf(err, errlen, "script must be a JSON object");
 		return -1;
 	}
-	static const char *const arrays[] = { "answers", "rules", "fail", "models" };
+	static const char *const arrays[] = { "answers", "rules", "fail", "models", "parsed" };
 	for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) {
 		if ((x = jget(o, arrays[i])) != NULL && !json_object_is_type(x, json_type_array)) {
 			snprintf(err, errlen, "%s must be an array", arrays[i]);
@@ -339,6 +349,8 @@ script_load(json_object *o, char *err, size_t errlen)
 	sc.rules = json_object_get(jget(o, "rules"));
 	sc.fail = json_object_get(jget(o, "fail"));
 	sc.models = json_object_get(jget(o, "models"));
+	sc.tool_use = json_object_get(jget(o, "tool_use"));
+	sc.parsed = json_object_get(jget(o, "parsed"));
 	sc.fail_always = jlong(o, "fail_always", 0);
 	sc.retry_after = jlong(o, "retry_after", 0);
 	sc.delay_ms = jlong(o, "delay_ms", 0);
@@ -356,6 +368,8 @@ script_json(void)
 	json_object_object_add(o, "rules", json_object_get(sc.rules));
 	json_object_object_add(o, "fail", json_object_get(sc.fail));
 	json_object_object_add(o, "models", json_object_get(sc.models));
+	json_object_object_add(o, "tool_use", json_object_get(sc.tool_use));
+	json_object_object_add(o, "parsed", json_object_get(sc.parsed));
 	json_object_object_add(o, "fail_always", json_object_new_int64(sc.fail_always));
 	json_object_object_add(o, "retry_after", json_object_new_int64(sc.retry_after));
 	json_object_object_add(o, "delay_ms", json_object_new_int64(sc.delay_ms));
@@ -467,7 +481,8 @@ models_list(bool ollama)
 }
 
 static json_object *
-answer_json(const char *api, const char *model, const char *answer, long tin, long tout, long n)
+answer_json(const char *api, const char *model, const char *answer, long tin, long tout, long n,
+    json_object *tool_use)
 {
 	json_object *o = json_object_new_object();
 	char id[64];
@@ -517,23 +532,22 @@ answer_json(const char *api, const char *model, const char *answer, long tin, lo
 		json_object_object_add(o, "type", json_object_new_string("message"));
 		json_object_object_add(o, "role", json_object_new_string("assistant"));
 		json_object_object_add(o, "model", json_object_new_string(model));
-		/* "TOOL_USE {json}" answers with a computer-use tool_use block
-		 * whose input is that JSON (GUI grounding tests). */
-		if (strncmp(answer, "TOOL_USE ", 9) == 0) {
-			json_object *in = json_tokener_parse(answer + 9);
-
-			json_object_object_add(b, "type", json_object_new_string("tool_use"));
-			json_object_object_add(b, "id", json_object_new_string("toolu_stub"));
-			json_object_object_add(b, "name", json_object_new_string("computer"));
-			json_object_object_add(b, "input", in ? in : json_object_new_object());
-		} else {
-			json_object_object_add(b, "type", json_object_new_string("text"));
-			json_object_object_add(b, "text", json_object_new_string(answer));
-		}
+		json_object_object_add(b, "type", json_object_new_string("text"));
+		json_object_object_add(b, "text", json_object_new_string(answer));
 		json_object_array_add(content, b);
+		if (tool_use != NULL) {
+			json_object *tu = json_object_new_object();
+
+			snprintf(id, sizeof id, "toolu_stub_%ld", n);
+			json_object_object_add(tu, "type", json_object_new_string("tool_use"));
+			json_object_object_add(tu, "id", json_object_new_string(id));
+			json_object_object_add(tu, "name", json_object_new_string("computer"));
+			json_object_object_add(tu, "input", json_object_get(tool_use));
+			json_object_array_add(content, tu);
+		}
 		json_object_object_add(o, "content", content);
-		json_object_object_add(o, "stop_reason", json_object_new_string(
-		    strncmp(answer, "TOOL_USE ", 9) == 0 ? "tool_use" : "end_turn"));
+		json_object_object_add(o, "stop_reason",
+		    json_object_new_string(tool_use != NULL ? "tool_use" : "end_turn"));
 		json_object_object_add(o, "stop_sequence", NULL);
 		json_object_object_add(u, "input_tokens", json_object_new_int64(tin));
 		json_object_object_add(u, "output_tokens", json_object_new_int64(tout));
@@ -550,7 +564,8 @@ describe(const char *api, json_object *body, json_object *rec)
 {
 	json_object *msgs = jget(body, "messages"), *imgs = json_object_new_array(), *x;
 	char *prompt = NULL, *system = NULL;
-	static const char *const copy[] = { "model", "stream", "keep_alive", "temperature", "max_tokens", "options" };
+	static const char *const copy[] = { "model", "stream", "keep_alive", "temperature", "max_tokens", "options",
+		"tools", "tool_choice" };
 
 	for (size_t i = 0; i < sizeof copy / sizeof copy[0]; i++)
 		if ((x = jget(body, copy[i])) != NULL)
@@ -612,7 +627,7 @@ static void
 record_headers(struct MHD_Connection *c, json_object *rec)
 {
 	static const char *const names[] = { "authorization", "x-api-key", "anthropic-version",
-		"content-type", "http-referer", "x-title", "user-agent" };
+		"content-type", "http-referer", "x-title", "user-agent", "anthropic-beta" };
 	json_object *h = json_object_new_object();
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -666,7 +681,7 @@ static enum MHD_Result
 model_request(struct MHD_Connection *c, const char *api, const char *path, struct rq *r,
     json_object *rec)
 {
-	json_object *body = parse(r->body, r->len), *fail = NULL;
+	json_object *body = parse(r->body, r->len), *fail = NULL, *tool_use = NULL;
 	const char *answer = NULL, *model, *prompt;
 	long delay, tin, tout, n, retry_after, fail_always;
 	char failbuf[32] = "";
@@ -732,6 +747,8 @@ model_request(struct MHD_Connection *c, const char *api, const char *path, struc
 	    (long)strlen(prompt) / 4;
 	tout = sc.tokens_out ? sc.tokens_out : (long)strlen(answer) / 4 + 1;
 	json_object_object_add(rec, "seq", json_object_new_int64(n));
+	if (strcmp(api, "anthropic") == 0 && jget(body, "tools") != NULL && sc.tool_use != NULL)
+		tool_use = json_object_get(sc.tool_use);
 	pthread_mutex_unlock(&lock);
 
 	sleep_ms(delay);
@@ -768,13 +785,52 @@ model_request(struct MHD_Connection *c, const char *api, const char *path, struc
 		json_object_object_add(rec, "tokens_in", json_object_new_int64(tin));
 		json_object_object_add(rec, "tokens_out", json_object_new_int64(tout));
 		record_add(rec);
-		ret = send_json(c, 200, answer_json(api, model, answer, tin, tout, n), 0);
+		if (tool_use != NULL)
+			json_object_object_add(rec, "tool_use", json_object_get(tool_use));
+		ret = send_json(c, 200, answer_json(api, model, answer, tin, tout, n, tool_use), 0);
 	}
+	json_object_put(tool_use);
 	(void)path;
 	json_object_put(fail);
 	json_object_put(body);
 	free((void *)(uintptr_t)answer);
 	return ret;
+}
+
+/* OmniParser's POST /parse/: the scripted elements. */
+static enum MHD_Result
+parse_request(struct MHD_Connection *c, struct rq *r, json_object *rec)
+{
+	json_object *body = parse(r->body, r->len), *o, *imgs = json_object_new_array();
+	const char *b64 = jstr(body, "base64_image");
+	long delay;
+
+	record_headers(c, rec);
+	if (b64 != NULL)
+		add_image(imgs, b64, "image/jpeg");
+	json_object_object_add(rec, "image_count", json_object_new_int((int)json_object_array_length(imgs)));
+	json_object_object_add(rec, "images", imgs);
+	json_object_put(body);
+	if (b64 == NULL) {
+		json_object_object_add(rec, "status", json_object_new_int(422));
+		record_add(rec);
+		o = json_object_new_object();
+		json_object_object_add(o, "detail", json_object_new_string("base64_image is required"));
+		return send_json(c, 422, o, 0);
+	}
+	o = json_object_new_object();
+	pthread_mutex_lock(&lock);
+	json_object_object_add(rec, "seq", json_object_new_int64(++seq));
+	json_object_object_add(o, "som_image_base64", json_object_new_string(""));
+	json_object_object_add(o, "parsed_content_list", sc.parsed != NULL ? json_object_get(sc.parsed)
+	    : json_object_new_array());
+	delay = sc.delay_ms;
+	pthread_mutex_unlock(&lock);
+	json_object_object_add(o, "latency", json_object_new_double(0.01));
+	json_object_object_add(rec, "status", json_object_new_int(200));
+	record_add(rec);
+	sleep_ms(delay);
+	return send_json(c, 200, o, 0);
 }
 
 /* ---- routing ---------------------------------------------------------- */
@@ -852,6 +908,7 @@ dispatch(struct MHD_Connection *c, const char *method, const char *url, struct r
 		{ "/v1/chat/completions", "POST", "openai" },
 		{ "/chat/completions", "POST", "openai" },
 		{ "/v1/messages", "POST", "anthropic" },
+		{ "/parse/", "POST", "omniparser" },
 		{ "/api/tags", "GET", "health-ollama" },
 		{ "/v1/models", "GET", "health-v1" },
 		{ "/models", "GET", "health" },
@@ -892,6 +949,8 @@ dispatch(struct MHD_Connection *c, const char *method, const char *url, struct r
 			return send_json(c, 200, reply, 0);
 		}
 		json_object_object_add(rec, "api", json_object_new_string(routes[i].api));
+		if (strcmp(routes[i].api, "omniparser") == 0)
+			return parse_request(c, r, rec);
 		return model_request(c, routes[i].api, url, r, rec);
 	}
 	return send_json(c, 404, api_error("ollama", 404, "stub: no such route"), 0);

@@ -1,0 +1,639 @@
+/*
+ * ground.c - the grounding backends (see ground.h): request bodies for
+ * UI-TARS (OpenRouter / Ollama), Claude computer use and OmniParser plus
+ * its picker, and the parsers that turn each answer into one image point.
+ *
+ * Invariants: every string copied into a result is truncated to its
+ * buffer; a point leaves this file only when it lies inside the image;
+ * every HTTP call goes through httpc (the one pooled client).
+ *
+ * Does not: capture, scale to the screen, act, or log (gui.c does).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ground.h"
+#include "httpc.h"
+#include "jx.h"
+#include "util.h"
+
+#define UITARS_MAX_TOKENS 100
+#define CLAUDE_CU_MAX_TOKENS 1024
+#define PICKER_MAX_TOKENS 10
+#define ELEMENT_TEXT_MAX 100
+
+static const char uitars_prompt[] =
+    "You are a GUI agent. You are given a task and your action history, with screenshots. "
+    "You need to perform the next action to complete the task.\n\n"
+    "## Output Format\n\nAction: ...\n\n"
+    "## Action Space\nclick(point='<point>x1 y1</point>')\n\n"
+    "## User Instruction\n";
+
+/* ---- small helpers ---- */
+
+static void
+copy_trim(char *dst, size_t cap, const char *s)
+{
+	size_t n, i;
+
+	while (*s != '\0' && isspace((unsigned char)*s))
+		s++;
+	n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		n--;
+	if (n >= cap)
+		n = cap - 1;
+	for (i = 0; i < n; i++)   /* one line in logs and messages */
+		dst[i] = s[i] == '\n' || s[i] == '\r' || s[i] == '\t' ? ' ' : s[i];
+	dst[n] = '\0';
+}
+
+static char *
+join_url(const char *base, const char *path)
+{
+	size_t n = strlen(base);
+
+	while (n > 0 && base[n - 1] == '/')
+		n--;
+	return xasprintf("%.*s%s", (int)n, base, path);
+}
+
+/* One POST; *reply is the 2xx JSON body (caller puts it). */
+static int
+post(const char *who, const char *url, const char *const *headers, json_object *body,
+    long timeout_ms, json_object **reply, int64_t *latency, struct derr *e)
+{
+	struct httpc_req rq = { .method = "POST", .url = url, .headers = headers, .body = body,
+		.timeout_ms = timeout_ms };
+	struct httpc_resp rs;
+	int rc;
+
+	memset(&rs, 0, sizeof rs);
+	*reply = NULL;
+	rc = httpc_do(&rq, &rs);
+	*latency += rs.latency_us;
+	if (rc < 0)
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s: %s: %.200s", who,
+		    rc == HTTPC_ETIMEOUT ? "timed out" : "cannot reach the server", rs.error);
+	else if (rs.status < 200 || rs.status >= 300)
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered HTTP %ld: %.200s%s", who, rs.status,
+		    rs.excerpt, rs.status == 401 || rs.status == 403 ? " (check the API key)" : "");
+	else if (rs.json == NULL)
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered something that is not JSON: %.200s",
+		    who, rs.excerpt);
+	else {
+		*reply = json_object_get(rs.json);
+		rc = 0;
+	}
+	if (*reply == NULL)
+		rc = -1;
+	httpc_resp_free(&rs);
+	return rc;
+}
+
+static json_object *
+jpath(json_object *o, const char *k1, const char *k2)
+{
+	json_object *v = NULL;
+
+	if (o == NULL || !json_object_object_get_ex(o, k1, &v))
+		return NULL;
+	if (k2 != NULL && !json_object_object_get_ex(v, k2, &v))
+		return NULL;
+	return v;
+}
+
+static char *
+data_url(const struct ground_req *q)
+{
+	char *b64 = b64_encode(q->jpeg, q->len, NULL), *u;
+
+	u = xasprintf("data:image/jpeg;base64,%s", b64);
+	free(b64);
+	return u;
+}
+
+static json_object *
+anthropic_image(const char *b64)
+{
+	json_object *img = json_object_new_object(), *src = json_object_new_object();
+
+	json_object_object_add(src, "type", json_object_new_string("base64"));
+	json_object_object_add(src, "media_type", json_object_new_string("image/jpeg"));
+	json_object_object_add(src, "data", json_object_new_string(b64));
+	json_object_object_add(img, "type", json_object_new_string("image"));
+	json_object_object_add(img, "source", src);
+	return img;
+}
+
+static json_object *
+text_part(const char *text)
+{
+	json_object *t = json_object_new_object();
+
+	json_object_object_add(t, "type", json_object_new_string("text"));
+	json_object_object_add(t, "text", json_object_new_string(text));
+	return t;
+}
+
+/* ---- the UI-TARS answer ---- */
+
+/* Numbers after an opening bracket, separated by commas/blanks, up to a
+ * closing ')' ']' or '<'. Returns 2 or 4, else -1. */
+static int
+nums(const char *p, double v[4])
+{
+	int n = 0;
+	char *end;
+
+	for (;;) {
+		while (*p == ' ' || *p == ',' || *p == '\t')
+			p++;
+		if (*p == ')' || *p == ']' || *p == '<' || *p == '\'' || *p == '"')
+			break;
+		if (n == 4)
+			return -1;
+		v[n] = strtod(p, &end);
+		if (end == p || !isfinite(v[n]))
+			return -1;
+		n++;
+		p = end;
+	}
+	return n == 2 || n == 4 ? n : -1;
+}
+
+int
+ground_parse_uitars(const char *text, int w, int h, bool rel1000, double *x, double *y,
+    bool *has_box, double box[4], char *err, size_t errlen)
+{
+	const char *p, *sb, *pt, *br;
+	double v[4];
+	int n = -1;
+
+	*has_box = false;
+	if ((sb = strstr(text, "start_box")) != NULL) {
+		pt = strstr(sb, "<point>");
+		br = strpbrk(sb, "([");
+		if (pt != NULL && (br == NULL || pt < br))
+			n = nums(pt + 7, v);
+		else if (br != NULL)
+			n = nums(br + 1, v);
+	}
+	if (n < 0 && (pt = strstr(text, "<point>")) != NULL)
+		n = nums(pt + 7, v);
+	for (p = text; n < 0 && (p = strpbrk(p, "([")) != NULL; p++)
+		n = nums(p + 1, v);
+	if (n < 0) {
+		snprintf(err, errlen, "no coordinates in the answer");
+		return -1;
+	}
+	if (rel1000)
+		for (int i = 0; i < n; i++)
+			v[i] = v[i] * ((i % 2) == 0 ? w : h) / 1000.0;
+	if (n == 4) {
+		*has_box = true;
+		memcpy(box, v, sizeof v);
+		*x = (v[0] + v[2]) / 2;
+		*y = (v[1] + v[3]) / 2;
+	} else {
+		*x = v[0];
+		*y = v[1];
+	}
+	/* The far edge itself is accepted as its last pixel; beyond is wrong. */
+	if (*x >= w && *x <= w + 0.5)
+		*x = w - 1;
+	if (*y >= h && *y <= h + 0.5)
+		*y = h - 1;
+	if (*x < 0 || *y < 0 || *x >= w || *y >= h) {
+		snprintf(err, errlen, "the point (%.1f, %.1f) is outside the %dx%d image%s", *x, *y, w, h,
+		    rel1000 ? " (0..1000 relative space)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- backends ---- */
+
+static int
+g_uitars(const struct config *cfg, const struct ground_req *q, struct ground_result *r,
+    struct derr *e)
+{
+	bool openrouter = cfg->openrouter_api_key[0] != '\0';
+	json_object *body = json_object_new_object(), *msgs = json_object_new_array();
+	json_object *m = json_object_new_object(), *reply = NULL, *t;
+	char *prompt = xasprintf("%s%s", uitars_prompt, q->description), *url = NULL, *auth = NULL;
+	char who[64], why[160];
+	const char *headers[3] = { NULL, NULL, NULL };
+	const char *text = NULL;
+	int rc = -1;
+
+	snprintf(r->provider, sizeof r->provider, "%s", openrouter ? "openrouter" : "ollama");
+	snprintf(r->model, sizeof r->model, "%s",
+	    openrouter ? cfg->uitars_openrouter_model : cfg->uitars_ollama_model);
+	snprintf(who, sizeof who, "uitars (%s)", r->provider);
+	json_object_object_add(body, "model", json_object_new_string(r->model));
+	json_object_object_add(m, "role", json_object_new_string("user"));
+	if (openrouter) {
+		json_object *content = json_object_new_array(), *img = json_object_new_object();
+		json_object *iu = json_object_new_object();
+		char *du = data_url(q);
+
+		json_object_object_add(iu, "url", json_object_new_string(du));
+		free(du);
+		json_object_object_add(img, "type", json_object_new_string("image_url"));
+		json_object_object_add(img, "image_url", iu);
+		json_object_array_add(content, img);
+		json_object_array_add(content, text_part(prompt));
+		json_object_object_add(m, "content", content);
+		json_object_object_add(body, "max_tokens", json_object_new_int(UITARS_MAX_TOKENS));
+		json_object_object_add(body, "temperature", json_object_new_int(0));
+		url = join_url(cfg->openrouter_url, "/chat/completions");
+		auth = xasprintf("Authorization: Bearer %s", cfg->openrouter_api_key);
+		headers[0] = auth;
+	} else {
+		json_object *imgs = json_object_new_array(), *opt = json_object_new_object();
+		char *b64 = b64_encode(q->jpeg, q->len, NULL);
+
+		json_object_array_add(imgs, json_object_new_string(b64));
+		free(b64);
+		json_object_object_add(m, "content", json_object_new_string(prompt));
+		json_object_object_add(m, "images", imgs);
+		json_object_object_add(body, "stream", json_object_new_boolean(0));
+		json_object_object_add(body, "keep_alive", json_object_new_string(cfg->uitars_keep_alive));
+		json_object_object_add(opt, "temperature", json_object_new_int(0));
+		json_object_object_add(opt, "num_predict", json_object_new_int(UITARS_MAX_TOKENS));
+		json_object_object_add(body, "options", opt);
+		url = join_url(cfg->ollama_url, "/api/chat");
+	}
+	json_object_array_add(msgs, m);
+	json_object_object_add(body, "messages", msgs);
+	if (post(who, url, headers, body, cfg->grounding_timeout_ms, &reply, &r->latency_us, e) != 0)
+		goto out;
+	if ((t = jpath(reply, "model", NULL)) != NULL && json_object_is_type(t, json_type_string))
+		snprintf(r->model, sizeof r->model, "%s", json_object_get_string(t));
+	if (openrouter) {
+		t = jpath(reply, "choices", NULL);
+		t = t != NULL && json_object_is_type(t, json_type_array) ?
+		    json_object_array_get_idx(t, 0) : NULL;
+		t = jpath(t, "message", "content");
+	} else {
+		t = jpath(reply, "message", "content");
+	}
+	if (t == NULL || !json_object_is_type(t, json_type_string)) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered without a message text: %.200s", who,
+		    jx_string(reply, NULL));
+		goto out;
+	}
+	text = json_object_get_string(t);
+	copy_trim(r->raw, sizeof r->raw, text);
+	if (ground_parse_uitars(text, q->width, q->height, strcmp(cfg->uitars_coords, "1000") == 0,
+	    &r->x, &r->y, &r->has_box, r->box, why, sizeof why) != 0) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s: unusable answer (%s): '%.200s'", who, why, r->raw);
+		goto out;
+	}
+	rc = 0;
+out:
+	json_object_put(body);
+	json_object_put(reply);
+	free(prompt);
+	free(url);
+	free(auth);
+	return rc;
+}
+
+/* Anthropic Messages call; *reply is the body (caller puts). */
+static int
+anthropic_call(const struct config *cfg, const char *who, json_object *body, bool computer_use,
+    json_object **reply, int64_t *latency, struct derr *e)
+{
+	char *url = join_url(cfg->claude_url, "/v1/messages");
+	char *key = xasprintf("x-api-key: %s", cfg->anthropic_api_key);
+	const char *headers[] = { key, "anthropic-version: 2023-06-01",
+		computer_use ? "anthropic-beta: computer-use-2025-01-24" : NULL, NULL };
+	int rc;
+
+	rc = post(who, url, headers, body, cfg->grounding_timeout_ms, reply, latency, e);
+	free(url);
+	free(key);
+	return rc;
+}
+
+static int
+g_claude_cu(const struct config *cfg, const struct ground_req *q, struct ground_result *r,
+    struct derr *e)
+{
+	json_object *body = json_object_new_object(), *tools = json_object_new_array();
+	json_object *tool = json_object_new_object(), *msgs = json_object_new_array();
+	json_object *m = json_object_new_object(), *content = json_object_new_array();
+	json_object *tc = json_object_new_object(), *reply = NULL, *blocks, *use = NULL, *coord;
+	char *b64 = NULL, *prompt = NULL;
+	const char *action = NULL;
+	int rc = -1;
+	size_t i;
+
+	snprintf(r->provider, sizeof r->provider, "anthropic");
+	snprintf(r->model, sizeof r->model, "%s", cfg->claude_model);
+	if (cfg->anthropic_api_key[0] == '\0') {
+		derr_set(e, DERR_UNAVAILABLE, NULL,
+		    "the claude_cu backend needs ANTHROPIC_API_KEY (not set)");
+		goto out;
+	}
+	json_object_object_add(tool, "type", json_object_new_string("computer_20250124"));
+	json_object_object_add(tool, "name", json_object_new_string("computer"));
+	json_object_object_add(tool, "display_width_px", json_object_new_int(q->width));
+	json_object_object_add(tool, "display_height_px", json_object_new_int(q->height));
+	json_object_array_add(tools, tool);
+	json_object_object_add(tc, "type", json_object_new_string("any"));
+	b64 = b64_encode(q->jpeg, q->len, NULL);
+	prompt = xasprintf("This screenshot is the current screen (%dx%d). Do not take another "
+	    "screenshot. Use the computer tool once: left_click at the centre of this element: %s",
+	    q->width, q->height, q->description);
+	json_object_array_add(content, anthropic_image(b64));
+	json_object_array_add(content, text_part(prompt));
+	json_object_object_add(m, "role", json_object_new_string("user"));
+	json_object_object_add(m, "content", content);
+	json_object_array_add(msgs, m);
+	json_object_object_add(body, "model", json_object_new_string(r->model));
+	json_object_object_add(body, "max_tokens", json_object_new_int(CLAUDE_CU_MAX_TOKENS));
+	json_object_object_add(body, "tools", tools);
+	json_object_object_add(body, "tool_choice", tc);
+	json_object_object_add(body, "messages", msgs);
+	if (anthropic_call(cfg, "claude_cu", body, true, &reply, &r->latency_us, e) != 0)
+		goto out;
+	if ((coord = jpath(reply, "model", NULL)) != NULL && json_object_is_type(coord, json_type_string))
+		snprintf(r->model, sizeof r->model, "%s", json_object_get_string(coord));
+	blocks = jpath(reply, "content", NULL);
+	for (i = 0; blocks != NULL && json_object_is_type(blocks, json_type_array) &&
+	    i < json_object_array_length(blocks); i++) {
+		json_object *b = json_object_array_get_idx(blocks, i), *ty = jpath(b, "type", NULL);
+
+		if (ty != NULL && strcmp(json_object_get_string(ty), "tool_use") == 0) {
+			use = jpath(b, "input", NULL);
+			break;
+		}
+		if (ty != NULL && strcmp(json_object_get_string(ty), "text") == 0 && r->raw[0] == '\0')
+			copy_trim(r->raw, sizeof r->raw, json_object_get_string(jpath(b, "text", NULL)));
+	}
+	if (use == NULL) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "claude_cu answered without a tool_use: '%.200s'",
+		    r->raw[0] ? r->raw : jx_string(reply, NULL));
+		goto out;
+	}
+	copy_trim(r->raw, sizeof r->raw, jx_string(use, NULL));
+	if ((coord = jpath(use, "action", NULL)) != NULL)
+		action = json_object_get_string(coord);
+	coord = jpath(use, "coordinate", NULL);
+	if (action == NULL || (strcmp(action, "left_click") != 0 && strcmp(action, "double_click") != 0 &&
+	    strcmp(action, "right_click") != 0 && strcmp(action, "mouse_move") != 0 &&
+	    strcmp(action, "middle_click") != 0 && strcmp(action, "triple_click") != 0) ||
+	    coord == NULL || !json_object_is_type(coord, json_type_array) ||
+	    json_object_array_length(coord) != 2) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "claude_cu answered no click coordinate: %.200s", r->raw);
+		goto out;
+	}
+	r->x = json_object_get_double(json_object_array_get_idx(coord, 0));
+	r->y = json_object_get_double(json_object_array_get_idx(coord, 1));
+	if (r->x < 0 || r->y < 0 || r->x >= q->width || r->y >= q->height) {
+		derr_set(e, DERR_UNAVAILABLE, NULL,
+		    "claude_cu answered (%.0f, %.0f), outside the %dx%d display it was given: %.200s",
+		    r->x, r->y, q->width, q->height, r->raw);
+		goto out;
+	}
+	rc = 0;
+out:
+	json_object_put(body);
+	json_object_put(reply);
+	free(b64);
+	free(prompt);
+	return rc;
+}
+
+/* Words of s (lower case, alphanumeric runs of 2+) found in t. */
+static int
+word_score(const char *s, const char *t)
+{
+	char word[64], low[ELEMENT_TEXT_MAX * 4 + 1];
+	size_t i, n = 0;
+	int score = 0;
+
+	for (i = 0; t[i] != '\0' && i < sizeof low - 1; i++)
+		low[i] = (char)tolower((unsigned char)t[i]);
+	low[i] = '\0';
+	for (;; s++) {
+		if (isalnum((unsigned char)*s) && n < sizeof word - 1) {
+			word[n++] = (char)tolower((unsigned char)*s);
+			continue;
+		}
+		if (n >= 2) {
+			word[n] = '\0';
+			if (strstr(low, word) != NULL)
+				score++;
+		}
+		n = 0;
+		if (*s == '\0')
+			break;
+	}
+	return score;
+}
+
+static int
+g_omniparser(const struct config *cfg, const struct ground_req *q, struct ground_result *r,
+    struct derr *e)
+{
+	json_object *body = json_object_new_object(), *reply = NULL, *list = NULL, *pick = NULL, *v;
+	char *b64 = b64_encode(q->jpeg, q->len, NULL), *url = NULL, *prompt = NULL;
+	struct buf_s { char *p; size_t n, cap; } els = { NULL, 0, 0 };
+	size_t n, i;
+	long chosen = -1;
+	double bx[4];
+	int rc = -1;
+
+	snprintf(r->provider, sizeof r->provider, "%s",
+	    cfg->anthropic_api_key[0] ? "omniparser+claude" : "omniparser+words");
+	snprintf(r->model, sizeof r->model, "%s",
+	    cfg->anthropic_api_key[0] ? cfg->omniparser_picker_model : "word-match");
+	if (cfg->omniparser_url[0] == '\0') {
+		derr_set(e, DERR_UNAVAILABLE, NULL,
+		    "the omniparser backend needs ACU_OMNIPARSER_URL (an OmniParser server, POST /parse/)");
+		goto out;
+	}
+	url = join_url(cfg->omniparser_url, "/parse/");
+	json_object_object_add(body, "base64_image", json_object_new_string(b64));
+	if (post("omniparser", url, NULL, body, cfg->grounding_timeout_ms, &reply, &r->latency_us, e) != 0)
+		goto out;
+	list = jpath(reply, "parsed_content_list", NULL);
+	if (list == NULL || !json_object_is_type(list, json_type_array)) {
+		list = NULL;
+		derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser answered without parsed_content_list: %.200s",
+		    jx_string(reply, NULL));
+		goto out;
+	}
+	json_object_get(list);   /* outlives the parse reply (the picker replaces it) */
+	n = json_object_array_length(list);
+	if (n > GROUND_MAX_ELEMENTS)
+		n = GROUND_MAX_ELEMENTS;
+	if (n == 0) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser found no elements on the screen");
+		goto out;
+	}
+	/* The element list, numbered as OmniParser's overlay numbers them. */
+	els.cap = n * (ELEMENT_TEXT_MAX + 32) + 1;
+	els.p = malloc(els.cap);
+	if (els.p == NULL) {
+		derr_set(e, DERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	els.p[0] = '\0';
+	for (i = 0; i < n; i++) {
+		json_object *el = json_object_array_get_idx(list, i);
+		const char *c = json_object_get_string(jpath(el, "content", NULL));
+		const char *ty = json_object_get_string(jpath(el, "type", NULL));
+
+		els.n += (size_t)snprintf(els.p + els.n, els.cap - els.n, "%zu: %s: %.*s\n", i,
+		    ty ? ty : "element", ELEMENT_TEXT_MAX, c ? c : "");
+	}
+	if (cfg->anthropic_api_key[0] != '\0') {
+		json_object *m = json_object_new_object(), *content = json_object_new_array();
+		json_object *msgs = json_object_new_array(), *blocks, *t;
+		const char *som = json_object_get_string(jpath(reply, "som_image_base64", NULL));
+		char *end;
+
+		pick = json_object_new_object();
+		prompt = xasprintf("The screenshot's interactive elements, numbered as in the overlay:\n%s\n"
+		    "Which element number best matches: %s\nAnswer with the number only.", els.p, q->description);
+		json_object_array_add(content, anthropic_image(som != NULL && som[0] ? som : b64));
+		json_object_array_add(content, text_part(prompt));
+		json_object_object_add(m, "role", json_object_new_string("user"));
+		json_object_object_add(m, "content", content);
+		json_object_array_add(msgs, m);
+		json_object_object_add(pick, "model", json_object_new_string(r->model));
+		json_object_object_add(pick, "max_tokens", json_object_new_int(PICKER_MAX_TOKENS));
+		json_object_object_add(pick, "messages", msgs);
+		json_object_put(reply);
+		reply = NULL;
+		if (anthropic_call(cfg, "omniparser picker (claude)", pick, false, &reply,
+		    &r->latency_us, e) != 0)
+			goto out;
+		blocks = jpath(reply, "content", NULL);
+		t = blocks != NULL && json_object_is_type(blocks, json_type_array) ?
+		    jpath(json_object_array_get_idx(blocks, 0), "text", NULL) : NULL;
+		copy_trim(r->raw, sizeof r->raw, t != NULL ? json_object_get_string(t) : "");
+		for (i = 0; r->raw[i] != '\0' && !isdigit((unsigned char)r->raw[i]); i++)
+			;
+		chosen = r->raw[i] ? strtol(r->raw + i, &end, 10) : -1;
+		if (chosen < 0 || (size_t)chosen >= n) {
+			derr_set(e, DERR_UNAVAILABLE, NULL,
+			    "the omniparser picker answered '%.200s', not an element number 0..%zu", r->raw, n - 1);
+			goto out;
+		}
+	} else {
+		int best = 0;
+
+		for (i = 0; i < n; i++) {
+			const char *c = json_object_get_string(jpath(json_object_array_get_idx(list, i),
+			    "content", NULL));
+			int s = c != NULL ? word_score(q->description, c) : 0;
+
+			if (s > best) {
+				best = s;
+				chosen = (long)i;
+			}
+		}
+		snprintf(r->raw, sizeof r->raw, "%ld", chosen);
+		if (chosen < 0) {
+			derr_set(e, DERR_UNAVAILABLE, NULL, "no OmniParser element caption (of %zu) shares a "
+			    "word with '%.100s' (set ANTHROPIC_API_KEY for a model picker)", n, q->description);
+			goto out;
+		}
+	}
+	v = jpath(json_object_array_get_idx(list, (size_t)chosen), "bbox", NULL);
+	if (v == NULL || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 4) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser element %ld has no 4-number bbox", chosen);
+		goto out;
+	}
+	for (i = 0; i < 4; i++)
+		bx[i] = json_object_get_double(json_object_array_get_idx(v, i)) *
+		    ((i % 2) == 0 ? q->width : q->height);
+	v = jpath(json_object_array_get_idx(list, (size_t)chosen), "content", NULL);
+	copy_trim(r->element, sizeof r->element, v != NULL ? json_object_get_string(v) : "");
+	r->has_box = true;
+	memcpy(r->box, bx, sizeof bx);
+	r->x = (bx[0] + bx[2]) / 2;
+	r->y = (bx[1] + bx[3]) / 2;
+	if (r->x < 0 || r->y < 0 || r->x >= q->width || r->y >= q->height) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser element %ld's box centre (%.0f, %.0f) is "
+		    "outside the %dx%d image", chosen, r->x, r->y, q->width, q->height);
+		goto out;
+	}
+	rc = 0;
+out:
+	json_object_put(list);
+	json_object_put(body);
+	json_object_put(pick);
+	json_object_put(reply);
+	free(b64);
+	free(url);
+	free(prompt);
+	free(els.p);
+	return rc;
+}
+
+/* ---- entry points ---- */
+
+int
+ground_check(const struct config *cfg, struct derr *e)
+{
+	static const char *const known[] = { "direct", "uitars", "claude_cu", "omniparser" };
+	bool ok = false;
+
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+		ok = ok || strcmp(cfg->gui_backend, known[i]) == 0;
+	if (!ok)
+		return derr_set(e, DERR_INVALID, "gui-agent-backend", "unknown GUI agent backend '%s' "
+		    "(direct, uitars, claude_cu or omniparser)", cfg->gui_backend);
+	if (strcmp(cfg->uitars_coords, "image") != 0 && strcmp(cfg->uitars_coords, "1000") != 0)
+		return derr_set(e, DERR_INVALID, "uitars-coords", "ACU_UITARS_COORDS must be image or "
+		    "1000, not '%s'", cfg->uitars_coords);
+	return 0;
+}
+
+const char *
+ground_model(const struct config *cfg)
+{
+	const char *b = cfg->gui_backend;
+
+	if (strcmp(b, "uitars") == 0)
+		return cfg->openrouter_api_key[0] ? cfg->uitars_openrouter_model : cfg->uitars_ollama_model;
+	if (strcmp(b, "claude_cu") == 0)
+		return cfg->claude_model;
+	if (strcmp(b, "omniparser") == 0)
+		return cfg->anthropic_api_key[0] ? cfg->omniparser_picker_model : "word-match";
+	return "";
+}
+
+int
+ground_run(const struct config *cfg, const struct ground_req *q, struct ground_result *r,
+    struct derr *e)
+{
+	const char *b = cfg->gui_backend;
+
+	memset(r, 0, sizeof *r);
+	r->confidence = -1;
+	snprintf(r->backend, sizeof r->backend, "%s", b);
+	if (q->description == NULL || q->description[0] == '\0' ||
+	    strlen(q->description) > GROUND_MAX_DESCRIPTION)
+		return derr_set(e, DERR_INVALID, "description", "a target description of 1..%d bytes is "
+		    "required", GROUND_MAX_DESCRIPTION);
+	if (strcmp(b, "uitars") == 0)
+		return g_uitars(cfg, q, r, e);
+	if (strcmp(b, "claude_cu") == 0)
+		return g_claude_cu(cfg, q, r, e);
+	if (strcmp(b, "omniparser") == 0)
+		return g_omniparser(cfg, q, r, e);
+	return derr_set(e, DERR_INVALID, "description", "the direct backend has no model to find "
+	    "'%.100s': give coordinates, or start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu "
+	    "or omniparser", q->description);
+}
