@@ -97,6 +97,8 @@ static const struct opt opts[] = {
 	  "JPEG quality of frames sent to the vision model" },
 	{ "settle-s", "ACU_SETTLE_S", OPT_INT, O(settle_s), "3", 1, 600,
 	  "passthrough backend: resolve once the screen changed and then stayed still this long" },
+	{ "wait-rejudge-s", "ACU_WAIT_REJUDGE_S", OPT_INT, O(wait_rejudge_s), "30", 1, 3600,
+	  "a screen drawn on but under the change gate is judged again after this long (nothing drawn: never)" },
 	{ "wait-max-failures", "ACU_WAIT_MAX_FAILURES", OPT_INT, O(wait_max_fails), "5", 1, 100,
 	  "a wait fails after this many evaluations in a row fail (backoff 2 s, 4 s, ... 30 s)" },
 	{ "openclaw-cli", "ACU_OPENCLAW_CLI", OPT_STR, O(openclaw_cli), "openclaw", 0, 0,

@@ -43,6 +43,7 @@ struct config {
 	long frame_max_dim;     /* frames sent to the model */
 	long frame_quality;
 	long settle_s;          /* passthrough: still this long after a change */
+	long wait_rejudge_s;    /* drawn on but under the gate: judge again after */
 	long wait_max_fails;    /* consecutive failed evaluations before a wait fails */
 	/* wake-ups (wake.c) */
 	char *openclaw_cli;     /* "openclaw"; "" turns the OpenClaw sink off */

@@ -20,8 +20,10 @@
  * judged -> skipped, no model call. Otherwise grab a frame for the model
  * (<= ACU_FRAME_MAX_DIM wide, JPEG) and ask the backend, outside any lock.
  * Intervals adapt: a changing screen is checked every ~1.5 s, a still one
- * every 5 s (10 s after a minute), a PARTIAL answer bursts at 0.75 s, and a
- * screen still for 30 s is judged again anyway.
+ * every 5 s (10 s after a minute), a PARTIAL answer bursts at 0.75 s. A
+ * screen drawn on but under the gate's threshold is judged again after
+ * ACU_WAIT_REJUDGE_S (30 s) anyway; one where XDamage saw nothing drawn since the frame the model
+ * judged is never judged again (the pixels are the ones it saw).
  *
  * Does not: talk HTTP (api_waits.c), or know the backends' wire formats
  * (vision.c).
@@ -52,7 +54,6 @@
 #define STATIC_US         5000000   /* a still screen */
 #define STATIC_LONG_US   10000000   /* still for a minute */
 #define PARTIAL_US         750000   /* PARTIAL: burst */
-#define FORCE_EVAL_US    30000000   /* judge a still screen again after 30 s */
 #define CHANGE_WINDOW_US  5000000   /* "changing" = changed within 5 s */
 #define MISSING_US        1000000   /* target window not there yet */
 #define BACKOFF_MAX_US   30000000
@@ -88,6 +89,8 @@ struct job {
 	int fails;
 	uint64_t damage_seen;   /* the display's damage_seq at the last grab */
 	bool damage_valid;
+	uint64_t damage_judged; /* ... at the grab the model last judged */
+	bool judged_valid;
 };
 
 static struct {
@@ -703,7 +706,8 @@ tick(struct job *j)
 	 * is the one we have; no grab, no model call (unless it is time
 	 * for the forced re-evaluation). */
 	if (l.damage && j->damage_valid && l.damage_seq == j->damage_seen && j->ref != NULL &&
-	    !force && (passthrough() || now - j->last_eval_us < FORCE_EVAL_US)) {
+	    !force && (passthrough() || (j->judged_valid && l.damage_seq == j->damage_judged) ||
+	    now - j->last_eval_us < cfg->wait_rejudge_s * 1000000LL)) {
 		display_unlease(&l);
 		pthread_mutex_lock(&W.mu);
 		j->skipped++;
@@ -780,7 +784,8 @@ tick(struct job *j)
 
 	if (changed_ref)
 		j->last_change_us = now;
-	eval = force || j->ref == NULL || changed_ref || now - j->last_eval_us >= FORCE_EVAL_US;
+	eval = force || j->ref == NULL || changed_ref ||
+	    now - j->last_eval_us >= cfg->wait_rejudge_s * 1000000LL;
 	if (!eval) {
 		display_unlease(&l);
 		pthread_mutex_lock(&W.mu);
@@ -819,6 +824,8 @@ tick(struct job *j)
 	}
 	j->fails = 0;
 	j->last_eval_us = now;
+	j->damage_judged = j->damage_seen;
+	j->judged_valid = j->damage_valid;
 	if (j->ref == NULL)
 		j->ref = xmalloc(npix);
 	memcpy(j->ref, j->cur, npix);
