@@ -22,7 +22,10 @@ ifdef WERROR
 WARN    += -Werror
 endif
 
-DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst xdamage libturbojpeg zlib libcurl tesseract
+DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst xdamage libturbojpeg zlib libcurl
+# Headers only: detmd dlopens these at first use (ocr.c), so an idle daemon
+# does not map them.
+DAEMON_DL_PKGS = tesseract
 PROXY_PKGS  = libcurl json-c
 TEST_PKGS   = libcurl json-c sqlite3
 
@@ -95,7 +98,7 @@ FORCE:
 $(B)/daemon/%.o: daemon/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
 	$(ECHO) CC $<
-	$(Q)$(CC) $(WARN) $(CFLAGS) $(call pc_cflags,$(DAEMON_PKGS)) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) $(call pc_cflags,$(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
 
 $(B)/mcp-proxy/%.o: mcp-proxy/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
@@ -105,7 +108,7 @@ $(B)/mcp-proxy/%.o: mcp-proxy/%.c $(B)/.settings
 $(B)/tests/%.o: tests/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
 	$(ECHO) CC $<
-	$(Q)$(CC) $(WARN) $(CFLAGS) -Idaemon $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS)) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) -Idaemon $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
 
 # Files embedded into detmd at build time (schema, later the dashboard).
 $(BIN)/embed: tools/embed.c
@@ -120,7 +123,7 @@ $(B)/gen/%.o: $(B)/gen/%.c $(B)/.settings
 $(BIN)/detmd: $(DAEMON_OBJS)
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm
 
 $(BIN)/detm-mcp: $(PROXY_OBJS)
 	@mkdir -p $(BIN)
@@ -129,7 +132,7 @@ $(BIN)/detm-mcp: $(PROXY_OBJS)
 
 $(BIN)/test-unit: $(UNIT_OBJS) $(DAEMON_LIB_OBJS)
 	$(ECHO) LINK $@
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm
 
 $(BIN)/httpcase: $(HTTPCASE_OBJS)
 	$(ECHO) LINK $@
@@ -137,7 +140,7 @@ $(BIN)/httpcase: $(HTTPCASE_OBJS)
 
 $(BIN)/test-x11: $(X11TEST_OBJS) $(DAEMON_LIB_OBJS)
 	$(ECHO) LINK $@
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm
 
 $(BIN)/test-mcp: $(MCPTEST_OBJS)
 	$(ECHO) LINK $@
@@ -151,7 +154,7 @@ $(BIN)/vision-stub: $(VSTUB_OBJS)
 $(BIN)/test-vision: $(VISIONTEST_OBJS) $(DAEMON_LIB_OBJS)
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -lpthread -lm
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm
 
 $(BIN)/wake-recv: $(WAKERECV_OBJS)
 	@mkdir -p $(BIN)

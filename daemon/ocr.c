@@ -27,6 +27,11 @@
  *     libgomp's omp_set_max_active_levels (found with dlsym: no link-time
  *     OpenMP dependency, nothing done if tesseract has no OpenMP). That is
  *     process-wide; detmd has no other OpenMP user.
+ *   - libtesseract is loaded with dlopen on the first ocr_new, not linked:
+ *     it drags in libstdc++, leptonica, ICU and OpenMP (~4 MB of resident
+ *     pages at start), and a detmd that never OCRs should not pay for it.
+ *     The prototypes still come from <tesseract/capi.h>; a missing library
+ *     or symbol is a clean DERR_UNAVAILABLE.
  *
  * Threading: a struct ocr is not thread-safe (tesseract's API object is
  * not); one per thread. ocr_condition, ocr_match, ocr_changed_boxes and
@@ -40,6 +45,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,12 +70,72 @@ struct ocr {
 
 static pthread_mutex_t ocr_init_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Every OpenMP parallel region runs on one thread (see the top comment). */
+/* The tesseract C API, resolved from the library at first use. */
+#define TESS_SONAME "libtesseract.so.5"
+static struct {
+	__typeof__(&TessBaseAPICreate) create;
+	__typeof__(&TessBaseAPIDelete) del;
+	__typeof__(&TessBaseAPIEnd) end;
+	__typeof__(&TessBaseAPIInit2) init2;
+	__typeof__(&TessBaseAPISetVariable) set_variable;
+	__typeof__(&TessBaseAPISetPageSegMode) set_psm;
+	__typeof__(&TessBaseAPISetImage) set_image;
+	__typeof__(&TessBaseAPISetSourceResolution) set_resolution;
+	__typeof__(&TessBaseAPIRecognize) recognize;
+	__typeof__(&TessBaseAPIGetUTF8Text) utf8_text;
+	__typeof__(&TessBaseAPIMeanTextConf) mean_conf;
+	__typeof__(&TessDeleteText) delete_text;
+	__typeof__(&TessBaseAPIClear) clear;
+} tess;
+static void *tess_lib;
+static pthread_once_t tess_once = PTHREAD_ONCE_INIT;
+static char tess_err[256];
+
+static void
+tess_load(void)
+{
+	static const struct { const char *name; size_t off; } syms[] = {
+#define TSYM(field, name) { #name, offsetof(__typeof__(tess), field) }
+		TSYM(create, TessBaseAPICreate), TSYM(del, TessBaseAPIDelete),
+		TSYM(end, TessBaseAPIEnd), TSYM(init2, TessBaseAPIInit2),
+		TSYM(set_variable, TessBaseAPISetVariable), TSYM(set_psm, TessBaseAPISetPageSegMode),
+		TSYM(set_image, TessBaseAPISetImage),
+		TSYM(set_resolution, TessBaseAPISetSourceResolution),
+		TSYM(recognize, TessBaseAPIRecognize), TSYM(utf8_text, TessBaseAPIGetUTF8Text),
+		TSYM(mean_conf, TessBaseAPIMeanTextConf), TSYM(delete_text, TessDeleteText),
+		TSYM(clear, TessBaseAPIClear),
+#undef TSYM
+	};
+	void *lib = dlopen(TESS_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (lib == NULL) {
+		snprintf(tess_err, sizeof tess_err, "OCR is unavailable: %s (Debian package "
+		    "libtesseract5)", dlerror());
+		return;
+	}
+	for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+		void *sym = dlsym(lib, syms[i].name);
+
+		if (sym == NULL) {
+			snprintf(tess_err, sizeof tess_err, "OCR is unavailable: %s has no %s",
+			    TESS_SONAME, syms[i].name);
+			dlclose(lib);
+			memset(&tess, 0, sizeof tess);
+			return;
+		}
+		/* object -> function pointer: same size on every target we build for */
+		memcpy((char *)&tess + syms[i].off, &sym, sizeof sym);
+	}
+	tess_lib = lib;
+}
+
+/* Every OpenMP parallel region runs on one thread (see the top comment).
+ * libgomp is a dependency of libtesseract, so the handle finds it. */
 static void
 omp_serialise(void)
 {
 	void (*set_levels)(int);
-	void *sym = dlsym(RTLD_DEFAULT, "omp_set_max_active_levels");
+	void *sym = dlsym(tess_lib, "omp_set_max_active_levels");
 
 	if (sym == NULL)
 		return;
@@ -193,18 +259,23 @@ ocr_new(const char *lang, struct derr *e)
 		return NULL;
 	}
 
+	pthread_once(&tess_once, tess_load);
+	if (tess_lib == NULL) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s", tess_err);
+		return NULL;
+	}
 	o = xcalloc(1, sizeof *o);
 	snprintf(o->lang, sizeof o->lang, "%s", lang);
 	pthread_mutex_lock(&ocr_init_lock);
 	omp_serialise();
-	o->api = TessBaseAPICreate();
+	o->api = tess.create();
 	if (o->api == NULL) {
 		derr_set(e, DERR_INTERNAL, NULL, "OCR engine could not be created");
 		goto unlock;
 	}
 	/* Process-wide; before Init so model loading is quiet too. */
-	TessBaseAPISetVariable(o->api, "debug_file", "/dev/null");
-	if (TessBaseAPIInit2(o->api, dir, lang, OEM_LSTM_ONLY) != 0) {
+	tess.set_variable(o->api, "debug_file", "/dev/null");
+	if (tess.init2(o->api, dir, lang, OEM_LSTM_ONLY) != 0) {
 		derr_set(e, DERR_UNAVAILABLE, "lang",
 		    "OCR model '%s' could not be loaded (reinstall tesseract-ocr-%s)",
 		    lang, lang);
@@ -212,10 +283,10 @@ ocr_new(const char *lang, struct derr *e)
 	}
 	/* UI text is scattered words and short lines, not a page of prose:
 	 * sparse text finds them all (bench/ocr.sh compares AUTO). */
-	TessBaseAPISetPageSegMode(o->api, PSM_SPARSE_TEXT);
+	tess.set_psm(o->api, PSM_SPARSE_TEXT);
 	/* We hand over dark-on-light images; tesseract's per-line inversion
 	 * retry only costs time then. */
-	TessBaseAPISetVariable(o->api, "tessedit_do_invert", "0");
+	tess.set_variable(o->api, "tessedit_do_invert", "0");
 	rc = 0;
 unlock:
 	pthread_mutex_unlock(&ocr_init_lock);
@@ -232,8 +303,8 @@ ocr_free(struct ocr *o)
 	if (o == NULL)
 		return;
 	if (o->api != NULL) {
-		TessBaseAPIEnd(o->api);
-		TessBaseAPIDelete(o->api);
+		tess.end(o->api);
+		tess.del(o->api);
 	}
 	free(o);
 }
@@ -499,23 +570,23 @@ ocr_text(struct ocr *o, const unsigned char *rgb, int width, int height,
 		upscale(grey, w, h, scale, img, stride, OCR_BORDER, OCR_BORDER);
 	}
 
-	TessBaseAPISetImage(o->api, img, W, H, 1, W);
+	tess.set_image(o->api, img, W, H, 1, W);
 	/* Screens are ~96 dpi; the upscale makes glyphs look like print. */
-	TessBaseAPISetSourceResolution(o->api, 96 * scale);
-	if (TessBaseAPIRecognize(o->api, NULL) != 0) {
+	tess.set_resolution(o->api, 96 * scale);
+	if (tess.recognize(o->api, NULL) != 0) {
 		derr_set(e, DERR_INTERNAL, NULL, "OCR failed on a %dx%d image", W, H);
 		goto out;
 	}
-	out = TessBaseAPIGetUTF8Text(o->api);
-	conf = TessBaseAPIMeanTextConf(o->api);
+	out = tess.utf8_text(o->api);
+	conf = tess.mean_conf(o->api);
 	*text = xstrdup(out != NULL ? out : "");
-	TessDeleteText(out);
+	tess.delete_text(out);
 	rtrim(*text);
 	if (confidence != NULL)
 		*confidence = conf < 0 ? 0 : conf > 100 ? 100 : conf;
 	rc = 0;
 out:
-	TessBaseAPIClear(o->api);
+	tess.clear(o->api);
 	free(img);
 	free(grey);
 	return rc;
