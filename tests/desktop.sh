@@ -267,4 +267,19 @@ expect "and the task can get a new one" 201
 daemon_stop
 check "clean stop again leaves no Xvfb" wait_for 5 [ "$(xvfb_count)" -eq 0 ]
 
+# ---- ACU_WINDOW_MANAGER: detmd starts it on each task display ----
+daemon_start --display "$SHARED" --window-manager "openbox --sm-disable"
+api POST /api/tasks '{"name":"W","display":true}' >/dev/null
+W=$(jqr .task_id)
+WM=$(curl -s "$DETM_URL/api/displays" | jq -r ".displays[] | select(.task_id == \"$W\") | .wm_pid")
+check "a task display gets the window manager (wm_pid $WM)" kill -0 "${WM:-0}"
+wm_up() { xenv "$W" xprop -root _NET_SUPPORTING_WM_CHECK | grep -q 'window id'; }
+check "the window manager manages the display (EWMH check window)" wait_for 10 wm_up
+xenv "$W" xterm -geometry 40x5+50+50 -T managed -e sleep 60 & pids+=($!)
+wm_frame() { xenv "$W" xprop -name managed _NET_FRAME_EXTENTS 2>/dev/null | grep -q '='; }
+check "and frames a new window (_NET_FRAME_EXTENTS)" wait_for 10 wm_frame
+api PATCH "/api/tasks/$W" '{"status":"completed"}' >/dev/null
+check "finishing the task stops its window manager" wait_for 5 gone "${WM:-0}"
+daemon_stop
+
 finish
