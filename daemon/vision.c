@@ -590,9 +590,18 @@ unparseable:
 /* ---- evaluation -------------------------------------------------------- */
 
 static char *
-build_prompt(const char *condition, size_t n)
+build_prompt(const char *condition, size_t n, double elapsed_s)
 {
-	char frames[256];
+	char frames[256], since[96] = "";
+
+	/* As the Python prompt did: how long the agent has been waiting, so
+	 * "has it finished?" can weigh a stalled screen. */
+	if (elapsed_s >= 0 && elapsed_s < 60)
+		snprintf(since, sizeof since, "WAITING FOR: %.0fs\n", elapsed_s);
+	else if (elapsed_s >= 60 && elapsed_s < 3600)
+		snprintf(since, sizeof since, "WAITING FOR: %.1fmin\n", elapsed_s / 60);
+	else if (elapsed_s >= 3600)
+		snprintf(since, sizeof since, "WAITING FOR: %.1fh\n", elapsed_s / 3600);
 
 	if (n > 1)
 		snprintf(frames, sizeof frames,
@@ -602,7 +611,7 @@ build_prompt(const char *condition, size_t n)
 	else
 		snprintf(frames, sizeof frames, "Judge the condition on the screenshot.\n");
 	return xasprintf(
-	    "CONDITION: %s\n\n%s"
+	    "CONDITION: %s\n%s\n%s"
 	    "Answer in exactly two lines:\n"
 	    "Line 1: YES, NO or PARTIAL, alone on the line.\n"
 	    "  YES = the condition is clearly true now.\n"
@@ -610,7 +619,7 @@ build_prompt(const char *condition, size_t n)
 	    "(a progress bar, a page still loading).\n"
 	    "  NO = not true.\n"
 	    "Line 2: one short sentence naming the visible evidence.",
-	    condition, frames);
+	    condition, since, frames);
 }
 
 static void
@@ -701,6 +710,13 @@ int
 vision_eval(struct vision *v, const char *condition, const struct vision_image *images,
     size_t n, struct vision_result *out, struct derr *e)
 {
+	return vision_eval_at(v, condition, -1, images, n, out, e);
+}
+
+int
+vision_eval_at(struct vision *v, const char *condition, double elapsed_s,
+    const struct vision_image *images, size_t n, struct vision_result *out, struct derr *e)
+{
 	int64_t t0 = mono_us();
 	json_object *body;
 	char *prompt;
@@ -728,7 +744,7 @@ vision_eval(struct vision *v, const char *condition, const struct vision_image *
 		return 0;
 	}
 
-	prompt = build_prompt(condition, n);
+	prompt = build_prompt(condition, n, elapsed_s);
 	body = vwire_request(v, system_prompt, prompt, images, n);
 	for (int attempt = 1;; attempt++) {
 		struct httpc_req rq = { "POST", v->chat_url, v->headers, body, v->timeout_ms, VISION_MAX_REPLY };

@@ -102,6 +102,10 @@ bool vision_is_passthrough(const struct vision *v);
  */
 int vision_eval(struct vision *v, const char *condition, const struct vision_image *images,
     size_t n, struct vision_result *out, struct derr *e);
+/* The same, telling the model how long the wait has been running
+ * (elapsed_s >= 0; vision_eval passes -1: not said). */
+int vision_eval_at(struct vision *v, const char *condition, double elapsed_s,
+    const struct vision_image *images, size_t n, struct vision_result *out, struct derr *e);
 
 /*
  * A cheap check: ollama GET /api/tags and whether the model is pulled;

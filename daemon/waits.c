@@ -811,7 +811,8 @@ tick(struct job *j)
 	img[nimg++].len = jpeg.len;
 	/* The judgement: no lock, no lease. */
 	if ((W.ocr_mode ? ocr_judge(j, criteria, &vr, &e) :
-	    vision_eval(W.vision, criteria, img, nimg, &vr, &e)) != 0) {
+	    vision_eval_at(W.vision, criteria, (double)(now_ms() - j->created_ms) / 1e3, img, nimg,
+	    &vr, &e)) != 0) {
 		if (++j->fails >= W.app->cfg->wait_max_fails) {
 			snprintf(reason, sizeof reason, "the %s backend failed %d times: %.400s",
 			    W.backend, j->fails, e.message);

@@ -101,6 +101,7 @@ expect "PATCH changes the condition" 200 '.wake_when == "a different dialog" and
 sleep 1
 check "a new condition is judged at once" [ "$(stub_count)" -eq 2 ]
 check "with the new condition in the prompt" sh -c "[ \"\$(curl -fsS $STUB/_stub/requests | jq '[.requests[] | select(.api == \"ollama\")] | last | .prompt | test(\"a different dialog\")')\" = true ]"
+check "and how long the wait has run (7 s and more)" sh -c "[ \"\$(curl -fsS $STUB/_stub/requests | jq '[.requests[] | select(.api == \"ollama\")] | last | .prompt | test(\"WAITING FOR: ([7-9]|[1-9][0-9])s\")')\" = true ]"
 api PATCH "/api/waits/$W2" '{"timeout":2}' >/dev/null
 expect "PATCH timeout restarts the clock" 200 '.timeout_s == 2 and .remaining_seconds <= 2'
 api GET "/api/waits/$W2?block_s=10" >/dev/null
