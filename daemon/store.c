@@ -19,7 +19,9 @@ extern const unsigned char schema_sql[];
 extern const unsigned long schema_sql_len;
 
 #define STMT_CACHE_MAX 128
-#define CHECKPOINT_INTERVAL_MS 250
+#define CHECKPOINT_INTERVAL_MS 100
+#define CHECKPOINT_RESTART_FRAMES 4096   /* ~16 MB of WAL */
+#define WAL_SIZE_LIMIT (64 * 1024 * 1024) /* a restarted WAL is cut back to this */
 
 struct store {
 	sqlite3 *db;
@@ -119,6 +121,8 @@ ckpt_main(void *arg)
 	struct store *st = arg;
 	sqlite3 *db = NULL;
 	struct timespec ts;
+	int nlog, ndone;
+	bool warned = false;
 
 	if (sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
 	    NULL) != SQLITE_OK) {
@@ -127,6 +131,12 @@ ckpt_main(void *arg)
 		return NULL;
 	}
 	sqlite3_busy_timeout(db, 100);
+	/* A connection that has not read the database yet does not know it is
+	 * in WAL mode: sqlite3_wal_checkpoint_v2 then returns SQLITE_OK and
+	 * does nothing (log and checkpointed frames -1), and the WAL grows
+	 * without bound. One read opens the WAL. */
+	if (sqlite3_exec(db, "PRAGMA journal_mode", NULL, NULL, NULL) != SQLITE_OK)
+		log_error("checkpointer cannot read %s: %s", st->path, sqlite3_errmsg(db));
 	pthread_mutex_lock(&st->ckpt_lock);
 	while (!st->ckpt_stop) {
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -138,7 +148,25 @@ ckpt_main(void *arg)
 			break;
 		pthread_mutex_unlock(&st->ckpt_lock);
 		/* PASSIVE never blocks writers; it copies what it can. */
-		sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+		if (sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog, &ndone) !=
+		    SQLITE_OK || nlog < 0) {
+			if (!warned)
+				log_error("WAL checkpoint failed: %s (log %d)", sqlite3_errmsg(db), nlog);
+			warned = true;
+		} else if (nlog >= CHECKPOINT_RESTART_FRAMES) {
+			/* Under a steady stream of commits a PASSIVE pass never
+			 * ends with every frame copied at the moment a writer
+			 * starts, so the WAL never restarts and grows for ever.
+			 * With the store lock no commit is in flight: a RESTART on
+			 * the main connection copies the rest (~10 ms) and the
+			 * next writer starts the WAL over. SQLite's own busy
+			 * handler would lose that race to a busy writer. */
+			pthread_mutex_lock(&st->lock);
+			if (sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART, NULL,
+			    NULL) != SQLITE_OK)
+				log_warn("WAL restart: %s", sqlite3_errmsg(st->db));
+			pthread_mutex_unlock(&st->lock);
+		}
 		pthread_mutex_lock(&st->ckpt_lock);
 	}
 	pthread_mutex_unlock(&st->ckpt_lock);
@@ -178,7 +206,8 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	snprintf(pragmas, sizeof pragmas,
 	    "PRAGMA journal_mode = WAL; PRAGMA synchronous = %s; "
 	    "PRAGMA foreign_keys = ON; PRAGMA wal_autocheckpoint = 0; "
-	    "PRAGMA temp_store = MEMORY;", sync_full ? "FULL" : "NORMAL");
+	    "PRAGMA journal_size_limit = %d; PRAGMA temp_store = MEMORY;",
+	    sync_full ? "FULL" : "NORMAL", WAL_SIZE_LIMIT);
 	if (exec_sql(st->db, pragmas, e) != 0)
 		goto out;
 	if (store_migrate(st->db, e) != 0)

@@ -1,6 +1,7 @@
 /* test_store.c - store.c and the task model on a real SQLite file. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "jx.h"
@@ -273,7 +274,57 @@ test_plan_append_continues_ordinals(void)
 	cleanup(st);
 }
 
+static long long
+file_size(const char *suffix)
+{
+	char p[160];
+	struct stat sb;
+
+	snprintf(p, sizeof p, "%s%s", dbpath, suffix);
+	return stat(p, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+/* The background checkpointer must copy the WAL into the database while
+ * detmd runs and restart it under a steady stream of commits (it once did
+ * neither: the WAL grew by every commit until detmd stopped). */
+static void
+test_wal_is_checkpointed_and_bounded_under_load(void)
+{
+	struct store *st = fresh_store();
+	sqlite3_stmt *s = NULL;
+	long long wal_max = 0, w;
+	int i, rc = SQLITE_OK;
+
+	if (st == NULL)
+		return;
+	store_lock(st);
+	CHECK(sqlite3_exec(store_db(st), "CREATE TABLE blobs (b BLOB)", NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(sqlite3_prepare_v2(store_db(st), "INSERT INTO blobs VALUES (zeroblob(3000))", -1, &s,
+	    NULL) == SQLITE_OK);
+	store_unlock(st);
+	/* One commit each, as requests do, at most ~10k a second (the HTTP
+	 * server's ceiling): 12000 pages, ~48 MB of WAL if never restarted. */
+	for (i = 0; i < 12000 && rc == SQLITE_OK; i++) {
+		store_lock(st);
+		rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+		sqlite3_reset(s);
+		store_unlock(st);
+		usleep(100);
+		if (i % 200 == 0 && (w = file_size("-wal")) > wal_max)
+			wal_max = w;
+	}
+	CHECK(rc == SQLITE_OK);
+	sqlite3_finalize(s);
+	for (i = 0; i < 100 && file_size("") < 40LL * 1024 * 1024; i++)
+		usleep(20000);
+	CHECK(file_size("") >= 40LL * 1024 * 1024);   /* the rows reached the database file */
+	fprintf(stderr, "    WAL at most %lld bytes during 12000 commits\n", wal_max);
+	CHECK(wal_max > 0 && wal_max <= 32LL * 1024 * 1024);
+	cleanup(st);
+}
+
 const struct unit_test store_tests[] = {
+	{ "wal_is_checkpointed_and_bounded_under_load", test_wal_is_checkpointed_and_bounded_under_load },
 	{ "store_applies_migrations_once_and_reopens", test_store_applies_migrations_once_and_reopens },
 	{ "store_refuses_a_database_from_a_newer_detmd", test_store_refuses_a_database_from_a_newer_detmd },
 	{ "item_status_machine_fills_clock_fields", test_item_status_machine_fills_clock_fields },
