@@ -5,6 +5,7 @@
 // lists tools, compiles every inputSchema with Ajv, and walks a task through
 // register -> log action -> item update -> summary -> drill-down with
 // callTool. Prints "N passed, N failed" and exits non-zero on failure.
+import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -105,20 +106,64 @@ async function main() {
 			text(r).includes("deadbeef"), text(r));
 		r = await client.callTool({ name: "task_drill_down", arguments: { task_id: tid } });
 		check("missing ordinal is isError", r.isError === true && text(r).includes("ordinal"), text(r));
-		r = await client.callTool({ name: "smart_wait", arguments: { task_id: tid, target: "screen", wake_when: "x", timeout: 60 } });
+		r = await client.callTool({ name: "smart_wait", arguments: { task_id: tid, target: "screen", wake_when: "text:\"never shown\"", timeout: 60 } });
 		const wid = (r.structuredContent && r.structuredContent.wait_id) || (text(r).match(/[0-9a-f]{8}/) || [])[0];
 		check("smart_wait returns a watching wait", r.isError !== true && wid && text(r).includes("watching"), text(r));
 		r = await client.callTool({ name: "wait_status", arguments: { wait_id: wid } });
 		check("wait_status finds it", r.isError !== true && text(r).includes(wid), text(r));
 		r = await client.callTool({ name: "wait_cancel", arguments: { wait_id: wid, reason: "sdk test" } });
 		check("wait_cancel cancels it", r.isError !== true && text(r).includes("cancelled"), text(r));
-		r = await client.callTool({ name: "video_record", arguments: { duration: 5 } });
+		r = await client.callTool({ name: "video_record", arguments: { duration: 2 } });
 		check("video_record names the missing capability", r.isError === true &&
-			text(r).includes("screen recording"), text(r));
+			text(r).includes("recording"), text(r));
 		let code = null;
 		try { await client.callTool({ name: "no_such_tool", arguments: {} }); }
 		catch (e) { code = e.code; }
 		check("unknown tool is JSON-RPC -32602", code === -32602, String(code));
+	});
+
+	await step("desktop on the task's own display", async () => {
+		let r = await client.callTool({ name: "task_register",
+			arguments: { name: "SDK desktop", display: true, display_resolution: "800x600" } });
+		const dt = r.structuredContent && r.structuredContent.task_id;
+		check("task_register with display: true gets an 800x600 display", !r.isError &&
+			r.structuredContent.metadata.display_resolution === "800x600", text(r));
+		r = await client.callTool({ name: "desktop_look", arguments: { task_id: dt, max_width: 400 } });
+		const img = (r.content || []).find((c) => c.type === "image");
+		check("desktop_look returns a JPEG image block", !r.isError && img && img.mimeType === "image/jpeg" &&
+			Buffer.from(img.data, "base64").subarray(0, 2).toString("hex") === "ffd8", text(r));
+		check("desktop_look's text gives the image and screen sizes", /400/.test(text(r)) && /800/.test(text(r)), text(r));
+		r = await client.callTool({ name: "desktop_action", arguments: { task_id: dt, action: "mouse_move", x: 100, y: 50 } });
+		check("desktop_action succeeds", !r.isError, text(r));
+		r = await client.callTool({ name: "desktop_action", arguments: { task_id: dt, action: "get_mouse_position" } });
+		const pos = r.structuredContent || JSON.parse(text(r) || "{}");
+		check("desktop_action x,y are pixels of the last look (scale 2: 100,50 -> 200,100)",
+			!r.isError && pos.x === 200 && pos.y === 100, text(r));
+		r = await client.callTool({ name: "desktop_action", arguments: { task_id: dt, action: "click", x: 5000, y: 1 } });
+		check("an off-screen click is a tool error naming the screen size", r.isError === true &&
+			text(r).includes("800x600"), text(r));
+		// A smart wait resolved for real: the daemon judges with the in-process
+		// OCR backend (tests/mcp/run.sh starts it so), an xterm prints the text.
+		r = await client.callTool({ name: "smart_wait", arguments: { task_id: dt, target: "screen",
+			wake_when: 'text:"sdk wait done"', timeout: 60 } });
+		const wid = r.structuredContent && r.structuredContent.wait_id;
+		check("smart_wait on the task display is watching", !r.isError && wid && text(r).includes("watching"), text(r));
+		const disp = await fetch(`${url}/api/tasks/${dt}`).then((x) => x.json());
+		const xt = spawn("xterm", ["-geometry", "40x5+0+0", "-fa", "DejaVu Sans Mono", "-fs", "14", "-e",
+			"sh", "-c", "sleep 1; echo sdk wait done; sleep 60"],
+			{ env: { ...process.env, DISPLAY: disp.metadata.display, XAUTHORITY: disp.metadata.xauthority }, stdio: "ignore" });
+		let st = null;
+		for (let i = 0; i < 120; i++) {
+			r = await client.callTool({ name: "wait_status", arguments: { wait_id: wid } });
+			st = r.structuredContent || {};
+			if (st.status && st.status !== "watching") break;
+			await new Promise((res) => setTimeout(res, 250));
+		}
+		xt.kill();
+		check("wait_status through MCP reports it resolved once the text shows", st && st.status === "resolved" &&
+			st.verdict === "YES", JSON.stringify(st));
+		r = await client.callTool({ name: "task_update", arguments: { task_id: dt, status: "completed" } });
+		check("completing the task", !r.isError, text(r));
 	});
 
 	await client.close();
