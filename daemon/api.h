@@ -123,6 +123,10 @@ int api_displays(struct req *r, struct derr *e);
 int api_task_display_post(struct req *r, struct derr *e);
 int api_task_display_get(struct req *r, struct derr *e);
 int api_task_display_delete(struct req *r, struct derr *e);
+/* The optional task_id of a request: the body's, else (from_query) the
+ * query's; "" counts as absent (*out NULL). An id that cannot exist is
+ * DERR_NOT_FOUND. *out is borrowed from the request. */
+int api_opt_task_id(struct req *r, bool from_query, const char **out, struct derr *e);
 /* Display size from {"<p>width","<p>height"} or {"<p>resolution":"WxH"}
  * (p is a key prefix such as "display_"); 0x0 when absent. */
 int api_display_size(json_object *body, const char *p, int *w, int *h, struct derr *e);

@@ -24,24 +24,6 @@
 #define COMMANDS_TIMEOUT_DEFAULT_MS 30000
 #define COMMANDS_TIMEOUT_MAX_MS 600000
 
-/* The optional task_id of a desktop request (body or query). */
-static int
-opt_task_id(struct req *r, const char **out, struct derr *e)
-{
-	const char *id = NULL;
-
-	if (jx_str(r->body, "task_id", false, 1, 64, &id, e) != 0)
-		return -1;
-	if (id == NULL)
-		id = req_query(r, "task_id");
-	if (id != NULL && id[0] == '\0')
-		id = NULL;
-	if (id != NULL && !id_plausible(id))
-		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.64s'", id);
-	*out = id;
-	return 0;
-}
-
 /* coords: "screen" (default for HTTP) or "image" (the last look's pixels;
  * detm-mcp asks for this). From the query string or the body. */
 static int
@@ -71,7 +53,7 @@ api_desktop_action(struct req *r, struct derr *e)
 	json_object *o;
 	bool img;
 
-	if (opt_task_id(r, &task_id, e) != 0 ||
+	if (api_opt_task_id(r, true, &task_id, e) != 0 ||
 	    jx_str(r->body, "action", true, 1, 64, &action, e) != 0 ||
 	    image_coords(r, r->body, &img, e) != 0 ||
 	    desktop_run(r->app, task_id, action, r->body, img, &out, e) != 0)
@@ -114,7 +96,7 @@ api_desktop_screenshot(struct req *r, struct derr *e)
 	bool json = false;
 	int rc = -1;
 
-	if (opt_task_id(r, &q.task_id, e) != 0 ||
+	if (api_opt_task_id(r, true, &q.task_id, e) != 0 ||
 	    query_int(r, "max_width", 16, 16384, &q.max_width, e) != 0 ||
 	    query_int(r, "quality", 1, 100, &q.quality, e) != 0 ||
 	    query_int(r, "x", 0, 16384, &q.x, e) != 0 ||
@@ -217,7 +199,7 @@ api_commands(struct req *r, struct derr *e)
 	int ok = 0, failed = 0, notrun = 0;
 	size_t i, n;
 
-	if (opt_task_id(r, &task_id, e) != 0 ||
+	if (api_opt_task_id(r, true, &task_id, e) != 0 ||
 	    jx_int(r->body, "timeout_ms", false, 1, COMMANDS_TIMEOUT_MAX_MS, &timeout_ms, &has, e) != 0 ||
 	    jx_bool(r->body, "stop_on_error", &stop, &has, e) != 0 ||
 	    image_coords(r, r->body, &img, e) != 0)

@@ -12,37 +12,6 @@
 #include "jx.h"
 #include "util.h"
 
-static int
-body_task_id(struct req *r, const char **out, struct derr *e)
-{
-	const char *id = NULL;
-
-	if (jx_str(r->body, "task_id", false, 0, 64, &id, e) != 0)
-		return -1;
-	if (id != NULL && id[0] == '\0')
-		id = NULL;
-	if (id != NULL && !id_plausible(id))
-		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.64s'", id);
-	*out = id;
-	return 0;
-}
-
-static int
-check_keys(json_object *body, const char *const *keys, size_t n, struct derr *e)
-{
-	json_object_object_foreach(body, k, v) {
-		size_t i;
-
-		(void)v;
-		for (i = 0; i < n; i++)
-			if (strcmp(k, keys[i]) == 0)
-				break;
-		if (i == n)
-			return derr_set(e, DERR_INVALID, k, "unknown field '%.64s'", k);
-	}
-	return 0;
-}
-
 int
 api_gui_find(struct req *r, struct derr *e)
 {
@@ -50,8 +19,8 @@ api_gui_find(struct req *r, struct derr *e)
 	const char *task_id = NULL, *desc;
 	json_object *out;
 
-	if (check_keys(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
-	    body_task_id(r, &task_id, e) != 0 ||
+	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 ||
 	    jx_str(r->body, "description", true, 1, GROUND_MAX_DESCRIPTION, &desc, e) != 0 ||
 	    gui_find(r->app, task_id, desc, &out, e) != 0)
 		return -1;
@@ -66,8 +35,8 @@ api_gui_do(struct req *r, struct derr *e)
 	bool after = true, has;
 	json_object *out;
 
-	if (check_keys(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
-	    body_task_id(r, &task_id, e) != 0 ||
+	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 ||
 	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
 	    jx_bool(r->body, "after_screenshot", &after, &has, e) != 0 ||
 	    gui_do(r->app, task_id, instr, after, &out, e) != 0)

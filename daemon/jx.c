@@ -354,3 +354,20 @@ jx_add_time(json_object *o, const char *key, int64_t ms)
 	iso_time(ms, ts);
 	json_object_object_add(o, key, json_object_new_string(ts));
 }
+
+int
+jx_only(json_object *o, const char *const *keys, size_t n, struct derr *e)
+{
+	if (o == NULL || !json_object_is_type(o, json_type_object))
+		return 0;
+	json_object_object_foreach(o, k, v) {
+		size_t i;
+
+		(void)v;
+		for (i = 0; i < n && strcmp(k, keys[i]) != 0; i++)
+			;
+		if (i == n)
+			return derr_set(e, DERR_INVALID, k, "unknown field '%.64s'", k);
+	}
+	return 0;
+}

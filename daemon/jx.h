@@ -47,6 +47,9 @@ int jx_strarray(json_object *o, const char *key, bool required,
 int jx_any_text(json_object *o, const char *key, size_t max_bytes,
     char **out, struct derr *e) DETM_NODISCARD;
 
+/* Refuses any key of o not among keys[0..n) (DERR_INVALID naming it). */
+int jx_only(json_object *o, const char *const *keys, size_t n, struct derr *e) DETM_NODISCARD;
+
 /* Parses a decimal integer string (query or path parameter). */
 int jx_parse_int(const char *s, const char *field, int64_t min, int64_t max,
     int64_t *out, struct derr *e) DETM_NODISCARD;
