@@ -1,7 +1,7 @@
 /*
  * api_desktop.c - desktop routes: /api/desktop/action, /api/desktop/screenshot,
  * /api/commands (the command router), /api/displays and a task's display
- * (/api/tasks/{id}/display).
+ * (/api/tasks/{id}/display), and the humanize switch (/api/humanize).
  *
  * Handlers validate the request shape and hand the work to desktop.c
  * (actions, screenshots) or display.c (displays). The command router runs a
@@ -14,6 +14,7 @@
 #include "api.h"
 #include "desktop.h"
 #include "display.h"
+#include "humanize.h"
 #include "jx.h"
 #include "limits.h"
 #include "log.h"
@@ -425,4 +426,30 @@ api_task_display_delete(struct req *r, struct derr *e)
 	json_object_object_add(o, "task_id", json_object_new_string(id));
 	json_object_object_add(o, "stopped", json_object_new_boolean(stopped));
 	return req_reply(r, 200, o);
+}
+
+int
+api_humanize_get(struct req *r, struct derr *e)
+{
+	(void)e;
+	return req_reply(r, 200, humanize_snapshot());
+}
+
+/* {enabled (required), reason?}: the Python DETM's /humanize, daemon-wide. */
+int
+api_humanize_set(struct req *r, struct derr *e)
+{
+	static const char *const keys[] = { "enabled", "reason" };
+	const char *reason = NULL;
+	bool on = false, present = false;
+
+	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	    jx_bool(r->body, "enabled", &on, &present, e) != 0 ||
+	    jx_str(r->body, "reason", false, 0, 200, &reason, e) != 0)
+		return -1;
+	if (!present)
+		return derr_set(e, DERR_INVALID, "enabled", "enabled (true or false) is required");
+	log_info("humanize %s%s%s", on ? "on" : "off", reason != NULL ? ": " : "",
+	    reason != NULL ? reason : "");
+	return req_reply(r, 200, humanize_set(on, reason));
 }

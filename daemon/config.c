@@ -57,6 +57,8 @@ static const struct opt opts[] = {
 	  "command started on each task display (e.g. 'openbox'); empty: none" },
 	{ "display-glx", "ACU_DISPLAY_GLX", OPT_BOOL, O(display_glx), "0", 0, 1,
 	  "enable the GLX extension on task displays (off: smaller, faster start)" },
+	{ "humanize", "ACU_HUMANIZE", OPT_BOOL, O(humanize), "0", 0, 1,
+	  "human-like pointer paths, click holds and typing gaps (slower; humanize_set toggles it)" },
 	{ "vision-backend", "ACU_VISION_BACKEND", OPT_STR, O(vision_backend), "ollama", 0, 0,
 	  "who judges smart-wait conditions: ollama, vllm, claude, openrouter, passthrough, ocr (text only, in process)" },
 	{ "ollama-url", "OLLAMA_URL", OPT_STR, O(ollama_url), "http://127.0.0.1:11434", 0, 0,

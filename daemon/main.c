@@ -30,6 +30,7 @@
 #include "store.h"
 #include "display.h"
 #include "ground.h"
+#include "humanize.h"
 #include "stuck.h"
 #include "task.h"
 #include "taskstate.h"
@@ -245,6 +246,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	task_hook_add(on_task_change, NULL);
+	humanize_configure(cfg.humanize);
 	if (ground_check(&cfg, &e) != 0) {
 		fprintf(stderr, "detmd: %s\n", e.message);
 		goto out;

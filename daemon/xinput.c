@@ -29,6 +29,11 @@
  * button press first focuses and raises the top-level window under the
  * pointer, as a click-to-focus window manager would.
  *
+ * When humanize_enabled() (humanize.h), moves glide along a curved path in
+ * timed steps, clicks land within a couple of pixels and hold the button,
+ * and text goes one character at a time with human gaps; the caller's
+ * lease is held for that long. Scrolls and key chords are unchanged.
+ *
  * Does not: spawn xdotool, scale image coordinates, log actions, pick the
  * display, undo Caps Lock or modifiers latched by others, or add a
  * modifier-map entry for a modifier keysym that had to be bound to a spare
@@ -48,6 +53,7 @@
 #include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
 
+#include "humanize.h"
 #include "util.h"
 #include "xerr.h"
 #include "xinput.h"
@@ -266,11 +272,40 @@ out:
 	xerr_begin();
 }
 
+/* Humanised: from wherever the pointer is to (x, y) along humanize_path,
+ * one motion event per step. The last event is exactly (x, y). */
+static int
+glide(Display *d, int x, int y, uint64_t *rng, struct derr *e)
+{
+	struct hpoint pts[HUMANIZE_PATH_MAX];
+	int x0 = x, y0 = y, w = 0, h = 0, n, step_ms;
+
+	if (xinput_pointer(d, &x0, &y0, e) != 0)
+		return -1;
+	screen_size(d, &w, &h, e);
+	n = humanize_path(x0, y0, x, y, w, h, rng, pts, &step_ms);
+	xerr_begin();
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			sleep_ms(step_ms);
+		XTestFakeMotionEvent(d, DefaultScreen(d), pts[i].x, pts[i].y, 0);
+		XFlush(d);
+		if (xerr_io_dead(d))
+			break;
+	}
+	return xerr_end(d, e, "move pointer");
+}
+
 int
 xinput_move(Display *d, int x, int y, struct derr *e)
 {
 	if (check_point(d, x, y, e) != 0)
 		return -1;
+	if (humanize_enabled()) {
+		uint64_t rng = humanize_seed();
+
+		return glide(d, x, y, &rng, e);
+	}
 	xerr_begin();
 	XTestFakeMotionEvent(d, DefaultScreen(d), x, y, 0);
 	return xerr_end(d, e, "move pointer");
@@ -295,11 +330,45 @@ xinput_click_at(Display *d, int x, int y, int button, int count, struct derr *e)
 		return -1;
 	if (count < 1 || count > CLICK_MAX)
 		return derr_set(e, DERR_INVALID, "count", "count must be 1..%d", CLICK_MAX);
+	if (humanize_enabled()) {
+		uint64_t rng = humanize_seed();
+		int w = 0, h = 0;
+		struct hpoint p;
+
+		screen_size(d, &w, &h, e);
+		p = humanize_jitter(x, y, w, h, &rng);
+		if (glide(d, p.x, p.y, &rng, e) != 0)
+			return -1;
+		return xinput_click(d, button, count, e);
+	}
 	/* No sync between the motion and the buttons: requests on one
 	 * connection are processed in order (focus_under_pointer's
 	 * XQueryPointer sees the new position). */
 	XTestFakeMotionEvent(d, DefaultScreen(d), x, y, 0);
 	return xinput_click(d, button, count, e);
+}
+
+/* Humanised clicks: each press held 40-120 ms (shorter inside a double
+ * click, so the pair stays within the usual double-click time). */
+static int
+click_slow(Display *d, int button, int count, struct derr *e)
+{
+	uint64_t rng = humanize_seed();
+
+	xerr_begin();
+	for (int i = 0; i < count; i++) {
+		int hold = count > 1 ? humanize_uniform(&rng, 30, 60) : humanize_hold_ms(&rng);
+
+		if (i > 0)
+			sleep_ms(humanize_uniform(&rng, 50, 80));
+		XTestFakeButtonEvent(d, (unsigned int)button, True, 0);
+		XFlush(d);
+		sleep_ms(hold);
+		/* Always released, whatever the sleep did. */
+		XTestFakeButtonEvent(d, (unsigned int)button, False, 0);
+		XFlush(d);
+	}
+	return xerr_end(d, e, "click");
 }
 
 int
@@ -310,12 +379,40 @@ xinput_click(Display *d, int button, int count, struct derr *e)
 	if (count < 1 || count > CLICK_MAX)
 		return derr_set(e, DERR_INVALID, "count", "count must be 1..%d", CLICK_MAX);
 	focus_under_pointer(d);
+	if (humanize_enabled())
+		return click_slow(d, button, count, e);
 	xerr_begin();
 	for (int i = 0; i < count; i++) {
 		XTestFakeButtonEvent(d, (unsigned int)button, True, 0);
 		XTestFakeButtonEvent(d, (unsigned int)button, False, 0);
 	}
 	return xerr_end(d, e, "click");
+}
+
+/* Humanised drag: glide to the start, press, glide to the end, release. */
+static int
+drag_slow(Display *d, int x1, int y1, int x2, int y2, int button, struct derr *e)
+{
+	uint64_t rng = humanize_seed();
+	int rc;
+
+	if (glide(d, x1, y1, &rng, e) != 0)
+		return -1;
+	focus_under_pointer(d);
+	xerr_begin();
+	XTestFakeButtonEvent(d, (unsigned int)button, True, 0);
+	XFlush(d);
+	sleep_ms(humanize_hold_ms(&rng));
+	if (xerr_end(d, e, "drag") != 0)
+		rc = -1;
+	else
+		rc = glide(d, x2, y2, &rng, e);
+	/* Always released, even if a step failed. */
+	xerr_begin();
+	XTestFakeButtonEvent(d, (unsigned int)button, False, 0);
+	if (xerr_end(d, e, "drag") != 0)
+		rc = -1;
+	return rc;
 }
 
 int
@@ -327,6 +424,8 @@ xinput_drag(Display *d, int x1, int y1, int x2, int y2, int button,
 	if (check_button(button, e) != 0 || check_point(d, x1, y1, e) != 0 ||
 	    check_point(d, x2, y2, e) != 0)
 		return -1;
+	if (humanize_enabled())
+		return drag_slow(d, x1, y1, x2, y2, button, e);
 	xerr_begin();
 	XTestFakeMotionEvent(d, screen, x1, y1, 0);
 	if (xerr_end(d, e, "drag") != 0)
@@ -665,11 +764,20 @@ xinput_type(Display *d, const char *s, size_t len, struct derr *e)
 	KeySym *syms = NULL;
 	size_t n = 0, i = 0;
 	unsigned stamp = 0;
-	bool sent = false, loaded = false;
+	bool sent = false, loaded = false, slow = humanize_enabled();
+	size_t chunk = slow ? 1 : TYPE_CHUNK;
+	uint64_t rng = humanize_seed();
 	int rc = -1;
 
 	if (text_keysyms(s, len, &syms, &n, e) != 0)
 		return -1;
+	if (slow && n > HUMANIZE_TYPE_MAX) {
+		derr_set(e, DERR_INVALID, "text",
+		    "humanized typing takes at most %d characters per call (about %d s); "
+		    "split the text or turn humanize off", HUMANIZE_TYPE_MAX,
+		    HUMANIZE_TYPE_MAX * 130 / 1000);
+		goto out;
+	}
 	if (keymap_load(d, &km, e) != 0)
 		goto out;
 	loaded = true;
@@ -681,7 +789,7 @@ xinput_type(Display *d, const char *s, size_t len, struct derr *e)
 		/* Plan a chunk: at most TYPE_CHUNK characters, and no more new
 		 * bindings than the pool holds. */
 		stamp++;
-		while (end < n && end - i < TYPE_CHUNK) {
+		while (end < n && end - i < chunk) {
 			KeyCode kc;
 			unsigned need;
 			int slot;
@@ -720,6 +828,9 @@ xinput_type(Display *d, const char *s, size_t len, struct derr *e)
 		sent = true;
 		if (xerr_end(d, e, "type") != 0)
 			goto out;
+		if (slow && i < n)
+			sleep_ms(humanize_key_gap_ms(&rng,
+			    syms[i - 1] == XK_space || syms[i - 1] == XK_Return));
 		xerr_begin();
 	}
 	rc = 0;

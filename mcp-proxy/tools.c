@@ -246,6 +246,23 @@ static struct tool tools[] = {
 	"task_id,window_name,max_width,quality", "desktop", 0, NULL
 },
 {
+	"humanize_status", "Is input humanised",
+	"Tell whether detm moves the pointer and types like a person (curved, timed pointer paths, "
+	"held clicks, uneven typing gaps) or instantly, since when, why, and the timing used.",
+	"{'type':'object','additionalProperties':false}",
+	RO | IDEM, "GET", "/api/humanize", NULL, "desktop", 0, NULL
+},
+{
+	"humanize_set", "Humanise input on/off",
+	"Turn human-like input on (for sites that watch how the pointer moves and how fast you "
+	"type) or off (instant input, much faster). Applies to every later click, drag, move and "
+	"type on all displays until changed; not kept across daemon restarts.",
+	"{'type':'object','additionalProperties':false,'required':['enabled'],'properties':{"
+	"'enabled':{'type':'boolean','description':'true: humanised input; false: instant.'},"
+	"'reason':{'type':'string','maxLength':200,'description':'Why, for the log and humanize_status.'}}}",
+	IDEM, "POST", "/api/humanize", NULL, "desktop", 0, NULL
+},
+{
 	"video_record", "Record the screen",
 	"Record a short MP4 of the screen (or window:<title>) for `duration` seconds and return "
 	"where it was saved. Useful as evidence of a finished step or to capture an animation.",

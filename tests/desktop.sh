@@ -131,6 +131,49 @@ expect "look at half size" 200 '.scale == 2 and .image_size.width == 640 and .sc
 api POST "/api/desktop/action?coords=image" "{\"task_id\":\"$A\",\"action\":\"mouse_move\",\"x\":100,\"y\":50}" >/dev/null
 expect "image coordinates map through the last look's scale" 200 '.x == 200 and .y == 100'
 
+# ---- humanized input (the Python DETM's humanize switch) ----
+api GET /api/humanize >/dev/null
+expect "humanize is off by default, with its timing" 200 '.enabled == false and .defaults.type_max_chars == 2000 and (.defaults.click_hold_ms | length) == 2'
+api POST /api/humanize '{}' >/dev/null
+expect "humanize without enabled is 400" 400 '.error.field == "enabled"'
+api POST /api/humanize '{"enabled":"yes"}' >/dev/null
+expect "humanize with a non-boolean is 400" 400 '.error.field == "enabled"'
+motions() { # motions FILE: pointer positions xev saw after the marker (10,590)
+	sed -n '/(10,590), root/,$p' "$1" | grep -o 'root:([0-9]*,[0-9]*)' | grep -v 'root:(10,590)' | sort -u | wc -l
+}
+watch_move() { # watch_move FILE X Y: xev on B's root while the pointer moves to X,Y
+	xenv "$B" xev -root -event mouse >"$1" & local xp=$!
+	wait_for 5 sh -c "curl -s -o /dev/null -X POST -H 'Content-Type: application/json' \
+		-d '{\"task_id\":\"$B\",\"action\":\"mouse_move\",\"x\":10,\"y\":590}' $DETM_URL/api/desktop/action \
+		&& grep -q '(10,590), root' $1"
+	act "$B" "\"action\":\"mouse_move\",\"x\":$2,\"y\":$3"
+	sleep 0.3; kill "$xp" 2>/dev/null; wait "$xp" 2>/dev/null
+}
+watch_move "$tmp/xev-fast" 780 300
+check "instant: a move is one motion event" [ "$(motions "$tmp/xev-fast")" = 1 ]
+api POST /api/humanize '{"enabled":true,"reason":"suite"}' >/dev/null
+expect "humanize on" 200 '.enabled == true and .reason == "suite" and .since > 0'
+api GET /api/health >/dev/null
+expect "health shows humanize" 200 '.humanize == true'
+watch_move "$tmp/xev-slow" 780 300
+n=$(motions "$tmp/xev-slow")
+check "humanized: the pointer glides through several points ($n)" [ "$n" -ge 6 ]
+check "humanized: the path is curved, not a straight line" sh -c \
+	"sed -n '/(10,590), root/,\$p' $tmp/xev-slow | grep -o 'root:([0-9]*,[0-9]*)' | tr -d 'root:()' |
+	 awk -F, '{ d = (\$2 - 590) - (\$1 - 10) * (300 - 590) / (780 - 10); if (d < 0) d = -d; if (d > m) m = d } END { exit !(m > 10) }'"
+act "$B" '"action":"get_mouse_position"'
+expect "humanized: the move ends exactly at the target" 200 '.x == 780 and .y == 300'
+act "$B" '"action":"click","x":50,"y":50'
+act "$B" '"action":"get_mouse_position"'
+expect "humanized: the click lands within 2 px" 200 '(.x - 50 | fabs) <= 2 and (.y - 50 | fabs) <= 2'
+act "$B" '"action":"type","text":"slow typed\n"'
+expect "humanized typing" 200
+check "humanized typing arrives intact" wait_for 5 file_has "$tmp/b.txt" "slow typed"
+act "$B" "\"action\":\"type\",\"text\":\"$(printf 'x%.0s' $(seq 1 2001))\""
+expect "humanized typing of more than 2000 characters is 400" 400 '.error.field == "text" and (.error.message | test("humanize off"))'
+api POST /api/humanize '{"enabled":false}' >/dev/null
+expect "humanize off again" 200 '.enabled == false'
+
 # ---- windows ----
 act "$A" '"action":"list_windows"'
 expect "list_windows" 200 '.count >= 2 and ([.windows[].title] | index("left") != null and index("right") != null) and ([.windows[] | select(.title == "left")][0] | .class == "XTerm" and .x == 0 and .y == 0 and .pid > 0)'
