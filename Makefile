@@ -44,7 +44,10 @@ B := build
 BIN := bin
 
 DAEMON_SRCS := $(wildcard daemon/*.c)
-DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o) $(B)/gen/schema_sql.o
+# detmd also runs MCP tool calls in process (api_tools.c): the tool table
+# and its request builder are the proxy's own files, linked into both.
+TOOLTABLE_OBJS := $(B)/mcp-proxy/tools.o $(B)/mcp-proxy/schema.o $(B)/mcp-proxy/toolreq.o
+DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o) $(B)/gen/schema_sql.o $(TOOLTABLE_OBJS)
 # Everything but main.o, so unit tests can link the daemon's modules.
 DAEMON_LIB_OBJS := $(filter-out $(B)/daemon/main.o,$(DAEMON_OBJS))
 

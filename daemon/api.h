@@ -42,6 +42,7 @@ struct req {
 	const char *params[ROUTE_MAX_PARAMS];   /* {placeholders}, in order */
 	int nparams;
 	json_object *body;      /* the parsed body object; {} when empty */
+	json_object *query;     /* set by http_dispatch: the query (strings) */
 
 	int status;             /* reply */
 	json_object *reply;     /* owned */
@@ -77,6 +78,13 @@ int req_reply_raw(struct req *r, int status, const char *type, unsigned char *da
 void req_header(struct req *r, const char *name, const char *fmt, ...) DETM_PRINTF(3, 4);
 /* A query-string value (borrowed), or NULL. */
 const char *req_query(struct req *r, const char *key);
+/* Runs the route for method + path (unescaped) inside request r, as if it
+ * had come over HTTP, with `query` (an object of strings, may be NULL) and
+ * `body` (an object; both borrowed). The route's body cap applies. Its
+ * reply (JSON or raw, with headers) becomes r's; returns 0, or -1 with e
+ * set (404/405 when no route takes it). Used by the tool router. */
+int req_dispatch(struct req *r, const char *method, const char *path,
+    json_object *query, json_object *body, struct derr *e);
 
 /* Validate-or-fail helpers for path and query parameters. */
 int req_task_id(struct req *r, int i, const char **out, struct derr *e);
@@ -109,6 +117,9 @@ int api_device(struct req *r, struct derr *e);
 /* api_gui.c */
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);
+/* api_tools.c */
+int api_tools_list(struct req *r, struct derr *e);
+int api_tool_call(struct req *r, struct derr *e);
 /* api_waits.c */
 int api_wait_create(struct req *r, struct derr *e);
 int api_wait_list(struct req *r, struct derr *e);

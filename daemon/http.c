@@ -480,7 +480,71 @@ req_header(struct req *r, const char *name, const char *fmt, ...)
 const char *
 req_query(struct req *r, const char *key)
 {
+	json_object *v;
+
+	if (r->query != NULL)
+		return json_object_object_get_ex(r->query, key, &v) ? json_object_get_string(v) : NULL;
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+int
+req_dispatch(struct req *r, const char *method, const char *path,
+    json_object *query, json_object *body, struct derr *e)
+{
+	bool own_query = query == NULL;
+	struct hreq hr;
+	struct req sub;
+	size_t blen;
+	int rc = -1, k;
+
+	memset(&hr, 0, sizeof hr);
+	route_find(&hr, method, path);
+	if (hr.route == NULL) {
+		*e = hr.err;
+		goto out;
+	}
+	blen = json_object_object_length(body) > 0 ?
+	    strlen(json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN)) : 0;
+	if (blen > hr.route->max_body) {
+		derr_set(e, DERR_TOO_LARGE, NULL, hr.route->max_body == 0 ?
+		    "%s %s takes no body" : "body too large for %s %s", method, hr.route->pattern);
+		goto out;
+	}
+	memset(&sub, 0, sizeof sub);
+	sub.app = r->app;
+	sub.conn = r->conn;
+	sub.method = method;
+	sub.path = path;
+	memcpy(sub.params, hr.params, sizeof sub.params);
+	sub.nparams = hr.nparams;
+	sub.body = body;
+	sub.query = query != NULL ? query : json_object_new_object();
+	sub.status = 200;
+	rc = hr.route->fn(&sub, e);
+	if (own_query)
+		json_object_put(sub.query);
+	if (rc != 0 || (sub.reply == NULL && sub.raw == NULL)) {
+		if (rc == 0 || e->code == DERR_OK)
+			derr_set(e, DERR_INTERNAL, NULL, "internal error");
+		json_object_put(sub.reply);
+		free(sub.raw);
+		rc = -1;
+		goto out;
+	}
+	json_object_put(r->reply);
+	free(r->raw);
+	r->status = sub.status;
+	r->reply = sub.reply;
+	r->raw = sub.raw;
+	r->raw_len = sub.raw_len;
+	r->raw_type = sub.raw_type;
+	r->nhdr = sub.nhdr;
+	memcpy(r->hdr_name, sub.hdr_name, sizeof r->hdr_name);
+	memcpy(r->hdr_val, sub.hdr_val, sizeof r->hdr_val);
+out:
+	for (k = 0; k < hr.nparams; k++)
+		free(hr.param_copies[k]);
+	return rc;
 }
 
 int

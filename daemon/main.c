@@ -29,6 +29,7 @@
 #include "log.h"
 #include "store.h"
 #include "display.h"
+#include "../mcp-proxy/tools.h"
 #include "ground.h"
 #include "humanize.h"
 #include "stuck.h"
@@ -195,7 +196,7 @@ main(int argc, char **argv)
 	struct http *h = NULL;
 	struct derr e;
 	sigset_t sigs;
-	char path[4096];
+	char path[4096], tool_err[256];
 	int lockfd = -1, lfd = -1, sig = 0, rc = 1, c;
 
 	sigemptyset(&sigs);
@@ -247,6 +248,10 @@ main(int argc, char **argv)
 	}
 	task_hook_add(on_task_change, NULL);
 	humanize_configure(cfg.humanize);
+	if (tools_init(tool_err, sizeof tool_err) != 0) {
+		fprintf(stderr, "detmd: the tool table: %s\n", tool_err);
+		goto out;
+	}
 	if (ground_check(&cfg, &e) != 0) {
 		fprintf(stderr, "detmd: %s\n", e.message);
 		goto out;
@@ -300,6 +305,7 @@ out:
 		log_info("stopped cleanly");
 	log_close();
 	httpc_global_cleanup();
+	tools_free();
 	config_free(&cfg);
 	return rc;
 }

@@ -7,6 +7,8 @@
 #include "limits.h"
 
 #define B LIM_BODY_DEFAULT
+/* POST /<tool>: a Python DETM tool route, run by the tool router. */
+#define PY(tool) { "POST", "/" tool, api_tool_call, LIM_BODY_PLAN, "Python DETM: the " tool " tool" }
 
 const struct route api_routes[] = {
 	/* method   pattern                                     handler             body  */
@@ -48,6 +50,16 @@ const struct route api_routes[] = {
 	{ "POST",   "/api/gui/find",                            api_gui_find,       B, "find a described element (no action)" },
 	{ "POST",   "/api/gui/do",                              api_gui_do,         B, "one GUI instruction, grounded and done" },
 	{ "POST",   "/api/commands",                            api_commands,       LIM_BODY_ACTION, "run desktop commands in order" },
+	{ "GET",    "/api/tools",                               api_tools_list,     0, "the MCP tools, callable over HTTP" },
+	{ "POST",   "/api/tools/{name}",                        api_tool_call,      LIM_BODY_PLAN, "call a tool with its MCP arguments" },
+	/* The Python DETM's routes, kept so its scripts and plugins work. */
+	{ "GET",    "/health",                                  api_health,         0, "Python DETM: daemon health" },
+	{ "GET",    "/humanize",                                api_humanize_get,   0, "Python DETM: is input humanised" },
+	{ "POST",   "/humanize",                                api_humanize_set,   B, "Python DETM: humanised input on/off" },
+	PY("task_register"), PY("task_update"), PY("task_item_update"), PY("task_plan_append"),
+	PY("task_log_action"), PY("task_summary"), PY("task_drill_down"), PY("task_thread"),
+	PY("task_list"), PY("smart_wait"), PY("wait_status"), PY("wait_update"), PY("wait_cancel"),
+	PY("desktop_look"), PY("desktop_action"), PY("video_record"),
 };
 
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];

@@ -26,6 +26,7 @@
 #include "caps.h"
 #include "log.h"
 #include "result.h"
+#include "toolreq.h"
 
 struct forward {
 	CURL *curl;
@@ -199,114 +200,6 @@ out:
 	return rc;
 }
 
-/* Append s to out at *o, URL-escaped when escape. -1 when it does not fit. */
-static int
-fw_put(struct forward *fw, char *out, size_t cap, size_t *o, const char *s, bool escape)
-{
-	char *e = escape ? curl_easy_escape(fw->curl, s, 0) : NULL;
-	const char *v = escape ? e : s;
-	size_t n;
-	int rc = -1;
-
-	if (v == NULL)
-		goto out;
-	n = strlen(v);
-	if (*o + n + 1 > cap)
-		goto out;
-	memcpy(out + *o, v, n + 1);
-	*o += n;
-	rc = 0;
-out:
-	curl_free(e);
-	return rc;
-}
-
-/* A scalar argument as text for a path segment or query value. */
-static const char *
-fw_scalar(struct json_object *v, char *tmp, size_t len)
-{
-	double d;
-
-	switch (json_object_get_type(v)) {
-	case json_type_string:
-		return json_object_get_string(v);
-	case json_type_int:
-		snprintf(tmp, len, "%lld", (long long)json_object_get_int64(v));
-		return tmp;
-	case json_type_double:
-		d = json_object_get_double(v);
-		if (d > -9e15 && d < 9e15 && d == (double)(long long)d)
-			snprintf(tmp, len, "%lld", (long long)d);
-		else
-			snprintf(tmp, len, "%.17g", d);
-		return tmp;
-	case json_type_boolean:
-		return json_object_get_boolean(v) ? "true" : "false";
-	default:
-		return json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-	}
-}
-
-/* Fill path from t->route and args (path segments), and qs with the query
- * string ("" or "?a=b&..."); body gets every other argument. -1 when the
- * URL would exceed CAP_URL_BYTES. */
-static int
-fw_build(struct forward *fw, const struct tool *t, struct json_object *args,
-         char *path, char *qs, struct json_object *body)
-{
-	const char *p = t->route, *q;
-	char name[64], tmp[64];
-	size_t o = 0, qo = 0, n;
-	struct json_object *v;
-	bool opt;
-
-	path[0] = qs[0] = '\0';
-	json_object_object_foreach(args, key, val) {
-		json_object_object_add(body, key, json_object_get(val));
-	}
-	while (*p != '\0' && *p != '?') {
-		if (*p != '{') {
-			if (o + 2 > CAP_URL_BYTES)
-				return -1;
-			path[o++] = *p++;
-			path[o] = '\0';
-			continue;
-		}
-		q = strchr(p, '}');
-		n = (size_t)(q - p - 1);
-		opt = p[n] == '?';
-		snprintf(name, sizeof name, "%.*s", (int)(opt ? n - 1 : n), p + 1);
-		p = q + 1;
-		if (!json_object_object_get_ex(args, name, &v)) {
-			if (opt && o > 0 && path[o - 1] == '/')
-				path[--o] = '\0';   /* "/api/waits/{wait_id?}" -> "/api/waits" */
-			continue;
-		}
-		json_object_object_del(body, name);
-		if (fw_put(fw, path, CAP_URL_BYTES, &o, fw_scalar(v, tmp, sizeof tmp), true) != 0)
-			return -1;
-	}
-	if (*p == '?' && fw_put(fw, qs, CAP_URL_BYTES, &qo, p, false) != 0)
-		return -1;
-	for (p = t->query; p != NULL && *p != '\0'; p = *q ? q + 1 : q) {
-		const char *colon;
-		q = p + strcspn(p, ",");
-		colon = memchr(p, ':', (size_t)(q - p));
-		snprintf(name, sizeof name, "%.*s", (int)((colon ? colon : q) - p), p);
-		if (!json_object_object_get_ex(args, name, &v))
-			continue;
-		json_object_object_del(body, name);
-		if (colon != NULL)
-			snprintf(name, sizeof name, "%.*s", (int)(q - colon - 1), colon + 1);
-		if (fw_put(fw, qs, CAP_URL_BYTES, &qo, qo ? "&" : "?", false) != 0 ||
-		    fw_put(fw, qs, CAP_URL_BYTES, &qo, name, false) != 0 ||
-		    fw_put(fw, qs, CAP_URL_BYTES, &qo, "=", false) != 0 ||
-		    fw_put(fw, qs, CAP_URL_BYTES, &qo, fw_scalar(v, tmp, sizeof tmp), true) != 0)
-			return -1;
-	}
-	return o + qo < CAP_URL_BYTES ? 0 : -1;
-}
-
 /* "tasks; not yet: waits, desktop" from GET /api/capabilities into out.
  * Returns whether the daemon claims capability `want` (false when unknown
  * or want is NULL). */
@@ -448,12 +341,15 @@ struct json_object *
 forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
              atomic_int *cancel)
 {
-	struct json_object *body = json_object_new_object(), *res = NULL, *msg = NULL, *post;
-	char path[CAP_URL_BYTES], qs[CAP_URL_BYTES], full[2 * CAP_URL_BYTES];
+	struct json_object *body = json_object_new_object(), *query = json_object_new_object();
+	struct json_object *res = NULL, *msg = NULL, *post;
+	char path[CAP_URL_BYTES], full[CAP_URL_BYTES];
 	bool has_body = strcmp(t->method, "POST") == 0 || strcmp(t->method, "PATCH") == 0;
 	bool ok;
 
-	if (fw_build(fw, t, args, path, qs, body) != 0) {
+	if (toolreq_build(t, args, true, path, sizeof path, query, body) != 0 ||
+	    (snprintf(full, sizeof full, "%s", path),
+	     toolreq_query_string(query, full, sizeof full) != 0)) {
 		res = result_error(NULL, "the arguments of %s are too long to fit in a URL.", t->name);
 		goto out;
 	}
@@ -469,9 +365,9 @@ forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
 		json_object_put(res);
 		res = NULL;
 	}
-	snprintf(full, sizeof full, "%s%s", path, qs);
 	res = fw_exchange(fw, t, t->method, full, has_body ? body : NULL, cancel, &ok);
 out:
+	json_object_put(query);
 	json_object_put(body);
 	return res;
 }
