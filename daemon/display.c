@@ -369,6 +369,11 @@ xvfb_launch(struct dentry *de, struct derr *e)
 	argv[argc++] = (char *)(uintptr_t)"-auth";
 	argv[argc++] = de->auth_path;
 	argv[argc++] = (char *)(uintptr_t)"-noreset";
+	/* No blanking: Xvfb's default screen saver blanks an idle screen after
+	 * 10 min, which a long smart wait or a recording would then watch. */
+	argv[argc++] = (char *)(uintptr_t)"-s";
+	argv[argc++] = (char *)(uintptr_t)"0";
+	argv[argc++] = (char *)(uintptr_t)"-dpms";
 	if (!cfg->display_glx) {
 		argv[argc++] = (char *)(uintptr_t)"-extension";
 		argv[argc++] = (char *)(uintptr_t)"GLX";

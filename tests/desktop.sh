@@ -72,6 +72,12 @@ check "the two tasks have different displays" [ "$DA" != "$DB" ]
 api GET /api/displays >/dev/null
 expect "GET /api/displays lists both" 200 "[.displays[].task_id] | (index(\"$A\") != null and index(\"$B\") != null)"
 check "display size is the task's" sh -c "DISPLAY=$DB XAUTHORITY=$(auth_of "$B") xdpyinfo | grep -q 'dimensions: *800x600'"
+check "task displays never blank (screen saver off; Xvfb's default is 600 s)" sh -c \
+	"[ \"\$(DISPLAY=$DA XAUTHORITY=$(auth_of "$A") python3 -c '
+import ctypes
+x = ctypes.CDLL(\"libX11.so.6\"); x.XOpenDisplay.restype = ctypes.c_void_p
+d = x.XOpenDisplay(None); v = [ctypes.c_int() for _ in range(4)]
+x.XGetScreenSaver(ctypes.c_void_p(d), *[ctypes.byref(i) for i in v]); print(v[0].value)')\" = 0 ]"
 check "the display needs its cookie" sh -c "! DISPLAY=$DA XAUTHORITY=/dev/null xdpyinfo >/dev/null 2>&1"
 api GET "/api/tasks/$A/display" >/dev/null
 expect "GET a task's display" 200 ".name == \"$DA\" and .state == \"running\""
