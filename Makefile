@@ -166,7 +166,7 @@ $(BIN)/wake-recv: $(WAKERECV_OBJS)
 
 run: deps
 	@$(MAKE) --no-print-directory all
-	exec $(BIN)/detmd $(ARGS)
+	exec $(BIN)/detmd --shared-xvfb 1920x1080 $(ARGS)
 
 # Every suite prints its own "N passed, N failed" line; tests/run.sh fails if any does.
 test: test-deps

@@ -31,6 +31,7 @@ struct config {
 	char *window_manager;   /* command started on each task display; "" none */
 	bool display_glx;       /* give task displays GLX */
 	bool humanize;          /* start value of the humanize switch */
+	char *shared_xvfb;      /* "WxH": start the shared display if down; "" never */
 	/* smart waits and vision */
 	char *vision_backend;   /* ollama | vllm | claude | openrouter | passthrough */
 	char *ollama_url, *vision_model, *ollama_keep_alive;

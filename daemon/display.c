@@ -366,8 +366,10 @@ xvfb_launch(struct dentry *de, struct derr *e)
 	argv[argc++] = geom;
 	argv[argc++] = (char *)(uintptr_t)"-nolisten";
 	argv[argc++] = (char *)(uintptr_t)"tcp";
-	argv[argc++] = (char *)(uintptr_t)"-auth";
-	argv[argc++] = de->auth_path;
+	if (de->auth_path[0] != '\0') {      /* the shared one has none */
+		argv[argc++] = (char *)(uintptr_t)"-auth";
+		argv[argc++] = de->auth_path;
+	}
 	argv[argc++] = (char *)(uintptr_t)"-noreset";
 	/* No blanking: Xvfb's default screen saver blanks an idle screen after
 	 * 10 min, which a long smart wait or a recording would then watch. */
@@ -678,6 +680,11 @@ display_shutdown(void)
 	pthread_mutex_lock(&shared.mu);
 	close_conn(&shared);
 	pthread_mutex_unlock(&shared.mu);
+	if (shared.pid > 0) {
+		log_info("stopping the shared display %s (Xvfb pid %ld)", shared.name, (long)shared.pid);
+		kill_wait(shared.pid);
+		shared.pid = 0;
+	}
 }
 
 /* ---- lease ---- */
@@ -958,6 +965,47 @@ cleanup_stale(void)
 	closedir(dh);
 }
 
+/* --shared-xvfb WxH: when nothing answers on the shared display, start an
+ * Xvfb there (no cookie, like the Python DETM's :99, so agents' own
+ * clients need only DISPLAY). It lives until detmd stops; one left by a
+ * killed detmd answers at the next start and is used as it is. Failure is
+ * logged, not fatal: task displays work without it. */
+static void
+shared_autostart(void)
+{
+	struct derr e;
+	Display *d;
+	int w = 0, h = 0, n = -1;
+	char extra;
+
+	if (cfg->shared_xvfb[0] == '\0')
+		return;
+	if (sscanf(cfg->shared_xvfb, "%dx%d%c", &w, &h, &extra) != 2 || w < 64 || h < 64 ||
+	    w > 8192 || h > 8192 || sscanf(shared.name, ":%d", &n) != 1 || n < 0) {
+		log_warn("--shared-xvfb %s for display %s: need WxH and a local :N display",
+		    cfg->shared_xvfb, shared.name);
+		return;
+	}
+	if ((d = XOpenDisplay(shared.name)) != NULL) {
+		XCloseDisplay(d);
+		log_info("the shared display %s answers; not starting one", shared.name);
+		return;
+	}
+	shared.number = n;
+	shared.width = w;
+	shared.height = h;
+	shared.auth_path[0] = '\0';
+	derr_clear(&e);
+	if (xvfb_launch(&shared, &e) != 0) {
+		log_warn("cannot start the shared display %s: %s", shared.name,
+		    e.code != DERR_OK ? e.message : "the number is taken");
+		shared.pid = 0;
+		return;
+	}
+	log_info("started the shared display %s (%dx%d, Xvfb pid %ld)", shared.name, w, h,
+	    (long)shared.pid);
+}
+
 int
 display_init(const struct config *c, struct derr *e)
 {
@@ -970,5 +1018,6 @@ display_init(const struct config *c, struct derr *e)
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", dir, strerror(errno));
 	table = xcalloc((size_t)c->max_displays, sizeof *table);
 	cleanup_stale();
+	shared_autostart();
 	return 0;
 }

@@ -41,6 +41,15 @@ disp_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.display; }
 auth_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.xauthority; }
 file_has() { [ -f "$1" ] && grep -qF -- "$2" "$1"; }
 gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+saver_timeout() { # saver_timeout DISPLAY: the X screen saver timeout (XGetScreenSaver)
+	DISPLAY=$1 python3 -c '
+import ctypes
+x = ctypes.CDLL("libX11.so.6"); x.XOpenDisplay.restype = ctypes.c_void_p
+d = x.XOpenDisplay(None)
+if not d: raise SystemExit("cannot open the display")
+v = [ctypes.c_int() for _ in range(4)]
+x.XGetScreenSaver(ctypes.c_void_p(d), *[ctypes.byref(i) for i in v]); print(v[0].value)'
+}
 xvfb_count() { pgrep -f "Xvfb.*-auth $DETM_DATA/displays" | wc -l; }
 
 # ---- a shared desktop of our own (the daemon's DISPLAY) ----
@@ -72,12 +81,8 @@ check "the two tasks have different displays" [ "$DA" != "$DB" ]
 api GET /api/displays >/dev/null
 expect "GET /api/displays lists both" 200 "[.displays[].task_id] | (index(\"$A\") != null and index(\"$B\") != null)"
 check "display size is the task's" sh -c "DISPLAY=$DB XAUTHORITY=$(auth_of "$B") xdpyinfo | grep -q 'dimensions: *800x600'"
-check "task displays never blank (screen saver off; Xvfb's default is 600 s)" sh -c \
-	"[ \"\$(DISPLAY=$DA XAUTHORITY=$(auth_of "$A") python3 -c '
-import ctypes
-x = ctypes.CDLL(\"libX11.so.6\"); x.XOpenDisplay.restype = ctypes.c_void_p
-d = x.XOpenDisplay(None); v = [ctypes.c_int() for _ in range(4)]
-x.XGetScreenSaver(ctypes.c_void_p(d), *[ctypes.byref(i) for i in v]); print(v[0].value)')\" = 0 ]"
+check "task displays never blank (screen saver off; Xvfb's default is 600 s)" \
+	[ "$(XAUTHORITY=$(auth_of "$A") saver_timeout "$DA")" = 0 ]
 check "the display needs its cookie" sh -c "! DISPLAY=$DA XAUTHORITY=/dev/null xdpyinfo >/dev/null 2>&1"
 api GET "/api/tasks/$A/display" >/dev/null
 expect "GET a task's display" 200 ".name == \"$DA\" and .state == \"running\""
@@ -330,5 +335,22 @@ check "and frames a new window (_NET_FRAME_EXTENTS)" wait_for 10 wm_frame
 api PATCH "/api/tasks/$W" '{"status":"completed"}' >/dev/null
 check "finishing the task stops its window manager" wait_for 5 gone "${WM:-0}"
 daemon_stop
+
+# ---- --shared-xvfb (make run): a shared display when none answers ----
+N=150
+while [ -e "/tmp/.X11-unix/X$N" ] || [ -e "/tmp/.X$N-lock" ]; do N=$((N + 1)); done
+daemon_start --display ":$N" --shared-xvfb 640x480
+api GET /api/desktop/screenshot?format=json >/dev/null
+expect "--shared-xvfb starts a shared display of that size when none answers" 200 \
+	'.screen_size.width == 640 and .screen_size.height == 480'
+check "like the Python DETM's :99 it needs no cookie" sh -c "DISPLAY=:$N XAUTHORITY=/dev/null xdpyinfo >/dev/null"
+check "and its screen never blanks" [ "$(XAUTHORITY=/dev/null saver_timeout ":$N")" = 0 ]
+daemon_stop
+check "stopping detmd stops the shared display it started" wait_for 5 sh -c "! DISPLAY=:$N xdpyinfo >/dev/null 2>&1"
+daemon_start --display "$SHARED" --shared-xvfb 640x480
+api GET /api/desktop/screenshot?format=json >/dev/null
+expect "a shared display that answers is used as it is" 200 '.screen_size.width == 1024'
+daemon_stop
+check "and is left running" sh -c "DISPLAY=$SHARED xdpyinfo >/dev/null 2>&1"
 
 finish
