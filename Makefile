@@ -23,9 +23,9 @@ WARN    += -Werror
 endif
 
 DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst xdamage libturbojpeg zlib libcurl
-# Headers only: detmd dlopens these at first use (ocr.c), so an idle daemon
+# Headers only: detmd dlopens these at first use (ocr.c, enc.c), so an idle daemon
 # does not map them.
-DAEMON_DL_PKGS = tesseract
+DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil
 PROXY_PKGS  = libcurl json-c
 TEST_PKGS   = libcurl json-c sqlite3
 

@@ -142,7 +142,7 @@ fi
 
 # The desktop, capture and smart-wait benches each start their own daemon
 # and displays; a failure to run is counted, a missed target is not.
-for b in desktop capture waits gui; do
+for b in desktop capture waits gui record; do
 	echo
 	echo "######## bench/$b.sh"
 	if ! DETM_BIN=$DETM_BIN DETM_DATA= bench/$b.sh; then

@@ -34,6 +34,12 @@ struct app {
 #define ROUTE_MAX_PARAMS 4
 #define REQ_MAX_HEADERS 8
 
+/* A streamed reply's reader: called on the connection's thread for the
+ * bytes from pos on; may block; returns how many it put in buf (1..max),
+ * or REQ_STREAM_END. */
+typedef long (*req_stream_fn)(void *cls, uint64_t pos, char *buf, size_t max);
+#define REQ_STREAM_END (-1L)
+
 struct req {
 	struct app *app;
 	struct MHD_Connection *conn;
@@ -48,7 +54,12 @@ struct req {
 	json_object *reply;     /* owned */
 	unsigned char *raw;     /* or a non-JSON reply (owned, malloc'd) */
 	size_t raw_len;
-	const char *raw_type;   /* its Content-Type (static) */
+	const char *raw_type;   /* its Content-Type (static), also for fd and stream */
+	int fd;                 /* or a file reply (req_reply_fd): -1 none */
+	uint64_t fd_off, fd_len;
+	req_stream_fn stream;   /* or a streamed reply (req_reply_stream) */
+	void (*stream_done)(void *cls);
+	void *stream_cls;
 	int nhdr;               /* extra reply headers */
 	const char *hdr_name[REQ_MAX_HEADERS];
 	char hdr_val[REQ_MAX_HEADERS][64];
@@ -73,9 +84,20 @@ int req_reply(struct req *r, int status, json_object *obj);
 /* A non-JSON reply: takes ownership of data (malloc'd); type is static. */
 int req_reply_raw(struct req *r, int status, const char *type, unsigned char *data,
     size_t len);
+/* A file reply: len bytes of fd from off (the reply owns fd and closes it,
+ * whatever happens next). Returns 0. */
+int req_reply_fd(struct req *r, int status, const char *type, int fd, uint64_t off,
+    uint64_t len);
+/* A streamed reply of unknown length (MJPEG): read gives the bytes as
+ * they come; done(cls) is called exactly once, when the reply ended, the
+ * client left, or the handler failed after setting it. Returns 0. */
+int req_reply_stream(struct req *r, int status, const char *type, req_stream_fn read,
+    void (*done)(void *cls), void *cls);
 /* Adds a reply header (name static; value copied, truncated to 63 bytes).
  * At most REQ_MAX_HEADERS; extra ones are dropped. */
 void req_header(struct req *r, const char *name, const char *fmt, ...) DETM_PRINTF(3, 4);
+/* A request header's value (borrowed), or NULL. */
+const char *req_in_header(struct req *r, const char *name);
 /* A query-string value (borrowed), or NULL. */
 const char *req_query(struct req *r, const char *key);
 /* Runs the route for method + path (unescaped) inside request r, as if it
@@ -117,6 +139,20 @@ int api_device(struct req *r, struct derr *e);
 /* api_gui.c */
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);
+/* api_rec.c */
+int api_rec_status(struct req *r, struct derr *e);
+int api_rec_video(struct req *r, struct derr *e);
+int api_rec_index(struct req *r, struct derr *e);
+int api_rec_start(struct req *r, struct derr *e);
+int api_rec_stop(struct req *r, struct derr *e);
+int api_record(struct req *r, struct derr *e);
+int api_record_get(struct req *r, struct derr *e);
+int api_record_video(struct req *r, struct derr *e);
+int api_live_task(struct req *r, struct derr *e);
+int api_live_shared(struct req *r, struct derr *e);
+int api_frame_task(struct req *r, struct derr *e);
+int api_frame_shared(struct req *r, struct derr *e);
+int api_live_list(struct req *r, struct derr *e);
 /* api_tools.c */
 int api_tools_list(struct req *r, struct derr *e);
 int api_tool_call(struct req *r, struct derr *e);

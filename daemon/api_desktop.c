@@ -18,6 +18,7 @@
 #include "jx.h"
 #include "limits.h"
 #include "log.h"
+#include "recorder.h"
 #include "task.h"
 #include "taskstate.h"
 
@@ -329,6 +330,7 @@ api_task_display_start(struct req *r, const char *task_id, int w, int h,
 		*info = NULL;
 		return -1;
 	}
+	rec_display_started(task_id);
 	return 0;
 }
 

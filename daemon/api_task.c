@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "api.h"
+#include "recorder.h"
 #include "jx.h"
 #include "limits.h"
 #include "log.h"
@@ -183,6 +184,7 @@ api_task_get(struct req *r, struct derr *e)
 	}
 	if ((sum = task_summary(r->app->store, id, d, false, e)) == NULL)
 		return -1;
+	json_object_object_add(sum, "recording", rec_task_status(id));
 	return req_reply(r, 200, sum);
 }
 

@@ -59,6 +59,10 @@ struct config {
 	long stuck_check_s;     /* how often active tasks are checked */
 	long stuck_after_s;     /* idle this long (and no watching wait): stuck */
 	long stuck_cooldown_s;  /* no second alert for a task within this */
+	/* recordings (recorder.c) */
+	bool record;
+	long record_fps, record_max_mb, record_task_max_mb, record_max_min;
+	bool record_keep_failed;
 	/* GUI grounding (gui.c, ground.c) */
 	char *gui_backend;      /* direct | uitars | claude_cu | omniparser */
 	char *uitars_ollama_model, *uitars_keep_alive, *uitars_openrouter_model;

@@ -25,6 +25,7 @@ enum derr_code {
 	DERR_CONFLICT,          /* 409 conflict */
 	DERR_TOO_LARGE,         /* 413 payload_too_large */
 	DERR_MEDIA,             /* 415 unsupported_media_type */
+	DERR_RANGE,             /* 416 range_not_satisfiable */
 	DERR_INTERNAL,          /* 500 internal */
 	DERR_NOT_IMPLEMENTED,   /* 501 not_implemented */
 	DERR_UNAVAILABLE,       /* 503 unavailable */

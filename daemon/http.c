@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "jx.h"
@@ -128,17 +129,73 @@ is_loopback(const char *addr)
 	    strcmp(addr, "localhost") == 0;
 }
 
+/* Frees what a reply owns that was not handed to MHD. */
+static void
+reply_release(struct req *r)
+{
+	json_object_put(r->reply);
+	r->reply = NULL;
+	free(r->raw);
+	r->raw = NULL;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	if (r->stream_done != NULL)
+		r->stream_done(r->stream_cls);
+	r->stream = NULL;
+	r->stream_done = NULL;
+}
+
+static ssize_t
+stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct req *owner = cls;
+	long n = owner->stream(owner->stream_cls, pos, buf, max);
+
+	return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static void
+stream_free(void *cls)
+{
+	struct req *owner = cls;
+
+	if (owner->stream_done != NULL)
+		owner->stream_done(owner->stream_cls);
+	free(owner);
+}
+
+/* A non-JSON reply: a buffer, a file or a stream. */
 static enum MHD_Result
 send_raw(struct MHD_Connection *conn, struct req *r)
 {
-	struct MHD_Response *resp;
+	struct MHD_Response *resp = NULL;
 	enum MHD_Result ret;
 	int i;
 
-	resp = MHD_create_response_from_buffer(r->raw_len, r->raw, MHD_RESPMEM_MUST_FREE);
-	if (resp == NULL)
-		return MHD_NO;
-	r->raw = NULL;          /* MHD frees it */
+	if (r->stream != NULL) {
+		struct req *owner = xmalloc(sizeof *owner);
+
+		*owner = *r;    /* the stream's state outlives this request struct */
+		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_read,
+		    owner, stream_free);
+		if (resp == NULL) {
+			free(owner);
+			return MHD_NO;  /* r still owns the stream: the caller releases it */
+		}
+		r->stream = NULL;
+		r->stream_done = NULL;
+	} else if (r->fd >= 0) {
+		resp = MHD_create_response_from_fd_at_offset64(r->fd_len, r->fd, r->fd_off);
+		if (resp == NULL)
+			return MHD_NO;
+		r->fd = -1;     /* MHD closes it */
+	} else {
+		resp = MHD_create_response_from_buffer(r->raw_len, r->raw, MHD_RESPMEM_MUST_FREE);
+		if (resp == NULL)
+			return MHD_NO;
+		r->raw = NULL;  /* MHD frees it */
+	}
 	MHD_add_response_header(resp, "Content-Type", r->raw_type);
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
@@ -298,6 +355,7 @@ run_handler(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	int rc;
 
 	memset(&r, 0, sizeof r);
+	r.fd = -1;
 	derr_clear(&e);
 	r.app = h->app;
 	r.conn = conn;
@@ -318,10 +376,10 @@ run_handler(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 		r.body = json_object_new_object();
 	}
 	rc = hr->route->fn(&r, &e);
-	if (rc == 0 && r.raw != NULL) {
+	if (rc == 0 && (r.raw != NULL || r.fd >= 0 || r.stream != NULL)) {
 		ret = send_raw(conn, &r);
 		log_debug("%s %s -> %d raw (%lld us)", method, url, r.status, (long long)(mono_us() - hr->t0));
-		free(r.raw);
+		reply_release(&r);
 		json_object_put(r.body);
 		return ret;
 	}
@@ -336,9 +394,8 @@ run_handler(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	json_object_put(r.body);
 	return ret;
 fail:
-	json_object_put(r.reply);
+	reply_release(&r);
 	json_object_put(r.body);
-	free(r.raw);
 	if (derr_status(e.code) >= 500)
 		log_warn("%s %s -> %d: %s", method, url, derr_status(e.code), e.message);
 	else
@@ -454,6 +511,31 @@ req_reply(struct req *r, int status, json_object *obj)
 }
 
 int
+req_reply_fd(struct req *r, int status, const char *type, int fd, uint64_t off, uint64_t len)
+{
+	reply_release(r);
+	r->status = status;
+	r->raw_type = type;
+	r->fd = fd;
+	r->fd_off = off;
+	r->fd_len = len;
+	return 0;
+}
+
+int
+req_reply_stream(struct req *r, int status, const char *type, req_stream_fn read,
+    void (*done)(void *cls), void *cls)
+{
+	reply_release(r);
+	r->status = status;
+	r->raw_type = type;
+	r->stream = read;
+	r->stream_done = done;
+	r->stream_cls = cls;
+	return 0;
+}
+
+int
 req_reply_raw(struct req *r, int status, const char *type, unsigned char *data, size_t len)
 {
 	free(r->raw);
@@ -475,6 +557,12 @@ req_header(struct req *r, const char *name, const char *fmt, ...)
 	vsnprintf(r->hdr_val[r->nhdr], sizeof r->hdr_val[0], fmt, ap);
 	va_end(ap);
 	r->hdr_name[r->nhdr++] = name;
+}
+
+const char *
+req_in_header(struct req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
 const char *
@@ -511,6 +599,7 @@ req_dispatch(struct req *r, const char *method, const char *path,
 		goto out;
 	}
 	memset(&sub, 0, sizeof sub);
+	sub.fd = -1;
 	sub.app = r->app;
 	sub.conn = r->conn;
 	sub.method = method;
@@ -523,21 +612,25 @@ req_dispatch(struct req *r, const char *method, const char *path,
 	rc = hr.route->fn(&sub, e);
 	if (own_query)
 		json_object_put(sub.query);
-	if (rc != 0 || (sub.reply == NULL && sub.raw == NULL)) {
+	if (rc != 0 || (sub.reply == NULL && sub.raw == NULL && sub.fd < 0 && sub.stream == NULL)) {
 		if (rc == 0 || e->code == DERR_OK)
 			derr_set(e, DERR_INTERNAL, NULL, "internal error");
-		json_object_put(sub.reply);
-		free(sub.raw);
+		reply_release(&sub);
 		rc = -1;
 		goto out;
 	}
-	json_object_put(r->reply);
-	free(r->raw);
+	reply_release(r);
 	r->status = sub.status;
 	r->reply = sub.reply;
 	r->raw = sub.raw;
 	r->raw_len = sub.raw_len;
 	r->raw_type = sub.raw_type;
+	r->fd = sub.fd;
+	r->fd_off = sub.fd_off;
+	r->fd_len = sub.fd_len;
+	r->stream = sub.stream;
+	r->stream_done = sub.stream_done;
+	r->stream_cls = sub.stream_cls;
 	r->nhdr = sub.nhdr;
 	memcpy(r->hdr_name, sub.hdr_name, sizeof r->hdr_name);
 	memcpy(r->hdr_val, sub.hdr_val, sizeof r->hdr_val);

@@ -26,7 +26,9 @@
 #include "config.h"
 #include "http.h"
 #include "httpc.h"
+#include "live.h"
 #include "log.h"
+#include "recorder.h"
 #include "store.h"
 #include "display.h"
 #include "../mcp-proxy/tools.h"
@@ -246,6 +248,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "detmd: %s\n", e.message);
 		goto out;
 	}
+	/* Before on_task_change: a recording ends before its display stops. */
+	if (rec_init(&app, &e) != 0) {
+		fprintf(stderr, "detmd: recordings: %s\n", e.message);
+		goto out;
+	}
 	task_hook_add(on_task_change, NULL);
 	humanize_configure(cfg.humanize);
 	if (tools_init(tool_err, sizeof tool_err) != 0) {
@@ -288,6 +295,8 @@ main(int argc, char **argv)
 	rc = 0;
 out:
 	waits_stop();           /* first: long polls return, workers leave the displays */
+	live_shutdown();        /* MJPEG viewers end, so their connections can */
+	rec_shutdown();         /* files finished while their displays still run */
 	stuck_stop();
 	http_stop(h);
 	wake_shutdown();

@@ -55,6 +55,7 @@
 
 #include <tesseract/capi.h>
 
+#include "dynlib.h"
 #include "util.h"
 
 #define OCR_BORDER    10        /* px of background around the image */
@@ -94,7 +95,7 @@ static char tess_err[256];
 static void
 tess_load(void)
 {
-	static const struct { const char *name; size_t off; } syms[] = {
+	static const struct dynsym syms[] = {
 #define TSYM(field, name) { #name, offsetof(__typeof__(tess), field) }
 		TSYM(create, TessBaseAPICreate), TSYM(del, TessBaseAPIDelete),
 		TSYM(end, TessBaseAPIEnd), TSYM(init2, TessBaseAPIInit2),
@@ -106,27 +107,9 @@ tess_load(void)
 		TSYM(clear, TessBaseAPIClear),
 #undef TSYM
 	};
-	void *lib = dlopen(TESS_SONAME, RTLD_NOW | RTLD_LOCAL);
 
-	if (lib == NULL) {
-		snprintf(tess_err, sizeof tess_err, "OCR is unavailable: %s (Debian package "
-		    "libtesseract5)", dlerror());
-		return;
-	}
-	for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
-		void *sym = dlsym(lib, syms[i].name);
-
-		if (sym == NULL) {
-			snprintf(tess_err, sizeof tess_err, "OCR is unavailable: %s has no %s",
-			    TESS_SONAME, syms[i].name);
-			dlclose(lib);
-			memset(&tess, 0, sizeof tess);
-			return;
-		}
-		/* object -> function pointer: same size on every target we build for */
-		memcpy((char *)&tess + syms[i].off, &sym, sizeof sym);
-	}
-	tess_lib = lib;
+	tess_lib = dynlib_load(TESS_SONAME, syms, ARRAY_LEN(syms), &tess, sizeof tess, "OCR",
+	    "libtesseract5", tess_err, sizeof tess_err);
 }
 
 /* Every OpenMP parallel region runs on one thread (see the top comment).

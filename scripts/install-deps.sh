@@ -18,8 +18,9 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libmicrohttpd-dev libsqlite3-dev libjson-c-dev libcurl4-openssl-dev
 	libx11-dev libxext-dev libxtst-dev libxdamage-dev libturbojpeg0-dev zlib1g-dev
 	libtesseract-dev tesseract-ocr-eng
+	libavcodec-dev libavformat-dev libavutil-dev
 	xvfb)
-test_pkgs=(sqlite3 curl procps jq xterm x11-apps x11-utils xdotool imagemagick openbox)
+test_pkgs=(sqlite3 curl procps jq xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg)
 bench_pkgs=(wrk)
 
 case "$group" in

@@ -327,16 +327,26 @@ test_unavailable_tools_name_the_capability(void)
 	};
 	struct json_object *r = NULL, *res;
 	struct mproc p;
+	struct fake f;
+	char u[64];
 	size_t i;
 	int ok = 1;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	/* Every tool has its route in this detmd: an older daemon (a fake
+	 * that answers every request with detmd's 404 for a missing route)
+	 * stands in for one without recording. */
+	CHECK(fake_start(&f, FAKE_CANNED) == 0, "fake");
+	f.status = 404;
+	snprintf(f.body, sizeof f.body, "{\"error\":{\"code\":\"not_found\",\"message\":"
+	         "\"no route POST /api/record (GET /api/routes lists them)\",\"field\":null}}");
+	snprintf(u, sizeof u, "http://127.0.0.1:%d", f.port);
+	CHECK(open_proxy(&p, u) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		res = mproc_tool(&p, 100 + (int)i, cases[i].tool, cases[i].args, &r);
 		CHECK(res && is_error(res), "%s: %s", cases[i].tool, JS(r));
 		CHECK(strstr(result_text(res), "does not support") && strstr(result_text(res), cases[i].what) &&
-		      strstr(result_text(res), url) && strstr(result_text(res), "capabilities"),
+		      strstr(result_text(res), u) && strstr(result_text(res), "capabilities"),
 		      "%s: %s", cases[i].tool, result_text(res));
 		DROP(r);
 
@@ -344,6 +354,7 @@ test_unavailable_tools_name_the_capability(void)
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
+	fake_stop(&f);
 	return ok;
 }
 

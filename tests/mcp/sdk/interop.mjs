@@ -113,9 +113,9 @@ async function main() {
 		check("wait_status finds it", r.isError !== true && text(r).includes(wid), text(r));
 		r = await client.callTool({ name: "wait_cancel", arguments: { wait_id: wid, reason: "sdk test" } });
 		check("wait_cancel cancels it", r.isError !== true && text(r).includes("cancelled"), text(r));
-		r = await client.callTool({ name: "video_record", arguments: { duration: 2 } });
-		check("video_record names the missing capability", r.isError === true &&
-			text(r).includes("recording"), text(r));
+		r = await client.callTool({ name: "video_record", arguments: { task_id: tid, duration: 1, fps: 2 } });
+		check("video_record without a display is an isError naming the display", r.isError === true &&
+			text(r).includes("display"), text(r));
 		let code = null;
 		try { await client.callTool({ name: "no_such_tool", arguments: {} }); }
 		catch (e) { code = e.code; }
@@ -139,6 +139,14 @@ async function main() {
 		const pos = r.structuredContent || JSON.parse(text(r) || "{}");
 		check("desktop_action x,y are pixels of the last look (scale 2: 100,50 -> 200,100)",
 			!r.isError && pos.x === 200 && pos.y === 100, text(r));
+		r = await client.callTool({ name: "video_record", arguments: { task_id: dt, duration: 1, fps: 2 } });
+		const clip = r.structuredContent || {};
+		check("video_record records a clip of the task's display", !r.isError && clip.status === "done" &&
+			/clip\.mp4$/.test(clip.url || "") && clip.duration_s >= 1, text(r));
+		const vid = clip.url ? await fetch(`${url}${clip.url}`) : null;
+		check("and its URL serves the MP4", vid && vid.status === 200 &&
+			vid.headers.get("content-type") === "video/mp4" &&
+			Buffer.from(await vid.arrayBuffer()).subarray(4, 8).toString() === "ftyp", vid ? String(vid.status) : "no url");
 		r = await client.callTool({ name: "desktop_action", arguments: { task_id: dt, action: "click", x: 5000, y: 1 } });
 		check("an off-screen click is a tool error naming the screen size", r.isError === true &&
 			text(r).includes("800x600"), text(r));

@@ -1,0 +1,284 @@
+/*
+ * api_rec.c - recording, clip and live-view routes:
+ *
+ *   GET  /api/tasks/{id}/recording            status
+ *   GET  /api/tasks/{id}/recording.mp4        the video (Range: bytes=...)
+ *   GET  /api/tasks/{id}/recording/index      frame times and action moments
+ *   POST /api/tasks/{id}/recording/start|stop operators
+ *   POST /api/record                          video_record: a clip
+ *   GET  /api/record/{id}                     a clip's status (?block_s)
+ *   GET  /api/record/{id}/clip.mp4            a clip's video (Range)
+ *   GET  /api/tasks/{id}/live.mjpeg, /api/live.mjpeg   MJPEG
+ *   GET  /api/tasks/{id}/frame.jpg,  /api/frame.jpg    one JPEG
+ *   GET  /api/live                            live streams and viewers
+ *
+ * Handlers check the request and hand the work to recorder.c and live.c;
+ * files are served by serve_file (byte ranges, 206/416).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "jx.h"
+#include "live.h"
+#include "recorder.h"
+#include "task.h"
+
+#define CLIP_MAX_S      120
+#define CLIP_FPS_MAX    30
+#define BLOCK_MAX_S     150
+
+/* "bytes=a-b" | "bytes=a-" | "bytes=-n" against size. 0 ok (*from, *len
+ * set), 1 no Range header, -1 unsatisfiable or malformed. Only one range. */
+static int
+parse_range(const char *h, uint64_t size, uint64_t *from, uint64_t *len)
+{
+	unsigned long long a, b;
+	char *end;
+
+	if (h == NULL)
+		return 1;
+	if (strncmp(h, "bytes=", 6) != 0 || strchr(h, ',') != NULL)
+		return -1;
+	h += 6;
+	if (*h == '-') {
+		b = strtoull(h + 1, &end, 10);
+		if (end == h + 1 || *end != '\0' || b == 0 || size == 0)
+			return -1;
+		*len = b < size ? b : size;
+		*from = size - *len;
+		return 0;
+	}
+	a = strtoull(h, &end, 10);
+	if (end == h || *end != '-' || a >= size)
+		return -1;
+	h = end + 1;
+	if (*h == '\0') {
+		b = size - 1;
+	} else {
+		b = strtoull(h, &end, 10);
+		if (*end != '\0' || b < a)
+			return -1;
+		if (b >= size)
+			b = size - 1;
+	}
+	*from = a;
+	*len = b - a + 1;
+	return 0;
+}
+
+/* Serves a video file, whole or the requested byte range. */
+static int
+serve_file(struct req *r, const char *path, const char *what, struct derr *e)
+{
+	uint64_t from = 0, len;
+	struct stat sb;
+	int fd, pr;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return derr_set(e, DERR_NOT_FOUND, NULL, "%s has no video file", what);
+	}
+	len = (uint64_t)sb.st_size;
+	pr = parse_range(req_in_header(r, "Range"), (uint64_t)sb.st_size, &from, &len);
+	if (pr < 0) {
+		close(fd);
+		req_header(r, "Content-Range", "bytes */%" PRIu64, (uint64_t)sb.st_size);
+		return derr_set(e, DERR_RANGE, "Range", "the range '%.40s' is not within the %" PRIu64
+		    " bytes of the file", req_in_header(r, "Range"), (uint64_t)sb.st_size);
+	}
+	req_header(r, "Accept-Ranges", "bytes");
+	if (pr == 0)
+		req_header(r, "Content-Range", "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64, from,
+		    from + len - 1, (uint64_t)sb.st_size);
+	return req_reply_fd(r, pr == 0 ? 206 : 200, "video/mp4", fd, from, len);
+}
+
+/* The {id} of a task route that must name an existing task. */
+static int
+known_task(struct req *r, const char **id, struct derr *e)
+{
+	json_object *meta = NULL;
+	int st;
+
+	if (req_task_id(r, 0, id, e) != 0 || task_meta(r->app->store, *id, &st, &meta, e) != 0)
+		return -1;
+	json_object_put(meta);
+	return 0;
+}
+
+int
+api_rec_status(struct req *r, struct derr *e)
+{
+	const char *id;
+
+	if (known_task(r, &id, e) != 0)
+		return -1;
+	return req_reply(r, 200, rec_task_status(id));
+}
+
+int
+api_rec_video(struct req *r, struct derr *e)
+{
+	char path[4096], what[64];
+	const char *id;
+
+	if (known_task(r, &id, e) != 0)
+		return -1;
+	snprintf(what, sizeof what, "task %s", id);
+	if (rec_task_file(id, path, sizeof path) != 0)
+		return derr_set(e, DERR_NOT_FOUND, NULL, "task %s has no recording", id);
+	return serve_file(r, path, what, e);
+}
+
+int
+api_rec_index(struct req *r, struct derr *e)
+{
+	json_object *o;
+	const char *id;
+
+	if (req_task_id(r, 0, &id, e) != 0 || (o = rec_task_index(r->app, id, e)) == NULL)
+		return -1;
+	return req_reply(r, 200, o);
+}
+
+int
+api_rec_start(struct req *r, struct derr *e)
+{
+	json_object *o;
+	const char *id;
+
+	if (known_task(r, &id, e) != 0 || rec_task_start(id, &o, e) != 0)
+		return -1;
+	return req_reply(r, 201, o);
+}
+
+int
+api_rec_stop(struct req *r, struct derr *e)
+{
+	json_object *o;
+	const char *id;
+
+	if (known_task(r, &id, e) != 0 || rec_task_stop(id, &o, e) != 0)
+		return -1;
+	return req_reply(r, 200, o);
+}
+
+/* POST /api/record {task_id?, duration (or duration_s) 1-120, fps 1-30,
+ * target "screen", wait (default true)}. */
+int
+api_record(struct req *r, struct derr *e)
+{
+	static const char *const keys[] = { "task_id", "duration", "duration_s", "fps", "target", "wait" };
+	const char *task_id, *target = NULL;
+	int64_t dur = 10, fps = 5;
+	bool wait = true, present = false;
+	json_object *o, *meta = NULL;
+	int st;
+
+	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 ||
+	    jx_int(r->body, "duration", false, 1, CLIP_MAX_S, &dur, NULL, e) != 0 ||
+	    jx_int(r->body, "duration_s", false, 1, CLIP_MAX_S, &dur, NULL, e) != 0 ||
+	    jx_int(r->body, "fps", false, 1, CLIP_FPS_MAX, &fps, NULL, e) != 0 ||
+	    jx_str(r->body, "target", false, 1, 200, &target, e) != 0 ||
+	    jx_bool(r->body, "wait", &wait, &present, e) != 0)
+		return -1;
+	if (!present)
+		wait = true;
+	if (target != NULL && strcmp(target, "screen") != 0)
+		return derr_set(e, DERR_INVALID, "target", "only target \"screen\" can be recorded "
+		    "(window targets are not supported yet)");
+	if (task_id != NULL) {
+		if (task_meta(r->app->store, task_id, &st, &meta, e) != 0)
+			return -1;
+		json_object_put(meta);
+	}
+	if (rec_clip(task_id, (int)dur, (int)fps, wait, &o, e) != 0)
+		return -1;
+	return req_reply(r, wait ? 200 : 202, o);
+}
+
+static int
+clip_id(struct req *r, const char **id, struct derr *e)
+{
+	*id = r->nparams > 0 ? r->params[0] : "";
+	if (!id_plausible(*id))
+		return derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.16s'", *id);
+	return 0;
+}
+
+int
+api_record_get(struct req *r, struct derr *e)
+{
+	int64_t block = 0;
+	json_object *o;
+	const char *id;
+
+	if (clip_id(r, &id, e) != 0 ||
+	    req_query_int(r, "block_s", 0, BLOCK_MAX_S, 0, &block, e) != 0 ||
+	    (o = rec_clip_status(id, (int)block, e)) == NULL)
+		return -1;
+	return req_reply(r, 200, o);
+}
+
+int
+api_record_video(struct req *r, struct derr *e)
+{
+	char path[4096], what[64];
+	const char *id;
+
+	if (clip_id(r, &id, e) != 0)
+		return -1;
+	snprintf(what, sizeof what, "clip %s", id);
+	if (rec_clip_file(id, path, sizeof path) != 0)
+		return derr_set(e, DERR_NOT_FOUND, "clip_id", "clip %s has no video (yet)", id);
+	return serve_file(r, path, what, e);
+}
+
+int
+api_live_task(struct req *r, struct derr *e)
+{
+	const char *id;
+
+	if (known_task(r, &id, e) != 0)
+		return -1;
+	return live_stream(r, id, e);
+}
+
+int
+api_live_shared(struct req *r, struct derr *e)
+{
+	return live_stream(r, NULL, e);
+}
+
+int
+api_frame_task(struct req *r, struct derr *e)
+{
+	const char *id;
+
+	if (known_task(r, &id, e) != 0)
+		return -1;
+	return live_frame(r, id, e);
+}
+
+int
+api_frame_shared(struct req *r, struct derr *e)
+{
+	return live_frame(r, NULL, e);
+}
+
+int
+api_live_list(struct req *r, struct derr *e)
+{
+	(void)e;
+	return req_reply(r, 200, live_list());
+}

@@ -1,0 +1,879 @@
+/*
+ * recorder.c - task recordings and clips (recorder.h).
+ *
+ * Every live recording (task or clip) is a struct rec in the registry,
+ * owned by its own detached thread: the thread removes it from the registry
+ * and frees it when it ends, after writing the status file. Whoever wants a
+ * recording to end (the task hook, an operator, shutdown) sets its stop
+ * request under its mutex and waits on reg_cv until its generation has left
+ * the registry. Lock order: reg_mu, then a rec's mu. The recording thread
+ * never takes reg_mu while holding its own mu.
+ */
+#include "recorder.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "display.h"
+#include "enc.h"
+#include "jx.h"
+#include "log.h"
+#include "task.h"
+#include "taskstate.h"
+#include "util.h"
+#include "xcap.h"
+
+#define RECS_MAX        128
+#define REPEAT_MS       10000   /* a still screen: one repeated frame this often */
+#define KEY_MAX         24
+
+enum rstate { R_RECORDING, R_PAUSED, R_DONE, R_CAPPED, R_DISCARDED, R_FAILED };
+static const char *const rstate_names[] = {
+	"recording", "paused", "done", "capped", "discarded", "failed",
+};
+
+struct rec {
+	char key[KEY_MAX];      /* the task id, or "clip-<id>" */
+	char task_id[ID_LEN];   /* "" for a clip of the shared display */
+	char clip_id[ID_LEN];   /* "" for a task recording */
+	uint64_t gen;
+	int fps;
+	int64_t max_ms, max_bytes;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* under mu */
+	enum rstate state;
+	bool stop, discard;
+	int64_t frames, bytes, video_ms, started_ms;
+	char reason[160], error[600];
+	char path[PATH_MAX], idx[PATH_MAX], meta[PATH_MAX];
+};
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t reg_cv = PTHREAD_COND_INITIALIZER;
+static struct rec *recs[RECS_MAX];
+static uint64_t next_gen = 1;
+static bool shutting_down;
+static struct app *app;
+static char *dir;
+static int64_t total_bytes;     /* under reg_mu */
+
+/* ---- files ---- */
+
+static void
+paths(struct rec *r)
+{
+	const char *base = r->clip_id[0] ? r->key : r->task_id;
+
+	snprintf(r->path, sizeof r->path, "%s/%s.mp4", dir, base);
+	snprintf(r->idx, sizeof r->idx, "%s/%s.idx", dir, base);
+	snprintf(r->meta, sizeof r->meta, "%s/%s.json", dir, base);
+}
+
+static int64_t
+file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
+}
+
+static void
+add_total(int64_t delta)
+{
+	pthread_mutex_lock(&reg_mu);
+	total_bytes += delta;
+	if (total_bytes < 0)
+		total_bytes = 0;
+	pthread_mutex_unlock(&reg_mu);
+}
+
+/* Removes a file and takes its size off the total. */
+static void
+remove_file(const char *path)
+{
+	int64_t n = file_size(path);
+
+	if (unlink(path) == 0 && n > 0)
+		add_total(-n);
+}
+
+static json_object *
+status_json(const struct rec *r)
+{
+	json_object *o = json_object_new_object();
+	char when[ISO_TIME_LEN];
+
+	json_object_object_add(o, "state", json_object_new_string(rstate_names[r->state]));
+	json_object_object_add(o, "frames", json_object_new_int64(r->frames));
+	json_object_object_add(o, "bytes", json_object_new_int64(r->bytes));
+	json_object_object_add(o, "duration_s", json_object_new_double((double)r->video_ms / 1000.0));
+	json_object_object_add(o, "fps", json_object_new_int(r->fps));
+	iso_time(r->started_ms, when);
+	json_object_object_add(o, "started_at", json_object_new_string(when));
+	if (r->task_id[0])
+		json_object_object_add(o, "task_id", json_object_new_string(r->task_id));
+	if (r->clip_id[0])
+		json_object_object_add(o, "clip_id", json_object_new_string(r->clip_id));
+	if (r->reason[0])
+		json_object_object_add(o, "reason", json_object_new_string(r->reason));
+	if (r->error[0])
+		json_object_object_add(o, "error", json_object_new_string(r->error));
+	return o;
+}
+
+/* Writes the status file atomically (rename over). */
+static void
+write_meta(struct rec *r)
+{
+	char tmp[PATH_MAX + 8];
+	json_object *o;
+	FILE *f;
+
+	pthread_mutex_lock(&r->mu);
+	o = status_json(r);
+	pthread_mutex_unlock(&r->mu);
+	snprintf(tmp, sizeof tmp, "%s.tmp", r->meta);
+	f = fopen(tmp, "we");
+	if (f != NULL) {
+		fputs(jx_string(o, NULL), f);
+		if (fclose(f) == 0)
+			rename(tmp, r->meta);
+		else
+			unlink(tmp);
+	}
+	json_object_put(o);
+}
+
+static json_object *
+read_meta(const char *path)
+{
+	json_object *o = json_object_from_file(path);
+
+	if (o != NULL && !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+/* ---- registry (reg_mu held) ---- */
+
+static struct rec *
+find(const char *key)
+{
+	for (size_t i = 0; i < RECS_MAX; i++)
+		if (recs[i] != NULL && strcmp(recs[i]->key, key) == 0)
+			return recs[i];
+	return NULL;
+}
+
+static bool
+gen_live(uint64_t gen)
+{
+	for (size_t i = 0; i < RECS_MAX; i++)
+		if (recs[i] != NULL && recs[i]->gen == gen)
+			return true;
+	return false;
+}
+
+/* Asks the recording under key to end and waits until it has (reg_mu held;
+ * released while waiting). Returns false if none was running. */
+static bool
+stop_wait(const char *key, bool discard)
+{
+	struct rec *r = find(key);
+	uint64_t gen;
+
+	if (r == NULL)
+		return false;
+	gen = r->gen;
+	pthread_mutex_lock(&r->mu);
+	r->stop = true;
+	r->discard = discard;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	while (gen_live(gen))
+		pthread_cond_wait(&reg_cv, &reg_mu);
+	return true;
+}
+
+/* ---- the recording thread ---- */
+
+static void
+idx_line(FILE *f, int64_t pts, int64_t wall)
+{
+	if (f != NULL) {
+		fprintf(f, "%lld %lld\n", (long long)pts, (long long)wall);
+		fflush(f);
+	}
+}
+
+static void
+cap_message(struct rec *r)
+{
+	struct derr e;
+	json_object *m;
+	char text[320];
+
+	if (r->task_id[0] == '\0' || r->clip_id[0] != '\0')
+		return;
+	snprintf(text, sizeof text, "Screen recording stopped: %s. The video so far is kept "
+	    "(GET /api/tasks/%s/recording.mp4).", r->reason, r->task_id);
+	derr_clear(&e);
+	m = task_message_add(app->store, r->task_id, "system", "recording", text, &e);
+	if (m == NULL)
+		log_warn("recording %s: cannot post to the task thread: %s", r->key, e.message);
+	json_object_put(m);
+}
+
+/* One tick: grab if the screen changed and encode. Returns 0 to go on,
+ * 1 to end normally (limit), -1 on failure (r->error set). */
+static int
+tick(struct rec *r, struct enc **en, struct xcap_frame *f, uint64_t *seq, bool *first,
+    int64_t now_video, FILE *idx)
+{
+	struct display_lease l;
+	struct derr e;
+	struct xcap_req q = { 0 };
+	bool changed;
+	int grabbed = -1;
+	int64_t bytes, delta;
+
+	derr_clear(&e);
+	if (display_lease(r->task_id[0] ? r->task_id : NULL,
+	    r->task_id[0] ? DISPLAY_TASK_OR_SHARED : DISPLAY_SHARED, &l, &e) != 0) {
+		pthread_mutex_lock(&r->mu);
+		snprintf(r->error, sizeof r->error, "display: %s", e.message);
+		pthread_mutex_unlock(&r->mu);
+		return -1;
+	}
+	changed = *first || !l.damage || l.damage_seq != *seq;
+	if (changed) {
+		*seq = l.damage_seq;
+		grabbed = xcap_grab(l.cap, &q, f, &e);
+	}
+	display_unlease(&l);
+	if (changed && grabbed != 0) {
+		pthread_mutex_lock(&r->mu);
+		snprintf(r->error, sizeof r->error, "capture: %s", e.message);
+		pthread_mutex_unlock(&r->mu);
+		return -1;
+	}
+	if (changed) {
+		if (*en == NULL && enc_open(r->path, f->width, f->height, NULL, en, &e) != 0)
+			goto enc_fail;
+		if (enc_frame(*en, f->rgb, now_video, &e) != 0)
+			goto enc_fail;
+		*first = false;
+		idx_line(idx, now_video, now_ms());
+	} else if (*en != NULL && now_video - enc_last_pts(*en) >= REPEAT_MS) {
+		if (enc_frame(*en, NULL, now_video, &e) != 0)
+			goto enc_fail;
+		idx_line(idx, now_video, now_ms());
+	}
+	bytes = *en != NULL ? enc_bytes(*en) : 0;
+	pthread_mutex_lock(&r->mu);
+	delta = bytes - r->bytes;
+	r->bytes = bytes;
+	r->frames = *en != NULL ? enc_frames(*en) : 0;
+	r->video_ms = now_video;
+	pthread_mutex_unlock(&r->mu);
+	add_total(delta);
+	pthread_mutex_lock(&reg_mu);
+	bytes = total_bytes;
+	pthread_mutex_unlock(&reg_mu);
+	pthread_mutex_lock(&r->mu);
+	if (r->bytes >= r->max_bytes)
+		snprintf(r->reason, sizeof r->reason, "it reached the per-recording limit of %lld MB "
+		    "(ACU_RECORD_TASK_MAX_MB)", (long long)(r->max_bytes >> 20));
+	else if (bytes >= (int64_t)app->cfg->record_max_mb << 20)
+		snprintf(r->reason, sizeof r->reason, "recordings use %lld MB, the limit "
+		    "(ACU_RECORD_MAX_MB)", (long long)(bytes >> 20));
+	else if (now_video >= r->max_ms && r->clip_id[0] == '\0')
+		snprintf(r->reason, sizeof r->reason, "it reached the length limit of %lld min "
+		    "(ACU_RECORD_MAX_MIN)", (long long)(r->max_ms / 60000));
+	pthread_mutex_unlock(&r->mu);
+	if (r->reason[0] != '\0')
+		return 1;
+	return now_video >= r->max_ms ? 1 : 0;
+enc_fail:
+	pthread_mutex_lock(&r->mu);
+	snprintf(r->error, sizeof r->error, "%s", e.message);
+	pthread_mutex_unlock(&r->mu);
+	return -1;
+}
+
+/* The recording thread. */
+static void *
+run(void *arg)
+{
+	struct rec *r = arg;
+	struct enc *en = NULL;
+	struct xcap_frame f = { 0 };
+	struct derr e;
+	uint64_t seq = 0;
+	bool first = true, discard, repeat;
+	int64_t interval = 1000 / r->fps, seg_start = mono_us() / 1000, base = 0, video = 0;
+	int64_t next = seg_start;
+	int rc = 0;
+	FILE *idx = fopen(r->idx, "we");
+
+	write_meta(r);
+	for (;;) {
+		struct timespec ts;
+
+		pthread_mutex_lock(&r->mu);
+		if (r->state == R_PAUSED && !r->stop) {
+			base = video;
+			while (r->state == R_PAUSED && !r->stop)
+				pthread_cond_wait(&r->cv, &r->mu);
+			seg_start = next = mono_us() / 1000;
+		}
+		if (r->stop) {
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		pthread_mutex_unlock(&r->mu);
+		video = base + (mono_us() / 1000 - seg_start);
+		if (en != NULL && video <= enc_last_pts(en))
+			video = enc_last_pts(en) + 1;
+		if ((rc = tick(r, &en, &f, &seq, &first, video, idx)) != 0)
+			break;
+		next += interval;
+		if (next < mono_us() / 1000)
+			next = mono_us() / 1000;    /* fell behind: do not burst */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		{
+			int64_t wait_ms = next - mono_us() / 1000;
+			int64_t ns = ts.tv_nsec + (wait_ms > 0 ? wait_ms : 0) * 1000000;
+
+			ts.tv_sec += ns / 1000000000;
+			ts.tv_nsec = ns % 1000000000;
+		}
+		pthread_mutex_lock(&r->mu);
+		if (!r->stop && r->state != R_PAUSED)
+			pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+		pthread_mutex_unlock(&r->mu);
+	}
+	xcap_frame_free(&f);
+	pthread_mutex_lock(&r->mu);
+	discard = r->discard;
+	if (r->state == R_PAUSED)
+		video = r->video_ms;
+	pthread_mutex_unlock(&r->mu);
+	repeat = en != NULL && !discard && video > enc_last_pts(en);
+	if (repeat)
+		idx_line(idx, video, now_ms());     /* the picture enc_close repeats */
+	if (idx != NULL)
+		fclose(idx);
+	derr_clear(&e);
+	if (discard) {
+		enc_abort(en);
+		remove_file(r->path);
+		unlink(r->idx);
+	} else if (enc_close(en, video, &e) != 0) {
+		pthread_mutex_lock(&r->mu);
+		snprintf(r->error, sizeof r->error, "%s", e.message);
+		pthread_mutex_unlock(&r->mu);
+		rc = -1;
+	}
+	pthread_mutex_lock(&r->mu);
+	if (!discard) {
+		int64_t n = file_size(r->path);
+
+		if (n >= 0) {
+			add_total(n - r->bytes);
+			r->bytes = n;
+		}
+		if (video > r->video_ms)
+			r->video_ms = video;
+		if (repeat && rc == 0)
+			r->frames++;    /* enc_close repeated the last picture at the end */
+	}
+	r->state = discard ? R_DISCARDED : rc < 0 ? R_FAILED : r->reason[0] ? R_CAPPED : R_DONE;
+	pthread_mutex_unlock(&r->mu);
+	if (r->state == R_FAILED)
+		log_warn("recording %s failed: %s", r->key, r->error);
+	else
+		log_info("recording %s %s: %lld frames, %lld bytes, %.1f s", r->key,
+		    rstate_names[r->state], (long long)r->frames, (long long)r->bytes,
+		    (double)r->video_ms / 1000.0);
+	write_meta(r);
+	if (r->state == R_CAPPED)
+		cap_message(r);
+	pthread_mutex_lock(&reg_mu);
+	for (size_t i = 0; i < RECS_MAX; i++)
+		if (recs[i] == r)
+			recs[i] = NULL;
+	pthread_cond_broadcast(&reg_cv);
+	pthread_mutex_unlock(&reg_mu);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	free(r);
+	return NULL;
+}
+
+/* Registers and starts a recording (reg_mu held). */
+static int
+launch(struct rec *r, struct derr *e)
+{
+	pthread_attr_t at;
+	pthread_t t;
+	size_t slot;
+	int err;
+
+	if (shutting_down)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "detmd is stopping");
+	for (slot = 0; slot < RECS_MAX && recs[slot] != NULL; slot++)
+		;
+	if (slot == RECS_MAX)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "%d recordings run already", RECS_MAX);
+	r->gen = next_gen++;
+	r->started_ms = now_ms();
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	paths(r);
+	recs[slot] = r;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&t, &at, run, r);
+	pthread_attr_destroy(&at);
+	if (err != 0) {
+		recs[slot] = NULL;
+		pthread_mutex_destroy(&r->mu);
+		pthread_cond_destroy(&r->cv);
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot start a recording thread: %s",
+		    strerror(err));
+	}
+	return 0;
+}
+
+static struct rec *
+rec_new(const char *task_id, int fps)
+{
+	struct rec *r = xcalloc(1, sizeof *r);
+
+	snprintf(r->task_id, sizeof r->task_id, "%s", task_id ? task_id : "");
+	r->fps = fps;
+	r->max_bytes = (int64_t)app->cfg->record_task_max_mb << 20;
+	r->max_ms = (int64_t)app->cfg->record_max_min * 60000;
+	r->state = R_RECORDING;
+	return r;
+}
+
+/* ---- task recordings ---- */
+
+static int
+task_start(const char *task_id, struct derr *e)
+{
+	struct rec *r;
+	int rc;
+
+	pthread_mutex_lock(&reg_mu);
+	if (find(task_id) != NULL) {
+		pthread_mutex_unlock(&reg_mu);
+		return derr_set(e, DERR_CONFLICT, NULL, "task %s is being recorded already", task_id);
+	}
+	r = rec_new(task_id, (int)app->cfg->record_fps);
+	snprintf(r->key, sizeof r->key, "%s", task_id);
+	rc = launch(r, e);
+	pthread_mutex_unlock(&reg_mu);
+	if (rc != 0)
+		free(r);
+	return rc;
+}
+
+void
+rec_display_started(const char *task_id)
+{
+	struct derr e;
+
+	if (!app->cfg->record)
+		return;
+	derr_clear(&e);
+	if (task_start(task_id, &e) != 0 && e.code != DERR_CONFLICT)
+		log_warn("cannot record task %s: %s", task_id, e.message);
+}
+
+int
+rec_task_start(const char *task_id, json_object **out, struct derr *e)
+{
+	json_object *meta = NULL;
+	int st;
+
+	if (task_meta(app->store, task_id, &st, &meta, e) != 0)
+		return -1;
+	json_object_put(meta);
+	if (task_status_final(st))
+		return derr_set(e, DERR_CONFLICT, "status", "task %s is %s: nothing to record",
+		    task_id, task_status_name(st));
+	if (task_start(task_id, e) != 0)
+		return -1;
+	*out = rec_task_status(task_id);
+	return 0;
+}
+
+int
+rec_task_stop(const char *task_id, json_object **out, struct derr *e)
+{
+	bool was;
+
+	pthread_mutex_lock(&reg_mu);
+	was = stop_wait(task_id, false);
+	pthread_mutex_unlock(&reg_mu);
+	if (!was)
+		return derr_set(e, DERR_CONFLICT, NULL, "task %s is not being recorded", task_id);
+	*out = rec_task_status(task_id);
+	return 0;
+}
+
+static void
+add_url(json_object *o, const char *path, const char *url)
+{
+	if (file_size(path) >= 0)
+		json_object_object_add(o, "url", json_object_new_string(url));
+	else
+		json_object_object_add(o, "url", NULL);
+}
+
+json_object *
+rec_task_status(const char *task_id)
+{
+	struct rec *r;
+	json_object *o = NULL;
+	char path[PATH_MAX], url[128];
+
+	pthread_mutex_lock(&reg_mu);
+	r = find(task_id);
+	if (r != NULL) {
+		pthread_mutex_lock(&r->mu);
+		o = status_json(r);
+		pthread_mutex_unlock(&r->mu);
+	}
+	pthread_mutex_unlock(&reg_mu);
+	if (o == NULL) {
+		snprintf(path, sizeof path, "%s/%s.json", dir, task_id);
+		o = read_meta(path);
+		if (o != NULL) {
+			const char *s = json_object_get_string(json_object_object_get(o, "state"));
+
+			if (s != NULL && (strcmp(s, "recording") == 0 || strcmp(s, "paused") == 0))
+				json_object_object_add(o, "state", json_object_new_string("interrupted"));
+		}
+	}
+	if (o == NULL) {
+		o = json_object_new_object();
+		json_object_object_add(o, "state", json_object_new_string("none"));
+	}
+	snprintf(path, sizeof path, "%s/%s.mp4", dir, task_id);
+	snprintf(url, sizeof url, "/api/tasks/%s/recording.mp4", task_id);
+	add_url(o, path, url);
+	return o;
+}
+
+int
+rec_task_file(const char *task_id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.mp4", dir, task_id);
+	return file_size(buf) >= 0 ? 0 : -1;
+}
+
+/* Deletes a task's files and its clips' files. */
+static void
+delete_files(const char *task_id)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *dh;
+
+	snprintf(path, sizeof path, "%s/%s.mp4", dir, task_id);
+	remove_file(path);
+	snprintf(path, sizeof path, "%s/%s.idx", dir, task_id);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/%s.json", dir, task_id);
+	unlink(path);
+	if ((dh = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(dh)) != NULL) {
+		size_t n = strlen(de->d_name);
+		json_object *m;
+		const char *t;
+
+		if (strncmp(de->d_name, "clip-", 5) != 0 || n < 6 || strcmp(de->d_name + n - 5, ".json") != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		m = read_meta(path);
+		t = m ? json_object_get_string(json_object_object_get(m, "task_id")) : NULL;
+		if (t != NULL && strcmp(t, task_id) == 0) {
+			unlink(path);
+			snprintf(path, sizeof path, "%s/%.*s.mp4", dir, (int)(n - 5), de->d_name);
+			remove_file(path);
+			snprintf(path, sizeof path, "%s/%.*s.idx", dir, (int)(n - 5), de->d_name);
+			unlink(path);
+		}
+		json_object_put(m);
+	}
+	closedir(dh);
+}
+
+static void
+set_state(const char *task_id, enum rstate to)
+{
+	struct rec *r;
+
+	pthread_mutex_lock(&reg_mu);
+	r = find(task_id);
+	if (r != NULL) {
+		pthread_mutex_lock(&r->mu);
+		if (r->state == R_RECORDING || r->state == R_PAUSED)
+			r->state = to;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+	pthread_mutex_unlock(&reg_mu);
+}
+
+/* The task hook: pause, resume, finish, discard, delete. */
+static void
+on_task_change(const char *task_id, int from, int to, void *arg)
+{
+	bool discard;
+
+	(void)arg;
+	if (to == TASK_HOOK_DELETED) {
+		pthread_mutex_lock(&reg_mu);
+		stop_wait(task_id, true);
+		pthread_mutex_unlock(&reg_mu);
+		delete_files(task_id);
+		return;
+	}
+	if (to == TASK_PAUSED) {
+		set_state(task_id, R_PAUSED);
+	} else if (to == TASK_ACTIVE && from == TASK_PAUSED) {
+		set_state(task_id, R_RECORDING);
+	} else if (task_status_final(to)) {
+		discard = to == TASK_FAILED && !app->cfg->record_keep_failed;
+		pthread_mutex_lock(&reg_mu);
+		stop_wait(task_id, discard);
+		pthread_mutex_unlock(&reg_mu);
+	}
+}
+
+/* ---- the index ---- */
+
+json_object *
+rec_task_index(struct app *a, const char *task_id, struct derr *e)
+{
+	json_object *sum, *o, *frames, *acts, *items;
+	int64_t *pts = NULL, *wall = NULL, p, w;
+	size_t n = 0, cap = 0;
+	char path[PATH_MAX];
+	FILE *f;
+
+	if ((sum = task_summary(a->store, task_id, DETAIL_ACTIONS, false, e)) == NULL)
+		return NULL;
+	snprintf(path, sizeof path, "%s/%s.idx", dir, task_id);
+	f = fopen(path, "re");
+	if (f == NULL) {
+		json_object_put(sum);
+		derr_set(e, DERR_NOT_FOUND, NULL, "task %s has no recording", task_id);
+		return NULL;
+	}
+	while (fscanf(f, "%lld %lld", (long long *)&p, (long long *)&w) == 2) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			pts = xrealloc(pts, cap * sizeof *pts);
+			wall = xrealloc(wall, cap * sizeof *wall);
+		}
+		pts[n] = p;
+		wall[n] = w;
+		n++;
+	}
+	fclose(f);
+	o = json_object_new_object();
+	frames = json_object_new_array();
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(frames, json_object_new_double((double)pts[i] / 1000.0));
+	json_object_object_add(o, "task_id", json_object_new_string(task_id));
+	json_object_object_add(o, "frames", frames);
+	json_object_object_add(o, "recording", rec_task_status(task_id));
+	acts = json_object_new_array();
+	items = json_object_object_get(sum, "items");
+	for (size_t i = 0; i < json_object_array_length(items); i++) {
+		json_object *it = json_object_array_get_idx(items, i);
+		json_object *ad = json_object_object_get(it, "action_details");
+
+		for (size_t k = 0; k < json_object_array_length(ad); k++) {
+			json_object *a1 = json_object_array_get_idx(ad, k), *x = json_object_new_object();
+			const char *created = json_object_get_string(json_object_object_get(a1, "created_at"));
+			int64_t at = 0;
+			double t = -1;
+			size_t j;
+
+			if (created != NULL && time_parse(created, &at) == 0 && n > 0 && at >= wall[0]) {
+				/* The last frame shown at that moment, plus the time since
+				 * (up to the next frame: pauses are not in the video). */
+				for (j = 0; j + 1 < n && wall[j + 1] <= at; j++)
+					;
+				p = pts[j] + (at - wall[j]);
+				if (j + 1 < n && p > pts[j + 1])
+					p = pts[j + 1];
+				t = (double)p / 1000.0;
+			}
+			json_object_object_add(x, "action_id", json_object_get(json_object_object_get(a1, "action_id")));
+			json_object_object_add(x, "ordinal", json_object_get(json_object_object_get(it, "ordinal")));
+			json_object_object_add(x, "action_type", json_object_get(json_object_object_get(a1, "action_type")));
+			json_object_object_add(x, "summary", json_object_get(json_object_object_get(a1, "summary")));
+			json_object_object_add(x, "created_at", json_object_get(json_object_object_get(a1, "created_at")));
+			json_object_object_add(x, "t_s", t >= 0 ? json_object_new_double(t) : NULL);
+			json_object_array_add(acts, x);
+		}
+	}
+	json_object_object_add(o, "actions", acts);
+	json_object_put(sum);
+	free(pts);
+	free(wall);
+	return o;
+}
+
+/* ---- clips ---- */
+
+int
+rec_clip(const char *task_id, int duration_s, int fps, bool wait, json_object **out,
+    struct derr *e)
+{
+	struct rec *r;
+	struct display_lease l;
+	char key[KEY_MAX], id[ID_LEN];
+	const char *state;
+	json_object *o;
+
+	/* A display that is not there is the caller's error now, not a clip
+	 * that fails later. */
+	if (display_lease(task_id, task_id ? DISPLAY_TASK_OR_SHARED : DISPLAY_SHARED, &l, e) != 0)
+		return -1;
+	display_unlease(&l);
+	r = rec_new(task_id, fps);
+	id_new(id);
+	snprintf(r->clip_id, sizeof r->clip_id, "%s", id);
+	snprintf(r->key, sizeof r->key, "clip-%s", id);
+	snprintf(key, sizeof key, "%s", r->key);
+	r->max_ms = (int64_t)duration_s * 1000;
+	pthread_mutex_lock(&reg_mu);
+	if (launch(r, e) != 0) {
+		pthread_mutex_unlock(&reg_mu);
+		free(r);
+		return -1;
+	}
+	pthread_mutex_unlock(&reg_mu);
+	o = rec_clip_status(id, wait ? duration_s + 30 : 0, e);
+	if (o == NULL)
+		return -1;
+	state = json_object_get_string(json_object_object_get(o, "state"));
+	if (wait && state != NULL && strcmp(state, "failed") == 0) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "the clip %s failed: %s", id,
+		    json_object_get_string(json_object_object_get(o, "error")));
+		json_object_put(o);
+		return -1;
+	}
+	*out = o;
+	return 0;
+}
+
+json_object *
+rec_clip_status(const char *clip_id, int block_s, struct derr *e)
+{
+	char key[KEY_MAX], path[PATH_MAX], url[96];
+	struct timespec ts;
+	json_object *o = NULL;
+	struct rec *r;
+
+	snprintf(key, sizeof key, "clip-%s", clip_id);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += block_s;
+	pthread_mutex_lock(&reg_mu);
+	while (block_s > 0 && (r = find(key)) != NULL)
+		if (pthread_cond_timedwait(&reg_cv, &reg_mu, &ts) == ETIMEDOUT)
+			break;
+	if ((r = find(key)) != NULL) {
+		pthread_mutex_lock(&r->mu);
+		o = status_json(r);
+		pthread_mutex_unlock(&r->mu);
+	}
+	pthread_mutex_unlock(&reg_mu);
+	snprintf(path, sizeof path, "%s/%s.json", dir, key);
+	if (o == NULL && (o = read_meta(path)) == NULL) {
+		derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.16s'", clip_id);
+		return NULL;
+	}
+	json_object_object_add(o, "status", json_object_get(json_object_object_get(o, "state")));
+	snprintf(path, sizeof path, "%s/%s.mp4", dir, key);
+	snprintf(url, sizeof url, "/api/record/%s/clip.mp4", clip_id);
+	add_url(o, path, url);
+	json_object_object_add(o, "path", json_object_new_string(path));
+	return o;
+}
+
+int
+rec_clip_file(const char *clip_id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/clip-%s.mp4", dir, clip_id);
+	return file_size(buf) >= 0 ? 0 : -1;
+}
+
+/* ---- life ---- */
+
+int
+rec_init(struct app *a, struct derr *e)
+{
+	struct dirent *de;
+	DIR *dh;
+
+	app = a;
+	dir = xasprintf("%s/recordings", a->cfg->data_dir);
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", dir, strerror(errno));
+	if ((dh = opendir(dir)) != NULL) {
+		while ((de = readdir(dh)) != NULL) {
+			size_t n = strlen(de->d_name);
+			char path[PATH_MAX];
+			int64_t sz;
+
+			if (n < 5 || strcmp(de->d_name + n - 4, ".mp4") != 0)
+				continue;
+			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+			if ((sz = file_size(path)) > 0)
+				total_bytes += sz;
+		}
+		closedir(dh);
+	}
+	task_hook_add(on_task_change, NULL);
+	return 0;
+}
+
+void
+rec_shutdown(void)
+{
+	pthread_mutex_lock(&reg_mu);
+	shutting_down = true;
+	for (size_t i = 0; i < RECS_MAX; i++) {
+		char key[KEY_MAX];
+
+		if (recs[i] == NULL)
+			continue;
+		snprintf(key, sizeof key, "%s", recs[i]->key);
+		stop_wait(key, false);
+		i = (size_t)-1;         /* the table changed: start over */
+	}
+	pthread_mutex_unlock(&reg_mu);
+	free(dir);
+	dir = NULL;
+}
