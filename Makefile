@@ -47,7 +47,9 @@ DAEMON_SRCS := $(wildcard daemon/*.c)
 # detmd also runs MCP tool calls in process (api_tools.c): the tool table
 # and its request builder are the proxy's own files, linked into both.
 TOOLTABLE_OBJS := $(B)/mcp-proxy/tools.o $(B)/mcp-proxy/schema.o $(B)/mcp-proxy/toolreq.o
-DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o) $(B)/gen/schema_sql.o $(TOOLTABLE_OBJS)
+DASHBOARD_FILES := $(sort $(wildcard dashboard/*.html dashboard/*.js dashboard/*.css dashboard/*.svg))
+DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o) $(B)/gen/schema_sql.o $(B)/gen/dashboard_files.o \
+	$(TOOLTABLE_OBJS)
 # Everything but main.o, so unit tests can link the daemon's modules.
 DAEMON_LIB_OBJS := $(filter-out $(B)/daemon/main.o,$(DAEMON_OBJS))
 
@@ -120,8 +122,11 @@ $(BIN)/embed: tools/embed.c
 $(B)/gen/schema_sql.c: schema.sql $(BIN)/embed
 	@mkdir -p $(dir $@)
 	$(BIN)/embed schema_sql $< > $@
+$(B)/gen/dashboard_files.c: $(DASHBOARD_FILES) $(BIN)/embed
+	@mkdir -p $(dir $@)
+	$(BIN)/embed --files dashboard_files $(DASHBOARD_FILES) > $@
 $(B)/gen/%.o: $(B)/gen/%.c $(B)/.settings
-	$(CC) $(CFLAGS) -std=c11 -c -o $@ $<
+	$(CC) $(CFLAGS) -std=c11 -iquote daemon -c -o $@ $<
 
 $(BIN)/detmd: $(DAEMON_OBJS)
 	@mkdir -p $(BIN)

@@ -62,7 +62,7 @@ struct req {
 	void *stream_cls;
 	int nhdr;               /* extra reply headers */
 	const char *hdr_name[REQ_MAX_HEADERS];
-	char hdr_val[REQ_MAX_HEADERS][64];
+	char hdr_val[REQ_MAX_HEADERS][320];
 };
 
 typedef int (*route_fn)(struct req *r, struct derr *e);
@@ -93,7 +93,7 @@ int req_reply_fd(struct req *r, int status, const char *type, int fd, uint64_t o
  * client left, or the handler failed after setting it. Returns 0. */
 int req_reply_stream(struct req *r, int status, const char *type, req_stream_fn read,
     void (*done)(void *cls), void *cls);
-/* Adds a reply header (name static; value copied, truncated to 63 bytes).
+/* Adds a reply header (name static; value copied, truncated to 319 bytes).
  * At most REQ_MAX_HEADERS; extra ones are dropped. */
 void req_header(struct req *r, const char *name, const char *fmt, ...) DETM_PRINTF(3, 4);
 /* A request header's value (borrowed), or NULL. */
@@ -153,6 +153,13 @@ int api_live_shared(struct req *r, struct derr *e);
 int api_frame_task(struct req *r, struct derr *e);
 int api_frame_shared(struct req *r, struct derr *e);
 int api_live_list(struct req *r, struct derr *e);
+/* dashboard.c */
+int api_dashboard(struct req *r, struct derr *e);
+int api_dashboard_file(struct req *r, struct derr *e);
+/* shots.c */
+int api_screenshot(struct req *r, struct derr *e);
+/* events.c */
+int api_events(struct req *r, struct derr *e);
 /* api_tools.c */
 int api_tools_list(struct req *r, struct derr *e);
 int api_tool_call(struct req *r, struct derr *e);

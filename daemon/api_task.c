@@ -143,7 +143,7 @@ api_task_list(struct req *r, struct derr *e)
 	struct task_query q = { .status = TASK_ACTIVE };
 	const char *status = req_query(r, "status"), *since = req_query(r, "since");
 	int64_t limit;
-	json_object *out;
+	json_object *out, *tasks;
 
 	if (status != NULL && strcasecmp(status, "all") == 0)
 		q.status = -1;
@@ -158,6 +158,14 @@ api_task_list(struct req *r, struct derr *e)
 		    "since must be an ISO-8601 time or epoch seconds (got '%.64s')", since);
 	if ((out = task_list(r->app->store, &q, e)) == NULL)
 		return -1;
+	tasks = json_object_object_get(out, "tasks");
+	for (size_t i = 0; i < json_object_array_length(tasks); i++) {
+		json_object *t = json_object_array_get_idx(tasks, i);
+		const char *tid = json_object_get_string(json_object_object_get(t, "task_id"));
+
+		if (tid != NULL)
+			json_object_object_add(t, "recording", rec_task_status(tid));
+	}
 	return req_reply(r, 200, out);
 }
 

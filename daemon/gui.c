@@ -19,6 +19,7 @@
 #include "desktop.h"
 #include "display.h"
 #include "gui.h"
+#include "shots.h"
 #include "jx.h"
 #include "log.h"
 #include "task.h"
@@ -669,6 +670,10 @@ log_gui(struct app *app, const char *task_id, const char *tool, const char *text
 			if (strcmp(k, "after") != 0)
 				json_object_object_add(out, k, json_object_get(val));
 		}
+		/* The after-screenshot is kept as a file, not in the row. */
+		if (json_object_object_get_ex(result, "after", &v) &&
+		    json_object_object_get_ex(v, "url", &v))
+			json_object_object_add(out, "screenshot", json_object_get(v));
 		if (json_object_object_get_ex(result, "backend", &v))
 			backend = json_object_get_string(v);
 		if (json_object_object_get_ex(result, "model", &v) && v != NULL)
@@ -827,14 +832,14 @@ act(struct display_lease *l, const struct gui_cmd *c, json_object *r, char *obs,
 
 /* A small after-screenshot: JPEG <= GUI_THUMB_WIDTH px wide, base64. */
 static json_object *
-thumb(struct display_lease *l, struct derr *e)
+thumb(struct display_lease *l, const char *task_id, struct derr *e)
 {
 	struct xcap_req q = { .max_width = GUI_THUMB_WIDTH, .quality = GUI_THUMB_QUALITY,
 		.format = XCAP_JPEG };
 	struct xcap_frame f = { 0 };
 	struct xcap_image img = { 0 };
 	json_object *o = NULL;
-	char *b64;
+	char *b64, url[SHOTS_URL_LEN];
 
 	if (xcap_shot(l->cap, &q, &f, &img, e) == 0) {
 		o = size_json(f.width, f.height);
@@ -843,6 +848,8 @@ thumb(struct display_lease *l, struct derr *e)
 		json_object_object_add(o, "scale", num3(f.scale));
 		json_object_object_add(o, "image_b64", json_object_new_string(b64));
 		free(b64);
+		if (task_id != NULL && shots_save(task_id, img.data, img.len, url) == 0)
+			json_object_object_add(o, "url", json_object_new_string(url));
 	}
 	xcap_image_free(&img);
 	xcap_frame_free(&f);
@@ -937,7 +944,7 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 		goto out;
 	act_ms = ms_since(t1);
 	json_object_object_add(r, "observation", json_object_new_string(obs));
-	if (after_shot && (after = thumb(&l, e)) != NULL)
+	if (after_shot && (after = thumb(&l, task_id, e)) != NULL)
 		json_object_object_add(r, "after", after);
 	display_unlease(&l);
 	leased = false;

@@ -311,11 +311,24 @@ check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 		return;
 	}
 	if (cfg->token[0] != '\0') {
+		/* The header; for browsers, the dashboard's cookie; for GET
+		 * links (<img>, <video>, the first visit of /dashboard), ?token=. */
+		const char *cookie = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "detm_token");
+		const char *qtok = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ?
+		    MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token") : NULL;
+		bool good;
+
 		auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-		if (auth == NULL || strncasecmp(auth, "Bearer ", 7) != 0 ||
-		    !secure_streq(auth + 7, cfg->token)) {
-			derr_set(&hr->err, DERR_UNAUTHORIZED, NULL,
-			    "%s", auth ? "wrong token" : "this daemon needs 'Authorization: Bearer <token>'");
+		if (auth != NULL)
+			good = strncasecmp(auth, "Bearer ", 7) == 0 && secure_streq(auth + 7, cfg->token);
+		else if (qtok != NULL)
+			good = secure_streq(qtok, cfg->token);
+		else
+			good = cookie != NULL && secure_streq(cookie, cfg->token);
+		if (!good) {
+			derr_set(&hr->err, DERR_UNAUTHORIZED, NULL, "%s",
+			    auth || qtok || cookie ? "wrong token" :
+			    "this daemon needs 'Authorization: Bearer <token>'");
 			return;
 		}
 	}

@@ -31,9 +31,11 @@
 #include "recorder.h"
 #include "store.h"
 #include "display.h"
+#include "events.h"
 #include "../mcp-proxy/tools.h"
 #include "ground.h"
 #include "humanize.h"
+#include "shots.h"
 #include "stuck.h"
 #include "task.h"
 #include "taskstate.h"
@@ -253,6 +255,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "detmd: recordings: %s\n", e.message);
 		goto out;
 	}
+	if (shots_init(cfg.data_dir, &e) != 0) {
+		fprintf(stderr, "detmd: screenshots: %s\n", e.message);
+		goto out;
+	}
 	task_hook_add(on_task_change, NULL);
 	humanize_configure(cfg.humanize);
 	if (tools_init(tool_err, sizeof tool_err) != 0) {
@@ -296,6 +302,7 @@ main(int argc, char **argv)
 out:
 	waits_stop();           /* first: long polls return, workers leave the displays */
 	live_shutdown();        /* MJPEG viewers end, so their connections can */
+	events_shutdown();      /* so do event streams */
 	rec_shutdown();         /* files finished while their displays still run */
 	stuck_stop();
 	http_stop(h);

@@ -23,6 +23,7 @@
 
 #include "display.h"
 #include "enc.h"
+#include "events.h"
 #include "jx.h"
 #include "log.h"
 #include "task.h"
@@ -150,6 +151,8 @@ write_meta(struct rec *r)
 			unlink(tmp);
 	}
 	json_object_put(o);
+	events_publish("recording", "updated", r->task_id[0] ? r->task_id : NULL,
+	    r->clip_id[0] ? r->clip_id : NULL);
 }
 
 static json_object *
@@ -639,6 +642,8 @@ set_state(const char *task_id, enum rstate to)
 		pthread_mutex_unlock(&r->mu);
 	}
 	pthread_mutex_unlock(&reg_mu);
+	if (r != NULL)
+		events_publish("recording", "updated", task_id, NULL);
 }
 
 /* The task hook: pause, resume, finish, discard, delete. */

@@ -63,6 +63,10 @@ const struct route api_routes[] = {
 	{ "POST",   "/api/gui/find",                            api_gui_find,       B, "find a described element (no action)" },
 	{ "POST",   "/api/gui/do",                              api_gui_do,         B, "one GUI instruction, grounded and done" },
 	{ "POST",   "/api/commands",                            api_commands,       LIM_BODY_ACTION, "run desktop commands in order" },
+	{ "GET",    "/api/screenshots/{file}",                  api_screenshot,     0, "an action's screenshot (JPEG)" },
+	{ "GET",    "/api/events",                              api_events,         0, "changes as Server-Sent Events" },
+	{ "GET",    "/dashboard",                               api_dashboard,      0, "the web dashboard" },
+	{ "GET",    "/dashboard/{file}",                        api_dashboard_file, 0, "the dashboard's files" },
 	{ "GET",    "/api/tools",                               api_tools_list,     0, "the MCP tools, callable over HTTP" },
 	{ "POST",   "/api/tools/{name}",                        api_tool_call,      LIM_BODY_PLAN, "call a tool with its MCP arguments" },
 	/* The Python DETM's routes, kept so its scripts and plugins work. */

@@ -20,6 +20,7 @@
 #include "buf.h"
 #include "jx.h"
 #include "limits.h"
+#include "events.h"
 #include "log.h"
 #include "taskstate.h"
 
@@ -390,6 +391,8 @@ out:
 	if (rc != 0)
 		store_rollback(st);
 	store_unlock(st);
+	if (rc == 0)
+		events_publish("task", "created", id_out, NULL);
 	buf_free(&text);
 	free(msg);
 	return rc;
@@ -492,6 +495,8 @@ out:
 	if (rc != 0)
 		store_rollback(st);
 	store_unlock(st);
+	if (rc == 0)
+		events_publish("task", "updated", id, NULL);
 	if (rc == 0 && p->status >= 0 && p->status != cur)
 		run_hooks(id, cur, p->status);
 	free(name);
@@ -539,6 +544,8 @@ task_control(struct store *st, const char *id, int to, const char *reason,
 	if (rc != 0)
 		store_rollback(st);
 	store_unlock(st);
+	if (rc == 0)
+		events_publish("message", "created", id, NULL);
 	free(msg);
 	return rc;
 }
@@ -565,8 +572,10 @@ task_delete(struct store *st, const char *id, struct derr *e)
 	rc = 0;
 out:
 	store_unlock(st);
-	if (rc == 0)
+	if (rc == 0) {
+		events_publish("task", "deleted", id, NULL);
 		run_hooks(id, -1, TASK_HOOK_DELETED);
+	}
 	return rc;
 }
 
@@ -597,6 +606,8 @@ out:
 	if (rc != 0)
 		store_rollback(st);
 	store_unlock(st);
+	if (rc == 0)
+		events_publish("item", "created", id, NULL);
 	if (rc == 0)
 		*added_out = added;
 	else
@@ -705,6 +716,12 @@ out:
 	if (rc != 0)
 		store_rollback(st);
 	store_unlock(st);
+	if (rc == 0) {
+		char ref[24];
+
+		snprintf(ref, sizeof ref, "%lld", (long long)ordinal);
+		events_publish("item", "updated", id, ref);
+	}
 	free(title);
 	free(msg);
 	return rc;
@@ -762,6 +779,8 @@ out:
 		*ordinal_out = -1;
 	}
 	store_unlock(st);
+	if (rc == 0)
+		events_publish("action", "created", task_id, id_out);
 	return rc;
 }
 
@@ -816,6 +835,8 @@ out:
 	if (rc != 0)
 		store_rollback(st);
 	store_unlock(st);
+	if (rc == 0)
+		events_publish("action", "updated", task_id, action_id);
 	return rc;
 }
 
@@ -838,6 +859,8 @@ out:
 	if (rc != 0)
 		store_rollback(st);
 	store_unlock(st);
+	if (rc == 0)
+		events_publish("log", "created", task_id, action_id);
 	return rc;
 }
 
@@ -862,6 +885,7 @@ out:
 		store_rollback(st);
 	store_unlock(st);
 	if (rc == 0) {
+		events_publish("message", "created", task_id, id);
 		m = json_object_new_object();
 		json_object_object_add(m, "message_id", json_object_new_string(id));
 		json_object_object_add(m, "task_id", json_object_new_string(task_id));

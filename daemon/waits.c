@@ -40,6 +40,7 @@
 #include "display.h"
 #include "gate.h"
 #include "jx.h"
+#include "events.h"
 #include "log.h"
 #include "task.h"
 #include "taskstate.h"
@@ -387,6 +388,7 @@ outcome_write(struct outcome *o)
 		json_object_put(m);
 	}
 	free(msg);
+	events_publish("wait", "updated", o->task_id[0] ? o->task_id : NULL, o->id);
 }
 
 /* Marks j done (mu held) and fills o. Returns -1 if j was already done.
@@ -621,6 +623,7 @@ progress_write(struct job *j)
 	if (store_exec(st, s, "wait progress", &e) != 0)
 		log_warn("wait %s: cannot record progress: %s", j->id, e.message);
 	store_unlock(st);
+	events_publish("wait", "updated", j->task_id[0] ? j->task_id : NULL, j->id);
 }
 
 /* ---- one tick ---- */
@@ -1274,6 +1277,7 @@ waits_create(const struct wait_new *w, struct derr *e)
 	}
 	log_info("wait %s: %s on %s (timeout %d s, task %s)", id, w->criteria, w->target, w->timeout_s,
 	    w->task_id ? w->task_id : "-");
+	events_publish("wait", "created", w->task_id, id);
 	return row_get(id, e);
 }
 

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(unit x11 http persist mcp desktop vision waits wake gui record)
+all_suites=(unit x11 http persist mcp desktop vision waits wake gui record dashboard)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -23,6 +23,7 @@ declare -A cmd=(
 	[wake]="tests/wake.sh"
 	[gui]="tests/gui.sh"
 	[record]="tests/record.sh"
+	[dashboard]="tests/dashboard/run.sh"
 )
 failed=()
 for s in "${suites[@]}"; do
