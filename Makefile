@@ -83,7 +83,7 @@ TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/ht
              $(if $(VSTUB_SRCS),$(BIN)/vision-stub) $(if $(VISIONTEST_SRCS),$(BIN)/test-vision) \
              $(if $(WAKERECV_SRCS),$(BIN)/wake-recv)
 
-.PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help
+.PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help fuzz fuzz-bins
 all: $(ALL_BINS)
 # Named so a sub-make with another BIN/B builds its own test binaries.
 test-bins: $(TEST_BINS)
@@ -175,17 +175,35 @@ run: deps
 
 # Every suite prints its own "N passed, N failed" line; tests/run.sh fails if any does.
 test: test-deps
-	@$(MAKE) --no-print-directory all test-bins
+	@$(MAKE) --no-print-directory all test-bins fuzz-bins
 	@tests/run.sh
 
 unit-test: all $(TEST_BINS)
 	@$(BIN)/test-unit
 
 ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# libFuzzer targets (tests/fuzz): clang, ASan + UBSan, their own build dir.
+FUZZ_FLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,bin-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+PROXY_LIB_OBJS = $(filter-out $(B)/mcp-proxy/main.o,$(PROXY_OBJS))
+fuzz-bins:
+	@$(MAKE) --no-print-directory CC=clang CI= WERROR= B=build-fuzz BIN=bin-fuzz CFLAGS="$(FUZZ_FLAGS)" \
+	    LDFLAGS="-fsanitize=fuzzer,address,undefined" $(FUZZ_TARGETS)
+bin-fuzz/fuzz_http bin-fuzz/fuzz_parse: bin-fuzz/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(DAEMON_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm
+bin-fuzz/fuzz_rpc: $(B)/tests/fuzz/fuzz_rpc.o $(PROXY_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(PROXY_PKGS)) -lpthread
+fuzz: fuzz-bins
+	@FUZZ_SECONDS=$${FUZZ_SECONDS:-600} tests/fuzz/run.sh
+
 asan: ; $(MAKE) B=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all test-bins
 asan-test: test-deps
 	@$(MAKE) --no-print-directory B=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all test-bins
-	@DETM_BIN=bin-asan ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
+	@DETM_BIN=bin-asan FUZZ_SECONDS=3 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
 
 bench:
 	@scripts/install-deps.sh bench

@@ -20,7 +20,8 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libtesseract-dev tesseract-ocr-eng
 	libavcodec-dev libavformat-dev libavutil-dev
 	xvfb)
-test_pkgs=(sqlite3 curl procps jq xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium)
+test_pkgs=(sqlite3 curl procps jq xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
+	clang libclang-rt-14-dev)
 bench_pkgs=(wrk)
 
 case "$group" in

@@ -1,0 +1,135 @@
+/*
+ * fuzz_http.c - libFuzzer target: detmd's request handling below the
+ * socket. Input byte 0 picks a route of the table (or, 0xff, runs the rest
+ * as a URL path through the route matcher against every pattern); byte 1
+ * picks the path parameters (a real task id, an unknown id, ordinals, junk);
+ * the rest is the request body, parsed as the HTTP layer does (jx_parse,
+ * object only) and handed to the route's handler with a real store in a
+ * temporary data dir (the smart-wait engine runs, as in detmd). Xvfb is /bin/false and no display exists, so desktop
+ * routes fail fast instead of starting servers; routes that stream or
+ * sleep on purpose (events, MJPEG, /api/commands, desktop sleep) and task
+ * deletion are skipped.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../mcp-proxy/tools.h"
+#include "api.h"
+#include "config.h"
+#include "display.h"
+#include "http.h"
+#include "humanize.h"
+#include "jx.h"
+#include "log.h"
+#include "recorder.h"
+#include "shots.h"
+#include "task.h"
+#include "waits.h"
+
+static struct config cfg;
+static struct app app;
+static char task_id[ID_LEN];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char dir[] = "/tmp/detm-fuzz-http.XXXXXX", path[256], err[256];
+	static char a0[] = "detmd", a1[] = "--data-dir", a3[] = "--port", a4[] = "0",
+	    a5[] = "--xvfb", a6[] = "/bin/false", a7[] = "--display", a8[] = ":1999";
+	char *args[] = { a0, a1, dir, a3, a4, a5, a6, a7, a8, NULL };
+	struct task_reg reg = { .name = "fuzz" };
+	struct store *st;
+	struct derr e;
+
+	(void)argc;
+	(void)argv;
+	if (mkdtemp(dir) == NULL || config_load(&cfg, 9, args) != 0)
+		abort();
+	snprintf(path, sizeof path, "%s/data.db", dir);
+	if (store_open(path, false, &st, &e) != 0 || display_init(&cfg, &e) != 0)
+		abort();
+	app.cfg = &cfg;
+	app.store = st;
+	if (rec_init(&app, &e) != 0 || shots_init(cfg.data_dir, &e) != 0 ||
+	    tools_init(err, sizeof err) != 0 || task_register(st, &reg, task_id, &e) != 0 ||
+	    waits_start(&app, &e) != 0)
+		abort();
+	humanize_configure(false);
+	return 0;
+}
+
+static bool
+skipped(const struct route *rt)
+{
+	static const char *const deny[] = { "/api/events", "live.mjpeg", "/api/commands",
+		"/api/desktop/action" };
+
+	for (size_t i = 0; i < sizeof deny / sizeof deny[0]; i++)
+		if (strstr(rt->pattern, deny[i]) != NULL)
+			return true;
+	return strcmp(rt->method, "DELETE") == 0 && strcmp(rt->pattern, "/api/tasks/{id}") == 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+	static const char *const ids[] = { NULL, "deadbeef", "0", "1", "-1", "99999999999", "zz/..",
+		"clip", "index.html" };
+	const char *params[ROUTE_MAX_PARAMS];
+	size_t lens[ROUTE_MAX_PARAMS];
+	const struct route *rt;
+	json_object *body;
+	struct derr e;
+	struct req r;
+	int np = 0;
+
+	if (n < 2)
+		return 0;
+	if (d[0] == 0xff) {
+		char *path = strndup((const char *)d + 1, n - 1);
+
+		for (size_t i = 0; i < api_nroutes; i++)
+			(void)http_route_match(api_routes[i].pattern, path, params, lens, &np);
+		free(path);
+		return 0;
+	}
+	rt = &api_routes[d[0] % api_nroutes];
+	if (skipped(rt))
+		return 0;
+	derr_clear(&e);
+	body = n > 2 ? jx_parse((const char *)d + 2, n - 2, &e) : json_object_new_object();
+	if (body == NULL || !json_object_is_type(body, json_type_object)) {
+		json_object_put(body);
+		return 0;
+	}
+	memset(&r, 0, sizeof r);
+	r.fd = -1;
+	r.app = &app;
+	r.method = rt->method;
+	r.path = rt->pattern;
+	r.body = body;
+	r.query = json_object_new_object();
+	r.status = 200;
+	for (const char *p = rt->pattern; (p = strchr(p, '{')) != NULL && r.nparams < ROUTE_MAX_PARAMS; p++) {
+		const char *v = ids[(d[1] >> (2 * r.nparams)) % (sizeof ids / sizeof ids[0])];
+
+		r.params[r.nparams++] = v != NULL ? v : task_id;
+	}
+	derr_clear(&e);
+	(void)rt->fn(&r, &e);
+	json_object_put(r.reply);
+	free(r.raw);
+	if (r.fd >= 0)
+		close(r.fd);
+	if (r.stream_done != NULL)
+		r.stream_done(r.stream_cls);
+	json_object_put(r.query);
+	json_object_put(body);
+	return 0;
+}

@@ -1,0 +1,123 @@
+/*
+ * fuzz_parse.c - libFuzzer target: every parser of untrusted text in detm
+ * that is not HTTP framing. Byte 0 picks one: the vision verdict parser
+ * (model answers), the UI-TARS answer parser (pixel and 0-1000 forms), the
+ * GUI instruction parser (gui_do's words and explicit forms), the tool
+ * router's schema check + request building (a tool from byte 1, arguments
+ * from the rest), the JSON validators, and the time and size parsers.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../mcp-proxy/schema.h"
+#include "../../mcp-proxy/toolreq.h"
+#include "config.h"
+#include "ground.h"
+#include "gui.h"
+#include "jx.h"
+#include "util.h"
+#include "vision.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char err[256];
+
+	(void)argc;
+	(void)argv;
+	if (tools_init(err, sizeof err) != 0)
+		abort();
+	return 0;
+}
+
+static void
+tool(uint8_t which, const char *text, size_t len)
+{
+	const struct tool *t = tools_at(which % tools_count());
+	json_object *args, *q = json_object_new_object(), *body = json_object_new_object();
+	struct derr e;
+	char err[256], path[512];
+
+	args = jx_parse(text, len, &e);
+	if (args != NULL && json_object_is_type(args, json_type_object) &&
+	    schema_check(t->input_schema, args, err, sizeof err) == 0) {
+		(void)toolreq_build(t, args, true, path, sizeof path, q, body);
+		path[0] = '\0';
+		(void)toolreq_query_string(q, path, sizeof path);
+	}
+	json_object_put(args);
+	json_object_put(q);
+	json_object_put(body);
+}
+
+static void
+validators(const char *text, size_t len)
+{
+	struct derr e;
+	json_object *o = jx_parse(text, len, &e), *sub;
+	const char *s;
+	char *txt = NULL;
+	int64_t i;
+	double x;
+	bool b, present;
+
+	if (o == NULL)
+		return;
+	if (json_object_is_type(o, json_type_object)) {
+		(void)jx_str(o, "name", false, 1, 200, &s, &e);
+		(void)jx_int(o, "ordinal", false, 0, 1000, &i, &present, &e);
+		(void)jx_num(o, "timeout", 0, 3600, &x, &present, &e);
+		(void)jx_bool(o, "enabled", &b, &present, &e);
+		(void)jx_obj(o, "metadata", &sub, &e);
+		if (jx_any_text(o, "input_data", 65536, &txt, &e) == 0)
+			free(txt);
+	}
+	json_object_put(o);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+	char *text, reason[256], err[256];
+	enum vision_verdict v;
+	struct gui_cmd c;
+	struct derr e;
+	double x, y, box[4];
+	bool has_box;
+	int64_t ms;
+	int w, h;
+
+	if (n < 3)
+		return 0;
+	text = strndup((const char *)d + 2, n - 2);
+	switch (d[0] % 7) {
+	case 0:
+		(void)vision_parse_verdict(text, &v, reason, sizeof reason);
+		break;
+	case 1:
+		(void)ground_parse_uitars(text, 1 + d[1] * 8, 1 + d[1] * 4, d[1] & 1, &x, &y, &has_box,
+		    box, err, sizeof err);
+		break;
+	case 2:
+		(void)gui_parse(text, &c, &e);
+		break;
+	case 3:
+		tool(d[1], text, strlen(text));
+		break;
+	case 4:
+		validators(text, strlen(text));
+		break;
+	case 5:
+		(void)time_parse(text, &ms);
+		break;
+	default:
+		(void)config_parse_size(text, &w, &h);
+		break;
+	}
+	free(text);
+	return 0;
+}
