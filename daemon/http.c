@@ -279,6 +279,17 @@ route_find(struct hreq *hr, const char *method, const char *url)
 		    method, url);
 }
 
+/* Adds the length of one query argument (key=value&) to *cls. */
+static enum MHD_Result
+query_len(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	size_t *total = cls;
+
+	(void)kind;
+	*total += strlen(key) + (value != NULL ? strlen(value) : 0) + 2;
+	return MHD_YES;
+}
+
 /* The checks that need only the headers. Fills hr->err on failure. */
 static void
 check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
@@ -288,8 +299,10 @@ check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
 	const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
 	const char *auth, *clen, *ctype, *te;
+	size_t qlen = 0;
 
-	if (strlen(url) > LIM_URL_BYTES) {
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, query_len, &qlen);
+	if (strlen(url) + qlen > LIM_URL_BYTES) {
 		derr_set(&hr->err, DERR_INVALID, NULL, "URL too long (at most %d bytes)", LIM_URL_BYTES);
 		return;
 	}

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(unit x11 http persist mcp desktop vision waits wake gui record dashboard fuzz)
+all_suites=(unit x11 http persist mcp desktop vision waits wake gui record dashboard hostile fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -25,6 +25,7 @@ declare -A cmd=(
 	[record]="tests/record.sh"
 	[dashboard]="tests/dashboard/run.sh"
 	[fuzz]="tests/fuzz/run.sh"
+	[hostile]="tests/hostile.sh"
 )
 failed=()
 for s in "${suites[@]}"; do

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# hostile.sh - the hostile-HTTP suite: a real detmd against clients that
+# misbehave on purpose.
+#
+#   slowloris:  120 connections that trickle header bytes do not stop a
+#               normal client; a connection that goes quiet is closed after
+#               the connection timeout
+#   sizes:      oversize headers, bodies and URLs are refused, detmd lives on
+#   every route (from GET /api/routes, so new routes are covered when they
+#   land): a foreign Origin and a foreign Host are 403, and with a token
+#   (ACU_TOKEN) no route answers without it (401 JSON), including the
+#   dashboard, the event stream and the MJPEG view
+#
+# Prints "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+
+tmp=$(mktemp -d /tmp/detm-hostile.XXXXXX)
+pids=()
+trap 'daemon_kill9; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+healthy() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$DETM_URL/api/health")" = 200 ]; }
+
+daemon_start --connection-timeout 3 || { bad "daemon start"; finish; exit 1; }
+port=${DETM_URL##*:}
+
+# ---- slowloris ----
+python3 - "$port" 120 >"$tmp/slow.log" 2>&1 <<'EOF2' &
+import socket, sys, time
+port, n = int(sys.argv[1]), int(sys.argv[2])
+socks = []
+for i in range(n):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    socks.append(s)
+print("open", len(socks), flush=True)
+for k in range(20):                      # one header line a second: never idle
+    for s in socks:
+        try:
+            s.sendall(b"X-Slow: %d\r\n" % k)
+        except OSError:
+            pass
+    time.sleep(1)
+EOF2
+pids+=($!)
+wait_for 10 grep -q '^open 120' "$tmp/slow.log"
+check "with 120 slowloris connections open, a normal request is served" healthy
+api POST /api/tasks '{"name":"under siege","plan":["a"]}'
+expect "and a write too" 201
+python3 - "$port" >"$tmp/idle.log" 2>&1 <<'EOF2'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /api/health HTTP/1.1\r\n")
+s.settimeout(15)
+t = time.time()
+try:
+    data = s.recv(100)
+except socket.timeout:
+    data = None
+print("closed" if data == b"" or (data and data.startswith(b"HTTP/1.1 408")) else "open", round(time.time() - t, 1))
+EOF2
+check "a connection that goes quiet is closed after the timeout ($(cat "$tmp/idle.log"))" grep -q '^closed' "$tmp/idle.log"
+kill "${pids[0]}" 2>/dev/null
+
+# ---- sizes ----
+big=$(head -c 100000 /dev/zero | tr '\0' a)
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Big: $big" "$DETM_URL/api/health")
+check "a 100 KB header is refused ($code)" sh -c "[ '$code' = 431 ] || [ '$code' = 413 ] || [ '$code' = 000 ]"
+check "detmd is healthy after it" healthy
+head -c 3000000 /dev/zero | tr '\0' a >"$tmp/body"
+code=$(curl -s -o "$tmp/resp" -w '%{http_code}' -X POST -H 'Content-Type: application/json' --data-binary @"$tmp/body" "$DETM_URL/api/tasks")
+check "a 3 MB body is 413 in the JSON error shape" sh -c "[ $code = 413 ] && jq -e '.error.code == \"payload_too_large\"' $tmp/resp >/dev/null"
+code=$(curl -s -o "$tmp/resp" -w '%{http_code}' "$DETM_URL/api/tasks?x=$(head -c 5000 /dev/zero | tr '\0' b)")
+check "a 5 KB URL is refused ($code)" sh -c "[ $code = 400 ] || [ $code = 414 ]"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: text/plain' -d '{"name":"x"}' "$DETM_URL/api/tasks")
+check "a body that is not JSON-typed is 415" [ "$code" = 415 ]
+check "detmd is healthy after all of it" healthy
+
+# ---- every route: foreign Origin and Host ----
+curl -s "$DETM_URL/api/routes" | jq -r '.routes[] | "\(.method) \(.path)"' >"$tmp/routes"
+n=$(wc -l <"$tmp/routes")
+fill() { sed -e 's/{[a-z_]*}/abcd1234/g' <<<"$1"; }
+origin_bad=0 host_bad=0
+while read -r m p; do
+	u="$DETM_URL$(fill "$p")"
+	code=$(curl -s -o "$tmp/resp" -w '%{http_code}' --max-time 5 -X "$m" -H 'Origin: http://evil.example' "$u")
+	{ [ "$code" = 403 ] && jq -e '.error.code == "forbidden"' "$tmp/resp" >/dev/null; } || { origin_bad=$((origin_bad + 1)); echo "   Origin: $m $p -> $code"; }
+	code=$(curl -s -o "$tmp/resp" -w '%{http_code}' --max-time 5 -X "$m" -H 'Host: evil.example' "$u")
+	{ [ "$code" = 403 ] && jq -e '.error.code == "forbidden"' "$tmp/resp" >/dev/null; } || { host_bad=$((host_bad + 1)); echo "   Host: $m $p -> $code"; }
+done <"$tmp/routes"
+check "a foreign Origin is 403 on all $n routes" [ "$origin_bad" = 0 ]
+check "a foreign Host is 403 on all $n routes" [ "$host_bad" = 0 ]
+daemon_stop
+
+# ---- every route: the token ----
+DETM_TOKEN=hostile-token-1 daemon_start || { bad "daemon start (token)"; finish; exit 1; }
+none_bad=0 wrong_bad=0 right_bad=0
+while read -r m p; do
+	u="$DETM_URL$(fill "$p")"
+	code=$(curl -s -o "$tmp/resp" -w '%{http_code}' --max-time 5 -X "$m" "$u")
+	{ [ "$code" = 401 ] && jq -e '.error.code == "unauthorized"' "$tmp/resp" >/dev/null; } || { none_bad=$((none_bad + 1)); echo "   no token: $m $p -> $code"; }
+	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X "$m" -H 'Authorization: Bearer hostile-token-2' "$u")
+	[ "$code" = 401 ] || { wrong_bad=$((wrong_bad + 1)); echo "   wrong token: $m $p -> $code"; }
+	case $p in *mjpeg|/api/events) continue ;; esac   # streams: checked below
+	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X "$m" -H 'Authorization: Bearer hostile-token-1' \
+		-H 'Content-Type: application/json' -d '{}' "$u")
+	[ "$code" != 401 ] || { right_bad=$((right_bad + 1)); echo "   right token refused: $m $p"; }
+done <"$tmp/routes"
+check "without the token every one of the $n routes is 401 JSON (dashboard, events, MJPEG included)" [ "$none_bad" = 0 ]
+check "a wrong token is 401 everywhere" [ "$wrong_bad" = 0 ]
+check "the right token is let in everywhere" [ "$right_bad" = 0 ]
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 -H 'Authorization: Bearer hostile-token-1' "$DETM_URL/api/events")
+check "the event stream opens with the token" [ "$code" = 200 ]
+check "a token that differs only in its last byte is refused" [ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer hostile-token-X' "$DETM_URL/api/health")" = 401 ]
+daemon_stop
+finish
