@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# load.sh - the load suite: detmd under sustained writes, concurrency and a
+# kill -9, with a recording and smart waits running throughout.
+#
+#   crash survival: 8 writers post actions and messages over keep-alive
+#     connections (tests/load/loadgen.py) to tasks while a task display is
+#     recorded and a smart wait watches; detmd is killed -9 mid-stream and
+#     restarted: every acknowledged write is in the database, integrity_check
+#     is ok, the wait is watching again, the recording plays (ffprobe) and is
+#     reported interrupted, and the killed daemon's Xvfb is gone
+#   load: 20 detm-mcp processes and 4 HTTP clients at once against one
+#     detmd (a recording and a wait running): no failed call, no lost row
+#     (the rows in SQLite match what was acknowledged), RSS after the load
+#     within 40 MB of before, the daemon healthy
+#
+# The figures are printed (and recorded in docs/reliability.md).
+# Prints "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+
+tmp=$(mktemp -d /tmp/detm-load.XXXXXX)
+pids=()
+trap 'daemon_kill9; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+db() { sqlite3 -cmd '.timeout 5000' "$DETM_DATA/data.db" "$@"; }
+rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$DETM_PID/status"; }
+busy_display() { # busy_display TASK: an xterm whose text keeps changing on the task's display
+	local d a
+	d=$(curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.display)
+	a=$(curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.xauthority)
+	DISPLAY=$d XAUTHORITY=$a xterm -geometry 60x20+0+0 -e sh -c 'while :; do date +%N; sleep 0.2; done' \
+		2>/dev/null & pids+=($!)
+}
+
+# ---- crash survival under load ----
+daemon_start --vision-backend passthrough || { bad "daemon start"; finish; exit 1; }
+tasks=()
+for i in 1 2 3 4; do
+	api POST /api/tasks "{\"name\":\"load $i\",\"plan\":[\"a\",\"b\"]}"
+	tasks+=("$(jqr .task_id)")
+done
+api POST /api/tasks '{"name":"recorded","plan":["watch"],"display":true,"display_resolution":"640x480"}'
+R=$(jqr .task_id)
+busy_display "$R"
+api POST /api/waits "{\"task_id\":\"${tasks[0]}\",\"target\":\"screen\",\"wake_when\":\"never\",\"timeout\":3600}"
+W=$(jqr .wait_id)
+wait_for 10 sh -c "[ \$(curl -s $DETM_URL/api/tasks/$R | jq .recording.frames) -ge 4 ]"
+xvfb_pid=$(curl -s "$DETM_URL/api/displays" | jq -r ".displays[] | select(.task_id == \"$R\") | .pid")
+tests/load/loadgen.py writes "$DETM_URL" 6 8 "$tmp/acked" "${tasks[@]}" >"$tmp/writes.out" 2>&1 &
+lg=$!
+sleep 2.5
+daemon_kill9
+wait "$lg"
+acked=$(wc -l <"$tmp/acked")
+echo "   writes before kill -9: $(cat "$tmp/writes.out") (2.5 s, 8 connections)"
+check "the writers got acknowledgements before the kill ($acked)" [ "$acked" -ge 100 ]
+daemon_start --vision-backend passthrough || { bad "restart"; finish; exit 1; }
+db "SELECT id FROM actions" | sort >"$tmp/present"
+sort "$tmp/acked" >"$tmp/acked.sorted"
+missing=$(comm -23 "$tmp/acked.sorted" "$tmp/present" | wc -l)
+check "every one of the $acked acknowledged writes survived kill -9 (missing: $missing)" [ "$missing" = 0 ]
+check "PRAGMA integrity_check is ok" [ "$(db 'PRAGMA integrity_check')" = ok ]
+api GET "/api/waits/$W"
+expect "the smart wait resumed after the restart" 200 '.status == "watching"'
+RF="$DETM_DATA/recordings/$R.mp4"
+check "the recording in progress plays (ffprobe reads H.264)" sh -c \
+	"ffprobe -v error -show_entries stream=codec_name -of csv=p=0 $RF | grep -qx h264"
+api GET "/api/tasks/$R"
+expect "and is reported interrupted" 200 '.recording.state == "interrupted"'
+gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+check "the killed daemon's Xvfb (pid $xvfb_pid) was removed at the restart" wait_for 5 gone "${xvfb_pid:-1}"
+daemon_stop
+
+# ---- load: 20 MCP proxies + 4 HTTP clients, waits and a recording running ----
+daemon_start --vision-backend passthrough || { bad "daemon start (load)"; finish; exit 1; }
+api POST /api/tasks '{"name":"recorded under load","plan":["a"],"display":true,"display_resolution":"640x480"}'
+R2=$(jqr .task_id)
+busy_display "$R2"
+for i in 1 2 3; do
+	api POST /api/waits '{"target":"screen","wake_when":"never","timeout":600}'
+done
+api POST /api/tasks '{"name":"http load","plan":["a"]}'
+H=$(jqr .task_id)
+curl -s "$DETM_URL/api/health" >/dev/null
+sleep 1
+rss0=$(rss_kb)
+before=$(db "SELECT count(*) FROM actions")
+tests/load/loadgen.py mcp "$DETM_URL" "$DETM_BIN/detm-mcp" 20 15 >"$tmp/mcp.out" 2>"$tmp/mcp.err" &
+m=$!
+tests/load/loadgen.py mixed "$DETM_URL" 8 4 "$H" >"$tmp/mixed.out" 2>&1
+wait "$m"
+read -r _ calls _ cerr _ cact <"$tmp/mcp.out"
+read -r _ reqs _ herr _ hact <"$tmp/mixed.out"
+echo "   MCP: $(cat "$tmp/mcp.out") (20 detm-mcp processes); HTTP: $(cat "$tmp/mixed.out") (4 clients, 8 s)"
+check "20 detm-mcp processes: every one of $calls tool calls succeeded" sh -c "[ '$cerr' = 0 ] && [ '$calls' -ge 1000 ]"
+check "4 HTTP clients: every one of $reqs requests was 2xx" sh -c "[ '$herr' = 0 ] && [ '$reqs' -ge 100 ]"
+after=$(db "SELECT count(*) FROM actions")
+# task_register through MCP logs no action; every acknowledged action is a row
+# (waits add one action each, created before the count).
+check "no lost rows: $((after - before)) new actions = $cact (MCP) + $hact (HTTP) acknowledged" \
+	[ "$((after - before))" = "$((cact + hact))" ]
+rss1=$(rss_kb)
+echo "   RSS before $((rss0 / 1024)) MB, after $((rss1 / 1024)) MB"
+check "memory stays bounded (RSS +$(((rss1 - rss0) / 1024)) MB, margin 40 MB)" [ "$((rss1 - rss0))" -le 40960 ]
+check "the recording kept going under load" sh -c "curl -s $DETM_URL/api/tasks/$R2 | jq -e '.recording.state == \"recording\" and .recording.frames > 5' >/dev/null"
+api GET "/api/waits?status=watching"
+expect "and the waits kept watching" 200 '.count >= 3'
+check "PRAGMA integrity_check is ok after the load" [ "$(db 'PRAGMA integrity_check')" = ok ]
+daemon_stop
+check "detmd stops cleanly after the load (exit $DETM_RC)" [ "$DETM_RC" = 0 ]
+finish
