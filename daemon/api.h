@@ -156,6 +156,10 @@ int api_live_list(struct req *r, struct derr *e);
 /* dashboard.c */
 int api_dashboard(struct req *r, struct derr *e);
 int api_dashboard_file(struct req *r, struct derr *e);
+/* memory.c */
+int api_memory_search(struct req *r, struct derr *e);
+int api_memory_read(struct req *r, struct derr *e);
+int api_memory_append(struct req *r, struct derr *e);
 /* shots.c */
 int api_screenshot(struct req *r, struct derr *e);
 /* events.c */

@@ -125,6 +125,8 @@ static const struct opt opts[] = {
 	  "an active task with no activity for this many seconds is stuck" },
 	{ "stuck-cooldown", "ACU_STUCK_COOLDOWN_S", OPT_INT, O(stuck_cooldown_s), "300", 0, 604800,
 	  "seconds before the same task is reported stuck again" },
+	{ "workspace", "ACU_WORKSPACE", OPT_STR, O(workspace), "~/.openclaw/workspace", 0, 0,
+	  "the agent's workspace: MEMORY.md and memory/*.md for the memory tools" },
 	{ "record", "ACU_RECORD", OPT_BOOL, O(record), "1", 0, 1,
 	  "record every task that has its own display (H.264 MP4 in recordings/)" },
 	{ "record-fps", "ACU_RECORD_FPS", OPT_INT, O(record_fps), "2", 1, 30,
@@ -219,22 +221,32 @@ config_usage(FILE *f)
 	    "--version", "print the version");
 }
 
+/* "~" or "~/x" -> $HOME/x in place. -1 (with a message naming flag) if
+ * HOME is needed and not set. */
 static int
-finish(struct config *c)
+expand_home(char **path, const char *flag)
 {
 	const char *home;
 	char *p;
 
-	if (strncmp(c->data_dir, "~/", 2) == 0 || strcmp(c->data_dir, "~") == 0) {
-		home = getenv("HOME");
-		if (home == NULL || home[0] == '\0') {
-			fprintf(stderr, "detmd: HOME is not set; pass --data-dir\n");
-			return -1;
-		}
-		p = xasprintf("%s%s", home, c->data_dir + 1);
-		free(c->data_dir);
-		c->data_dir = p;
+	if (strncmp(*path, "~/", 2) != 0 && strcmp(*path, "~") != 0)
+		return 0;
+	home = getenv("HOME");
+	if (home == NULL || home[0] == '\0') {
+		fprintf(stderr, "detmd: HOME is not set; pass %s\n", flag);
+		return -1;
 	}
+	p = xasprintf("%s%s", home, *path + 1);
+	free(*path);
+	*path = p;
+	return 0;
+}
+
+static int
+finish(struct config *c)
+{
+	if (expand_home(&c->data_dir, "--data-dir") != 0 || expand_home(&c->workspace, "--workspace") != 0)
+		return -1;
 	if (c->data_dir[0] == '\0') {
 		fprintf(stderr, "detmd: --data-dir must not be empty\n");
 		return -1;

@@ -59,6 +59,7 @@ struct config {
 	long stuck_check_s;     /* how often active tasks are checked */
 	long stuck_after_s;     /* idle this long (and no watching wait): stuck */
 	long stuck_cooldown_s;  /* no second alert for a task within this */
+	char *workspace;        /* memory tools (memory.c); ~ expanded */
 	/* recordings (recorder.c) */
 	bool record;
 	long record_fps, record_max_mb, record_task_max_mb, record_max_min;

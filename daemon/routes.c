@@ -67,6 +67,9 @@ const struct route api_routes[] = {
 	{ "GET",    "/api/events",                              api_events,         0, "changes as Server-Sent Events" },
 	{ "GET",    "/dashboard",                               api_dashboard,      0, "the web dashboard" },
 	{ "GET",    "/dashboard/{file}",                        api_dashboard_file, 0, "the dashboard's files" },
+	{ "POST",   "/api/memory/search",                       api_memory_search,  B, "search MEMORY.md and memory/*.md" },
+	{ "POST",   "/api/memory/read",                         api_memory_read,    B, "read lines of a workspace file" },
+	{ "POST",   "/api/memory/append",                       api_memory_append,  B, "append a note to the workspace memory" },
 	{ "GET",    "/api/tools",                               api_tools_list,     0, "the MCP tools, callable over HTTP" },
 	{ "POST",   "/api/tools/{name}",                        api_tool_call,      LIM_BODY_PLAN, "call a tool with its MCP arguments" },
 	/* The Python DETM's routes, kept so its scripts and plugins work. */
@@ -77,6 +80,7 @@ const struct route api_routes[] = {
 	PY("task_log_action"), PY("task_summary"), PY("task_drill_down"), PY("task_thread"),
 	PY("task_list"), PY("smart_wait"), PY("wait_status"), PY("wait_update"), PY("wait_cancel"),
 	PY("desktop_look"), PY("desktop_action"), PY("video_record"),
+	PY("memory_search"), PY("memory_read"), PY("memory_append"),
 };
 
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];

@@ -273,6 +273,36 @@ static struct tool tools[] = {
 	0, "POST", "/api/record", NULL, "recording", TIME_LONG_CALL_S, NULL
 },
 {
+	"memory_search", "Search memory",
+	"Search the workspace memory (MEMORY.md and memory/*.md) for lines containing every word "
+	"of the query (case-insensitive). Returns the best matches with file, 1-based line, a few "
+	"lines of context and a score. Use it before asking the user something you may have noted.",
+	"{'type':'object','additionalProperties':false,'required':['query'],'properties':{"
+	"'query':{'type':'string','minLength':1,'maxLength':500,'description':'Space-separated words; all must appear in a line.'},"
+	"'max_results':{'type':'integer','minimum':1,'maximum':100,'description':'How many matches; default 10.'}}}",
+	RO | IDEM, "POST", "/api/memory/search", NULL, "memory", 0, NULL
+},
+{
+	"memory_read", "Read memory",
+	"Read lines of a workspace file (default MEMORY.md), starting at a 1-based line. Paths are "
+	"relative to the workspace; nothing outside it can be read.",
+	"{'type':'object','additionalProperties':false,'properties':{"
+	"'path':{'type':'string','minLength':1,'maxLength':512,'description':'File relative to the workspace; default MEMORY.md.'},"
+	"'offset':{'type':'integer','minimum':1,'description':'First line, 1-based; default 1.'},"
+	"'limit':{'type':'integer','minimum':1,'maximum':2000,'description':'How many lines; default 100.'}}}",
+	RO | IDEM, "POST", "/api/memory/read", NULL, "memory", 0, NULL
+},
+{
+	"memory_append", "Append to memory",
+	"Write a note to the workspace memory: appended under a '## [HH:MM UTC] Note' heading to "
+	"memory/<today>.md, or to the given workspace file. Use it for facts worth keeping across "
+	"sessions (logins that worked, where files are, user preferences).",
+	"{'type':'object','additionalProperties':false,'required':['note'],'properties':{"
+	"'note':{'type':'string','minLength':1,'maxLength':65536,'description':'The note, Markdown.'},"
+	"'path':{'type':'string','minLength':1,'maxLength':512,'description':'File relative to the workspace; default memory/<UTC date>.md.'}}}",
+	0, "POST", "/api/memory/append", NULL, "memory", 0, NULL
+},
+{
 	"health_check", "Health check",
 	"Check that detmd is running and its database answers; reports version, API version and "
 	"uptime. Call it when other tools report connection problems.",
@@ -291,6 +321,7 @@ static const struct {
 	{ "desktop", "desktop control" },
 	{ "gui", "GUI automation" },
 	{ "recording", "screen recording" },
+	{ "memory", "workspace memory" },
 };
 
 static const char instructions[] =

@@ -101,7 +101,10 @@ check "no lost rows: $((after - before)) new actions = $cact (MCP) + $hact (HTTP
 	[ "$((after - before))" = "$((cact + hact))" ]
 rss1=$(rss_kb)
 echo "   RSS before $((rss0 / 1024)) MB, after $((rss1 / 1024)) MB"
-check "memory stays bounded (RSS +$(((rss1 - rss0) / 1024)) MB, margin 40 MB)" [ "$((rss1 - rss0))" -le 40960 ]
+# Under ASan freed memory sits in the quarantine (256 MB by default) and is
+# counted as RSS; leaks there are LeakSanitizer's job (at the clean stop).
+case $DETM_BIN in *asan*) margin=600 ;; *) margin=40 ;; esac
+check "memory stays bounded (RSS +$(((rss1 - rss0) / 1024)) MB, margin $margin MB)" [ "$((rss1 - rss0))" -le $((margin * 1024)) ]
 check "the recording kept going under load" sh -c "curl -s $DETM_URL/api/tasks/$R2 | jq -e '.recording.state == \"recording\" and .recording.frames > 5' >/dev/null"
 api GET "/api/waits?status=watching"
 expect "and the waits kept watching" 200 '.count >= 3'

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(unit x11 http persist mcp desktop vision waits wake gui record dashboard hostile load fuzz)
+all_suites=(unit x11 http persist mcp desktop vision waits wake gui record dashboard memory hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -27,6 +27,7 @@ declare -A cmd=(
 	[fuzz]="tests/fuzz/run.sh"
 	[hostile]="tests/hostile.sh"
 	[load]="tests/load.sh"
+	[memory]="tests/memory.sh"
 )
 failed=()
 for s in "${suites[@]}"; do

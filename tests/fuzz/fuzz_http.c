@@ -41,15 +41,20 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char dir[] = "/tmp/detm-fuzz-http.XXXXXX", path[256], err[256];
 	static char a0[] = "detmd", a1[] = "--data-dir", a3[] = "--port", a4[] = "0",
-	    a5[] = "--xvfb", a6[] = "/bin/false", a7[] = "--display", a8[] = ":1999";
-	char *args[] = { a0, a1, dir, a3, a4, a5, a6, a7, a8, NULL };
+	    a5[] = "--xvfb", a6[] = "/bin/false", a7[] = "--display", a8[] = ":1999",
+	    a9[] = "--workspace";
+	char ws[64];
+	char *args[] = { a0, a1, dir, a3, a4, a5, a6, a7, a8, a9, ws, NULL };
 	struct task_reg reg = { .name = "fuzz" };
 	struct store *st;
 	struct derr e;
 
 	(void)argc;
 	(void)argv;
-	if (mkdtemp(dir) == NULL || config_load(&cfg, 9, args) != 0)
+	if (mkdtemp(dir) == NULL)
+		abort();
+	snprintf(ws, sizeof ws, "%s/ws", dir);   /* the memory routes write here */
+	if (config_load(&cfg, 11, args) != 0)
 		abort();
 	snprintf(path, sizeof path, "%s/data.db", dir);
 	if (store_open(path, false, &st, &e) != 0 || display_init(&cfg, &e) != 0)

@@ -57,7 +57,7 @@ async function main() {
 
 	await step("tools/list", async () => {
 		const { tools } = await client.listTools();
-		check("21 tools listed", tools.length === 21, String(tools.length));
+		check("24 tools listed", tools.length === 24, String(tools.length));
 		const ajv = new Ajv({ strict: false, allErrors: true });
 		const bad = [];
 		for (const t of tools) {

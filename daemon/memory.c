@@ -1,0 +1,415 @@
+/*
+ * memory.c - the agent's workspace memory, as the Python DETM's memory
+ * tools had it: MEMORY.md and the .md files of memory/ under the workspace directory
+ * (ACU_WORKSPACE, default ~/.openclaw/workspace, the OpenClaw workspace).
+ *
+ *   POST /api/memory/search {query, max_results=10}
+ *       -> {query, results:[{path, line (1-based), snippet, score}], count}
+ *       A line matches when every lower-cased term of the query is in it;
+ *       the snippet is lines i-1..i+2 (<= 400 characters), the score the
+ *       number of term occurrences; best first (then file, line), one hit
+ *       per 5-line block of a file.
+ *   POST /api/memory/read {path="MEMORY.md", offset=1, limit=100}
+ *       -> {path, offset, limit, total_lines, content}
+ *   POST /api/memory/append {note, path?}
+ *       -> {ok, path, appended}: "## [HH:MM UTC] Note" and the note, at the
+ *       end of memory/<UTC date>.md or of path.
+ *
+ * The path guard is real (the Python one was a string-prefix check, so a
+ * sibling "workspace2" passed): a path must be relative, without "..", and
+ * what it resolves to (realpath, following links) must be inside the
+ * workspace's own real path; the file itself is opened O_NOFOLLOW. Sizes
+ * are capped: files read (4 MiB), notes (64 KiB), lines returned (2000).
+ *
+ * Does not: index, cache or lock files (appends are single O_APPEND writes).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "jx.h"
+#include "log.h"
+
+#define FILE_MAX        (4 * 1024 * 1024)
+#define NOTE_MAX        (64 * 1024)
+#define LINES_MAX       2000
+#define RESULTS_MAX     100
+#define TERMS_MAX       16
+#define SNIPPET_MAX     400
+#define FILES_MAX       1000
+
+struct hit {
+	char *path;
+	int line;
+	int score;
+	char *snippet;
+};
+
+/* The workspace's real path into out; DERR_NOT_FOUND if it does not exist
+ * (create: make it first). */
+static int
+root_real(const struct config *cfg, bool create, char out[PATH_MAX], struct derr *e)
+{
+	if (create && mkdir(cfg->workspace, 0700) != 0 && errno != EEXIST)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot create the workspace %s: %s",
+		    cfg->workspace, strerror(errno));
+	if (realpath(cfg->workspace, out) == NULL)
+		return derr_set(e, DERR_NOT_FOUND, NULL, "the workspace %s does not exist (ACU_WORKSPACE)",
+		    cfg->workspace);
+	return 0;
+}
+
+static bool
+inside(const char *root, const char *real)
+{
+	size_t n = strlen(root);
+
+	return strncmp(real, root, n) == 0 && (real[n] == '/' || real[n] == '\0');
+}
+
+/* rel -> an absolute path under root, refusing absolute paths and "..". */
+static int
+lexical(const char *root, const char *rel, char out[PATH_MAX], struct derr *e)
+{
+	const char *p = rel;
+
+	if (rel[0] == '\0' || rel[0] == '/')
+		return derr_set(e, DERR_FORBIDDEN, "path", "path must be relative to the workspace");
+	while (*p != '\0') {
+		size_t n = strcspn(p, "/");
+
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return derr_set(e, DERR_FORBIDDEN, "path", "path may not contain '..'");
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	if ((size_t)snprintf(out, PATH_MAX, "%s/%s", root, rel) >= PATH_MAX)
+		return derr_set(e, DERR_INVALID, "path", "path is too long");
+	return 0;
+}
+
+/* Reads a regular file inside the workspace (at most FILE_MAX bytes). */
+static char *
+slurp(const char *root, const char *rel, struct derr *e)
+{
+	char abs[PATH_MAX], real[PATH_MAX];
+	struct stat sb;
+	char *buf = NULL;
+	ssize_t got;
+	int fd = -1;
+
+	if (lexical(root, rel, abs, e) != 0)
+		return NULL;
+	if (realpath(abs, real) == NULL) {
+		derr_set(e, DERR_NOT_FOUND, "path", "no file '%.200s' in the workspace", rel);
+		return NULL;
+	}
+	if (!inside(root, real)) {
+		derr_set(e, DERR_FORBIDDEN, "path", "'%.200s' leads outside the workspace", rel);
+		return NULL;
+	}
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		derr_set(e, DERR_NOT_FOUND, "path", "'%.200s' is not a readable file", rel);
+		goto out;
+	}
+	if (sb.st_size > FILE_MAX) {
+		derr_set(e, DERR_TOO_LARGE, "path", "'%.200s' is larger than %d MiB", rel, FILE_MAX >> 20);
+		goto out;
+	}
+	buf = xmalloc((size_t)sb.st_size + 1);
+	got = read(fd, buf, (size_t)sb.st_size);
+	buf[got > 0 ? got : 0] = '\0';
+out:
+	if (fd >= 0)
+		close(fd);
+	return buf;
+}
+
+/* ---- search ---- */
+
+static char *
+lower_dup(const char *s, size_t n)
+{
+	char *d = xmalloc(n + 1);
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = (char)tolower((unsigned char)s[i]);
+	d[n] = '\0';
+	return d;
+}
+
+static int
+count_in(const char *hay, const char *needle)
+{
+	int c = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		c++;
+	return c;
+}
+
+/* Searches one file's text, adding hits (at most cap in all). */
+static void
+search_text(const char *rel, char *text, char **terms, int nterms, struct hit *hits, int *nhits,
+    int cap)
+{
+	char **lines;
+	int n = 0, count = 1;
+
+	for (const char *p = text; (p = strchr(p, '\n')) != NULL; p++)
+		count++;
+	lines = xcalloc((size_t)count, sizeof *lines);
+	for (char *p = text; p != NULL && n < count;) {
+		lines[n++] = p;
+		p = strchr(p, '\n');
+		if (p != NULL)
+			*p++ = '\0';
+	}
+	for (int i = 0; i < n && *nhits < cap; i++) {
+		char *low = lower_dup(lines[i], strlen(lines[i]));
+		int score = 0, k;
+
+		for (k = 0; k < nterms; k++) {
+			int c = count_in(low, terms[k]);
+
+			if (c == 0)
+				break;
+			score += c;
+		}
+		free(low);
+		if (k < nterms)
+			continue;
+		{
+			char snip[SNIPPET_MAX + 1];
+			size_t o = 0;
+
+			for (int j = i > 0 ? i - 1 : 0; j <= i + 2 && j < n && o < SNIPPET_MAX; j++)
+				o += (size_t)snprintf(snip + o, sizeof snip - o, "%s%s", o ? "\n" : "", lines[j]);
+			if (o > SNIPPET_MAX)
+				o = SNIPPET_MAX;
+			snip[o] = '\0';
+			hits[*nhits] = (struct hit){ xstrdup(rel), i + 1, score, xstrdup(snip) };
+			(*nhits)++;
+		}
+	}
+	free(lines);
+}
+
+/* Best score first; ties in file and line order, so results are stable. */
+static int
+by_score(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	int c;
+
+	if (x->score != y->score)
+		return y->score - x->score;
+	if ((c = strcmp(x->path, y->path)) != 0)
+		return c;
+	return x->line - y->line;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+api_memory_search(struct req *r, struct derr *e)
+{
+	static const char *const keys[] = { "query", "max_results" };
+	char root[PATH_MAX], dirp[PATH_MAX + 16], *terms[TERMS_MAX], *q, *save = NULL;
+	char *files[FILES_MAX];
+	int nterms = 0, nfiles = 0, nhits = 0, cap;
+	const char *query;
+	int64_t maxr = 10;
+	struct hit *hits;
+	json_object *o, *arr;
+	struct dirent *de;
+	DIR *dh;
+
+	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	    jx_str(r->body, "query", true, 1, 500, &query, e) != 0 ||
+	    jx_int(r->body, "max_results", false, 1, RESULTS_MAX, &maxr, NULL, e) != 0)
+		return -1;
+	q = lower_dup(query, strlen(query));
+	for (char *t = strtok_r(q, " \t\n", &save); t != NULL && nterms < TERMS_MAX;
+	    t = strtok_r(NULL, " \t\n", &save))
+		terms[nterms++] = t;
+	if (nterms == 0) {
+		free(q);
+		return derr_set(e, DERR_INVALID, "query", "query has no terms");
+	}
+	o = json_object_new_object();
+	arr = json_object_new_array();
+	jx_add_str(o, "query", query);
+	/* The Python tool stopped at 3x max_results lines, so the one-per-block
+	 * rule could leave fewer results than asked; collect enough for it. */
+	cap = (int)maxr * 10;
+	hits = xcalloc((size_t)cap * 2 + 8, sizeof *hits);
+	if (root_real(r->app->cfg, false, root, e) == 0) {
+		files[nfiles++] = xstrdup("MEMORY.md");
+		snprintf(dirp, sizeof dirp, "%s/memory", root);
+		if ((dh = opendir(dirp)) != NULL) {
+			while ((de = readdir(dh)) != NULL && nfiles < FILES_MAX) {
+				size_t n = strlen(de->d_name);
+
+				if (n > 3 && strcmp(de->d_name + n - 3, ".md") == 0)
+					files[nfiles++] = xasprintf("memory/%s", de->d_name);
+			}
+			closedir(dh);
+		}
+		qsort(files + 1, (size_t)nfiles - 1, sizeof files[0], by_name);
+		for (int i = 0; i < nfiles; i++) {
+			struct derr fe;
+			char *text = slurp(root, files[i], &fe);
+
+			/* Once the cap is reached, later files may still add a line each. */
+			if (text != NULL)
+				search_text(files[i], text, terms, nterms, hits, &nhits,
+				    nhits >= cap ? nhits + 1 : cap);
+			free(text);
+			free(files[i]);
+			if (nhits >= cap * 2)
+				break;
+		}
+	}
+	qsort(hits, (size_t)nhits, sizeof *hits, by_score);
+	for (int i = 0, kept = 0; i < nhits; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < i && !dup; j++)
+			dup = hits[j].path != NULL && strcmp(hits[j].path, hits[i].path) == 0 &&
+			    hits[j].line / 5 == hits[i].line / 5 && hits[j].score >= 0;
+		if (!dup && kept < maxr) {
+			json_object *h = json_object_new_object();
+
+			jx_add_str(h, "path", hits[i].path);
+			json_object_object_add(h, "line", json_object_new_int(hits[i].line));
+			jx_add_str(h, "snippet", hits[i].snippet);
+			json_object_object_add(h, "score", json_object_new_int(hits[i].score));
+			json_object_array_add(arr, h);
+			kept++;
+		}
+	}
+	for (int i = 0; i < nhits; i++) {
+		free(hits[i].path);
+		free(hits[i].snippet);
+	}
+	free(hits);
+	free(q);
+	json_object_object_add(o, "count", json_object_new_int((int)json_object_array_length(arr)));
+	json_object_object_add(o, "results", arr);
+	return req_reply(r, 200, o);
+}
+
+/* ---- read ---- */
+
+int
+api_memory_read(struct req *r, struct derr *e)
+{
+	static const char *const keys[] = { "path", "offset", "limit" };
+	const char *path = "MEMORY.md";
+	char root[PATH_MAX], *text, *p, *start = NULL, *end = NULL;
+	int64_t offset = 1, limit = 100, line = 1, total = 0;
+	json_object *o;
+
+	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	    jx_str(r->body, "path", false, 1, 512, &path, e) != 0 ||
+	    jx_int(r->body, "offset", false, 1, INT32_MAX, &offset, NULL, e) != 0 ||
+	    jx_int(r->body, "limit", false, 1, LINES_MAX, &limit, NULL, e) != 0 ||
+	    root_real(r->app->cfg, false, root, e) != 0 || (text = slurp(root, path, e)) == NULL)
+		return -1;
+	for (p = text; *p != '\0'; line++) {
+		char *nl = strchr(p, '\n');
+
+		if (line == offset)
+			start = p;
+		if (line == offset + limit - 1 || (nl == NULL && start != NULL && end == NULL))
+			end = nl != NULL ? nl : p + strlen(p);
+		total++;
+		if (nl == NULL)
+			break;
+		p = nl + 1;
+	}
+	if (start != NULL && end == NULL)
+		end = text + strlen(text);
+	o = json_object_new_object();
+	jx_add_str(o, "path", path);
+	json_object_object_add(o, "offset", json_object_new_int64(offset));
+	json_object_object_add(o, "limit", json_object_new_int64(limit));
+	json_object_object_add(o, "total_lines", json_object_new_int64(total));
+	json_object_object_add(o, "content", json_object_new_string_len(start ? start : "",
+	    start ? (int)(end - start) : 0));
+	free(text);
+	return req_reply(r, 200, o);
+}
+
+/* ---- append ---- */
+
+int
+api_memory_append(struct req *r, struct derr *e)
+{
+	static const char *const keys[] = { "note", "path" };
+	char root[PATH_MAX], abs[PATH_MAX + 256], parent[PATH_MAX + 256], real[PATH_MAX], rel[64] = "", *block, *slash;
+	const char *note, *path = NULL;
+	struct tm tm;
+	time_t now = time(NULL);
+	json_object *o;
+	ssize_t len;
+	int fd;
+
+	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	    jx_str(r->body, "note", true, 1, NOTE_MAX, &note, e) != 0 ||
+	    jx_str(r->body, "path", false, 1, 512, &path, e) != 0 ||
+	    root_real(r->app->cfg, true, root, e) != 0)
+		return -1;
+	gmtime_r(&now, &tm);
+	if (path == NULL) {
+		strftime(rel, sizeof rel, "memory/%Y-%m-%d.md", &tm);
+		path = rel;
+	}
+	if (lexical(root, path, abs, e) != 0)
+		return -1;
+	/* The parent must exist (memory/ is made on demand) and be inside. */
+	snprintf(parent, sizeof parent, "%s", abs);
+	slash = strrchr(parent, '/');
+	*slash = '\0';
+	if (strcmp(path, rel) == 0 && mkdir(parent, 0700) != 0 && errno != EEXIST)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", parent, strerror(errno));
+	if (realpath(parent, real) == NULL)
+		return derr_set(e, DERR_NOT_FOUND, "path", "the folder of '%.200s' does not exist", path);
+	if (!inside(root, real))
+		return derr_set(e, DERR_FORBIDDEN, "path", "'%.200s' leads outside the workspace", path);
+	snprintf(abs, sizeof abs, "%s/%s", real, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+	fd = open(abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return derr_set(e, errno == ELOOP ? DERR_FORBIDDEN : DERR_INTERNAL, "path",
+		    "cannot append to '%.200s': %s", path, errno == ELOOP ? "it is a symbolic link" :
+		    strerror(errno));
+	block = xasprintf("\n## [%02d:%02d UTC] Note\n\n%s\n", tm.tm_hour, tm.tm_min, note);
+	len = write(fd, block, strlen(block));
+	close(fd);
+	if (len != (ssize_t)strlen(block)) {
+		free(block);
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot append to '%.200s'", path);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	jx_add_str(o, "path", path);
+	json_object_object_add(o, "appended", json_object_new_int((int)strlen(block)));
+	free(block);
+	return req_reply(r, 200, o);
+}
