@@ -139,6 +139,7 @@ int api_device(struct req *r, struct derr *e);
 /* api_gui.c */
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);
+int api_gui_agent(struct req *r, struct derr *e);
 /* api_rec.c */
 int api_rec_status(struct req *r, struct derr *e);
 int api_rec_video(struct req *r, struct derr *e);

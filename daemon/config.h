@@ -64,6 +64,8 @@ struct config {
 	bool record;
 	long record_fps, record_max_mb, record_task_max_mb, record_max_min;
 	bool record_keep_failed;
+	char *openrouter_live_model;    /* gui_agent (agent.c) */
+	long gui_agent_max_turns;
 	/* GUI grounding (gui.c, ground.c) */
 	char *gui_backend;      /* direct | uitars | claude_cu | omniparser */
 	char *uitars_ollama_model, *uitars_keep_alive, *uitars_openrouter_model;

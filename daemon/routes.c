@@ -62,6 +62,7 @@ const struct route api_routes[] = {
 	{ "DELETE", "/api/waits/{id}",                          api_wait_delete,    B, "cancel a wait" },
 	{ "POST",   "/api/gui/find",                            api_gui_find,       B, "find a described element (no action)" },
 	{ "POST",   "/api/gui/do",                              api_gui_do,         B, "one GUI instruction, grounded and done" },
+	{ "POST",   "/api/gui/agent",                           api_gui_agent,      B, "gui_agent: a multi-step GUI task" },
 	{ "POST",   "/api/commands",                            api_commands,       LIM_BODY_ACTION, "run desktop commands in order" },
 	{ "GET",    "/api/screenshots/{file}",                  api_screenshot,     0, "an action's screenshot (JPEG)" },
 	{ "GET",    "/api/events",                              api_events,         0, "changes as Server-Sent Events" },
@@ -80,7 +81,7 @@ const struct route api_routes[] = {
 	PY("task_log_action"), PY("task_summary"), PY("task_drill_down"), PY("task_thread"),
 	PY("task_list"), PY("smart_wait"), PY("wait_status"), PY("wait_update"), PY("wait_cancel"),
 	PY("desktop_look"), PY("desktop_action"), PY("video_record"),
-	PY("memory_search"), PY("memory_read"), PY("memory_append"),
+	PY("memory_search"), PY("memory_read"), PY("memory_append"), PY("gui_agent"), PY("live_ui"),
 };
 
 const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];

@@ -195,6 +195,20 @@ static struct tool tools[] = {
 	DES | OPEN, "POST", "/api/gui/do", NULL, "gui", TIME_LONG_CALL_S, NULL
 },
 {
+	"gui_agent", "GUI agent (many steps)",
+	"Carry out a whole GUI task described in words (\"open Settings and turn on dark mode\"): a "
+	"supervisor model looks at the screen each turn and clicks, types, scrolls and drags until it "
+	"is done, gives up, or asks for a human (escalated). Returns success, a summary, the actions "
+	"taken and the last steps. Needs OPENROUTER_API_KEY on the daemon. For one known step, "
+	"gui_do is faster and cheaper.",
+	"{'type':'object','additionalProperties':false,'required':['instruction'],'properties':{"
+	"'instruction':{'type':'string','minLength':1,'description':'What to get done on the screen.'},"
+	OPT_TASK_ID ","
+	"'timeout':{'type':'integer','minimum':1,'maximum':300,'description':'Seconds; default 180.'},"
+	"'context':{'type':'string','maxLength':8000,'description':'Anything the agent should know (what is on screen, what was tried).'}}}",
+	DES | OPEN, "POST", "/api/gui/agent", NULL, "gui", TIME_LONG_CALL_S, NULL
+},
+{
 	"gui_find", "Find a GUI element",
 	"Locate a visible element described in plain words (for example: the blue Save button in "
 	"the dialog) and return its screen coordinates, without clicking. Use the coordinates with "

@@ -115,7 +115,7 @@ test_tools_list_has_every_tool_with_strict_schemas(void)
 	static const char *const names[] = {
 		"task_register", "task_update", "task_item_update", "task_plan_append",
 		"task_log_action", "task_summary", "task_drill_down", "task_thread", "task_list",
-		"smart_wait", "wait_status", "wait_update", "wait_cancel", "gui_do", "gui_find",
+		"smart_wait", "wait_status", "wait_update", "wait_cancel", "gui_agent", "gui_do", "gui_find",
 		"desktop_action", "desktop_look", "humanize_status", "humanize_set",
 		"video_record", "memory_search", "memory_read", "memory_append", "health_check",
 	};

@@ -43,6 +43,8 @@
  *      "delay_ms": 0,                      sleep before answering a model request
  *      "tokens_in": 0, "tokens_out": 0,    0 = computed from the request
  *      "models": ["minicpm-v:latest", ...], for /api/tags and /models
+ *      An OpenAI-style answer "TOOL_CALL name {json}" becomes
+ *      message.tool_calls[0] {id, type function, function {name, arguments}}.
  *      "tool_use": {"action":"left_click","coordinate":[x,y]},
  *                                          an Anthropic request that declares
  *                                          "tools" gets this tool_use block
@@ -513,10 +515,30 @@ answer_json(const char *api, const char *model, const char *answer, long tin, lo
 		json_object_object_add(o, "created", json_object_new_int64((int64_t)time(NULL)));
 		json_object_object_add(o, "model", json_object_new_string(model));
 		json_object_object_add(m, "role", json_object_new_string("assistant"));
-		json_object_object_add(m, "content", json_object_new_string(answer));
+		if (strncmp(answer, "TOOL_CALL ", 10) == 0) {
+			/* "TOOL_CALL name {json}": an OpenAI tool call (gui_agent). */
+			const char *nm = answer + 10, *args = strchr(nm, ' ');
+			json_object *calls = json_object_new_array(), *call = json_object_new_object();
+			json_object *fn = json_object_new_object();
+			char cid[32];
+
+			snprintf(cid, sizeof cid, "call_%ld", n);
+			json_object_object_add(fn, "name", json_object_new_string_len(nm,
+			    args ? (int)(args - nm) : (int)strlen(nm)));
+			json_object_object_add(fn, "arguments", json_object_new_string(args ? args + 1 : "{}"));
+			json_object_object_add(call, "id", json_object_new_string(cid));
+			json_object_object_add(call, "type", json_object_new_string("function"));
+			json_object_object_add(call, "function", fn);
+			json_object_array_add(calls, call);
+			json_object_object_add(m, "content", NULL);
+			json_object_object_add(m, "tool_calls", calls);
+		} else {
+			json_object_object_add(m, "content", json_object_new_string(answer));
+		}
 		json_object_object_add(c0, "index", json_object_new_int(0));
 		json_object_object_add(c0, "message", m);
-		json_object_object_add(c0, "finish_reason", json_object_new_string("stop"));
+		json_object_object_add(c0, "finish_reason", json_object_new_string(
+		    strncmp(answer, "TOOL_CALL ", 10) == 0 ? "tool_calls" : "stop"));
 		json_object_array_add(ch, c0);
 		json_object_object_add(o, "choices", ch);
 		json_object_object_add(u, "prompt_tokens", json_object_new_int64(tin));

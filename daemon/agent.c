@@ -1,0 +1,568 @@
+/*
+ * agent.c - gui_agent: a multi-step GUI agent (POST /api/gui/agent), the
+ * Python DETM's live supervisor loop rebuilt on gui.c.
+ *
+ * Each turn: check the task (paused, cancelled or finished stops the loop),
+ * take a screenshot of the display (<= 1280 px wide, JPEG), send the
+ * instruction, a short history and the screenshot to a supervisor model
+ * (OpenRouter chat/completions with OpenAI-style tools; model
+ * ACU_OPENROUTER_LIVE_MODEL) and carry out the one tool it calls:
+ * move_to / click / double_click (a target in words is grounded by the
+ * configured backend through gui_find; x, y are pixels of the screenshot),
+ * type_text, key_press, scroll, drag, wait, and done / escalate to finish.
+ * Every step goes through gui_do, so it is logged as a `gui` action like
+ * any other; the whole run is one more `gui` action with the reply.
+ *
+ * Limits: ACU_GUI_AGENT_MAX_TURNS turns, `timeout` seconds (180, at most
+ * 300), 3 answers in a row without a usable tool call. One agent per
+ * display at a time (a second is 409 naming the first), which the Python
+ * DETM did not enforce. The display is leased only for each screenshot and
+ * each step, never across a model call. Tokens are summed over all calls.
+ *
+ * Does not: stream, keep sessions across calls, or retry a failed model
+ * call (the run fails with the model's error).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent.h"
+#include "api.h"
+#include "display.h"
+#include "gui.h"
+#include "httpc.h"
+#include "jx.h"
+#include "log.h"
+#include "task.h"
+#include "taskstate.h"
+#include "util.h"
+#include "xcap.h"
+
+#define AGENT_SHOT_WIDTH     1280
+#define AGENT_SHOT_QUALITY   70
+#define AGENT_KEEP_TURNS     4       /* turns of history sent besides the instruction */
+#define AGENT_FORMAT_TRIES   3
+#define AGENT_LOG_KEEP       10
+#define AGENT_MAX_RUNNING    16
+#define AGENT_CALL_MAX_MS    120000
+
+struct run {
+	char key[ID_LEN + 8];   /* display key: a task id, or "shared" */
+	char session[ID_LEN];
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct run running[AGENT_MAX_RUNNING];
+
+static const char system_prompt[] =
+	"You operate a computer through its screen to carry out the user's instruction. Each turn you "
+	"get the current screenshot. Call exactly one tool per turn. Coordinates are pixels of the "
+	"screenshot. Prefer naming what to act on with `target` (a short description such as \"the "
+	"Export button\"); a grounding model finds it. Give x and y only when the target cannot be "
+	"described. After each action look at the new screenshot before the next one. Call done when "
+	"the instruction is carried out (success true) or cannot be (success false); call escalate "
+	"when a human must step in (a login, a CAPTCHA, a choice you must not make).";
+
+/* The tools, as OpenAI function declarations (JSON with ' for "). */
+static const char tools_json[] =
+	"[{'type':'function','function':{'name':'move_to','description':'Move the pointer onto a target.',"
+	"'parameters':{'type':'object','properties':{'target':{'type':'string'},'x':{'type':'integer'},'y':{'type':'integer'}}}}},"
+	"{'type':'function','function':{'name':'click','description':'Click a target (or where the pointer is).',"
+	"'parameters':{'type':'object','properties':{'target':{'type':'string'},'x':{'type':'integer'},'y':{'type':'integer'},"
+	"'button':{'type':'string','enum':['left','right','middle']}}}}},"
+	"{'type':'function','function':{'name':'double_click','description':'Double-click a target.',"
+	"'parameters':{'type':'object','properties':{'target':{'type':'string'},'x':{'type':'integer'},'y':{'type':'integer'}}}}},"
+	"{'type':'function','function':{'name':'type_text','description':'Type text into the focused field (\\\\n is Enter).',"
+	"'parameters':{'type':'object','required':['text'],'properties':{'text':{'type':'string'}}}}},"
+	"{'type':'function','function':{'name':'key_press','description':'Press a key or chord, e.g. Return, ctrl+s.',"
+	"'parameters':{'type':'object','required':['key'],'properties':{'key':{'type':'string'}}}}},"
+	"{'type':'function','function':{'name':'scroll','description':'Scroll where the pointer is.',"
+	"'parameters':{'type':'object','required':['direction'],'properties':{'direction':{'type':'string','enum':['up','down','left','right']},"
+	"'amount':{'type':'integer'}}}}},"
+	"{'type':'function','function':{'name':'drag','description':'Drag from one target to another.',"
+	"'parameters':{'type':'object','properties':{'from_target':{'type':'string'},'to_target':{'type':'string'},"
+	"'x1':{'type':'integer'},'y1':{'type':'integer'},'x2':{'type':'integer'},'y2':{'type':'integer'}}}}},"
+	"{'type':'function','function':{'name':'wait','description':'Wait for the screen to change (seconds, at most 10).',"
+	"'parameters':{'type':'object','properties':{'seconds':{'type':'number'}}}}},"
+	"{'type':'function','function':{'name':'done','description':'Finish: the instruction is done (or cannot be).',"
+	"'parameters':{'type':'object','required':['summary','success'],'properties':{'summary':{'type':'string'},'success':{'type':'boolean'}}}}},"
+	"{'type':'function','function':{'name':'escalate','description':'Stop and ask a human.',"
+	"'parameters':{'type':'object','required':['reason'],'properties':{'reason':{'type':'string'}}}}}]";
+
+/* The first element of a JSON array, or NULL for anything else (json-c
+ * asserts on a non-array). */
+static json_object *
+first_of(json_object *a)
+{
+	return json_object_is_type(a, json_type_array) && json_object_array_length(a) > 0 ?
+	    json_object_array_get_idx(a, 0) : NULL;
+}
+
+/* ---- the one-per-display registry ---- */
+
+static int
+claim(const char *key, const char *session, struct derr *e)
+{
+	int free_slot = -1, rc = 0;
+
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < AGENT_MAX_RUNNING; i++) {
+		if (running[i].key[0] == '\0') {
+			if (free_slot < 0)
+				free_slot = i;
+		} else if (strcmp(running[i].key, key) == 0) {
+			rc = derr_set(e, DERR_CONFLICT, NULL, "gui_agent session %s is already driving %s%s; "
+			    "wait for it to finish", running[i].session, strcmp(key, "shared") ? "the display of task " :
+			    "the shared display", strcmp(key, "shared") ? key : "");
+			goto out;
+		}
+	}
+	if (free_slot < 0) {
+		rc = derr_set(e, DERR_UNAVAILABLE, NULL, "%d gui_agent sessions run already", AGENT_MAX_RUNNING);
+		goto out;
+	}
+	snprintf(running[free_slot].key, sizeof running[free_slot].key, "%s", key);
+	snprintf(running[free_slot].session, sizeof running[free_slot].session, "%s", session);
+out:
+	pthread_mutex_unlock(&mu);
+	return rc;
+}
+
+static void
+release(const char *session)
+{
+	pthread_mutex_lock(&mu);
+	for (int i = 0; i < AGENT_MAX_RUNNING; i++)
+		if (strcmp(running[i].session, session) == 0)
+			running[i].key[0] = running[i].session[0] = '\0';
+	pthread_mutex_unlock(&mu);
+}
+
+/* ---- one turn's pieces ---- */
+
+struct state {
+	struct app *app;
+	const char *task_id;
+	double scale;           /* screenshot px * scale = screen px */
+	int px, py;             /* where the pointer was last sent (screen) */
+	json_object *log;       /* actions_log */
+	int actions;
+	long tin, tout;
+};
+
+/* A data: URL of the display now, with its scale. */
+static char *
+screenshot(struct state *s, struct derr *e)
+{
+	struct display_lease l;
+	struct xcap_req q = { .max_width = AGENT_SHOT_WIDTH, .quality = AGENT_SHOT_QUALITY,
+		.format = XCAP_JPEG };
+	struct xcap_frame f = { 0 };
+	struct xcap_image img = { 0 };
+	char *b64, *url = NULL;
+
+	if (display_lease(s->task_id, s->task_id ? DISPLAY_TASK_OR_SHARED : DISPLAY_SHARED, &l, e) != 0)
+		return NULL;
+	if (xcap_shot(l.cap, &q, &f, &img, e) == 0) {
+		s->scale = f.scale;
+		b64 = b64_encode(img.data, img.len, NULL);
+		url = xasprintf("data:image/jpeg;base64,%s", b64);
+		free(b64);
+	}
+	display_unlease(&l);
+	xcap_image_free(&img);
+	xcap_frame_free(&f);
+	return url;
+}
+
+/* A point from args (x, y in screenshot pixels) or a target in words. */
+static int
+point(struct state *s, json_object *args, const char *tkey, const char *xk, const char *yk,
+    int *x, int *y, char *why, size_t whylen)
+{
+	json_object *vx, *vy, *out = NULL;
+	const char *target = json_object_get_string(json_object_object_get(args, tkey));
+	struct derr e;
+
+	if (json_object_object_get_ex(args, xk, &vx) && json_object_object_get_ex(args, yk, &vy)) {
+		*x = (int)lround(json_object_get_double(vx) * s->scale);
+		*y = (int)lround(json_object_get_double(vy) * s->scale);
+		return 0;
+	}
+	if (target == NULL || target[0] == '\0') {
+		snprintf(why, whylen, "give a %s or %s and %s", tkey, xk, yk);
+		return -1;
+	}
+	derr_clear(&e);
+	if (gui_find(s->app, s->task_id, target, &out, &e) != 0) {
+		snprintf(why, whylen, "could not find '%.100s': %.300s", target, e.message);
+		return -1;
+	}
+	*x = json_object_get_int(json_object_object_get(out, "x"));
+	*y = json_object_get_int(json_object_object_get(out, "y"));
+	json_object_put(out);
+	return 0;
+}
+
+/* "text" with " and \ escaped for gui_do's explicit forms. */
+static char *
+quoted(const char *t)
+{
+	size_t n = strlen(t), o = 0;
+	char *q = xmalloc(2 * n + 3);
+
+	q[o++] = '"';
+	for (size_t i = 0; i < n; i++) {
+		if (t[i] == '"' || t[i] == '\\')
+			q[o++] = '\\';
+		q[o++] = t[i] == '\n' ? '\n' : t[i];
+	}
+	q[o++] = '"';
+	q[o] = '\0';
+	return q;
+}
+
+/* Carries out one tool call; the result text for the model in out. Returns
+ * 1 when the run is over (done/escalate), 0 to go on. */
+static int
+act(struct state *s, const char *name, json_object *args, json_object *reply, char *out, size_t outlen)
+{
+	char instr[GUI_MAX_TEXT * 2 + 64] = "", why[512] = "";
+	int x, y, x2, y2;
+	char *q = NULL;
+	json_object *res = NULL;
+	struct derr e;
+	const char *str;
+
+	if (strcmp(name, "done") == 0 || strcmp(name, "escalate") == 0) {
+		bool esc = name[0] == 'e';
+
+		str = json_object_get_string(json_object_object_get(args, esc ? "reason" : "summary"));
+		json_object_object_add(reply, "success", json_object_new_boolean(!esc &&
+		    json_object_get_boolean(json_object_object_get(args, "success"))));
+		jx_add_str(reply, "summary", str ? str : (esc ? "escalated" : "done"));
+		json_object_object_add(reply, "escalated", json_object_new_boolean(esc));
+		json_object_object_add(reply, "escalation_reason", esc && str ? json_object_new_string(str) : NULL);
+		snprintf(out, outlen, "finished");
+		return 1;
+	}
+	if (strcmp(name, "wait") == 0) {
+		double sec = json_object_get_double(json_object_object_get(args, "seconds"));
+		struct timespec ts;
+
+		sec = sec > 0 ? fmin(sec, 10) : 1;
+		ts.tv_sec = (time_t)sec;
+		ts.tv_nsec = (long)((sec - (double)ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL);
+		snprintf(out, outlen, "waited %.1f s", sec);
+		return 0;
+	}
+	if (strcmp(name, "move_to") == 0 || strcmp(name, "click") == 0 || strcmp(name, "double_click") == 0) {
+		const char *button = json_object_get_string(json_object_object_get(args, "button"));
+		bool has = json_object_object_get_ex(args, "target", NULL) || json_object_object_get_ex(args, "x", NULL);
+
+		if (has && point(s, args, "target", "x", "y", &x, &y, why, sizeof why) != 0)
+			goto fail;
+		if (!has) {
+			if (strcmp(name, "move_to") == 0) {
+				snprintf(why, sizeof why, "move_to needs a target or x and y");
+				goto fail;
+			}
+			x = s->px;
+			y = s->py;
+		}
+		snprintf(instr, sizeof instr, "%s(%d, %d)", strcmp(name, "move_to") == 0 ? "move" :
+		    strcmp(name, "double_click") == 0 ? "double_click" :
+		    button && strcmp(button, "right") == 0 ? "right_click" :
+		    button && strcmp(button, "middle") == 0 ? "middle_click" : "click", x, y);
+		s->px = x;
+		s->py = y;
+	} else if (strcmp(name, "type_text") == 0 || strcmp(name, "key_press") == 0) {
+		bool typing = name[0] == 't';
+
+		str = json_object_get_string(json_object_object_get(args, typing ? "text" : "key"));
+		if (str == NULL || str[0] == '\0' || strlen(str) > GUI_MAX_TEXT) {
+			snprintf(why, sizeof why, "%s needs a non-empty %s", name, typing ? "text" : "key");
+			goto fail;
+		}
+		q = quoted(str);
+		snprintf(instr, sizeof instr, "%s(%s)", typing ? "type" : "press", q);
+	} else if (strcmp(name, "scroll") == 0) {
+		str = json_object_get_string(json_object_object_get(args, "direction"));
+		x = json_object_get_int(json_object_object_get(args, "amount"));
+		snprintf(instr, sizeof instr, "scroll(%d, %d, \"%s\", %d)", s->px, s->py, str ? str : "down",
+		    x > 0 && x <= 100 ? x : 3);
+	} else if (strcmp(name, "drag") == 0) {
+		if (point(s, args, "from_target", "x1", "y1", &x, &y, why, sizeof why) != 0 ||
+		    point(s, args, "to_target", "x2", "y2", &x2, &y2, why, sizeof why) != 0)
+			goto fail;
+		snprintf(instr, sizeof instr, "drag(%d, %d, %d, %d)", x, y, x2, y2);
+		s->px = x2;
+		s->py = y2;
+	} else {
+		snprintf(why, sizeof why, "there is no tool '%.60s'", name);
+		goto fail;
+	}
+	derr_clear(&e);
+	if (gui_do(s->app, s->task_id, instr, false, &res, &e) != 0) {
+		snprintf(why, sizeof why, "%s failed: %.300s", instr, e.message);
+		goto fail;
+	}
+	s->actions++;
+	snprintf(out, outlen, "ok: %s", json_object_get_string(json_object_object_get(res, "observation")));
+	json_object_put(res);
+	free(q);
+	return 0;
+fail:
+	snprintf(out, outlen, "error: %s", why);
+	free(q);
+	return 0;
+}
+
+static void
+log_step(struct state *s, const char *name, json_object *args, const char *result)
+{
+	json_object *o = json_object_new_object();
+
+	jx_add_str(o, "tool", name);
+	json_object_object_add(o, "args", json_object_get(args));
+	jx_add_str(o, "result", result);
+	json_object_array_add(s->log, o);
+}
+
+/* ---- the model ---- */
+
+/* Asks the supervisor for the next step. On success *msg is the
+ * assistant message (caller owns). */
+static int
+ask(struct state *s, json_object *messages, long timeout_ms, json_object **msg, struct derr *e)
+{
+	const struct config *cfg = s->app->cfg;
+	char *url = xasprintf("%s/chat/completions", cfg->openrouter_url);
+	char *auth = xasprintf("Authorization: Bearer %s", cfg->openrouter_api_key);
+	const char *headers[] = { auth, "X-Title: detm gui_agent", NULL };
+	json_object *body = json_object_new_object(), *tools, *m, *reply = NULL;
+	char *tj = xstrdup(tools_json), err[256] = "";
+	long status = 0;
+	int rc = -1;
+
+	for (char *p = tj; *p != '\0'; p++)
+		if (*p == '\'')
+			*p = '"';
+	tools = json_tokener_parse(tj);
+	jx_add_str(body, "model", cfg->openrouter_live_model);
+	json_object_object_add(body, "messages", json_object_get(messages));
+	json_object_object_add(body, "tools", tools);
+	jx_add_str(body, "tool_choice", "auto");
+	json_object_object_add(body, "max_tokens", json_object_new_int(600));
+	json_object_object_add(body, "temperature", json_object_new_double(0.2));
+	if (httpc_post_json(url, headers, body, timeout_ms, &status, &reply, err, sizeof err) != HTTPC_OK) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "the supervisor model at %s did not answer: %s", url, err);
+		goto out;
+	}
+	if (status < 200 || status >= 300 || reply == NULL) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "the supervisor model answered HTTP %ld: %s", status, err);
+		goto out;
+	}
+	s->tin += json_object_get_int64(json_object_object_get(json_object_object_get(reply, "usage"), "prompt_tokens"));
+	s->tout += json_object_get_int64(json_object_object_get(json_object_object_get(reply, "usage"), "completion_tokens"));
+	m = json_object_object_get(first_of(json_object_object_get(reply, "choices")), "message");
+	if (m == NULL || !json_object_is_type(m, json_type_object)) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "the supervisor's answer has no message: %.200s",
+		    json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN));
+		goto out;
+	}
+	*msg = json_object_get(m);
+	rc = 0;
+out:
+	json_object_put(reply);
+	json_object_put(body);
+	free(tj);
+	free(url);
+	free(auth);
+	return rc;
+}
+
+/* The messages sent this turn: system, the instruction, the last turns
+ * (text only) and the new screenshot. */
+static json_object *
+compose(json_object *first, json_object *history, const char *shot, int turn)
+{
+	json_object *msgs = json_object_new_array(), *sys = json_object_new_object();
+	json_object *u = json_object_new_object(), *content = json_object_new_array();
+	json_object *img = json_object_new_object(), *iu = json_object_new_object(), *txt = json_object_new_object();
+	size_t n = json_object_array_length(history), from = 0;
+	char note[96];
+
+	jx_add_str(sys, "role", "system");
+	jx_add_str(sys, "content", system_prompt);
+	json_object_array_add(msgs, sys);
+	json_object_array_add(msgs, json_object_get(first));
+	/* whole turns only: an assistant message and its tool answer */
+	if (n > 2 * AGENT_KEEP_TURNS)
+		from = n - 2 * AGENT_KEEP_TURNS;
+	for (size_t i = from; i < n; i++)
+		json_object_array_add(msgs, json_object_get(json_object_array_get_idx(history, i)));
+	jx_add_str(iu, "url", shot);
+	jx_add_str(img, "type", "image_url");
+	json_object_object_add(img, "image_url", iu);
+	snprintf(note, sizeof note, "Turn %d: the screen now.", turn);
+	jx_add_str(txt, "type", "text");
+	jx_add_str(txt, "text", note);
+	json_object_array_add(content, txt);
+	json_object_array_add(content, img);
+	jx_add_str(u, "role", "user");
+	json_object_object_add(u, "content", content);
+	json_object_array_add(msgs, u);
+	return msgs;
+}
+
+static bool
+task_stopped(struct state *s, char *why, size_t len)
+{
+	json_object *meta = NULL;
+	struct derr e;
+	int st;
+
+	if (s->task_id == NULL)
+		return false;
+	if (task_meta(s->app->store, s->task_id, &st, &meta, &e) != 0) {
+		snprintf(why, len, "the task is gone");
+		return true;
+	}
+	json_object_put(meta);
+	if (st == TASK_ACTIVE)
+		return false;
+	snprintf(why, len, "stopped: the task is %s", task_status_name(st));
+	return true;
+}
+
+int
+agent_run(struct app *app, const char *task_id, const char *instruction, int timeout_s,
+    const char *context, json_object **out, struct derr *e)
+{
+	struct state s = { .app = app, .task_id = task_id, .scale = 1, .log = json_object_new_array() };
+	json_object *reply = json_object_new_object(), *history = json_object_new_array(), *first = NULL;
+	char session[ID_LEN], key[ID_LEN + 8], why[600] = "", *intro;
+	int64_t t0 = mono_us(), deadline = t0 + (int64_t)timeout_s * 1000000;
+	int turn = 0, bad = 0, over = 0, rc = -1;
+
+	if (app->cfg->openrouter_api_key[0] == '\0') {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "gui_agent needs a supervisor model: set OPENROUTER_API_KEY "
+		    "(and optionally ACU_OPENROUTER_LIVE_MODEL); for single steps use gui_do");
+		goto fail;
+	}
+	id_new(session);
+	snprintf(key, sizeof key, "%s", task_id != NULL && display_has(task_id) ? task_id : "shared");
+	if (claim(key, session, e) != 0)
+		goto fail;
+	first = json_object_new_object();
+	jx_add_str(first, "role", "user");
+	intro = xasprintf("Instruction: %s%s%s", instruction, context ? "\nContext: " : "", context ? context : "");
+	jx_add_str(first, "content", intro);
+	free(intro);
+	while (!over) {
+		json_object *msgs, *msg = NULL, *calls, *call, *args, *tmsg;
+		const char *name, *cid, *argtext;
+		char result[1024];
+		char *shot;
+
+		if (task_stopped(&s, why, sizeof why))
+			break;
+		if (mono_us() >= deadline) {
+			snprintf(why, sizeof why, "timed out after %d s", timeout_s);
+			break;
+		}
+		if (turn >= app->cfg->gui_agent_max_turns) {
+			snprintf(why, sizeof why, "stopped after %d turns (ACU_GUI_AGENT_MAX_TURNS)", turn);
+			break;
+		}
+		turn++;
+		if ((shot = screenshot(&s, e)) == NULL)
+			goto out;
+		msgs = compose(first, history, shot, turn);
+		free(shot);
+		rc = ask(&s, msgs, (long)fmin(AGENT_CALL_MAX_MS, (double)(deadline - mono_us()) / 1000.0 + 1000),
+		    &msg, e);
+		json_object_put(msgs);
+		if (rc != 0)
+			goto out;
+		rc = -1;
+		calls = json_object_object_get(msg, "tool_calls");
+		call = json_object_object_get(first_of(calls), "function");
+		name = json_object_get_string(json_object_object_get(call, "name"));
+		argtext = json_object_get_string(json_object_object_get(call, "arguments"));
+		cid = json_object_get_string(json_object_object_get(first_of(calls), "id"));
+		args = argtext ? json_tokener_parse(argtext) : NULL;
+		if (name == NULL || args == NULL || !json_object_is_type(args, json_type_object)) {
+			json_object *nudge = json_object_new_object();
+
+			json_object_put(args);
+			if (++bad >= AGENT_FORMAT_TRIES) {
+				json_object_put(msg);
+				json_object_put(nudge);
+				snprintf(why, sizeof why, "the supervisor model did not call a tool (%d answers in a row)", bad);
+				break;
+			}
+			/* Its words stay in the history (as plain text), then a nudge:
+			 * a pair, like a tool call and its answer. */
+			json_object_object_del(msg, "tool_calls");
+			if (json_object_get_string(json_object_object_get(msg, "content")) == NULL)
+				jx_add_str(msg, "content", "(no tool call)");
+			json_object_array_add(history, msg);
+			jx_add_str(nudge, "role", "user");
+			jx_add_str(nudge, "content", "Answer by calling exactly one of the tools, with JSON arguments.");
+			json_object_array_add(history, nudge);
+			continue;
+		}
+		bad = 0;
+		over = act(&s, name, args, reply, result, sizeof result);
+		log_step(&s, name, args, result);
+		json_object_object_del(msg, "reasoning");
+		json_object_array_add(history, msg);
+		tmsg = json_object_new_object();
+		jx_add_str(tmsg, "role", "tool");
+		jx_add_str(tmsg, "tool_call_id", cid ? cid : "call");
+		jx_add_str(tmsg, "content", result);
+		json_object_array_add(history, tmsg);
+		json_object_put(args);
+	}
+	if (!over) {
+		json_object_object_add(reply, "success", json_object_new_boolean(0));
+		jx_add_str(reply, "summary", why);
+		json_object_object_add(reply, "escalated", json_object_new_boolean(0));
+		json_object_object_add(reply, "escalation_reason", NULL);
+	}
+	rc = 0;
+out:
+	release(session);
+	json_object_put(first);
+	if (rc == 0) {
+		size_t n = json_object_array_length(s.log);
+		json_object *last = json_object_new_array();
+
+		for (size_t i = n > AGENT_LOG_KEEP ? n - AGENT_LOG_KEEP : 0; i < n; i++)
+			json_object_array_add(last, json_object_get(json_object_array_get_idx(s.log, i)));
+		json_object_object_add(reply, "actions_taken", json_object_new_int(s.actions));
+		json_object_object_add(reply, "actions_log", last);
+		jx_add_str(reply, "session_id", session);
+		json_object_object_add(reply, "elapsed_s", json_object_new_double(
+		    (double)(mono_us() - t0) / 1e6));
+		json_object_object_add(reply, "turns", json_object_new_int(turn));
+		json_object_object_add(reply, "tokens_in", json_object_new_int64(s.tin));
+		json_object_object_add(reply, "tokens_out", json_object_new_int64(s.tout));
+		jx_add_str(reply, "model", app->cfg->openrouter_live_model);
+	}
+fail:
+	json_object_put(history);
+	json_object_put(s.log);
+	if (rc != 0) {
+		json_object_put(reply);
+		return -1;
+	}
+	*out = reply;
+	return 0;
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# agent.sh - the gui_agent suite: POST /api/gui/agent on a real 1280x720
+# Xvfb task display with a real xterm (`cat > file`), the supervisor model
+# played by bin/vision-stub speaking OpenRouter's wire format with tool
+# calls (scripted "TOOL_CALL name {args}" answers), grounding by `direct`
+# (coordinates) and by the UI-TARS stand-in (targets in words).
+#
+#   a scripted session clicks into the xterm and types: the text arrives;
+#   the reply has the Python DETM's fields, tokens summed over every call,
+#   one gui action per step plus one for the run; escalate; answers without
+#   a tool call are retried then fail; max turns; a second agent on the same
+#   display is 409; cancelling the task stops the run; no key -> 503; the
+#   MCP tool and the Python route forward to it.
+#
+# Prints "N passed, N failed".
+set -u
+cd "$(dirname "$0")/.."
+. tests/lib.sh
+
+tmp=$(mktemp -d /tmp/detm-agent.XXXXXX)
+pids=()
+trap 'daemon_kill9; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+key="stub-key-$$"
+"$DETM_BIN/vision-stub" --port 0 --port-file "$tmp/stub.port" --key "$key" 2>"$tmp/stub.log" &
+pids+=($!)
+for _ in $(seq 1 100); do [ -s "$tmp/stub.port" ] && break; sleep 0.05; done
+STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
+script() { # script ANSWER...: the stub's answers, in order (the last repeats)
+	local a; a=$(printf '%s\n' "$@" | jq -R . | jq -s -c .)
+	stub_script "{\"answers\":$a,\"tokens_in\":100,\"tokens_out\":10}"
+}
+agent() { api POST /api/gui/agent "$1"; }
+
+start() { # start [detmd args]: daemon, task with a display, an xterm writing to $tmp/typed
+	daemon_stop
+	rm -f "$tmp/typed"
+	OPENROUTER_API_KEY=$key ACU_OPENROUTER_URL=$STUB daemon_start "$@" || { bad "daemon start"; return 1; }
+	api POST /api/tasks '{"name":"agent","plan":["do it"],"display":true,"display_resolution":"1280x720"}'
+	T=$(jqr .task_id)
+	DISP=$(jqr .metadata.display)
+	AUTH=$(jqr .metadata.xauthority)
+	DISPLAY=$DISP XAUTHORITY=$AUTH xterm -geometry 40x10+100+100 -T target -e sh -c "cat > $tmp/typed" 2>/dev/null &
+	pids+=($!)
+	wait_for 10 sh -c "DISPLAY=$DISP XAUTHORITY=$AUTH xdotool search --name '^target$' >/dev/null 2>&1"
+}
+gui_actions() { curl -s "$DETM_URL/api/tasks/$T?detail=actions" | jq '[.items[].action_details[] | select(.action_type == "gui")] | length'; }
+
+start || { finish; exit 1; }
+# The screenshot is 1280 wide: screenshot pixels are screen pixels here.
+script 'TOOL_CALL click {"x":200,"y":150}' 'TOOL_CALL type_text {"text":"hello from the agent\n"}' \
+	'TOOL_CALL done {"summary":"typed the greeting","success":true}'
+agent "{\"task_id\":\"$T\",\"instruction\":\"type a greeting into the terminal\",\"context\":\"an xterm is open\"}"
+expect "a scripted session succeeds with the Python reply fields" 200 \
+	'.success == true and .summary == "typed the greeting" and .escalated == false and .actions_taken == 2 and .turns == 3 and (.actions_log | length) == 3 and (.session_id | length) == 8 and .elapsed_s > 0'
+expect "tokens are summed over all three model calls" 200 '.tokens_in == 300 and .tokens_out == 30'
+check "the click and the typing reached the xterm" wait_for 5 grep -qx 'hello from the agent' "$tmp/typed"
+check "each step and the run are gui actions on the task (2 + 1)" [ "$(gui_actions)" = 3 ]
+check "the model got the tools, the screenshot and the instruction" sh -c "curl -s $STUB/_stub/requests |
+	jq -e '.requests | map(select(.api == \"openai\")) | length == 3' >/dev/null"
+stub_check() { [ "$(curl -s "$STUB/_stub/requests" | jq -c "[.requests[] | select(.api == \"openai\")] | last | $1")" = true ]; }
+check "each call carried one image" stub_check '.image_count == 1'
+
+script 'TOOL_CALL escalate {"reason":"a CAPTCHA is showing"}'
+agent "{\"task_id\":\"$T\",\"instruction\":\"log in\"}"
+expect "escalate ends the run with the reason" 200 '.success == false and .escalated == true and .escalation_reason == "a CAPTCHA is showing"'
+
+script 'I think I should click somewhere.'
+agent "{\"task_id\":\"$T\",\"instruction\":\"do it\"}"
+expect "answers without a tool call are retried, then the run fails" 200 \
+	'.success == false and (.summary | test("did not call a tool")) and .turns == 3'
+script 'TOOL_CALL click {"x":"left"' 'TOOL_CALL done {"summary":"ok","success":true}'
+agent "{\"task_id\":\"$T\",\"instruction\":\"do it\"}"
+expect "bad JSON arguments are one retry, not the end" 200 '.success == true and .turns == 2'
+script 'TOOL_CALL click {"target":"the terminal"}' 'TOOL_CALL done {"summary":"x","success":false}'
+agent "{\"task_id\":\"$T\",\"instruction\":\"do it\"}"
+expect "a target in words with the direct backend is an error the model sees" 200 \
+	'.actions_log[0].result | test("^error: could not find")'
+
+start --gui-agent-max-turns 2 || { finish; exit 1; }
+script 'TOOL_CALL wait {"seconds":0.1}'
+agent "{\"task_id\":\"$T\",\"instruction\":\"wait forever\"}"
+expect "max turns stops the run" 200 '.success == false and .turns == 2 and (.summary | test("ACU_GUI_AGENT_MAX_TURNS"))'
+
+start --gui-agent-backend uitars --uitars-openrouter-model ui-tars-stub || { finish; exit 1; }
+stub_script '{"rules":[{"contains":"the terminal window","answer":"click(start_box='"'"'(300,200)'"'"')"}],"answers":["TOOL_CALL click {\"target\":\"the terminal window\"}","TOOL_CALL type_text {\"text\":\"grounded words\\n\"}","TOOL_CALL done {\"summary\":\"ok\",\"success\":true}"]}'
+agent "{\"task_id\":\"$T\",\"instruction\":\"type into the terminal\"}"
+expect "a target in words is grounded by the configured backend (UI-TARS)" 200 '.success == true and .actions_taken == 2'
+check "and the click found the xterm" wait_for 5 grep -qx 'grounded words' "$tmp/typed"
+
+stub_script '{"answers":["TOOL_CALL wait {\"seconds\":0.2}"],"delay_ms":300}'
+agent_bg() { curl -s -o "$tmp/bg.json" -X POST -H 'Content-Type: application/json' \
+	-d "{\"task_id\":\"$T\",\"instruction\":\"long\",\"timeout\":60}" "$DETM_URL/api/gui/agent"; }
+agent_bg & bg=$!
+sleep 1
+agent "{\"task_id\":\"$T\",\"instruction\":\"second\"}"
+expect "a second agent on the same display is 409 naming the first" 409 '.error.message | test("gui_agent session [0-9a-f]{8} is already driving")'
+api POST "/api/tasks/$T/cancel" '{}'
+wait "$bg"
+check "cancelling the task stops the running agent" sh -c "jq -e '.success == false and (.summary | test(\"cancelled\"))' $tmp/bg.json >/dev/null"
+
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gui_agent","arguments":{"instruction":"x","timeout":0}}}' |
+	timeout 10 "$DETM_BIN/detm-mcp" --url "$DETM_URL" >"$tmp/mcp.out" 2>/dev/null
+check "the MCP tool gui_agent checks its arguments (timeout 0)" sh -c "jq -e 'select(.id == 2) | .result.isError == true' $tmp/mcp.out | grep -q true"
+start || { finish; exit 1; }
+script 'TOOL_CALL done {"summary":"nothing to do","success":true}'
+api POST /gui_agent "{\"task_id\":\"$T\",\"instruction\":\"nothing\"}"
+expect "the Python route /gui_agent" 200 '.success == true'
+api POST /live_ui "{\"task_id\":\"$T\",\"instruction\":\"nothing\"}"
+expect "and its alias /live_ui" 200 '.success == true'
+daemon_stop
+daemon_start || { bad "daemon start (no key)"; finish; exit 1; }
+agent '{"instruction":"x"}'
+expect "without OPENROUTER_API_KEY the error says what to set" 503 '.error.message | test("OPENROUTER_API_KEY")'
+agent '{}'
+expect "an instruction is required" 400 '.error.field == "instruction"'
+agent '{"instruction":"x","timeout":301}'
+expect "timeout is at most 300" 400 '.error.field == "timeout"'
+daemon_stop
+finish
