@@ -100,3 +100,28 @@ wait_for() {
 stub_script() { curl -fsS -X POST "$STUB/_stub/script" -d "$1" >/dev/null; curl -fsS -X DELETE "$STUB/_stub/requests" >/dev/null; }
 stub_count() { curl -fsS "$STUB/_stub/requests" | jq '[.requests[] | select(.api != "health")] | length'; }
 stub_last() { curl -fsS "$STUB/_stub/requests" | jq -c "[.requests[] | select(.api != \"health\")] | last | $1"; }
+
+# run_part NAME CMD...: one part of a suite that has several (each prints
+# its own "N passed, N failed"): run it, show its output, and add its counts
+# to total_pass / total_fail (a non-zero exit counts as a failure).
+run_part() {
+	local name=$1 out rc line p f
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed '$d'
+	line=$(printf '%s\n' "$out" | tail -n 1)
+	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]}
+	else
+		printf '%s\n' "$line"
+		p=0 f=1
+	fi
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL $name exited with status $rc"
+		f=1
+	fi
+	echo "   ($name: $p passed, $f failed)"
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+}

@@ -28,25 +28,6 @@ rm -f "$dir/npm-ci.log"
 
 total_pass=0
 total_fail=0
-# part NAME CMD...: run one part, show it, add its closing line to the sum.
-part() {
-	local name=$1 out rc line p f
-	shift
-	out=$("$@" 2>&1)
-	rc=$?
-	printf '%s\n' "$out" | sed '$d'
-	line=$(printf '%s\n' "$out" | tail -n 1)
-	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]}
-	else
-		printf '%s\n' "$line"
-		p=0 f=1
-	fi
-	[ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
-	echo "   ($name: $p passed, $f failed)"
-	total_pass=$((total_pass + p))
-	total_fail=$((total_fail + f))
-}
 
 browser() {
 	daemon_start || { echo "0 passed, 1 failed"; return 1; }
@@ -57,8 +38,8 @@ browser() {
 	return $rc
 }
 trap 'daemon_kill9; pkill -f "detm-dash-xterm" 2>/dev/null' EXIT
-part http tests/dashboard/http.sh
-part browser browser
+run_part http tests/dashboard/http.sh
+run_part browser browser
 echo "   screenshots: $shots"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

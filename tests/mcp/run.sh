@@ -12,28 +12,6 @@ export DETM_BIN
 total_pass=0
 total_fail=0
 
-# run_part name cmd...: run cmd, show its output, add its closing line.
-run_part() {
-	local name=$1 out rc line p f
-	shift
-	out=$("$@" 2>&1)
-	rc=$?
-	printf '%s\n' "$out" | sed '$d'
-	line=$(printf '%s\n' "$out" | tail -n 1)
-	if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
-		p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]}
-	else
-		printf '%s\n' "$line"
-		p=0 f=1
-	fi
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "FAIL $name exited with status $rc"
-		f=1
-	fi
-	echo "   ($name: $p passed, $f failed)"
-	total_pass=$((total_pass + p))
-	total_fail=$((total_fail + f))
-}
 
 # The OCR backend judges smart waits in process: the SDK test waits for a
 # real resolution on a real display without a model server.
