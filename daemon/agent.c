@@ -267,8 +267,8 @@ act(struct state *s, const char *name, json_object *args, json_object *reply, ch
 		if (has && point(s, args, "target", "x", "y", &x, &y, why, sizeof why) != 0)
 			goto fail;
 		if (!has) {
-			if (strcmp(name, "move_to") == 0) {
-				snprintf(why, sizeof why, "move_to needs a target or x and y");
+			if (strcmp(name, "move_to") == 0 || s->px < 0) {
+				snprintf(why, sizeof why, "%s needs a target or x and y", name);
 				goto fail;
 			}
 			x = s->px;
@@ -293,8 +293,8 @@ act(struct state *s, const char *name, json_object *args, json_object *reply, ch
 	} else if (strcmp(name, "scroll") == 0) {
 		str = json_object_get_string(json_object_object_get(args, "direction"));
 		x = json_object_get_int(json_object_object_get(args, "amount"));
-		snprintf(instr, sizeof instr, "scroll(%d, %d, \"%s\", %d)", s->px, s->py, str ? str : "down",
-		    x > 0 && x <= 100 ? x : 3);
+		snprintf(instr, sizeof instr, "scroll(%d, %d, \"%s\", %d)", s->px < 0 ? 10 : s->px,
+		    s->py < 0 ? 10 : s->py, str ? str : "down", x > 0 && x <= 100 ? x : 3);
 	} else if (strcmp(name, "drag") == 0) {
 		if (point(s, args, "from_target", "x1", "y1", &x, &y, why, sizeof why) != 0 ||
 		    point(s, args, "to_target", "x2", "y2", &x2, &y2, why, sizeof why) != 0)
@@ -444,7 +444,8 @@ int
 agent_run(struct app *app, const char *task_id, const char *instruction, int timeout_s,
     const char *context, json_object **out, struct derr *e)
 {
-	struct state s = { .app = app, .task_id = task_id, .scale = 1, .log = json_object_new_array() };
+	struct state s = { .app = app, .task_id = task_id, .scale = 1, .px = -1, .py = -1,
+		.log = json_object_new_array() };
 	json_object *reply = json_object_new_object(), *history = json_object_new_array(), *first = NULL;
 	char session[ID_LEN], key[ID_LEN + 8], why[600] = "", *intro;
 	int64_t t0 = mono_us(), deadline = t0 + (int64_t)timeout_s * 1000000;

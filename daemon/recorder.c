@@ -879,6 +879,6 @@ rec_shutdown(void)
 		i = (size_t)-1;         /* the table changed: start over */
 	}
 	pthread_mutex_unlock(&reg_mu);
-	free(dir);
-	dir = NULL;
+	/* dir stays: requests still in flight until the HTTP server stops may
+	 * ask for a status (it is reachable, so not a leak at exit). */
 }

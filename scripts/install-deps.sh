@@ -21,7 +21,7 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libavcodec-dev libavformat-dev libavutil-dev
 	xvfb)
 test_pkgs=(sqlite3 curl procps jq xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
-	clang libclang-rt-14-dev)
+	clang libclang-rt-14-dev python3)
 bench_pkgs=(wrk)
 
 case "$group" in

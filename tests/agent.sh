@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 
 tmp=$(mktemp -d /tmp/detm-agent.XXXXXX)
 pids=()
-trap 'daemon_kill9; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+trap 'daemon_kill9; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait "${pids[@]}" 2>/dev/null; rm -rf "$tmp"' EXIT
 key="stub-key-$$"
 "$DETM_BIN/vision-stub" --port 0 --port-file "$tmp/stub.port" --key "$key" 2>"$tmp/stub.log" &
 pids+=($!)
