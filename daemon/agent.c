@@ -308,7 +308,7 @@ act(struct state *s, const char *name, json_object *args, json_object *reply, ch
 	}
 	derr_clear(&e);
 	if (gui_do(s->app, s->task_id, instr, false, &res, &e) != 0) {
-		snprintf(why, sizeof why, "%s failed: %.300s", instr, e.message);
+		snprintf(why, sizeof why, "%.150s failed: %.300s", instr, e.message);
 		goto fail;
 	}
 	s->actions++;
