@@ -33,12 +33,6 @@ export LC_ALL=C.UTF-8
 act() { # act TASK JSON-fields: POST /api/desktop/action
 	api POST /api/desktop/action "{\"task_id\":\"$1\",$2}" >/dev/null
 }
-xenv() { # xenv TASK cmd...: run an X client on the task's display
-	local t=$1; shift
-	DISPLAY=$(disp_of "$t") XAUTHORITY=$(auth_of "$t") "$@" 2>>"$tmp/clients.log"
-}
-disp_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.display; }
-auth_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.xauthority; }
 file_has() { [ -f "$1" ] && grep -qF -- "$2" "$1"; }
 gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 saver_timeout() { # saver_timeout DISPLAY: the X screen saver timeout (XGetScreenSaver)

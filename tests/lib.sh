@@ -125,3 +125,13 @@ run_part() {
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
 }
+
+# A task's own display, for suites that start X clients on it:
+#   disp_of TASK / auth_of TASK   its DISPLAY and XAUTHORITY
+#   xenv TASK cmd...              run an X client there (stderr to $tmp/clients.log)
+disp_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.display; }
+auth_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.xauthority; }
+xenv() {
+	local t=$1; shift
+	DISPLAY=$(disp_of "$t") XAUTHORITY=$(auth_of "$t") "$@" 2>>"${tmp:?}/clients.log"
+}

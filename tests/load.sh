@@ -25,11 +25,7 @@ trap 'daemon_kill9; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm
 db() { sqlite3 -cmd '.timeout 5000' "$DETM_DATA/data.db" "$@"; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$DETM_PID/status"; }
 busy_display() { # busy_display TASK: an xterm whose text keeps changing on the task's display
-	local d a
-	d=$(curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.display)
-	a=$(curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.xauthority)
-	DISPLAY=$d XAUTHORITY=$a xterm -geometry 60x20+0+0 -e sh -c 'while :; do date +%N; sleep 0.2; done' \
-		2>/dev/null & pids+=($!)
+	xenv "$1" xterm -geometry 60x20+0+0 -e sh -c 'while :; do date +%N; sleep 0.2; done' & pids+=($!)
 }
 
 # ---- crash survival under load ----

@@ -31,12 +31,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-disp_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.display; }
-auth_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.xauthority; }
-xenv() { # xenv TASK cmd...: an X client on the task's display
-	local t=$1; shift
-	DISPLAY=$(disp_of "$t") XAUTHORITY=$(auth_of "$t") "$@" 2>>"$tmp/clients.log"
-}
 rec() { curl -s "$DETM_URL/api/tasks/$1" | jq -r ".recording$2"; }
 rec_is() { [ "$(rec "$1" .state)" = "$2" ]; }
 probe() { # probe FILE JQ: ffprobe's view of FILE, filtered
