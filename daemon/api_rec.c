@@ -5,7 +5,7 @@
  *   GET  /api/tasks/{id}/recording.mp4        the video (Range: bytes=...)
  *   GET  /api/tasks/{id}/recording/index      frame times and action moments
  *   POST /api/tasks/{id}/recording/start|stop operators
- *   POST /api/record                          video_record: a clip
+ *   POST /api/record                          video_record: a clip (screen or window)
  *   GET  /api/record/{id}                     a clip's status (?block_s)
  *   GET  /api/record/{id}/clip.mp4            a clip's video (Range)
  *   GET  /api/tasks/{id}/live.mjpeg, /api/live.mjpeg   MJPEG
@@ -194,15 +194,17 @@ api_record(struct req *r, struct derr *e)
 		return -1;
 	if (!present)
 		wait = true;
-	if (target != NULL && strcmp(target, "screen") != 0)
-		return derr_set(e, DERR_INVALID, "target", "only target \"screen\" can be recorded "
-		    "(window targets are not supported yet)");
+	if (target != NULL && strcmp(target, "screen") != 0 &&
+	    (strncmp(target, "window:", 7) != 0 || target[7] == '\0'))
+		return derr_set(e, DERR_INVALID, "target", "target must be \"screen\" or "
+		    "\"window:<title>\" (got '%.100s')", target);
 	if (task_id != NULL) {
 		if (task_meta(r->app->store, task_id, &st, &meta, e) != 0)
 			return -1;
 		json_object_put(meta);
 	}
-	if (rec_clip(task_id, (int)dur, (int)fps, wait, &o, e) != 0)
+	if (rec_clip(task_id, (int)dur, (int)fps, target != NULL && target[0] == 'w' ? target + 7 : NULL,
+	    wait, &o, e) != 0)
 		return -1;
 	return req_reply(r, wait ? 200 : 202, o);
 }

@@ -30,6 +30,7 @@
 #include "taskstate.h"
 #include "util.h"
 #include "xcap.h"
+#include "xwin.h"
 
 #define RECS_MAX        128
 #define REPEAT_MS       10000   /* a still screen: one repeated frame this often */
@@ -46,6 +47,8 @@ struct rec {
 	char clip_id[ID_LEN];   /* "" for a task recording */
 	uint64_t gen;
 	int fps;
+	unsigned long window;   /* 0: the whole screen */
+	int w, h;               /* the encoder's frame size, once open */
 	int64_t max_ms, max_bytes;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -245,7 +248,7 @@ tick(struct rec *r, struct enc **en, struct xcap_frame *f, uint64_t *seq, bool *
 {
 	struct display_lease l;
 	struct derr e;
-	struct xcap_req q = { 0 };
+	struct xcap_req q = { .window = r->window };
 	bool changed;
 	int grabbed = -1;
 	int64_t bytes, delta;
@@ -270,9 +273,18 @@ tick(struct rec *r, struct enc **en, struct xcap_frame *f, uint64_t *seq, bool *
 		pthread_mutex_unlock(&r->mu);
 		return -1;
 	}
+	if (changed && *en != NULL && (f->width != r->w || f->height != r->h)) {
+		pthread_mutex_lock(&r->mu);
+		snprintf(r->error, sizeof r->error, "the window changed size (%dx%d, was %dx%d)",
+		    f->width, f->height, r->w, r->h);
+		pthread_mutex_unlock(&r->mu);
+		return -1;
+	}
 	if (changed) {
 		if (*en == NULL && enc_open(r->path, f->width, f->height, NULL, en, &e) != 0)
 			goto enc_fail;
+		r->w = f->width;
+		r->h = f->height;
 		if (enc_frame(*en, f->rgb, now_video, &e) != 0)
 			goto enc_fail;
 		*first = false;
@@ -752,8 +764,8 @@ rec_task_index(struct app *a, const char *task_id, struct derr *e)
 /* ---- clips ---- */
 
 int
-rec_clip(const char *task_id, int duration_s, int fps, bool wait, json_object **out,
-    struct derr *e)
+rec_clip(const char *task_id, int duration_s, int fps, const char *window_name, bool wait,
+    json_object **out, struct derr *e)
 {
 	struct rec *r;
 	struct display_lease l;
@@ -763,10 +775,19 @@ rec_clip(const char *task_id, int duration_s, int fps, bool wait, json_object **
 
 	/* A display that is not there is the caller's error now, not a clip
 	 * that fails later. */
+	struct xwin w = { 0 };
+
 	if (display_lease(task_id, task_id ? DISPLAY_TASK_OR_SHARED : DISPLAY_SHARED, &l, e) != 0)
 		return -1;
+	if (window_name != NULL && xwin_find(l.d, window_name, &w, e) != 0) {
+		display_unlease(&l);
+		if (e->code == DERR_NOT_FOUND)
+			derr_set(e, DERR_NOT_FOUND, "target", "no visible window matches '%.100s'", window_name);
+		return -1;
+	}
 	display_unlease(&l);
 	r = rec_new(task_id, fps);
+	r->window = w.id;
 	id_new(id);
 	snprintf(r->clip_id, sizeof r->clip_id, "%s", id);
 	snprintf(r->key, sizeof r->key, "clip-%s", id);
@@ -782,6 +803,13 @@ rec_clip(const char *task_id, int duration_s, int fps, bool wait, json_object **
 	o = rec_clip_status(id, wait ? duration_s + 30 : 0, e);
 	if (o == NULL)
 		return -1;
+	if (w.id != 0) {
+		json_object *wo = json_object_new_object();
+
+		json_object_object_add(wo, "id", json_object_new_int64((int64_t)w.id));
+		jx_add_str(wo, "title", w.title);
+		json_object_object_add(o, "window", wo);
+	}
 	state = json_object_get_string(json_object_object_get(o, "state"));
 	if (wait && state != NULL && strcmp(state, "failed") == 0) {
 		derr_set(e, DERR_UNAVAILABLE, NULL, "the clip %s failed: %s", id,

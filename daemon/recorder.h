@@ -63,10 +63,13 @@ int rec_task_file(const char *task_id, char *buf, size_t len);
 json_object *rec_task_index(struct app *app, const char *task_id, struct derr *e);
 
 /* video_record: starts a clip of duration_s at fps of the task's display
- * (or the shared one). With wait, returns when it is finished. *out is its
- * status {clip_id, status, url, path, bytes, frames, duration_s, fps}. */
-int rec_clip(const char *task_id, int duration_s, int fps, bool wait, json_object **out,
-    struct derr *e) DETM_NODISCARD;
+ * (or the shared one); window_name NULL records the screen, else the first
+ * visible window whose title or class contains it (DERR_NOT_FOUND field
+ * "target" if none; the clip fails if the window closes or changes size).
+ * With wait, returns when it is finished. *out is its status {clip_id,
+ * status, url, path, bytes, frames, duration_s, fps, window?}. */
+int rec_clip(const char *task_id, int duration_s, int fps, const char *window_name, bool wait,
+    json_object **out, struct derr *e) DETM_NODISCARD;
 /* A clip's status (NOT_FOUND if unknown). block_s > 0 waits that long
  * for it to finish. */
 json_object *rec_clip_status(const char *clip_id, int block_s, struct derr *e);

@@ -283,7 +283,7 @@ static struct tool tools[] = {
 	"{'type':'object','additionalProperties':false,'properties':{" OPT_TASK_ID ","
 	"'duration':{'type':'integer','minimum':1,'maximum':120,'default':10,'description':'Seconds to record; default 10.'},"
 	"'fps':{'type':'integer','minimum':1,'maximum':30,'default':5,'description':'Frames per second; default 5.'},"
-	"'target':{'type':'string','minLength':1,'description':'screen (default) or window:<title or id>.'}}}",
+	"'target':{'type':'string','minLength':1,'description':'screen (default) or window:<part of the title or class>.'}}}",
 	0, "POST", "/api/record", NULL, "recording", TIME_LONG_CALL_S, NULL
 },
 {

@@ -150,8 +150,19 @@ expect "duration_s and wait:false give 202 and an id" 202 '.status == "recording
 cid=$(jqr .clip_id)
 api GET "/api/record/$cid?block_s=20"
 expect "the clip's status can be long-polled until done" 200 '.status == "done"'
+xenv "$C" xterm -geometry 30x6+300+200 -T cliptarget -e sleep 600 & pids+=($!)
+wait_for 10 sh -c "DISPLAY=$(disp_of "$C") XAUTHORITY=$(auth_of "$C") xdotool search --name '^cliptarget$' >/dev/null 2>&1"
+geom=$(DISPLAY=$(disp_of "$C") XAUTHORITY=$(auth_of "$C") xwininfo -name cliptarget | awk '/Width:/ { w = $2 } /Height:/ { h = $2 } END { print w "x" h }')
+api POST /api/record "{\"task_id\":\"$C\",\"duration\":1,\"target\":\"window:cliptarget\"}"
+expect "video_record of one window" 200 '.status == "done" and .window.title == "cliptarget"'
+curl -s -o "$tmp/win.mp4" "$DETM_URL$(jqr .url)"
+wg=$(probe "$tmp/win.mp4" '.streams[0] | "\(.width)x\(.height)"')
+check "the window clip has the window's size ($wg for $geom, even-rounded)" sh -c \
+	"[ '$wg' = \"\$(echo $geom | awk -Fx '{ printf \"%dx%d\", \$1 - \$1 % 2, \$2 - \$2 % 2 }')\" ]"
+api POST /api/record "{\"task_id\":\"$C\",\"duration\":1,\"target\":\"window:no such window\"}"
+expect "a window that is not there is 404 on target" 404 '.error.field == "target"'
 for bad_body in '{"duration":0}' '{"duration":121}' '{"duration_s":"5"}' '{"fps":0}' '{"fps":31}' \
-	'{"target":"window:x"}' '{"task_id":"nosuch00"}' '{"colour":1}'; do
+	'{"target":"desktop"}' '{"task_id":"nosuch00"}' '{"colour":1}'; do
 	api POST /api/record "$bad_body"
 	case $CODE in 400|404) ok "video_record refuses $bad_body ($CODE)" ;; *) bad "video_record refuses $bad_body" "got $CODE" ;; esac
 done
