@@ -213,7 +213,7 @@ static int
 clip_id(struct req *r, const char **id, struct derr *e)
 {
 	*id = r->nparams > 0 ? r->params[0] : "";
-	if (!id_plausible(*id))
+	if (!id_valid(*id))
 		return derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.16s'", *id);
 	return 0;
 }

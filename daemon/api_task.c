@@ -498,7 +498,7 @@ api_opt_task_id(struct req *r, bool from_query, const char **out, struct derr *e
 		id = req_query(r, "task_id");
 	if (id != NULL && id[0] == '\0')
 		id = NULL;
-	if (id != NULL && !id_plausible(id))
+	if (id != NULL && !id_valid(id))
 		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.64s'", id);
 	*out = id;
 	return 0;

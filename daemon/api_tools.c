@@ -102,8 +102,8 @@ api_tool_call(struct req *r, struct derr *e)
 		derr_set(e, DERR_INVALID, NULL, "%s: %s", t->name, err);
 		goto out;
 	}
-	if (toolreq_build(t, args, false, path, sizeof path, query, body) != 0) {
-		derr_set(e, DERR_INVALID, NULL, "the arguments of %s are too long", t->name);
+	if (toolreq_build(t, args, true, path, sizeof path, query, body) != 0) {
+		derr_set(e, DERR_INVALID, NULL, "the path arguments of %s are too long or hold a NUL byte", t->name);
 		goto out;
 	}
 	if ((t->flags & TOOL_POST_MESSAGE_FIRST) && json_object_object_get_ex(body, "message", &msg)) {

@@ -15,7 +15,7 @@ wait_id(struct req *r, const char **out, struct derr *e)
 {
 	const char *id = r->nparams > 0 ? r->params[0] : NULL;
 
-	if (id == NULL || !id_plausible(id))
+	if (id == NULL || !id_valid(id))
 		return derr_set(e, DERR_NOT_FOUND, "wait_id", "no wait with id '%.64s'", id ? id : "");
 	*out = id;
 	return 0;
@@ -50,7 +50,7 @@ api_wait_create(struct req *r, struct derr *e)
 	}
 	if (w.target == NULL)
 		w.target = "screen";
-	if (w.task_id != NULL && !id_plausible(w.task_id))
+	if (w.task_id != NULL && !id_valid(w.task_id))
 		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.64s'", w.task_id);
 	w.timeout_s = (int)t;
 	w.poll_s = has ? poll : 0;
@@ -67,7 +67,7 @@ api_wait_list(struct req *r, struct derr *e)
 
 	if (req_query_int(r, "limit", 1, 500, 100, &limit, e) != 0)
 		return -1;
-	if (task != NULL && (task[0] == '\0' || !id_plausible(task)))
+	if (task != NULL && (task[0] == '\0' || !id_valid(task)))
 		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.64s'", task);
 	if (status != NULL) {
 		for (i = 0; i < ARRAY_LEN(states) && strcmp(states[i], status) != 0; i++)

@@ -37,6 +37,9 @@ struct hreq {
 	const char *params[ROUTE_MAX_PARAMS];
 	int nparams;
 	int64_t t0;
+	char *raw_path;         /* the request target's path as sent, undecoded */
+	bool started;           /* the access handler has seen the headers */
+	bool raw_too_long;      /* it was over LIM_URL_BYTES (raw_path NULL) */
 };
 
 int
@@ -69,6 +72,18 @@ http_route_match(const char *pattern, const char *path,
 	if (*p == '\0' && u[0] == '/' && u[1] == '\0')
 		return 1;
 	return *p == '\0' && *u == '\0';
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
 /* Copies a host (without :port or [brackets]) into out. */
@@ -240,7 +255,35 @@ send_error(struct MHD_Connection *conn, const struct derr *e, const char *allow)
 	return ret;
 }
 
-/* Finds the route; fills hr->err with 404/405 when there is none. */
+/* Decodes %XX escapes in a path parameter in place. -1 (s unchanged in
+ * meaning) when an escape is malformed or decodes to NUL: a parameter is
+ * text, and a NUL would cut it short further on. */
+static int
+param_decode(char *s)
+{
+	char *o = s;
+
+	for (; *s != '\0'; s++) {
+		int hi, lo;
+
+		if (*s != '%') {
+			*o++ = *s;
+			continue;
+		}
+		hi = hexval(s[1]);
+		lo = hi < 0 ? -1 : hexval(s[2]);
+		if (lo < 0 || (hi == 0 && lo == 0))
+			return -1;
+		*o++ = (char)(hi * 16 + lo);
+		s += 2;
+	}
+	*o = '\0';
+	return 0;
+}
+
+/* Finds the route for a path as sent (percent-escapes undecoded, so an
+ * escaped '/' stays inside one parameter); parameters come out decoded.
+ * Fills hr->err with 400/404/405 when there is none. */
 static void
 route_find(struct hreq *hr, const char *method, const char *url)
 {
@@ -269,6 +312,13 @@ route_find(struct hreq *hr, const char *method, const char *url)
 			hr->params[k] = hr->param_copies[k];
 		}
 		hr->nparams = np;
+		for (k = 0; k < np; k++)
+			if (param_decode(hr->param_copies[k]) != 0) {
+				derr_set(&hr->err, DERR_INVALID, NULL,
+				    "a path segment holds a NUL byte or a bad %%-escape");
+				hr->route = NULL;
+				return;
+			}
 		return;
 	}
 	if (path_known)
@@ -290,10 +340,59 @@ query_len(void *cls, enum MHD_ValueKind kind, const char *key, const char *value
 	return MHD_YES;
 }
 
+struct hdr_count {
+	int clen, te, host;
+};
+
+static enum MHD_Result
+count_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct hdr_count *c = cls;
+
+	(void)kind;
+	(void)value;
+	if (strcasecmp(key, "Content-Length") == 0)
+		c->clen++;
+	else if (strcasecmp(key, "Transfer-Encoding") == 0)
+		c->te++;
+	else if (strcasecmp(key, "Host") == 0)
+		c->host++;
+	return MHD_YES;
+}
+
+/* Request framing that libmicrohttpd 0.9.75 lets through (RFC 9112 6.3,
+ * 3.2): several Content-Length or Host headers, Content-Length together
+ * with Transfer-Encoding, a coding other than chunked, HTTP/1.1 without
+ * Host. Checked before any body byte is read, so nothing ambiguous is ever
+ * parsed. (A Content-Length MHD cannot parse at all it answers itself,
+ * before this runs; see docs/security.md.) Fills *e; -1 on a bad frame. */
+static int
+check_framing(struct MHD_Connection *conn, const char *version, struct derr *e)
+{
+	struct hdr_count c = { 0, 0, 0 };
+	const char *te;
+
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_framing, &c);
+	if (c.clen > 1)
+		return derr_set(e, DERR_INVALID, NULL, "several Content-Length headers");
+	if (c.te > 1 || (c.te == 1 && c.clen == 1))
+		return derr_set(e, DERR_INVALID, NULL,
+		    "Transfer-Encoding must come alone and once (no Content-Length beside it)");
+	if (c.host > 1)
+		return derr_set(e, DERR_INVALID, NULL, "several Host headers");
+	if (c.host == 0 && version != NULL && strcmp(version, "HTTP/1.0") != 0)
+		return derr_set(e, DERR_INVALID, NULL, "an HTTP/1.1 request needs a Host header");
+	te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding");
+	if (te != NULL && strcasecmp(te, "chunked") != 0)
+		return derr_set(e, DERR_NOT_IMPLEMENTED, NULL,
+		    "Transfer-Encoding '%.32s' is not supported (only chunked)", te);
+	return 0;
+}
+
 /* The checks that need only the headers. Fills hr->err on failure. */
 static void
 check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
-    const char *method, const char *url)
+    const char *method, const char *url, const char *version)
 {
 	const struct config *cfg = h->app->cfg;
 	const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
@@ -301,12 +400,14 @@ check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	const char *auth, *clen, *ctype, *te;
 	size_t qlen = 0;
 
+	if (check_framing(conn, version, &hr->err) != 0)
+		return;
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, query_len, &qlen);
-	if (strlen(url) + qlen > LIM_URL_BYTES) {
+	if (hr->raw_too_long || hr->raw_path == NULL || strlen(url) + qlen > LIM_URL_BYTES) {
 		derr_set(&hr->err, DERR_INVALID, NULL, "URL too long (at most %d bytes)", LIM_URL_BYTES);
 		return;
 	}
-	if (!utf8_valid(url, strlen(url))) {
+	if (!utf8_valid(url, strlen(url)) || !utf8_valid(hr->raw_path, strlen(hr->raw_path))) {
 		derr_set(&hr->err, DERR_INVALID, NULL, "URL is not valid UTF-8");
 		return;
 	}
@@ -345,7 +446,7 @@ check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 			return;
 		}
 	}
-	route_find(hr, method, url);
+	route_find(hr, method, hr->raw_path);
 	if (hr->route == NULL)
 		return;
 	clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
@@ -437,11 +538,14 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 	struct http *h = cls;
 	struct hreq *hr = *con_cls;
 
-	if (hr == NULL) {
+	if (hr == NULL) {               /* no URI callback ran: cannot route */
 		hr = xcalloc(1, sizeof *hr);
 		hr->t0 = mono_us();
 		*con_cls = hr;
-		check_headers(h, hr, conn, method, url);
+	}
+	if (!hr->started) {
+		hr->started = true;
+		check_headers(h, hr, conn, method, url, version);
 		buf_init(&hr->body, hr->route ? hr->route->max_body : 0);
 		if (hr->err.code != DERR_OK) {
 			log_debug("%s %s -> %d: %s", method, url, derr_status(hr->err.code),
@@ -478,8 +582,28 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	buf_free(&hr->body);
 	for (i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(hr->param_copies[i]);
+	free(hr->raw_path);
 	free(hr);
 	*con_cls = NULL;
+}
+
+/* MHD's URI callback: runs once per request with the request target as
+ * sent, before MHD decodes it. Its result becomes the request's state, so
+ * routing can see "%2F" as data rather than as a separator. */
+static void *
+on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct hreq *hr = xcalloc(1, sizeof *hr);
+	size_t n = strcspn(uri, "?");
+
+	(void)cls;
+	(void)conn;
+	hr->t0 = mono_us();
+	if (n > LIM_URL_BYTES)
+		hr->raw_too_long = true;
+	else
+		hr->raw_path = xstrndup(uri, n);
+	return hr;
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
@@ -510,6 +634,7 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)app->cfg->conn_timeout_s,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
 	    MHD_OPTION_END);
 	if (h->mhd == NULL) {
 		free(h);
@@ -672,7 +797,7 @@ req_task_id(struct req *r, int i, const char **out, struct derr *e)
 {
 	const char *id = i < r->nparams ? r->params[i] : NULL;
 
-	if (id == NULL || !id_plausible(id))
+	if (id == NULL || !id_valid(id))
 		return derr_set(e, DERR_NOT_FOUND, i == 0 ? "task_id" : "action_id",
 		    "no %s with id '%.64s'", i == 0 ? "task" : "action", id ? id : "");
 	*out = id;

@@ -248,18 +248,14 @@ id_new(char out[ID_LEN])
 }
 
 bool
-id_plausible(const char *s)
+id_valid(const char *s)
 {
 	size_t n = 0;
 
-	for (; s[n] != '\0'; n++) {
-		char c = s[n];
-
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-		    (c >= 'A' && c <= 'Z') || c == '_' || c == '-'))
+	for (; s[n] != '\0'; n++)
+		if (!((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f')))
 			return false;
-	}
-	return n >= 1 && n <= 64;
+	return n == ID_LEN - 1;
 }
 
 bool

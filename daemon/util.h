@@ -45,9 +45,10 @@ size_t utf8_chars(const char *s);
 /* Writes a fresh random id (8 lowercase hex digits + NUL). Thread-safe. */
 #define ID_LEN 9
 void id_new(char out[ID_LEN]);
-/* True if s looks like an id (1-64 chars of [0-9a-zA-Z_-]). Used to reject
- * garbage early with a 404 rather than a database lookup. */
-bool id_plausible(const char *s);
+/* True if s has the form of every id detm makes: exactly 8 lowercase hex
+ * digits (id_new). Checked before an id is used in a lookup or a path, so
+ * "abc/items/1" or "abc\0x" can never reach a route or a query. */
+bool id_valid(const char *s);
 
 /* Standard base64 (with padding) of p[0..n); malloc'd, NUL-terminated;
  * *out_len (may be NULL) gets its length. */

@@ -9,10 +9,12 @@
  * (handed to the workers) -> running (one worker owns its frames) ->
  * scheduled again, or done. `done` is set once, under mu, by whoever
  * finishes the job (a worker's verdict, the scheduler's deadline, a
- * cancel); that caller also takes it out of the table and writes the row.
- * The job's memory is freed by the finisher when no worker runs it, else by
- * the worker when it returns. Nothing but the worker that runs a job
- * touches its frame buffers.
+ * cancel); that caller also takes it out of the table (`removed`) and writes
+ * the row. A job has one way to die, job_release_locked(): it is freed only
+ * once it is removed from the table AND out of the work queue AND not run by
+ * a worker; whichever of the finisher, the dequeuing worker or the worker
+ * returning from its tick sees that last frees it. Nothing but the worker
+ * that runs a job touches its frame buffers.
  *
  * One tick of a job: lease the display (display.h), grab the target at
  * ACU_DIFF_MAX_WIDTH, give the lease back, compare the greyscale thumbnail
@@ -28,6 +30,7 @@
  * Does not: talk HTTP (api_waits.c), or know the backends' wire formats
  * (vision.c).
  */
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -418,9 +421,38 @@ finish_locked(struct job *j, const char *status, const char *verdict, const char
 	return 0;
 }
 
+/* mu held: the one place a job dies. Frees j when nothing can reach it any
+ * more: out of the table, not in the work queue, not run by a worker. */
+static void
+job_release_locked(struct job *j)
+{
+	assert(!j->removed || j->done);
+	if (j->removed && !j->queued && !j->running)
+		job_free(j);
+}
+
+/* mu held: takes j out of the work queue if it is there, keeping the order
+ * of the others, so the ring only ever holds jobs of the table (<= max_waits). */
+static void
+queue_remove_locked(struct job *j)
+{
+	size_t n = (size_t)W.app->cfg->max_waits, i, k = 0;
+
+	if (!j->queued)
+		return;
+	for (i = 0; i < W.qlen; i++) {
+		struct job *q = W.queue[(W.qhead + i) % n];
+
+		if (q != j)
+			W.queue[(W.qhead + k++) % n] = q;
+	}
+	W.qlen = k;
+	j->queued = false;
+}
+
 /* After the outcome is written: j leaves the table (so a long poll that
- * sees it gone reads the final row), and is freed unless a worker still
- * runs it (the worker frees it then). mu held. */
+ * sees it gone reads the final row), and dies unless the queue or a worker
+ * still holds it (see job_release_locked). mu held. */
 static void
 finish_end_locked(struct job *j, struct outcome *o)
 {
@@ -432,9 +464,9 @@ finish_end_locked(struct job *j, struct outcome *o)
 		if (W.jobs[i] == j)
 			W.jobs[i] = NULL;
 	j->removed = true;
+	queue_remove_locked(j);
 	pthread_cond_broadcast(&W.done_cv);
-	if (!j->running)
-		job_free(j);
+	job_release_locked(j);
 }
 
 /* Finishes j from a thread that does not hold mu. */
@@ -878,16 +910,17 @@ worker_main(void *arg)
 		W.qhead = (W.qhead + 1) % (size_t)W.app->cfg->max_waits;
 		W.qlen--;
 		j->queued = false;
-		if (j->done)
+		if (j->done) {
+			job_release_locked(j);
 			continue;
+		}
 		j->running = true;
 		pthread_mutex_unlock(&W.mu);
 		next = tick(j);
 		pthread_mutex_lock(&W.mu);
 		j->running = false;
 		if (j->done) {
-			if (j->removed)
-				job_free(j);    /* else its finisher frees it */
+			job_release_locked(j);  /* else its finisher frees it */
 			continue;
 		}
 		j->next_us = mono_us() + (next > 0 ? next : CHANGING_US);
@@ -1162,6 +1195,14 @@ waits_stop(void)
 	for (i = 0; i < W.nworkers; i++)
 		pthread_join(W.workers[i], NULL);
 	pthread_mutex_lock(&W.mu);
+	/* Jobs left in the queue: removed ones die here, the rest below. */
+	for (; W.qlen > 0; W.qlen--) {
+		struct job *q = W.queue[W.qhead];
+
+		W.qhead = (W.qhead + 1) % (size_t)W.app->cfg->max_waits;
+		q->queued = false;
+		job_release_locked(q);
+	}
 	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++) {
 		/* A done job still in the table belongs to its finisher. */
 		if (W.jobs[i] != NULL && !W.jobs[i]->done)

@@ -350,7 +350,7 @@ forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
 	if (toolreq_build(t, args, true, path, sizeof path, query, body) != 0 ||
 	    (snprintf(full, sizeof full, "%s", path),
 	     toolreq_query_string(query, full, sizeof full) != 0)) {
-		res = result_error(NULL, "the arguments of %s are too long to fit in a URL.", t->name);
+		res = result_error(NULL, "the path arguments of %s are too long to fit in a URL or hold a NUL byte.", t->name);
 		goto out;
 	}
 	if ((t->flags & TOOL_POST_MESSAGE_FIRST) && json_object_object_get_ex(body, "message", &msg)) {

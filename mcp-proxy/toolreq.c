@@ -116,6 +116,10 @@ toolreq_build(const struct tool *t, struct json_object *args, bool escape,
 			continue;
 		}
 		json_object_object_del(body, name);
+		/* A NUL inside a string would cut the segment short. */
+		if (json_object_is_type(v, json_type_string) &&
+		    strlen(json_object_get_string(v)) != (size_t)json_object_get_string_len(v))
+			return -1;
 		if (put(path, cap, &o, scalar(v, tmp, sizeof tmp), escape) != 0)
 			return -1;
 	}

@@ -20,7 +20,7 @@
  * escape), adds the route's fixed query and the query arguments to
  * `query` (string values, not encoded; renamed as t->query says), and
  * every other argument to `body`. args is not modified. Returns 0, or -1
- * when the path would not fit in cap bytes. */
+ * when the path would not fit in cap bytes or a path argument holds a NUL. */
 int toolreq_build(const struct tool *t, struct json_object *args, bool escape,
                   char *path, size_t cap, struct json_object *query,
                   struct json_object *body);

@@ -7,7 +7,8 @@
 #   makes no model calls; timeouts; cancel; update; long-poll; task end
 #   cancels; restart mid-wait resumes; an expired wait is timed out at
 #   start; two waits on two displays are independent; every backend through
-#   the daemon; a failing backend fails the wait; passthrough; bad input.
+#   the daemon; a failing backend fails the wait; passthrough; bad input;
+#   parallel churn of create/cancel/update/task end/delete.
 #
 # Prints "N passed, N failed".
 set -u
@@ -207,6 +208,17 @@ api GET "/api/waits/$WP?block_s=999" >/dev/null
 expect "block_s over the cap is 400" 400 '.error.field == "block_s"'
 api POST /api/waits "{\"task_id\":\"$T2\",\"wake_when\":\"x\"}" >/dev/null
 expect "a wait on a finished task is 409" 409
+# ---- churn: waits created, cancelled, updated, read, their task ended or
+# deleted, all from parallel clients (a job freed while still queued crashed
+# detmd here); under make asan-test this runs with ASan watching ----
+tests/waits/churn.py "$DETM_URL" 12 40 >"$tmp/churn.json" 2>"$tmp/churn.err"
+check "churn: detmd is alive after 12 rounds of 40 parallel waits" kill -0 "$DETM_PID"
+check "churn: every wait was created ($(jq -c . "$tmp/churn.json"))" jq -e '.created == 480 and .rounds == 12' "$tmp/churn.json"
+check "churn: no 5xx and no failed request" jq -e '."5xx" == 0 and .errors == 0' "$tmp/churn.json"
+check "churn: no wait is left watching" jq -e '.watching == 0' "$tmp/churn.json"
+api GET /api/health >/dev/null
+expect "churn: detmd answers health after it" 200 '.status == "ok"'
+
 # ---- ocr: text conditions judged in process, no model, no stand-in ----
 daemon_stop
 start ACU_VISION_BACKEND=ocr || bad "start ocr"

@@ -52,10 +52,15 @@ test_ids_are_8_hex_digits_and_distinct(void)
 		same += strcmp(a, b) == 0;
 	}
 	CHECK(same == 0);
-	CHECK(id_plausible("3f2a9c1b"));
-	CHECK(!id_plausible(""));
-	CHECK(!id_plausible("../etc"));
-	CHECK(!id_plausible("a b"));
+	CHECK(id_valid("3f2a9c1b"));
+	CHECK(!id_valid(""));
+	CHECK(!id_valid("../etc"));
+	CHECK(!id_valid("a b"));
+	CHECK(!id_valid("3F2A9C1B"));           /* ids are lowercase */
+	CHECK(!id_valid("3f2a9c1"));
+	CHECK(!id_valid("3f2a9c1b0"));
+	CHECK(!id_valid("3f2a9c1b/items/1"));
+	CHECK(!id_valid("3f2a9c1g"));
 }
 
 static void
