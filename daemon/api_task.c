@@ -5,6 +5,7 @@
  */
 #include <string.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "api.h"
 #include "recorder.h"
@@ -18,7 +19,9 @@ static const char *const action_types[] = { "cli", "gui", "wait", "vision", "rea
 static const char *const action_states[] = { "started", "completed", "failed" };
 static const char *const roles[] = { "agent", "user", "wait", "system", "error" };
 
-/* A string that must be one of `allowed`; *out keeps def when absent. */
+/* A string that must be one of `allowed`, in any case (the Python DETM's
+ * clients capitalise); *out is the canonical spelling, or keeps def when
+ * absent. */
 static int
 body_enum(json_object *body, const char *key, const char *const *allowed, size_t n,
     const char **out, struct derr *e)
@@ -31,7 +34,7 @@ body_enum(json_object *body, const char *key, const char *const *allowed, size_t
 	if (v == NULL)
 		return 0;
 	for (i = 0; i < n; i++) {
-		if (strcmp(v, allowed[i]) == 0) {
+		if (strcasecmp(v, allowed[i]) == 0) {
 			*out = allowed[i];
 			return 0;
 		}
@@ -183,7 +186,7 @@ api_task_get(struct req *r, struct derr *e)
 	if (req_task_id(r, 0, &id, e) != 0)
 		return -1;
 	if (detail != NULL && detail[0] != '\0') {
-		for (i = 0; i < ARRAY_LEN(levels) && strcmp(levels[i].name, detail) != 0; i++)
+		for (i = 0; i < ARRAY_LEN(levels) && strcasecmp(levels[i].name, detail) != 0; i++)
 			;
 		if (i == ARRAY_LEN(levels))
 			return derr_set(e, DERR_INVALID, "detail",

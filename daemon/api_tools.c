@@ -8,8 +8,8 @@
  *                            (/task_register, /smart_wait, ...), so scripts
  *                            and plugins written for it keep working
  *
- * A call is checked against the tool's inputSchema (the proxy's schema.c),
- * turned into the daemon request the tool stands for (toolreq.c, the same
+ * A call is checked against the tool's inputSchema (the proxy's schema.c;
+ * enum values in any case, normalised to the schema's spelling), turned into the daemon request the tool stands for (toolreq.c, the same
  * code detm-mcp uses), and run in process through req_dispatch: the reply
  * and the errors are exactly what that route gives. The tool table itself
  * is mcp-proxy/tools.c: one table for MCP and HTTP.
@@ -102,6 +102,7 @@ api_tool_call(struct req *r, struct derr *e)
 		derr_set(e, DERR_INVALID, NULL, "%s: %s", t->name, err);
 		goto out;
 	}
+	schema_normalize(t->input_schema, args);
 	if (toolreq_build(t, args, true, path, sizeof path, query, body) != 0) {
 		derr_set(e, DERR_INVALID, NULL, "the path arguments of %s are too long or hold a NUL byte", t->name);
 		goto out;

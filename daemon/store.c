@@ -3,7 +3,8 @@
  *
  * States: open (connection + checkpointer running) -> closed. The statement
  * cache is an array searched by pointer; a daemon uses a few dozen distinct
- * statements, so a linear scan is cheaper than hashing.
+ * statements, so a linear scan is cheaper than hashing. last_now (under the
+ * lock) only grows: store_now never goes back.
  */
 #include "store.h"
 
@@ -31,6 +32,7 @@ struct store {
 		sqlite3_stmt *stmt;
 	} stmts[STMT_CACHE_MAX];
 	int nstmts;
+	int64_t last_now;           /* the largest store_now so far */
 
 	char *path;
 	pthread_t ckpt_thread;
@@ -174,6 +176,20 @@ ckpt_main(void *arg)
 	return NULL;
 }
 
+/* created_at of the newest thread message (by rowid), 0 if none. */
+static int64_t
+last_message_time(sqlite3 *db)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t t = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT created_at FROM task_messages ORDER BY rowid DESC LIMIT 1",
+	    -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+		t = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return t;
+}
+
 int
 store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 {
@@ -212,6 +228,7 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 		goto out;
 	if (store_migrate(st->db, e) != 0)
 		goto out;
+	st->last_now = last_message_time(st->db);
 	if (pthread_create(&st->ckpt_thread, NULL, ckpt_main, st) == 0)
 		st->ckpt_running = true;
 	else
@@ -261,6 +278,17 @@ void
 store_unlock(struct store *st)
 {
 	pthread_mutex_unlock(&st->lock);
+}
+
+int64_t
+store_now(struct store *st)
+{
+	int64_t t = now_ms();
+
+	if (t < st->last_now)
+		t = st->last_now;
+	st->last_now = t;
+	return t;
 }
 
 sqlite3 *

@@ -22,6 +22,7 @@
 #define DETM_STORE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sqlite3.h>
 
 #include "derr.h"
@@ -38,6 +39,13 @@ void store_close(struct store *st);
 
 void store_lock(struct store *st);
 void store_unlock(struct store *st);
+
+/* The clock for rows (lock held): now_ms(), but never less than the last
+ * value it returned, nor than the created_at of the newest thread message
+ * at open. Read it after taking the lock, so that rows written later (in
+ * rowid order) never carry an earlier time than rows written before them,
+ * even when the wall clock steps back. */
+int64_t store_now(struct store *st);
 
 /* A prepared statement for sql, cached by the address of sql (pass string
  * literals or other static strings only), reset and with bindings cleared.

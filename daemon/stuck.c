@@ -463,7 +463,7 @@ stuck_message(struct store *st, const char *id, const char *content)
 		sqlite3_bind_text(s, 1, mid, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 3, content, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 4, now_ms());
+		sqlite3_bind_int64(s, 4, store_now(st));
 		step = sqlite3_step(s);
 		sqlite3_reset(s);
 		if (step == SQLITE_DONE) {

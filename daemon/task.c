@@ -1,11 +1,14 @@
 /*
  * task.c - writes to the task model. See task.h for the contract.
  *
- * Each public function: lock, BEGIN IMMEDIATE, check the task exists and the
- * transition is legal, write rows, write the thread message that records the
- * change, bump tasks.updated_at (stuck detection reads it), COMMIT, unlock.
- * On any failure the transaction is rolled back, so a request either happens
- * whole or not at all.
+ * Each public function: lock, read the clock (store_now, after the lock, so
+ * created_at never decreases in rowid order), BEGIN IMMEDIATE, check the
+ * task exists and the transition is legal, write rows, write the thread
+ * message that records the change, bump tasks.updated_at (stuck detection
+ * reads it), COMMIT, unlock. On any failure the transaction is rolled back,
+ * so a request either happens whole or not at all. The thread is ordered by
+ * rowid; every status change writes its lifecycle message in the same
+ * transaction, so the thread replays as a walk of the status machine.
  *
  * Ids are random 8-hex strings; a primary-key collision (about 1 in 4e9 per
  * existing row) is retried with a new id inside the same transaction.
@@ -31,6 +34,8 @@ static const char SQL_TASK_INSERT[] =
     "VALUES (?1, ?2, 'active', ?3, ?4, ?5, ?5)";
 static const char SQL_TASK_GET[] =
     "SELECT status, name, metadata FROM tasks WHERE id = ?1";
+static const char SQL_TASK_STATUS[] =
+    "UPDATE tasks SET status = ?2, updated_at = ?3 WHERE id = ?1";
 static const char SQL_TASK_SET[] =
     "UPDATE tasks SET name = ?2, status = ?3, metadata = ?4, updated_at = ?5 WHERE id = ?1";
 /* Activity bumps updated_at at most once a second per task: at thousands
@@ -358,7 +363,7 @@ int
 task_register(struct store *st, const struct task_reg *in, char id_out[ID_LEN],
     struct derr *e)
 {
-	int64_t now = now_ms();
+	int64_t now;
 	const char *meta = in->metadata ? jx_string(in->metadata, NULL) : "{}";
 	size_t nitems = in->plan ? json_object_array_length(in->plan) : 0;
 	struct buf text;
@@ -368,6 +373,7 @@ task_register(struct store *st, const struct task_reg *in, char id_out[ID_LEN],
 
 	buf_init(&text, 8192);
 	store_lock(st);
+	now = store_now(st);
 	if (store_begin(st, e) != 0)
 		goto out;
 	s = store_stmt(st, SQL_TASK_INSERT);
@@ -396,6 +402,30 @@ out:
 	buf_free(&text);
 	free(msg);
 	return rc;
+}
+
+/* 409 for a task status move the machine forbids. Returns -1. */
+static int
+status_conflict(const char *id, int cur, int to, struct derr *e)
+{
+	char allowed[128];
+
+	task_status_allowed(cur, allowed, sizeof allowed);
+	return derr_set(e, DERR_CONFLICT, "status", "task %s cannot go from %s to %s (allowed: %s)",
+	    id, task_status_name(cur), task_status_name(to), allowed);
+}
+
+/* The lifecycle message of a status change: "Status changed: a → b". A
+ * thread read in rowid order replays these as a walk of the machine. */
+static int
+lifecycle_msg(struct store *st, const char *id, int from, int to, int64_t now,
+    struct derr *e)
+{
+	char msg[80];
+
+	snprintf(msg, sizeof msg, "Status changed: %s → %s", task_status_name(from),
+	    task_status_name(to));
+	return sys_msg(st, id, "lifecycle", msg, now, e);
 }
 
 /* Merges patch into the stored metadata text; returns a malloc'd JSON text
@@ -431,14 +461,15 @@ int
 task_update(struct store *st, const char *id, const struct task_patch *p,
     struct derr *e)
 {
-	int64_t now = now_ms();
+	int64_t now;
 	sqlite3_stmt *s;
-	char *name = NULL, *meta = NULL, *msg = NULL;
-	char item_id[ID_LEN], allowed[128];
+	char *name = NULL, *meta = NULL;
+	char item_id[ID_LEN];
 	int64_t ord;
 	int cur, rc = -1, found;
 
 	store_lock(st);
+	now = store_now(st);
 	if (store_begin(st, e) != 0)
 		goto out;
 	s = store_stmt(st, SQL_TASK_GET);
@@ -460,9 +491,7 @@ task_update(struct store *st, const char *id, const struct task_patch *p,
 	if (meta == NULL)
 		goto out;
 	if (p->status >= 0 && !task_status_can(cur, p->status)) {
-		task_status_allowed(cur, allowed, sizeof allowed);
-		derr_set(e, DERR_CONFLICT, "status", "task %s cannot go from %s to %s (allowed: %s)",
-		    id, task_status_name(cur), task_status_name(p->status), allowed);
+		status_conflict(id, cur, p->status, e);
 		goto out;
 	}
 	s = store_stmt(st, SQL_TASK_SET);
@@ -475,12 +504,8 @@ task_update(struct store *st, const char *id, const struct task_patch *p,
 	}
 	if (store_exec(st, s, "task set", e) != 0)
 		goto out;
-	if (p->status >= 0 && p->status != cur) {
-		msg = xasprintf("Status changed: %s → %s", task_status_name(cur),
-		    task_status_name(p->status));
-		if (sys_msg(st, id, "lifecycle", msg, now, e) != 0)
-			goto out;
-	}
+	if (p->status >= 0 && p->status != cur && lifecycle_msg(st, id, cur, p->status, now, e) != 0)
+		goto out;
 	if (p->message != NULL) {
 		char mid[ID_LEN];
 
@@ -501,51 +526,78 @@ out:
 		run_hooks(id, cur, p->status);
 	free(name);
 	free(meta);
-	free(msg);
 	return rc;
 }
 
+/* The control message: "Operator paused the task[: reason]" for a
+ * transition, "Operator: pause changed nothing (the task was already
+ * paused)[: reason]" for a click that found the task in `to` already. */
+static char *
+control_text(int cur, int to, const char *reason)
+{
+	static const char *const verbs[TASK__COUNT] = {
+		[TASK_ACTIVE] = "resume", [TASK_PAUSED] = "pause",
+		[TASK_CANCELLED] = "cancel", [TASK_COMPLETED] = "complete",
+		[TASK_FAILED] = "fail" };
+	static const char *const done[TASK__COUNT] = {
+		[TASK_ACTIVE] = "resumed", [TASK_PAUSED] = "paused",
+		[TASK_CANCELLED] = "cancelled", [TASK_COMPLETED] = "completed",
+		[TASK_FAILED] = "failed" };
+	const char *sep = reason ? ": " : "", *why = reason ? reason : "";
+
+	if (cur == to)
+		return xasprintf("Operator: %s changed nothing (the task was already %s)%s%s",
+		    verbs[to], task_status_name(to), sep, why);
+	return xasprintf("Operator %s the task%s%s", done[to], sep, why);
+}
+
+/* One transaction, one clock reading: the status row, then the control
+ * message, then the lifecycle message; or, when the task is already in
+ * `to`, only a control message saying nothing changed. */
 int
 task_control(struct store *st, const char *id, int to, const char *reason,
     struct derr *e)
 {
-	static const char *const verbs[TASK__COUNT] = {
-		[TASK_ACTIVE] = "resumed", [TASK_PAUSED] = "paused",
-		[TASK_CANCELLED] = "cancelled", [TASK_COMPLETED] = "completed",
-		[TASK_FAILED] = "failed" };
-	struct task_patch p = { .status = to };
+	sqlite3_stmt *s;
 	char *msg = NULL;
-	int cur, rc = -1;
+	int cur = -1, rc = -1;
 	int64_t now;
 
-	/* The status change itself goes through task_update (one place for
-	 * the machine and the lifecycle message); the control message is a
-	 * second small transaction, so an operator sees a record of every
-	 * click, including the ones that changed nothing. */
 	store_lock(st);
-	rc = task_lookup(st, id, &cur, e);
-	store_unlock(st);
-	if (rc != 0)
-		return -1;
-	if (cur != to && task_update(st, id, &p, e) != 0)
-		return -1;
-	now = now_ms();
-	if (cur == to)
-		msg = xasprintf("Operator: %s again (the task was already %s)%s%s",
-		    verbs[to], task_status_name(to), reason ? ": " : "", reason ? reason : "");
-	else
-		msg = xasprintf("Operator %s the task%s%s", verbs[to],
-		    reason ? ": " : "", reason ? reason : "");
-	store_lock(st);
-	rc = -1;
-	if (store_begin(st, e) == 0 && sys_msg(st, id, "control", msg, now, e) == 0 &&
-	    touch(st, id, now, true, e) == 0)
-		rc = store_commit(st, e);
+	now = store_now(st);
+	if (store_begin(st, e) != 0 || task_lookup(st, id, &cur, e) != 0)
+		goto out;
+	if (!task_status_can(cur, to)) {
+		status_conflict(id, cur, to, e);
+		goto out;
+	}
+	if (cur != to) {
+		s = store_stmt(st, SQL_TASK_STATUS);
+		if (s != NULL) {
+			sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 2, task_status_name(to), -1, SQLITE_STATIC);
+			sqlite3_bind_int64(s, 3, now);
+		}
+		if (store_exec(st, s, "task status", e) != 0)
+			goto out;
+	}
+	msg = control_text(cur, to, reason);
+	if (sys_msg(st, id, "control", msg, now, e) != 0)
+		goto out;
+	if ((cur != to ? lifecycle_msg(st, id, cur, to, now, e) : touch(st, id, now, true, e)) != 0)
+		goto out;
+	rc = store_commit(st, e);
+out:
 	if (rc != 0)
 		store_rollback(st);
 	store_unlock(st);
-	if (rc == 0)
+	if (rc == 0) {
+		if (cur != to)
+			events_publish("task", "updated", id, NULL);
 		events_publish("message", "created", id, NULL);
+	}
+	if (rc == 0 && cur != to)
+		run_hooks(id, cur, to);
 	free(msg);
 	return rc;
 }
@@ -584,7 +636,7 @@ task_items_append(struct store *st, const char *id, json_object *titles,
     const char *note, json_object **added_out, struct derr *e)
 {
 	json_object *added = json_object_new_array();
-	int64_t now = now_ms();
+	int64_t now;
 	struct buf text;
 	char *msg = NULL;
 	int cur, rc = -1;
@@ -593,6 +645,7 @@ task_items_append(struct store *st, const char *id, json_object *titles,
 	*added_out = NULL;
 	buf_init(&text, 8192);
 	store_lock(st);
+	now = store_now(st);
 	if (store_begin(st, e) != 0 || task_lookup(st, id, &cur, e) != 0)
 		goto out;
 	if (items_insert(st, id, titles, added, &text, e) != 0)
@@ -651,7 +704,7 @@ int
 task_item_update(struct store *st, const char *id, int64_t ordinal,
     const struct item_patch *p, struct derr *e)
 {
-	int64_t now = now_ms(), started, completed = 0;
+	int64_t now, started, completed = 0;
 	double duration = -1;
 	char item_id[ID_LEN], allowed[128];
 	char *title = NULL, *msg = NULL;
@@ -659,6 +712,7 @@ task_item_update(struct store *st, const char *id, int64_t ordinal,
 	int cur, tstatus, to, rc = -1;
 
 	store_lock(st);
+	now = store_now(st);
 	if (store_begin(st, e) != 0 || task_lookup(st, id, &tstatus, e) != 0)
 		goto out;
 	if (item_get(st, id, ordinal, item_id, &cur, &title, &started, e) != 0)
@@ -679,7 +733,9 @@ task_item_update(struct store *st, const char *id, int64_t ordinal,
 			sqlite3_bind_text(s, 2, p->title ? p->title : title, -1, SQLITE_STATIC);
 		}
 	} else {
-		if (to == ITEM_ACTIVE && started <= 0)
+		/* Completed or failed straight from pending: it started
+		 * when it ended (started_at = completed_at, 0 s). */
+		if (started <= 0 && (to == ITEM_ACTIVE || to == ITEM_COMPLETED || to == ITEM_FAILED))
 			started = now;
 		if (item_status_ends(to)) {
 			completed = now;
@@ -731,7 +787,7 @@ int
 task_action_add(struct store *st, const char *task_id, const struct action_new *a,
     char id_out[ID_LEN], int64_t *ordinal_out, struct derr *e)
 {
-	int64_t now = now_ms(), started;
+	int64_t now, started;
 	char item_id[ID_LEN], log_id[ID_LEN];
 	const char *item = NULL;
 	size_t i, nlogs = a->logs ? json_object_array_length(a->logs) : 0;
@@ -739,6 +795,7 @@ task_action_add(struct store *st, const char *task_id, const struct action_new *
 
 	*ordinal_out = -1;
 	store_lock(st);
+	now = store_now(st);
 	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0)
 		goto out;
 	if (a->has_ordinal) {
@@ -809,11 +866,12 @@ int
 task_action_update(struct store *st, const char *task_id, const char *action_id,
     const struct action_patch *p, struct derr *e)
 {
-	int64_t now = now_ms();
+	int64_t now;
 	sqlite3_stmt *s;
 	int cur, rc = -1;
 
 	store_lock(st);
+	now = store_now(st);
 	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0 ||
 	    action_check(st, task_id, action_id, e) != 0)
 		goto out;
@@ -844,10 +902,11 @@ int
 task_log_add(struct store *st, const char *task_id, const char *action_id,
     const char *log_type, const char *content, char id_out[ID_LEN], struct derr *e)
 {
-	int64_t now = now_ms();
+	int64_t now;
 	int cur, rc = -1;
 
 	store_lock(st);
+	now = store_now(st);
 	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0 ||
 	    action_check(st, task_id, action_id, e) != 0)
 		goto out;
@@ -868,12 +927,13 @@ json_object *
 task_message_add(struct store *st, const char *task_id, const char *role,
     const char *msg_type, const char *content, struct derr *e)
 {
-	int64_t now = now_ms();
+	int64_t now;
 	json_object *m = NULL;
 	char id[ID_LEN];
 	int cur, rc = -1;
 
 	store_lock(st);
+	now = store_now(st);
 	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0)
 		goto out;
 	if (msg_insert(st, task_id, role, msg_type, content, now, id, e) != 0 ||

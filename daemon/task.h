@@ -46,8 +46,11 @@ struct task_patch {
 int task_update(struct store *st, const char *id, const struct task_patch *p,
     struct derr *e) DETM_NODISCARD;
 
-/* Operator control: moves the task to `to` (pause/resume/cancel) and writes
- * a system message either way; already being in `to` is not an error. */
+/* Operator control: moves the task to `to` (pause/resume/cancel). One
+ * transaction: the status, a `control` message, then the `lifecycle`
+ * message. Already being in `to` is not an error: then only a `control`
+ * message saying it changed nothing is written. CONFLICT (nothing written)
+ * when the machine forbids the move. */
 int task_control(struct store *st, const char *id, int to, const char *reason,
     struct derr *e) DETM_NODISCARD;
 

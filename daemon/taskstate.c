@@ -19,8 +19,11 @@ static const bool task_moves[TASK__COUNT][TASK__COUNT] = {
 };
 
 static const bool item_moves[ITEM__COUNT][ITEM__COUNT] = {
-	[ITEM_PENDING] = { [ITEM_ACTIVE] = true, [ITEM_SKIPPED] = true,
-	    [ITEM_SCRAPPED] = true },
+	/* pending -> completed|failed: work done (or given up) without being
+	 * marked active first, as the Python DETM allowed; the item gets
+	 * started_at = completed_at and a duration of 0. */
+	[ITEM_PENDING] = { [ITEM_ACTIVE] = true, [ITEM_COMPLETED] = true,
+	    [ITEM_FAILED] = true, [ITEM_SKIPPED] = true, [ITEM_SCRAPPED] = true },
 	[ITEM_ACTIVE] = { [ITEM_COMPLETED] = true, [ITEM_FAILED] = true,
 	    [ITEM_SKIPPED] = true, [ITEM_SCRAPPED] = true },
 	[ITEM_FAILED] = { [ITEM_ACTIVE] = true },

@@ -4,11 +4,13 @@
  *   task:  active -> paused | completed | failed | cancelled
  *          paused -> active | cancelled
  *          completed, failed, cancelled are final
- *   item:  pending -> active | skipped | scrapped
+ *   item:  pending -> active | completed | failed | skipped | scrapped
  *          active  -> completed | failed | skipped | scrapped
  *          failed  -> active                      (a retry)
  *          completed, skipped, scrapped are final
  *
+ * pending -> completed|failed is the Python DETM's leniency (an item done,
+ * or given up, without being marked active first).
  * Staying in the same state is always allowed (a no-op). Pure functions, no
  * state; the store applies transitions, this module only judges them.
  */

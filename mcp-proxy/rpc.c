@@ -243,6 +243,7 @@ rpc_call_check(struct json_object *id, struct json_object *params, const struct 
 		result_for_version(res, atomic_load(&rpc_version));
 		return rpc_response(id, res);
 	}
+	schema_normalize((*tool)->input_schema, *args);
 	return NULL;
 }
 

@@ -2,12 +2,19 @@
  * schema.c - see schema.h. Stateless; the schemas themselves live in the
  * tool table (tools.c) and are trusted, so a malformed keyword there is
  * ignored rather than reported.
+ *
+ * Enums of strings match ASCII-case-insensitively ("Completed" is
+ * "completed"): no enum in the table tells two values apart by case, and
+ * models and the Python DETM's clients capitalise. schema_normalize then
+ * writes the enum's own spelling into the arguments, so detmd only ever
+ * sees the spellings the schema lists.
  */
 #include "schema.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 static size_t
 schema_utf8_len(const char *s)
@@ -95,6 +102,26 @@ schema_num(struct json_object *sch, const char *key, double *out)
 	return true;
 }
 
+/* The enum's spelling of s (an exact match first, else one that differs
+ * only in ASCII case), or NULL. */
+static const char *
+schema_enum_find(struct json_object *en, const char *s)
+{
+	const char *e, *folded = NULL;
+	size_t i;
+
+	for (i = 0; i < json_object_array_length(en); i++) {
+		e = json_object_get_string(json_object_array_get_idx(en, i));
+		if (e == NULL)
+			continue;
+		if (strcmp(e, s) == 0)
+			return e;
+		if (folded == NULL && strcasecmp(e, s) == 0)
+			folded = e;
+	}
+	return folded;
+}
+
 /* Check one value; name is the argument's name for messages. */
 static int
 schema_value(struct json_object *sch, struct json_object *v, const char *name,
@@ -114,14 +141,14 @@ schema_value(struct json_object *sch, struct json_object *v, const char *name,
 	if (json_object_object_get_ex(sch, "enum", &en) && json_object_is_type(v, json_type_string)) {
 		char allowed[512];
 		size_t o = 0;
+		if (schema_enum_find(en, json_object_get_string(v)) != NULL)
+			return 0;
 		for (i = 0; i < json_object_array_length(en); i++) {
 			const char *e = json_object_get_string(json_object_array_get_idx(en, i));
-			if (strcmp(e, json_object_get_string(v)) == 0)
-				return 0;
 			if (o < sizeof allowed)
 				o += (size_t)snprintf(allowed + o, sizeof allowed - o, "%s%s", i ? ", " : "", e);
 		}
-		snprintf(err, errlen, "'%s' must be one of %s; got '%.64s'", name, allowed,
+		snprintf(err, errlen, "'%s' must be one of %s (any case); got '%.64s'", name, allowed,
 		         json_object_get_string(v));
 		return -1;
 	}
@@ -216,4 +243,24 @@ schema_check(struct json_object *schema, struct json_object *args, char *err, si
 		}
 	}
 	return 0;
+}
+
+void
+schema_normalize(struct json_object *schema, struct json_object *args)
+{
+	struct json_object *props = NULL, *sch, *en;
+	const char *canon;
+
+	if (!json_object_is_type(args, json_type_object) ||
+	    !json_object_object_get_ex(schema, "properties", &props))
+		return;
+	json_object_object_foreach(args, key, val) {
+		if (!json_object_is_type(val, json_type_string) ||
+		    !json_object_object_get_ex(props, key, &sch) ||
+		    !json_object_object_get_ex(sch, "enum", &en))
+			continue;
+		canon = schema_enum_find(en, json_object_get_string(val));
+		if (canon != NULL && strcmp(canon, json_object_get_string(val)) != 0)
+			json_object_set_string(val, canon);
+	}
 }

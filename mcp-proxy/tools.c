@@ -3,6 +3,10 @@
  * argument names are those of the Python DETM server (ids are strings,
  * plan-item ordinals are 0-based); routes are those of docs/api.md.
  *
+ * Enum values match in any case and are normalised to the spelling listed
+ * (schema.c); aliases detmd accepts are listed as values of their own
+ * (canceled), so a strict validator of these schemas accepts them too.
+ *
  * Schemas are written with ' instead of " so they stay readable; tools_init
  * swaps the quotes and parses them once. Therefore no schema text may
  * contain an apostrophe (tools_init fails loudly if one breaks the JSON).
@@ -26,7 +30,8 @@
 #define TASK_ID "'task_id':{'type':'string','minLength':1,'description':'Task id (8 hex digits) from task_register or task_list.'}"
 #define OPT_TASK_ID "'task_id':{'type':'string','minLength':1,'description':'Optional task id: the step is logged under this task and uses its display.'}"
 #define ORDINAL(what) "'ordinal':{'type':'integer','minimum':0,'description':'" what "'}"
-#define TASK_STATUS "'enum':['active','paused','completed','failed','cancelled']"
+/* canceled: the US spelling, an alias detmd accepts for cancelled. */
+#define TASK_STATUS "'enum':['active','paused','completed','failed','cancelled','canceled']"
 #define WAIT_ID "'wait_id':{'type':'string','minLength':1,'description':'Wait id returned by smart_wait.'}"
 
 static struct tool tools[] = {
@@ -54,7 +59,7 @@ static struct tool tools[] = {
 	"Status moves: active -> paused|completed|failed|cancelled, paused -> active|cancelled; "
 	"completed, failed and cancelled are final. Give at least one field besides task_id.",
 	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{" TASK_ID ","
-	"'status':{'type':'string'," TASK_STATUS ",'description':'New task status.'},"
+	"'status':{'type':'string'," TASK_STATUS ",'description':'New task status, in any case; canceled is cancelled.'},"
 	"'message':{'type':'string','minLength':1,'description':'Reasoning note or progress message to record.'},"
 	"'query':{'type':'string','minLength':1,'description':'A question about progress; the reply then includes a summary sentence.'},"
 	"'name':{'type':'string','minLength':1,'maxLength':200,'description':'New task name.'},"
@@ -65,12 +70,13 @@ static struct tool tools[] = {
 	"task_item_update", "Update a plan item",
 	"Move one plan item (by 0-based ordinal) through its states, rename it or attach a note. "
 	"Mark an item active when you start it and completed, failed, skipped or scrapped when you "
-	"are done. Allowed moves: pending -> active|skipped|scrapped, active -> "
-	"completed|failed|skipped|scrapped, failed -> active (retry). A `note` is logged as a "
+	"are done. Allowed moves: pending -> active|completed|failed|skipped|scrapped (completed "
+	"or failed straight from pending takes 0 s), active -> completed|failed|skipped|scrapped, "
+	"failed -> active (retry). A `note` is logged as a "
 	"reasoning step under this item. Returns the task summary.",
 	"{'type':'object','additionalProperties':false,'required':['task_id','ordinal'],'properties':{" TASK_ID ","
 	ORDINAL("0-based position of the plan item.") ","
-	"'status':{'type':'string','enum':['pending','active','completed','failed','skipped','scrapped'],'description':'New item status.'},"
+	"'status':{'type':'string','enum':['pending','active','completed','failed','skipped','scrapped'],'description':'New item status, in any case.'},"
 	"'note':{'type':'string','minLength':1,'description':'Why, or what happened; logged under this item.'},"
 	"'title':{'type':'string','minLength':1,'maxLength':500,'description':'New item title.'}}}",
 	DES, "PATCH", "/api/tasks/{task_id}/items/{ordinal}", NULL, "tasks", 0, NULL
@@ -136,7 +142,7 @@ static struct tool tools[] = {
 	"List tasks, most recently updated first, with status and progress. status filters "
 	"(default active; all for every task). Use it to find a task_id you lost.",
 	"{'type':'object','additionalProperties':false,'properties':{"
-	"'status':{'type':'string','enum':['active','paused','completed','failed','cancelled','all'],'description':'Filter; default active.'},"
+	"'status':{'type':'string','enum':['active','paused','completed','failed','cancelled','canceled','all'],'description':'Filter, in any case; default active.'},"
 	"'limit':{'type':'integer','minimum':1,'maximum':500,'description':'Maximum tasks; default 20.'}}}",
 	RO | IDEM, "GET", "/api/tasks", "status,limit", "tasks", 0, NULL
 },

@@ -9,8 +9,14 @@
 #      there, and PRAGMA integrity_check says ok
 #   3. exclusivity: a second detmd on the same data dir or the same port
 #      exits non-zero with a clear message, and the first keeps serving
+#   4. racing operators: 20 clients send random pause/resume/cancel to one
+#      task while an agent logs actions (tests/load/controls.py): no 5xx,
+#      every acknowledged control and action is recorded once, the thread's
+#      control and lifecycle messages replay as a walk of the status machine
+#      ending in the task's status, created_at never goes back; the same
+#      thread after a restart
 #
-# Uses tests/lib.sh, curl and the sqlite3 CLI; prints "N passed, N failed".
+# Uses tests/lib.sh, curl, python3 and the sqlite3 CLI; prints "N passed, N failed".
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -230,6 +236,38 @@ if daemon_start; then
 	fi
 else
 	bad "crash mid-stream: daemon starts"
+fi
+
+
+# ---- 4. racing operators: one transaction per transition ----------------------
+# Each "ok"/"FAIL" line of controls.py counts as one check here.
+tally() {
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"ok   "*) ok "racing operators: ${line#ok   }" ;;
+		"FAIL "*) bad "racing operators: ${line#FAIL }" ;;
+		*) echo "$line" ;;
+		esac
+	done
+}
+new_data_dir
+if daemon_start; then
+	T4=$(api POST /api/tasks '{"name":"racing operators","plan":["work"]}' | field task_id)
+	tests/load/controls.py run "$DETM_URL" 20 20 "$T4" "$tmp/controls.json" | tally
+	tests/load/controls.py check "$DETM_URL" "$T4" "$tmp/controls.json" | tally
+	api GET "/api/tasks/$T4/messages?limit=1000" >"$tmp/thread4.before"
+	daemon_stop
+	if daemon_start; then
+		api GET "/api/tasks/$T4/messages?limit=1000" >"$tmp/thread4.after"
+		check "racing operators: the thread is the same after a restart" \
+			cmp -s "$tmp/thread4.before" "$tmp/thread4.after"
+		daemon_stop
+	else
+		bad "racing operators: restarts"
+	fi
+else
+	bad "racing operators: daemon starts"
 fi
 
 finish

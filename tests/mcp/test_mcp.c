@@ -267,6 +267,72 @@ out:
 	return ok;
 }
 
+/* The Python DETM's leniency through the real proxy: status aliases and any
+ * case (normalised to the schema's spelling), an item completed straight
+ * from pending. */
+static int
+test_task_status_aliases_and_lenient_items(void)
+{
+	struct json_object *r = NULL, *res;
+	struct mproc p;
+	char tid[64], args[1024];
+	int ok = 1, id = 400;
+
+	CHECK(open_proxy(&p, url) == 0, "spawn");
+	json_object_put(mproc_init(&p, "2025-11-25"));
+	res = mproc_tool(&p, id++, "task_register", "{\"name\":\"lenient\",\"plan\":[\"a\",\"b\"]}", &r);
+	CHECK(res && !is_error(res) && jget_str(res, "structuredContent.task_id"), "%s", JS(r));
+	snprintf(tid, sizeof tid, "%s", jget_str(res, "structuredContent.task_id"));
+	DROP(r);
+
+#define TOOL_OK(name, fmt, ...) do { \
+		snprintf(args, sizeof args, fmt, __VA_ARGS__); \
+		res = mproc_tool(&p, id++, name, args, &r); \
+		CHECK(res && !is_error(res) && jget(res, "structuredContent"), "%s %s: %s", name, args, JS(r)); \
+	} while (0)
+#define SC_IS(path, want) CHECK(strcmp(jget_str(res, "structuredContent." path) ?: "", want) == 0, \
+		"%s: %s", path, JS(r))
+
+	TOOL_OK("task_item_update", "{\"task_id\":\"%s\",\"ordinal\":0,\"status\":\"completed\"}", tid);
+	SC_IS("items.0.status", "completed");
+	CHECK(jget(res, "structuredContent.items.0.duration_s") != NULL &&
+	      json_object_get_double(jget(res, "structuredContent.items.0.duration_s")) == 0.0, "%s", JS(r));
+	DROP(r);
+	TOOL_OK("task_item_update", "{\"task_id\":\"%s\",\"ordinal\":1,\"status\":\"FAILED\"}", tid);
+	SC_IS("items.1.status", "failed");
+	DROP(r);
+	TOOL_OK("task_log_action", "{\"task_id\":\"%s\",\"ordinal\":0,\"action_type\":\"CLI\",\"summary\":\"s\",\"status\":\"Failed\"}", tid);
+	DROP(r);
+	TOOL_OK("task_summary", "{\"task_id\":\"%s\",\"detail_level\":\"Full\"}", tid);
+	SC_IS("items.0.action_details.0.status", "failed");
+	SC_IS("items.0.action_details.0.action_type", "cli");
+	DROP(r);
+	TOOL_OK("task_update", "{\"task_id\":\"%s\",\"status\":\"CANCELED\"}", tid);
+	SC_IS("status", "cancelled");
+	DROP(r);
+	TOOL_OK("task_list", "{\"status\":\"Canceled\",\"limit\":500%s}", "");
+	CHECK(strstr(json_object_to_json_string(res), tid) != NULL, "%s", JS(r));
+	DROP(r);
+	res = mproc_tool(&p, id++, "task_register", "{\"name\":\"us spelling\"}", &r);
+	CHECK(res && !is_error(res), "%s", JS(r));
+	snprintf(tid, sizeof tid, "%s", jget_str(res, "structuredContent.task_id") ?: "");
+	DROP(r);
+	TOOL_OK("task_update", "{\"task_id\":\"%s\",\"status\":\"canceled\"}", tid);
+	SC_IS("status", "cancelled");
+	DROP(r);
+	/* Leaving a final state is still refused, as the route's 409. */
+	snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"status\":\"Active\"}", tid);
+	res = mproc_tool(&p, id++, "task_update", args, &r);
+	CHECK(res && is_error(res), "%s", JS(r));
+	SC_IS("error.code", "conflict");
+#undef SC_IS
+#undef TOOL_OK
+out:
+	DROP(r);
+	mproc_close(&p, 3000, NULL);
+	return ok;
+}
+
 static int
 test_task_tool_errors_are_tool_results(void)
 {
@@ -303,13 +369,17 @@ test_task_tool_errors_are_tool_results(void)
 	/* a daemon-side conflict keeps the daemon's message and error object */
 	res = mproc_tool(&p, 200, "task_register", "{\"name\":\"conflict\",\"plan\":[\"a\"]}", &r);
 	{
-		char args[256];
-		snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"ordinal\":0,\"status\":\"completed\"}",
-		         jget_str(res, "structuredContent.task_id") ?: "");
+		char args[256], tid[64];
+		snprintf(tid, sizeof tid, "%s", jget_str(res, "structuredContent.task_id") ?: "");
 		DROP(r);
+		snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"ordinal\":0,\"status\":\"skipped\"}", tid);
 		res = mproc_tool(&p, 201, "task_item_update", args, &r);
+		CHECK(res && !is_error(res), "%s", JS(r));
+		DROP(r);
+		snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"ordinal\":0,\"status\":\"active\"}", tid);
+		res = mproc_tool(&p, 202, "task_item_update", args, &r);
 	}
-	CHECK(res && is_error(res) && strstr(result_text(res), "cannot go from pending to completed"),
+	CHECK(res && is_error(res) && strstr(result_text(res), "cannot go from skipped to active"),
 	      "%s", JS(r));
 	CHECK(strcmp(jget_str(res, "structuredContent.error.code") ?: "", "conflict") == 0, "%s", JS(r));
 out:
@@ -633,6 +703,7 @@ static const struct {
 	{ "older versions get no structuredContent/annotations/title", test_old_versions_get_no_newer_fields },
 	{ "task tools happy path against detmd", test_task_tools_happy_path },
 	{ "task tool errors are isError results with the message", test_task_tool_errors_are_tool_results },
+	{ "status aliases in any case and pending -> completed through detm-mcp", test_task_status_aliases_and_lenient_items },
 	{ "tools without a daemon route name the missing capability", test_unavailable_tools_name_the_capability },
 	{ "protocol errors: -32700/-32600/-32601/-32602", test_protocol_errors },
 	{ "oversize line is rejected and reading goes on", test_oversize_line_is_rejected_and_reading_goes_on },

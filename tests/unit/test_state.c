@@ -35,7 +35,8 @@ static void
 test_item_transitions_match_the_documented_machine(void)
 {
 	static const char *const legal[] = {
-		"pending>active", "pending>skipped", "pending>scrapped",
+		"pending>active", "pending>completed", "pending>failed",
+		"pending>skipped", "pending>scrapped",
 		"active>completed", "active>failed", "active>skipped", "active>scrapped",
 		"failed>active" };
 	int from, to;
@@ -64,6 +65,9 @@ test_status_names_parse_case_insensitively(void)
 	CHECK(task_status_parse("") == -1);
 	CHECK(item_status_parse("Skipped") == ITEM_SKIPPED);
 	CHECK(item_status_parse("cancelled") == -1);
+	CHECK(item_status_parse("COMPLETED") == ITEM_COMPLETED);
+	CHECK(task_status_parse("CANCELED") == TASK_CANCELLED);
+	CHECK(task_status_parse("Completed") == TASK_COMPLETED);
 }
 
 static void
@@ -76,7 +80,9 @@ test_allowed_lists_name_the_next_states(void)
 	task_status_allowed(TASK_COMPLETED, buf, sizeof buf);
 	CHECK(strstr(buf, "final") != NULL);
 	item_status_allowed(ITEM_PENDING, buf, sizeof buf);
-	CHECK(strcmp(buf, "active, skipped, scrapped") == 0);
+	CHECK(strcmp(buf, "active, completed, failed, skipped, scrapped") == 0);
+	item_status_allowed(ITEM_FAILED, buf, sizeof buf);
+	CHECK(strcmp(buf, "active") == 0);
 }
 
 const struct unit_test state_tests[] = {

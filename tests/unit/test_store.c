@@ -133,22 +133,26 @@ test_item_status_machine_fills_clock_fields(void)
 
 	if (st == NULL)
 		return;
-	CHECK(reg(st, "[\"a\",\"b\"]", id) == 0);
-	p.status = ITEM_COMPLETED;
-	CHECK(task_item_update(st, id, 1, &p, &e) == -1 && e.code == DERR_CONFLICT);
-	CHECK(strstr(e.message, "pending") && strstr(e.message, "completed"));
+	CHECK(reg(st, "[\"a\",\"b\",\"c\"]", id) == 0);
 	p.status = ITEM_ACTIVE;
 	CHECK(task_item_update(st, id, 1, &p, &e) == 0);
 	p.status = ITEM_COMPLETED;
 	CHECK(task_item_update(st, id, 1, &p, &e) == 0);
 	CHECK(task_item_update(st, id, 7, &p, &e) == -1 && e.code == DERR_NOT_FOUND);
+	p.status = ITEM_ACTIVE;
+	CHECK(task_item_update(st, id, 1, &p, &e) == -1 && e.code == DERR_CONFLICT);
+	CHECK(strstr(e.message, "completed") && strstr(e.message, "active"));
+	p.status = ITEM_COMPLETED;                 /* straight from pending */
+	CHECK(task_item_update(st, id, 2, &p, &e) == 0);
 	sum = task_summary(st, id, DETAIL_ITEMS, false, &e);
 	CHECK(sum != NULL);
 	CHECK(strcmp(jstr(sum, "items.1.status"), "completed") == 0);
 	CHECK(jstr(sum, "items.1.started_at") != NULL && jstr(sum, "items.1.completed_at") != NULL);
 	CHECK(jstr(sum, "items.1.duration_s") != NULL);
 	CHECK(jstr(sum, "items.0.duration_s") == NULL);
-	CHECK(strcmp(jstr(sum, "progress_pct"), "50") == 0);
+	CHECK(strcmp(jstr(sum, "items.2.status"), "completed") == 0);
+	CHECK(jstr(sum, "items.2.duration_s") != NULL && atof(jstr(sum, "items.2.duration_s")) == 0.0);
+	CHECK(strcmp(jstr(sum, "progress_pct"), "67") == 0);
 	json_object_put(sum);
 	cleanup(st);
 }
