@@ -6,7 +6,8 @@
 # /api/gui/find; the screen point detmd answers is judged by oracle.mjs
 # against @ui-tars/action-parser from npm (lockfile committed, installed
 # here with npm ci) given the same answer, image and scale. Scenes: both
-# ACU_UITARS_COORDS conventions, images of 960, 1280 and 1920 px.
+# ACU_UITARS_COORDS conventions on a 960 px image, the image one at 1280
+# and 1920 px too.
 # Prints "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -74,7 +75,6 @@ scene() {
 run_part "image 960" scene image 960 960 540
 run_part "1000 960" scene 1000 960 960 540
 run_part "image 1280" scene image 1280 1280 720
-run_part "1000 1280" scene 1000 1280 1280 720
 run_part "image 1920" scene image 1920 1920 1080
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
