@@ -165,7 +165,7 @@ text_part(const char *text)
 static const char fw_colon[] = "\xef\xbc\x9a";   /* U+FF1A FULLWIDTH COLON */
 
 void
-ground_uitars_size(int w, int h, int *mw, int *mh)
+ground_uitars_resize(int w, int h, int *mw, int *mh)
 {
 	double f = UITARS_FACTOR, wb, hb, beta, lo = w < h ? w : h, hi = w < h ? h : w;
 
@@ -363,7 +363,7 @@ ground_parse_uitars(const char *text, int w, int h, bool rel1000, double *x, dou
 		return -1;
 	}
 	if (!rel1000)
-		ground_uitars_size(w, h, &mw, &mh);
+		ground_uitars_resize(w, h, &mw, &mh);
 	for (int i = 0; i < n; i++)
 		v[i] = (i % 2) == 0 ? v[i] * w / mw : v[i] * h / mh;
 	if (n == 4) {

@@ -82,7 +82,7 @@ const char *ground_model(const struct config *cfg);
  * y</point>, <|box_start|> tags ignored; a box is its centre (*has_box, box[] in image pixels).
  * Answer space: rel1000 -> 0..1000 relative to the image; else UI-TARS
  * 1.5's absolute pixels of the image as the model saw it, i.e. after
- * Qwen2.5-VL's smart resize (ground_uitars_size) of the w x h image sent.
+ * Qwen2.5-VL's smart resize (ground_uitars_resize) of the w x h image sent.
  * Returns 0 with a point inside w x h (image pixels), else -1 with a
  * reason in err.
  */
@@ -93,6 +93,6 @@ int ground_parse_uitars(const char *text, int w, int h, bool rel1000, double *x,
  * rounded to a multiple of 28, the area kept within 100..16384 28x28
  * patches, as @ui-tars/action-parser computes it). w x h itself when the
  * aspect ratio exceeds 200. */
-void ground_uitars_size(int w, int h, int *mw, int *mh);
+void ground_uitars_resize(int w, int h, int *mw, int *mh);
 
 #endif
