@@ -152,7 +152,7 @@ static const struct opt opts[] = {
 	{ "uitars-openrouter-model", "ACU_UITARS_OPENROUTER_MODEL", OPT_STR, O(uitars_openrouter_model),
 	  "bytedance/ui-tars-1.5-7b", 0, 0, "UI-TARS model on OpenRouter (uitars backend with OPENROUTER_API_KEY)" },
 	{ "uitars-coords", "ACU_UITARS_COORDS", OPT_STR, O(uitars_coords), "image", 0, 0,
-	  "UI-TARS answer space: image (pixels of the image sent) or 1000 (0..1000 relative)" },
+	  "UI-TARS answer space: image (UI-TARS 1.5 pixels of the image sent after its smart resize) or 1000 (0..1000 relative)" },
 	{ "omniparser-url", "ACU_OMNIPARSER_URL", OPT_STR, O(omniparser_url), "", 0, 0,
 	  "OmniParser server (POST /parse/) for the omniparser backend" },
 	{ "omniparser-picker-model", "ACU_OMNIPARSER_PICKER_MODEL", OPT_STR, O(omniparser_picker_model),

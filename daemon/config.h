@@ -69,7 +69,7 @@ struct config {
 	/* GUI grounding (gui.c, ground.c) */
 	char *gui_backend;      /* direct | uitars | claude_cu | omniparser */
 	char *uitars_ollama_model, *uitars_keep_alive, *uitars_openrouter_model;
-	char *uitars_coords;    /* "image": pixels of the image sent; "1000": 0..1000 relative */
+	char *uitars_coords;    /* "image": UI-TARS 1.5 pixels of the image sent after its smart resize; "1000": 0..1000 relative */
 	char *omniparser_url;   /* "" = not configured */
 	char *omniparser_picker_model;
 	long grounding_max_dim; /* width of the image sent to a grounding model */

@@ -139,60 +139,233 @@ text_part(const char *text)
 	return t;
 }
 
-/* ---- the UI-TARS answer ---- */
+/* ---- the UI-TARS answer ----
+ *
+ * Read the way @ui-tars/action-parser 1.2.3 (ByteDance's parser, the one
+ * UI-TARS-desktop uses) reads it: the text after the last "Action:" (or
+ * "Action" and the full-width colon U+FF1A), else the whole text; its
+ * first action (up to a blank line, or the end of its call's line); in
+ * that name(...) call, the last start_box=, start_point= or point=
+ * argument; its value (x,y), [x,y], (x1,y1,x2,y2),
+ * <bbox>x1 y1 x2 y2</bbox>, <bbox>x y</bbox> or <point>x y</point>, quoted
+ * or not, <|box_start|>/<|box_end|> ignored. A box is its centre.
+ *
+ * Read by detm only (the official parser refuses them): a leading
+ * <think>...</think>, blank lines right after "Action:", a bare value or
+ * key=value with no call around it, a call whose only argument is the value
+ * (click(x, y)), blanks between the numbers of a plain (x y). Prose is
+ * refused even when it holds numbers; so are 1, 3 or 5+ numbers.
+ */
 
-/* Numbers after an opening bracket, separated by commas/blanks, up to a
- * closing ')' ']' or '<'. Returns 2 or 4, else -1. */
-static int
-nums(const char *p, double v[4])
+#define UITARS_FACTOR     28.0                 /* Qwen2.5-VL: patch 14 x merge 2 */
+#define UITARS_MIN_PIXELS (100.0 * 28 * 28)
+#define UITARS_MAX_PIXELS (16384.0 * 28 * 28)  /* UI-TARS 1.5 */
+#define UITARS_MAX_RATIO  200.0
+
+static const char fw_colon[] = "\xef\xbc\x9a";   /* U+FF1A FULLWIDTH COLON */
+
+void
+ground_uitars_resize(int w, int h, int *mw, int *mh)
 {
-	int n = 0;
-	char *end;
+	double f = UITARS_FACTOR, wb, hb, beta, lo = w < h ? w : h, hi = w < h ? h : w;
 
-	for (;;) {
-		while (*p == ' ' || *p == ',' || *p == '\t')
+	*mw = w;
+	*mh = h;
+	if (lo <= 0 || hi / lo > UITARS_MAX_RATIO)
+		return;
+	wb = fmax(f, round(w / f) * f);
+	hb = fmax(f, round(h / f) * f);
+	if (wb * hb > UITARS_MAX_PIXELS) {
+		beta = sqrt((double)w * h / UITARS_MAX_PIXELS);
+		hb = floor(h / beta / f) * f;
+		wb = floor(w / beta / f) * f;
+	} else if (wb * hb < UITARS_MIN_PIXELS) {
+		beta = sqrt(UITARS_MIN_PIXELS / ((double)w * h));
+		hb = ceil(h * beta / f) * f;
+		wb = ceil(w * beta / f) * f;
+	}
+	*mw = (int)wb;
+	*mh = (int)hb;
+}
+
+/* The answer's first action: sets *a, returns its length (trimmed). */
+static size_t
+uitars_action(const char *text, const char **a)
+{
+	const char *p = text, *q, *end;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	if (strncmp(p, "<think>", 7) == 0 && (q = strstr(p, "</think>")) != NULL)
+		p = q + 8;
+	for (q = p; (q = strstr(q, "Action")) != NULL; q += 6)
+		if (q[6] == ':')
+			p = q + 7;
+		else if (strncmp(q + 6, fw_colon, 3) == 0)
+			p = q + 9;
+	while (isspace((unsigned char)*p))
+		p++;
+	if ((end = strstr(p, "\n\n")) == NULL)
+		end = p + strlen(p);
+	while (end > p && isspace((unsigned char)end[-1]))
+		end--;
+	*a = p;
+	return (size_t)(end - p);
+}
+
+static bool
+has_at(const char *p, const char *end, const char *s)
+{
+	size_t n = strlen(s);
+
+	return (size_t)(end - p) >= n && memcmp(p, s, n) == 0;
+}
+
+/* Is the text before '=' ([k, end)) the start point's key? Whatever holds
+ * start_box, or ends in point (point=, start_point=) but not end_point. */
+static bool
+uitars_key(const char *k, const char *end)
+{
+	const char *p;
+
+	for (p = k; p < end; p++)
+		if (has_at(p, end, "start_box"))
+			return true;
+	return end - k >= 5 && has_at(end - 5, end, "point") &&
+	    !(end - k >= 9 && has_at(end - 9, end, "end_point"));
+}
+
+/* The numbers of a coordinate value [p, end): separated by commas or
+ * blanks, among brackets and the tags UI-TARS wraps them in; one quote
+ * each side dropped. Returns 2 (a point) or 4 (a box), else -1. */
+static int
+uitars_value(const char *p, const char *end, double v[4])
+{
+	static const char *const tags[] = { "<|box_start|>", "<|box_end|>", "<bbox>", "</bbox>",
+		"<point>", "</point>" };
+	int n = 0;
+	size_t i;
+	char *e;
+
+	while (p < end && isspace((unsigned char)*p))
+		p++;
+	while (end > p && isspace((unsigned char)end[-1]))
+		end--;
+	if (p < end && (*p == '\'' || *p == '"'))
+		p++;
+	if (end > p && (end[-1] == '\'' || end[-1] == '"'))
+		end--;
+	while (p < end) {
+		if (isspace((unsigned char)*p) || strchr(",()[]", *p) != NULL) {
 			p++;
-		if (*p == ')' || *p == ']' || *p == '<' || *p == '\'' || *p == '"')
-			break;
-		if (n == 4)
+			continue;
+		}
+		for (i = 0; i < sizeof tags / sizeof tags[0] && !has_at(p, end, tags[i]); i++)
+			;
+		if (i < sizeof tags / sizeof tags[0]) {
+			p += strlen(tags[i]);
+			continue;
+		}
+		if (n == 4 || !(isdigit((unsigned char)*p) || *p == '-' || *p == '+' || *p == '.'))
 			return -1;
-		v[n] = strtod(p, &end);
-		if (end == p || !isfinite(v[n]))
+		v[n] = strtod(p, &e);
+		if (e == p || e > end || !isfinite(v[n]) || memchr(p, 'x', (size_t)(e - p)) != NULL ||
+		    memchr(p, 'X', (size_t)(e - p)) != NULL)
 			return -1;
 		n++;
-		p = end;
+		p = e;
 	}
 	return n == 2 || n == 4 ? n : -1;
+}
+
+/* Is [a, end) a call name(args)? Its args are [*args, *aend). The call
+ * ends at the ')' matching its '(' (quotes skipped); anything after must
+ * start on a new line (a next action), else it is no call. */
+static bool
+uitars_call(const char *a, const char *end, const char **args, const char **aend)
+{
+	const char *p = a, *q;
+	bool quoted = false;
+	int depth = 0;
+
+	while (p < end && (isalnum((unsigned char)*p) || *p == '_'))
+		p++;
+	if (p == a || p == end || *p != '(')
+		return false;
+	*args = p + 1;
+	for (q = p; q < end; q++) {
+		if (*q == '\'')
+			quoted = !quoted;
+		else if (!quoted && *q == '(')
+			depth++;
+		else if (!quoted && *q == ')' && --depth == 0)
+			break;
+	}
+	if (q == end)
+		return false;
+	*aend = q;
+	for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\r'); q++)
+		;
+	return q == end || *q == '\n';
+}
+
+/* The coordinates of one action [a, a + n). Returns 2, 4 or -1. */
+static int
+uitars_numbers(const char *a, size_t n, double v[4])
+{
+	const char *end = a + n, *args, *aend, *s, *q, *eq, *val = NULL, *vend = NULL;
+	bool quoted = false, keyed = false;
+
+	if (!uitars_call(a, end, &args, &aend)) {   /* a bare value, maybe after its key */
+		eq = memchr(a, '=', n);
+		if (eq == NULL)
+			return uitars_value(a, end, v);
+		for (q = a; q < eq && (isalnum((unsigned char)*q) || *q == '_'); q++)
+			;
+		return q == eq && uitars_key(a, eq) ? uitars_value(eq + 1, end, v) : -1;
+	}
+	end = aend;
+	/* Arguments split at commas outside single quotes; the last key wins. */
+	for (s = q = args;; q++) {
+		if (q < end && *q == '\'')
+			quoted = !quoted;
+		if (q < end && (quoted || *q != ','))
+			continue;
+		if ((eq = memchr(s, '=', (size_t)(q - s))) != NULL) {
+			keyed = true;
+			if (uitars_key(s, eq)) {
+				val = eq + 1;
+				vend = q;
+			}
+		}
+		if (q >= end)
+			break;
+		s = q + 1;
+	}
+	if (val != NULL)
+		return uitars_value(val, vend, v);
+	return keyed ? -1 : uitars_value(args, end, v);
 }
 
 int
 ground_parse_uitars(const char *text, int w, int h, bool rel1000, double *x, double *y,
     bool *has_box, double box[4], char *err, size_t errlen)
 {
-	const char *p, *sb, *pt, *br;
+	const char *a;
+	size_t len = uitars_action(text, &a);
 	double v[4];
-	int n = -1;
+	int n = uitars_numbers(a, len, v), mw = 1000, mh = 1000;
 
 	*has_box = false;
-	if ((sb = strstr(text, "start_box")) != NULL) {
-		pt = strstr(sb, "<point>");
-		br = strpbrk(sb, "([");
-		if (pt != NULL && (br == NULL || pt < br))
-			n = nums(pt + 7, v);
-		else if (br != NULL)
-			n = nums(br + 1, v);
-	}
-	if (n < 0 && (pt = strstr(text, "<point>")) != NULL)
-		n = nums(pt + 7, v);
-	for (p = text; n < 0 && (p = strpbrk(p, "([")) != NULL; p++)
-		n = nums(p + 1, v);
 	if (n < 0) {
-		snprintf(err, errlen, "no coordinates in the answer");
+		snprintf(err, errlen, "no coordinates in the answer: its first action has no "
+		    "start_box/point of 2 or 4 numbers");
 		return -1;
 	}
-	if (rel1000)
-		for (int i = 0; i < n; i++)
-			v[i] = v[i] * ((i % 2) == 0 ? w : h) / 1000.0;
+	if (!rel1000)
+		ground_uitars_resize(w, h, &mw, &mh);
+	for (int i = 0; i < n; i++)
+		v[i] = (i % 2) == 0 ? v[i] * w / mw : v[i] * h / mh;
 	if (n == 4) {
 		*has_box = true;
 		memcpy(box, v, sizeof v);
@@ -208,8 +381,8 @@ ground_parse_uitars(const char *text, int w, int h, bool rel1000, double *x, dou
 	if (*y >= h && *y <= h + 0.5)
 		*y = h - 1;
 	if (*x < 0 || *y < 0 || *x >= w || *y >= h) {
-		snprintf(err, errlen, "the point (%.1f, %.1f) is outside the %dx%d image%s", *x, *y, w, h,
-		    rel1000 ? " (0..1000 relative space)" : "");
+		snprintf(err, errlen, "the point (%.1f, %.1f) is outside the %dx%d image (answer space "
+		    "%dx%d%s)", *x, *y, w, h, mw, mh, rel1000 ? ", 0..1000 relative" : "");
 		return -1;
 	}
 	return 0;

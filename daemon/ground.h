@@ -5,9 +5,10 @@
  * Backends (config gui_backend):
  *   uitars      UI-TARS 1.5: OpenRouter chat/completions when
  *               OPENROUTER_API_KEY is set, else Ollama /api/chat (with
- *               keep_alive). Answers click(start_box='(x,y)') and variants;
- *               coordinates are pixels of the image sent, or 0..1000
- *               relative (config uitars_coords = "1000").
+ *               keep_alive). Answers click(start_box='(x,y)') and every
+ *               variant ByteDance's parser reads; coordinates are UI-TARS
+ *               1.5 pixels of the image as the model saw it (smart
+ *               resize), or 0..1000 relative (config uitars_coords = "1000").
  *   claude_cu   Anthropic computer-use tool (computer_20250124) declared
  *               with the image's size; the tool_use coordinate of a click.
  *   omniparser  POST {omniparser_url}/parse/ -> elements (boxes as 0..1
@@ -73,14 +74,25 @@ int ground_check(const struct config *cfg, struct derr *e);
 const char *ground_model(const struct config *cfg);
 
 /*
- * UI-TARS answer parser (exposed for tests). Accepts, in order:
- * start_box='(x,y)', start_box='<|box_start|>(x,y)<|box_end|>', a
- * (x1,y1,x2,y2) box (-> its centre, *has_box), <point>x y</point>,
- * <point>x, y</point>, then the first "(x, y)" or "[x, y]". rel1000 maps
- * 0..1000 to the image. Returns 0 with a point inside w x h, else -1 with
- * a reason in err.
+ * UI-TARS answer parser (exposed for tests), read as ByteDance's own
+ * @ui-tars/action-parser 1.2.3 reads it (ground.c lists the forms): the
+ * first action after the last "Action:" (or its full-width colon U+FF1A),
+ * its start_box= / start_point= / point= value: (x,y), [x,y],
+ * (x1,y1,x2,y2), <bbox>x1 y1 x2 y2</bbox>, <bbox>x y</bbox>, <point>x
+ * y</point>, <|box_start|> tags ignored; a box is its centre (*has_box, box[] in image pixels).
+ * Answer space: rel1000 -> 0..1000 relative to the image; else UI-TARS
+ * 1.5's absolute pixels of the image as the model saw it, i.e. after
+ * Qwen2.5-VL's smart resize (ground_uitars_resize) of the w x h image sent.
+ * Returns 0 with a point inside w x h (image pixels), else -1 with a
+ * reason in err.
  */
 int ground_parse_uitars(const char *text, int w, int h, bool rel1000, double *x, double *y,
     bool *has_box, double box[4], char *err, size_t errlen);
+
+/* The size UI-TARS 1.5 sees a w x h image at (smart resize: each side
+ * rounded to a multiple of 28, the area kept within 100..16384 28x28
+ * patches, as @ui-tars/action-parser computes it). w x h itself when the
+ * aspect ratio exceeds 200. */
+void ground_uitars_resize(int w, int h, int *mw, int *mh);
 
 #endif

@@ -4,7 +4,9 @@
 # Usage: scripts/install-deps.sh [build|test|bench|all]   (default: build)
 #   build  compilers, headers and libraries to build detmd and detm-mcp
 #   test   build + what `make test` runs against (X clients, and xdotool,
-#          xwininfo, ImageMagick and jq as independent oracles in tests)
+#          xwininfo, ImageMagick and jq as independent oracles in tests;
+#          node and npm for the suites that npm ci their oracles: dashboard,
+#          mcp's SDK interop, uitars)
 #   bench  test + the tools `make bench` compares against (wrk, ...)
 #
 # Idempotent: it asks dpkg which packages are missing and does nothing (and
@@ -21,7 +23,7 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libavcodec-dev libavformat-dev libavutil-dev
 	xvfb)
 test_pkgs=(sqlite3 curl procps jq xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
-	clang libclang-rt-14-dev python3)
+	clang libclang-rt-14-dev python3 nodejs)
 bench_pkgs=(wrk)
 
 case "$group" in
@@ -30,6 +32,12 @@ test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 bench | all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
 *) echo "install-deps.sh: unknown group '$group' (build|test|bench|all)" >&2; exit 2 ;;
 esac
+# Debian ships npm apart from nodejs; a nodejs that brings its own npm
+# (NodeSource) conflicts with Debian's npm package, so ask for it only when
+# there is no npm.
+if [ "$group" != build ] && ! command -v npm >/dev/null; then
+	want+=(npm)
+fi
 
 missing=()
 for p in "${want[@]}"; do

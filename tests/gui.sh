@@ -158,6 +158,10 @@ check "logging: failed gui_do calls are logged as failed" sh -c \
 	"jq -e '[.. | objects | select(.action_type? == \"gui\" and .status? == \"failed\" and ((.summary // \"\") | test(\"gui_do\")))] | length > 0' <$tmp/resp >/dev/null"
 
 # ======== uitars through Ollama, image downscaled to 960 (scale 2) ========
+# UI-TARS 1.5 answers in pixels of the image as it saw it: 960x540 after
+# its smart resize is 952x532, so (225,165) is image (226.9,167.5), screen
+# (454,335), inside target (tests/uitars checks the mapping in depth).
+TGU=454,335
 scene ACU_GUI_AGENT_BACKEND=uitars ACU_GROUNDING_MAX_DIM=960 || { finish; exit 1; }
 api GET /api/capabilities
 expect "uitars: capabilities name backend and provider" 200 '.gui.backend == "uitars" and .gui.provider == "ollama"'
@@ -165,10 +169,10 @@ gdo '"click(1050, 650)"' >/dev/null
 stub_script '{"answers":["Action: click(start_box='"'"'(225,165)'"'"')"]}'
 gdo '"click the target window"'
 expect "uitars/ollama: grounded click" 200 \
-	'.grounded and .x == 450 and .y == 330 and .backend == "uitars" and .model == "0000/ui-tars-1.5-7b"'
+	'.grounded and .x == 454 and .y == 335 and .backend == "uitars" and .model == "0000/ui-tars-1.5-7b"'
 expect "uitars/ollama: scale 2 explicit (960 image, 1920 screen)" 200 \
-	'.grounding.scale == 2 and .grounding.image_size.width == 960 and .grounding.screen_size.width == 1920 and .grounding.image_point.x == 225'
-at "uitars/ollama: the click landed at image x 2" "$TGT"
+	'.grounding.scale == 2 and .grounding.image_size.width == 960 and .grounding.screen_size.width == 1920 and .grounding.image_point.x == 226.891'
+at "uitars/ollama: the click landed at image x 2" "$TGU"
 focused "uitars/ollama: the target window got the click" target
 stub_check "uitars/ollama: Ollama wire format (keep_alive, model, one 960-px JPEG)" \
 	'.api == "ollama" and .keep_alive == "5m" and .model == "0000/ui-tars-1.5-7b" and .images[0].width == 960 and .images[0].jpeg and (.prompt | test("target window"))'
@@ -177,18 +181,18 @@ gdo '"click(1050, 650)"' >/dev/null
 stub_script '{"answers":["start_box='"'"'<|box_start|>(225,165)<|box_end|>'"'"'"]}'
 gfind '"the target window"'
 expect "uitars: gui/find returns screen and image coordinates" 200 \
-	'.x == 450 and .y == 330 and .scale == 2 and .image_size.width == 960 and .backend == "uitars" and .display != null'
+	'.x == 454 and .y == 335 and .scale == 2 and .image_size.width == 960 and .backend == "uitars" and .display != null'
 at "uitars: gui/find did not move the pointer" "$OTH"
 focused "uitars: gui/find did not click" other
 
 stub_script '{"answers":["click(start_box='"'"'(200,150,250,180)'"'"')"]}'
 gdo '"double click the target"'
 expect "uitars: a (x1,y1,x2,y2) box clicks its centre" 200 \
-	'.action == "double_click" and .x == 450 and .y == 330 and .grounding.box.x1 == 400 and .grounding.box.y2 == 360'
+	'.action == "double_click" and .x == 454 and .y == 335 and .grounding.box.x1 == 403 and .grounding.box.y2 == 365'
 gdo '"click(1050, 650)"' >/dev/null
 stub_script '{"answers":["<point>225 165</point>"]}'
 gdo '"type \"ok\" into the target"'
-expect "uitars: type into a target clicks it, then types" 200 '.action == "type" and .x == 450 and .chars == 2'
+expect "uitars: type into a target clicks it, then types" 200 '.action == "type" and .x == 454 and .chars == 2'
 focused "uitars: typing went to the target" target
 
 gdo '"click(1050, 650)"' >/dev/null
@@ -214,8 +218,8 @@ scene ACU_GUI_AGENT_BACKEND=uitars ACU_GROUNDING_MAX_DIM=960 OPENROUTER_API_KEY=
 gdo '"click(1050, 650)"' >/dev/null
 stub_script '{"answers":["Thought: the target.\nAction: click(start_box='"'"'(225,165)'"'"')"]}'
 gdo '"click the target window"'
-expect "uitars/openrouter: grounded click" 200 '.x == 450 and .y == 330 and .model == "bytedance/ui-tars-1.5-7b"'
-at "uitars/openrouter: the click landed" "$TGT"
+expect "uitars/openrouter: grounded click" 200 '.x == 454 and .y == 335 and .model == "bytedance/ui-tars-1.5-7b"'
+at "uitars/openrouter: the click landed" "$TGU"
 focused "uitars/openrouter: target focused" target
 stub_check "uitars/openrouter: OpenAI wire format with the key" \
 	'.api == "openai" and .path == "/chat/completions" and .headers.authorization == "Bearer '"$key"'" and .max_tokens == 100 and .images[0].width == 960'

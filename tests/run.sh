@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(unit x11 http persist mcp desktop vision waits wake gui agent record dashboard memory hostile load fuzz)
+all_suites=(unit x11 http persist mcp desktop vision waits wake gui uitars agent record dashboard memory hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -22,6 +22,7 @@ declare -A cmd=(
 	[waits]="tests/waits.sh"
 	[wake]="tests/wake.sh"
 	[gui]="tests/gui.sh"
+	[uitars]="tests/uitars/run.sh"
 	[agent]="tests/agent.sh"
 	[record]="tests/record.sh"
 	[dashboard]="tests/dashboard/run.sh"
