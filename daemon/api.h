@@ -98,6 +98,10 @@ int req_reply_stream(struct req *r, int status, const char *type, req_stream_fn 
 void req_header(struct req *r, const char *name, const char *fmt, ...) DETM_PRINTF(3, 4);
 /* A request header's value (borrowed), or NULL. */
 const char *req_in_header(struct req *r, const char *name);
+/* The client's socket, for a streamed reply that wants to notice a hang-up
+ * (fd_peer_closed); -1 when there is none (a dispatched or fuzzed request).
+ * Valid while the request's connection lives; never close it. */
+int req_conn_fd(struct req *r);
 /* A query-string value (borrowed), or NULL. */
 const char *req_query(struct req *r, const char *key);
 /* Runs the route for method + path (unescaped) inside request r, as if it

@@ -4,7 +4,10 @@
  * The ring holds preformatted SSE records ("id: N\nevent: T\ndata: {...}\n\n")
  * under `mu`; `last` is the newest id (0: none yet). A subscriber keeps the
  * id it has sent up to and, when its buffer is empty, waits on `cv` for a
- * newer event, the heartbeat timeout, or shutdown.
+ * newer event, the heartbeat timeout, or shutdown, in slices of
+ * PEER_CHECK_MS: between slices it asks whether the client hung up, so a
+ * dead subscriber frees its thread and socket within about a second rather
+ * than at the next heartbeat write.
  */
 #include "events.h"
 
@@ -20,6 +23,7 @@
 #include "util.h"
 
 #define HEARTBEAT_S     15
+#define PEER_CHECK_MS   1000
 #define SUBSCRIBERS_MAX 64
 #define BATCH_MAX       (256 * 1024)    /* bytes handed to one read */
 
@@ -58,6 +62,7 @@ struct sub {
 	char *buf;
 	size_t len, off;
 	bool hello;             /* the first record (retry + hello) went out */
+	int fd;                 /* the client's socket (-1: unknown), polled for hang-up */
 };
 
 /* Fills s->buf with what the client has not seen (mu held). */
@@ -92,6 +97,28 @@ fill(struct sub *s)
 	s->off = 0;
 }
 
+/* mu held: waits until there is something to send, the heartbeat is due,
+ * detmd stops, or the client hung up. Returns false when the client is gone. */
+static bool
+sub_wait(struct sub *s)
+{
+	int64_t heartbeat = mono_us() + (int64_t)HEARTBEAT_S * 1000000;
+
+	while (!down && s->hello && s->sent == last && mono_us() < heartbeat) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)PEER_CHECK_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		if (pthread_cond_timedwait(&cv, &mu, &ts) == 0)
+			continue;
+		if (s->fd >= 0 && fd_peer_closed(s->fd))
+			return false;
+	}
+	return true;
+}
+
 static long
 sub_read(void *cls, uint64_t pos, char *out, size_t max)
 {
@@ -100,15 +127,11 @@ sub_read(void *cls, uint64_t pos, char *out, size_t max)
 
 	(void)pos;
 	if (s->off >= s->len) {
-		struct timespec ts;
+		bool alive;
 
 		pthread_mutex_lock(&mu);
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += HEARTBEAT_S;
-		while (!down && s->hello && s->sent == last &&
-		    pthread_cond_timedwait(&cv, &mu, &ts) == 0)
-			;
-		if (down) {
+		alive = sub_wait(s);
+		if (down || !alive) {
 			pthread_mutex_unlock(&mu);
 			return REQ_STREAM_END;
 		}
@@ -153,6 +176,7 @@ api_events(struct req *r, struct derr *e)
 	if (since < 0 && lei != NULL && jx_parse_int(lei, "Last-Event-ID", 0, INT64_MAX, &since, e) != 0)
 		return -1;
 	s = xcalloc(1, sizeof *s);
+	s->fd = req_conn_fd(r);
 	pthread_mutex_lock(&mu);
 	if (down || subscribers >= SUBSCRIBERS_MAX) {
 		pthread_mutex_unlock(&mu);

@@ -711,6 +711,17 @@ req_header(struct req *r, const char *name, const char *fmt, ...)
 	r->hdr_name[r->nhdr++] = name;
 }
 
+int
+req_conn_fd(struct req *r)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	if (r->conn == NULL)
+		return -1;
+	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	return ci != NULL ? (int)ci->connect_fd : -1;
+}
+
 const char *
 req_in_header(struct req *r, const char *name)
 {

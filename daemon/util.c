@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -245,6 +246,16 @@ id_new(char out[ID_LEN])
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	z ^= z >> 31;
 	snprintf(out, ID_LEN, "%08x", (unsigned)(z & 0xffffffffu));
+}
+
+bool
+fd_peer_closed(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLRDHUP };
+
+	if (poll(&p, 1, 0) <= 0)
+		return false;
+	return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
 bool

@@ -50,6 +50,10 @@ void id_new(char out[ID_LEN]);
  * "abc/items/1" or "abc\0x" can never reach a route or a query. */
 bool id_valid(const char *s);
 
+/* True when the peer of a connected socket has hung up (FIN, RST or an
+ * error), without reading anything from it. */
+bool fd_peer_closed(int fd);
+
 /* Standard base64 (with padding) of p[0..n); malloc'd, NUL-terminated;
  * *out_len (may be NULL) gets its length. */
 char *b64_encode(const unsigned char *p, size_t n, size_t *out_len);

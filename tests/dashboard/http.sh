@@ -48,6 +48,21 @@ curl -s -N --max-time 1 "$DETM_URL/api/events?since=999999" >"$tmp/ev3"
 check "an id from before a restart gets a reset" grep -q '^event: reset' "$tmp/ev3"
 check "the content type is text/event-stream" sh -c \
 	"curl -s -N --max-time 1 -D - -o /dev/null $DETM_URL/api/events | grep -qi '^Content-Type: text/event-stream'"
+# Clients that die without a word: detmd closes their sockets (and frees
+# their threads) well before the next heartbeat (15 s) would find them gone.
+# Counted in /proc/net/tcp: detmd's side of a dead client is CLOSE_WAIT (08)
+# until detmd closes it.
+port_hex=$(printf '%04X' "${DETM_URL##*:}")
+close_wait() { awk -v p=":$port_hex" '$2 ~ p"$" && $4 == "08"' /proc/net/tcp | wc -l; }
+dead=()
+for i in 1 2 3 4 5 6; do curl -s -N "$DETM_URL/api/events" >"$tmp/dead$i" & dead+=($!); done
+wait_for 10 sh -c "for i in 1 2 3 4 5 6; do [ -s $tmp/dead\$i ] || exit 1; done"
+kill -9 "${dead[@]}" 2>/dev/null; wait "${dead[@]}" 2>/dev/null
+wait_for 2 sh -c "[ \$(awk -v p=':$port_hex' '\$2 ~ p\"\$\" && \$4 == \"08\"' /proc/net/tcp | wc -l) -ge 1 ]"
+t0=$(date +%s)
+while [ "$(close_wait)" != 0 ] && [ $(( $(date +%s) - t0 )) -lt 8 ]; do sleep 0.2; done
+check "six killed SSE clients: detmd closes their sockets ($(close_wait) left after $(( $(date +%s) - t0 )) s)" \
+	[ "$(close_wait)" = 0 ]
 curl -s -N "$DETM_URL/api/events" >/dev/null & sse=$!
 sleep 0.3
 daemon_stop
