@@ -193,8 +193,12 @@ jx_int(json_object *o, const char *key, bool required, int64_t min,
 	if (json_object_is_type(v, json_type_double)) {
 		double d = json_object_get_double(v);
 
-		if (d != floor(d) || d < (double)INT64_MIN || d > (double)INT64_MAX)
+		if (d != floor(d) && isfinite(d))
 			return derr_set(e, DERR_INVALID, key, "%s must be an integer", key);
+		/* [-2^63, 2^63): (double)INT64_MAX is 2^63, which int64 cannot
+		 * hold; integers past 64 bits arrive here as doubles (jxkeep.h). */
+		if (!(d >= -0x1p63 && d < 0x1p63))
+			return derr_set(e, DERR_INVALID, key, "%s is out of range", key);
 		n = (int64_t)d;
 	} else if (json_object_is_type(v, json_type_int)) {
 		errno = 0;
