@@ -11,7 +11,8 @@
  * depth cap. Every read is bounds-checked and a text/tree mismatch is an
  * error, never trusted.
  * Does not: parse (json-c has), check UTF-8 (jx_parse has), allocate
- * except for the numbers it replaces and the tokener.
+ * except for the numbers it replaces and the tokener, or use util.c (detm-mcp
+ * links this file and derr.c alone).
  */
 #include "jxkeep.h"
 
@@ -268,7 +269,10 @@ walk_number(struct walk *w, json_object *v, json_object **repl)
 	else
 		snprintf(canon, sizeof canon, "%" PRIu64, json_object_get_uint64(v));
 	if (!integral || strlen(canon) != n || memcmp(canon, w->p, n) != 0) {
-		text = xstrndup(w->p, n);
+		if ((text = malloc(n + 1)) == NULL)
+			abort();        /* as the daemon's xmalloc; detm-mcp links this too */
+		memcpy(text, w->p, n);
+		text[n] = '\0';
 		*repl = json_object_new_double_s(strtod(text, NULL), text);
 		free(text);
 	}
