@@ -242,6 +242,24 @@ test_derr_json_has_one_shape(void)
 	json_object_put(o);
 }
 
+static void
+test_derr_cuts_on_utf8_boundaries(void)
+{
+	struct derr e;
+	char field[128] = "", msg[1200] = "";
+	size_t i;
+
+	for (i = 0; i < 40; i++)
+		strcat(field, "\xc3\xa9");              /* é: 80 bytes */
+	for (i = 0; i < 200; i++)
+		strcat(msg, i % 2 ? "\xe2\x82\xac" : "\xf0\x9f\x98\x80");   /* €, 😀 */
+	derr_set(&e, DERR_INVALID, field, "unknown field '%s'", msg);
+	CHECK(strlen(e.field) == 62 && utf8_valid(e.field, strlen(e.field)));
+	CHECK(strlen(e.message) > 500 && utf8_valid(e.message, strlen(e.message)));
+	derr_set(&e, DERR_INVALID, "\xc3\xa9", "%s", "x\xe2\x82\xac");
+	CHECK(strcmp(e.field, "\xc3\xa9") == 0 && strcmp(e.message, "x\xe2\x82\xac") == 0);
+}
+
 const struct unit_test util_tests[] = {
 	{ "iso_time_round_trips_through_time_parse", test_iso_time_round_trips_through_time_parse },
 	{ "utf8_valid_rejects_overlongs_surrogates_and_truncation",
@@ -253,5 +271,6 @@ const struct unit_test util_tests[] = {
 	{ "jx_parse_keeps_client_json_as_sent", test_jx_parse_keeps_client_json_as_sent },
 	{ "jx_getters_name_the_field", test_jx_getters_name_the_field },
 	{ "derr_json_has_one_shape", test_derr_json_has_one_shape },
+	{ "derr_cuts_on_utf8_boundaries", test_derr_cuts_on_utf8_boundaries },
 	{ NULL, NULL },
 };
