@@ -55,6 +55,9 @@ DAEMON_LIB_OBJS := $(filter-out $(B)/daemon/main.o,$(DAEMON_OBJS))
 
 PROXY_SRCS := $(wildcard mcp-proxy/*.c)
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(B)/%.o)
+# detm-mcp reads JSON as detmd does (numbers keep their text): the daemon's
+# jxkeep and the derr it fills, linked into both.
+PROXY_JSON_OBJS := $(B)/daemon/jxkeep.o $(B)/daemon/derr.o
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(B)/%.o)
@@ -133,7 +136,7 @@ $(BIN)/detmd: $(DAEMON_OBJS)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm
 
-$(BIN)/detm-mcp: $(PROXY_OBJS)
+$(BIN)/detm-mcp: $(PROXY_OBJS) $(PROXY_JSON_OBJS)
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(PROXY_PKGS)) -lpthread
@@ -193,7 +196,7 @@ bin-fuzz/fuzz_http bin-fuzz/fuzz_parse: bin-fuzz/fuzz_%: $(B)/tests/fuzz/fuzz_%.
 	@mkdir -p $(dir $@)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm
-bin-fuzz/fuzz_rpc: $(B)/tests/fuzz/fuzz_rpc.o $(PROXY_LIB_OBJS)
+bin-fuzz/fuzz_rpc: $(B)/tests/fuzz/fuzz_rpc.o $(PROXY_LIB_OBJS) $(PROXY_JSON_OBJS)
 	@mkdir -p $(dir $@)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(PROXY_PKGS)) -lpthread

@@ -24,17 +24,41 @@ static const struct {
 	[DERR_UNAVAILABLE] = { 503, "unavailable" },
 };
 
+/* A string cut to fit may end inside a UTF-8 sequence: drop that part, so
+ * every reply stays valid UTF-8. */
+static void
+derr_cut_utf8(char *s, int wanted, size_t size)
+{
+	size_t n, i, need;
+	unsigned char c;
+
+	if (wanted < 0 || (size_t)wanted < size)
+		return;                 /* not cut */
+	n = strlen(s);
+	for (i = n; i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xC0) == 0x80; i--)
+		;
+	if (i == 0)
+		return;
+	c = (unsigned char)s[i - 1];
+	need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+	if (n - (i - 1) < need)
+		s[i - 1] = '\0';
+}
+
 int
 derr_set(struct derr *e, enum derr_code code, const char *field,
     const char *fmt, ...)
 {
 	va_list ap;
+	int n;
 
 	e->code = code;
-	snprintf(e->field, sizeof e->field, "%s", field ? field : "");
+	n = snprintf(e->field, sizeof e->field, "%s", field ? field : "");
+	derr_cut_utf8(e->field, n, sizeof e->field);
 	va_start(ap, fmt);
-	vsnprintf(e->message, sizeof e->message, fmt, ap);
+	n = vsnprintf(e->message, sizeof e->message, fmt, ap);
 	va_end(ap);
+	derr_cut_utf8(e->message, n, sizeof e->message);
 	return -1;
 }
 

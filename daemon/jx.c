@@ -1,5 +1,6 @@
 /* jx.c - see jx.h. */
 #include "jx.h"
+#include "jxkeep.h"
 
 #include <errno.h>
 #include <math.h>
@@ -34,7 +35,7 @@ json_object *
 jx_parse(const char *text, size_t len, struct derr *e)
 {
 	long q;
-
+	size_t end;
 	struct json_tokener *tok;
 	json_object *obj;
 	enum json_tokener_error jerr;
@@ -57,18 +58,25 @@ jx_parse(const char *text, size_t len, struct derr *e)
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	obj = json_tokener_parse_ex(tok, text, (int)len);
 	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	if (jerr == json_tokener_continue) {
+		/* A value that could go on (a bare number) ends with the input. */
+		obj = json_tokener_parse_ex(tok, " ", 1);
+		jerr = json_tokener_get_error(tok);
+		end = len;
+	}
 	if (jerr == json_tokener_continue) {
 		derr_set(e, DERR_INVALID, NULL, "malformed JSON: unexpected end of input");
 		json_object_put(obj);
 		obj = NULL;
 	} else if (jerr != json_tokener_success) {
 		derr_set(e, DERR_INVALID, NULL, "malformed JSON at byte %zu: %s",
-		    json_tokener_get_parse_end(tok), json_tokener_error_desc(jerr));
+		    end, json_tokener_error_desc(jerr));
 		obj = NULL;
-	} else if (json_tokener_get_parse_end(tok) < len) {
+	} else if (end < len) {
 		/* STRICT stops at the end of the first value; anything after it
 		 * other than whitespace is trailing garbage. */
-		const char *p = text + json_tokener_get_parse_end(tok);
+		const char *p = text + end;
 
 		while (p < text + len && strchr(" \t\r\n", *p) != NULL)
 			p++;
@@ -80,7 +88,26 @@ jx_parse(const char *text, size_t len, struct derr *e)
 		}
 	}
 	json_tokener_free(tok);
+	if (jerr == json_tokener_success && obj == NULL)
+		derr_set(e, DERR_INVALID, NULL, "the JSON value is null");
+	/* json-c's tree, made to say what the text said (jxkeep.h). */
+	if (obj != NULL && jxkeep_fix(text, len, &obj, e) != 0) {
+		json_object_put(obj);
+		obj = NULL;
+	}
 	return obj;
+}
+
+json_object *
+jx_parse_stored(const char *text)
+{
+	struct derr e;
+	json_object *o;
+
+	if (text == NULL)
+		return NULL;
+	o = jx_parse(text, strlen(text), &e);
+	return o != NULL ? o : json_tokener_parse(text);
 }
 
 const char *
@@ -166,8 +193,12 @@ jx_int(json_object *o, const char *key, bool required, int64_t min,
 	if (json_object_is_type(v, json_type_double)) {
 		double d = json_object_get_double(v);
 
-		if (d != floor(d) || d < (double)INT64_MIN || d > (double)INT64_MAX)
+		if (d != floor(d) && isfinite(d))
 			return derr_set(e, DERR_INVALID, key, "%s must be an integer", key);
+		/* [-2^63, 2^63): (double)INT64_MAX is 2^63, which int64 cannot
+		 * hold; integers past 64 bits arrive here as doubles (jxkeep.h). */
+		if (!(d >= -0x1p63 && d < 0x1p63))
+			return derr_set(e, DERR_INVALID, key, "%s is out of range", key);
 		n = (int64_t)d;
 	} else if (json_object_is_type(v, json_type_int)) {
 		errno = 0;

@@ -19,9 +19,17 @@
 
 #include "derr.h"
 
-/* Parses text (len bytes) as one JSON value, strictly, UTF-8 validated.
- * Returns a new object, or NULL with e filled (DERR_INVALID). */
+/* Parses text (len bytes) as one JSON value, strictly, UTF-8 validated,
+ * and faithfully (jxkeep.h): numbers print back as written, a key holding
+ * NUL or given twice in one object is refused naming its path, NaN and
+ * Infinity are refused. Depth is capped at 64. Returns a new object, or
+ * NULL with e filled (DERR_INVALID; a bare `null` too). */
 json_object *jx_parse(const char *text, size_t len, struct derr *e);
+/* JSON text this daemon stored (metadata, input_data...) back to a value,
+ * through jx_parse so big numbers keep their text; text jx_parse refuses
+ * (stored before it was faithful) falls back to plain json-c. New object
+ * or NULL. */
+json_object *jx_parse_stored(const char *text);
 
 /* Serialises compactly without escaping '/'. Borrowed string, valid until
  * obj changes or is freed. */

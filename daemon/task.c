@@ -245,7 +245,7 @@ task_meta(struct store *st, const char *id, int *status, json_object **meta,
 	step = sqlite3_step(s);
 	if (step == SQLITE_ROW) {
 		*status = task_status_parse((const char *)sqlite3_column_text(s, 0));
-		*meta = json_tokener_parse((const char *)sqlite3_column_text(s, 2));
+		*meta = jx_parse_stored((const char *)sqlite3_column_text(s, 2));
 		if (*meta == NULL || !json_object_is_type(*meta, json_type_object)) {
 			json_object_put(*meta);
 			*meta = json_object_new_object();
@@ -433,7 +433,7 @@ lifecycle_msg(struct store *st, const char *id, int from, int to, int64_t now,
 static char *
 metadata_merge(const char *stored, json_object *patch, struct derr *e)
 {
-	json_object *cur = json_tokener_parse(stored);
+	json_object *cur = jx_parse_stored(stored);
 	char *outs = NULL;
 	size_t len;
 

@@ -87,7 +87,7 @@ add_col_json(json_object *o, const char *key, sqlite3_stmt *s, int i)
 {
 	const char *t = col_text(s, i);
 
-	json_object_object_add(o, key, t ? json_tokener_parse(t) : NULL);
+	json_object_object_add(o, key, jx_parse_stored(t));
 }
 
 static json_object *
@@ -268,7 +268,7 @@ summary_locked(struct store *st, const char *id, enum task_detail detail,
 	add_col_str(sum, "name", s, 1);
 	add_col_str(sum, "status", s, 2);
 	add_col_str(sum, "agent_id", s, 3);
-	meta = json_tokener_parse(col_text(s, 4));
+	meta = jx_parse_stored(col_text(s, 4));
 	json_object_object_add(sum, "metadata", meta ? meta : json_object_new_object());
 	add_col_time(sum, "created_at", s, 5);
 	add_col_time(sum, "last_update", s, 6);

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../daemon/jxkeep.h"
 #include "caps.h"
 #include "log.h"
 #include "result.h"
@@ -144,6 +145,7 @@ fw_request(struct forward *fw, const char *method, const char *path, struct json
 {
 	struct curl_slist *hdrs = NULL;
 	char url[CAP_URL_BYTES + 256];
+	struct derr e;
 	const char *payload;
 	CURL *c = fw->curl;
 	int rc = FW_TRANSPORT;
@@ -189,8 +191,12 @@ fw_request(struct forward *fw, const char *method, const char *path, struct json
 	if (r->cc != CURLE_OK)
 		goto out;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
-	if (r->data != NULL)
+	if (r->data != NULL) {
 		r->json = json_tokener_parse(r->data);
+		/* Numbers past 64 bits keep their text (daemon/jxkeep.h). */
+		if (r->json != NULL && jxkeep_fix(r->data, r->len, &r->json, &e) != 0)
+			log_debug("reply of %s %s: %s", method, path, e.message);
+	}
 	rc = FW_OK;
 out:
 	log_debug("%s %s -> %ld (%s)", method, path, r->status,

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../daemon/jxkeep.h"
 #include "caps.h"
 #include "log.h"
 #include "result.h"
@@ -350,6 +351,7 @@ rpc_handle_line(const char *line, size_t len)
 	struct json_tokener *tok;
 	struct json_object *msg, *res;
 	enum json_tokener_error jerr;
+	struct derr e;
 	size_t i;
 	int v;
 
@@ -379,6 +381,13 @@ rpc_handle_line(const char *line, size_t len)
 	if (jerr != json_tokener_success) {
 		json_object_put(msg);
 		rpc_send(rpc_error(NULL, E_PARSE, "Parse error: %s", json_tokener_error_desc(jerr)));
+		return;
+	}
+	/* json-c clamps integers past 64 bits, cuts keys at \u0000 and keeps
+	 * the last of duplicate keys: read the line as detmd reads a body. */
+	if (msg != NULL && jxkeep_fix(line, len, &msg, &e) != 0) {
+		json_object_put(msg);
+		rpc_send(rpc_error(NULL, E_PARSE, "Parse error: %s", e.message));
 		return;
 	}
 	if (!json_object_is_type(msg, json_type_array)) {

@@ -85,7 +85,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
 	static const char *const ids[] = { NULL, "deadbeef", "0", "1", "-1", "99999999999", "zz/..",
-		"clip", "index.html" };
+		"clip", "index.html", "abcd1234%2Fitems%2F1", "ab%00cd", "%00" };
 	const char *params[ROUTE_MAX_PARAMS];
 	size_t lens[ROUTE_MAX_PARAMS];
 	const struct route *rt;

@@ -54,6 +54,23 @@ tool(uint8_t which, const char *text, size_t len)
 	json_object_put(body);
 }
 
+/* What a route stores is jx_string's text of what jx_parse accepted; read
+ * back through jx_parse it must be accepted and print the same (numbers keep
+ * their text, keys stay distinct). */
+static void
+stored_reads_back(json_object *o)
+{
+	struct derr e;
+	size_t len;
+	char *text = xstrdup(jx_string(o, &len));
+	json_object *again = jx_parse(text, len, &e);
+
+	if (again == NULL || strcmp(jx_string(again, NULL), text) != 0)
+		abort();
+	json_object_put(again);
+	free(text);
+}
+
 static void
 validators(const char *text, size_t len)
 {
@@ -67,6 +84,7 @@ validators(const char *text, size_t len)
 
 	if (o == NULL)
 		return;
+	stored_reads_back(o);
 	if (json_object_is_type(o, json_type_object)) {
 		(void)jx_str(o, "name", false, 1, 200, &s, &e);
 		(void)jx_int(o, "ordinal", false, 0, 1000, &i, &present, &e);

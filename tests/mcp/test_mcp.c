@@ -333,6 +333,44 @@ out:
 	return ok;
 }
 
+/* Numbers past 64 bits keep their text through detm-mcp both ways (its
+ * parse of the line, its parse of detmd's reply); a key holding NUL or
+ * given twice cannot be kept, so the line is a parse error naming it. */
+static int
+test_json_is_kept_as_sent(void)
+{
+	static const char big[] = "{\"name\":\"big\",\"metadata\":{\"big\":123456789012345678901234567890,"
+		"\"neg\":-123456789012345678901234567890,\"z\":-0,\"d\":1e400}}";
+	struct json_object *r = NULL, *res;
+	struct mproc p;
+	const char *text;
+	int ok = 1;
+
+	CHECK(open_proxy(&p, url) == 0, "spawn");
+	json_object_put(mproc_init(&p, "2025-11-25"));
+	res = mproc_tool(&p, 10, "task_register", big, &r);
+	CHECK(res && !is_error(res), "%s", JS(r));
+	text = jget_str(res, "content.1.text");   /* the reply as JSON text */
+	CHECK(text && strstr(text, "\"big\":123456789012345678901234567890,") &&
+	      strstr(text, "\"neg\":-123456789012345678901234567890,") &&
+	      strstr(text, "\"z\":-0,") && strstr(text, "\"d\":1e400}"), "%s", text ? text : JS(r));
+	DROP(r);
+	mproc_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":"
+	           "\"task_register\",\"arguments\":{\"name\":\"x\",\"metadata\":{\"a\\u0000b\":1}}}}");
+	r = mproc_recv(&p, 5000);
+	CHECK(r && err_code(r) == -32700 && strstr(jget_str(r, "error.message") ?: "", "NUL") &&
+	      strstr(jget_str(r, "error.message") ?: "", "params.arguments.metadata.a\\u0000b"), "%s", JS(r));
+	DROP(r);
+	mproc_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{\"name\":"
+	           "\"task_list\",\"arguments\":{\"limit\":1,\"limit\":2}}}");
+	r = mproc_recv(&p, 5000);
+	CHECK(r && err_code(r) == -32700 && strstr(jget_str(r, "error.message") ?: "", "limit"), "%s", JS(r));
+out:
+	DROP(r);
+	mproc_close(&p, 3000, NULL);
+	return ok;
+}
+
 static int
 test_task_tool_errors_are_tool_results(void)
 {
@@ -702,6 +740,7 @@ static const struct {
 	{ "tools/list has every tool with strict schemas and annotations", test_tools_list_has_every_tool_with_strict_schemas },
 	{ "older versions get no structuredContent/annotations/title", test_old_versions_get_no_newer_fields },
 	{ "task tools happy path against detmd", test_task_tools_happy_path },
+	{ "numbers past 64 bits keep their text; NUL and duplicate keys are -32700", test_json_is_kept_as_sent },
 	{ "task tool errors are isError results with the message", test_task_tool_errors_are_tool_results },
 	{ "status aliases in any case and pending -> completed through detm-mcp", test_task_status_aliases_and_lenient_items },
 	{ "tools without a daemon route name the missing capability", test_unavailable_tools_name_the_capability },

@@ -107,6 +107,95 @@ test_jx_parse_is_strict(void)
 	json_object_put(o);
 }
 
+/* jx_parse then jx_string: want is the text expected back (NULL: text). */
+static int
+jx_round_trip(const char *text, const char *want)
+{
+	struct derr e;
+	json_object *o;
+	int same;
+
+	derr_clear(&e);
+	o = jx_parse(text, strlen(text), &e);
+	same = o != NULL && strcmp(jx_string(o, NULL), want ? want : text) == 0;
+	if (!same)
+		fprintf(stderr, "    %s -> %s (%s)\n", text, o ? jx_string(o, NULL) : "NULL", e.message);
+	json_object_put(o);
+	return same;
+}
+
+/* jx_parse refuses text with DERR_INVALID on field (NULL: no field). */
+static int
+jx_refuses(const char *text, const char *field)
+{
+	struct derr e;
+	json_object *o;
+
+	derr_clear(&e);
+	o = jx_parse(text, strlen(text), &e);
+	json_object_put(o);
+	return o == NULL && e.code == DERR_INVALID && e.message[0] != '\0' &&
+	    strcmp(e.field, field ? field : "") == 0;
+}
+
+static void
+test_jx_parse_keeps_client_json_as_sent(void)
+{
+	struct derr e;
+	json_object *o;
+	int64_t n = 0;
+	char text[256];
+
+	CHECK(jx_round_trip("123456789012345678901234567890", NULL));
+	CHECK(jx_round_trip("-123456789012345678901234567890", NULL));
+	CHECK(jx_round_trip("-0", NULL));
+	CHECK(jx_round_trip("[-0,0,-1,18446744073709551615,18446744073709551616,"
+	    "-9223372036854775808,-9223372036854775809,9223372036854775807]", NULL));
+	CHECK(jx_round_trip("[1e400,-1e400,-0.0,0.1,1.5e-320,1E5,2.50,1e-0]", NULL));
+	CHECK(jx_round_trip("{ \"a\" : [ 1 , { \"b\" : 99999999999999999999 } ] }",
+	    "{\"a\":[1,{\"b\":99999999999999999999}]}"));
+	CHECK(jx_round_trip("{\"s\":\"a\\u0000b\",\"\\\\u0000\":true,\"n\":null}",
+	    "{\"s\":\"a\\u0000b\",\"\\\\u0000\":true,\"n\":null}"));
+	CHECK(jx_round_trip("{\"\\u00e9\":1,\"\\u00e8\":2,\"\\\"\":3}",
+	    "{\"\xc3\xa9\":1,\"\xc3\xa8\":2,\"\\\"\":3}"));
+	CHECK(jx_refuses("{\"a\\u0000b\":1,\"a\\u0000c\":2}", "a\\u0000b"));
+	CHECK(jx_refuses("[0,{\"x\":[{\"k\\u0000\":1}]}]", "[1].x[0].k\\u0000"));
+	CHECK(jx_refuses("{\"a\":1,\"b\":2,\"a\":3}", "a"));
+	CHECK(jx_refuses("{\"o\":{\"ab\":1,\"\\u0061b\":2}}", "o.\\u0061b"));
+	CHECK(jx_refuses("{\"a\\\"b\":1,\"a\\\"b\":2}", "a\\\"b"));
+	CHECK(jx_refuses("[NaN]", NULL));
+	CHECK(jx_refuses("{\"v\":-Infinity}", NULL));
+	CHECK(jx_refuses("[Infinity]", NULL));
+	CHECK(jx_refuses("[1.]", NULL));
+	CHECK(jx_refuses("[1.e5]", NULL));
+	/* A long path is cut on a UTF-8 boundary, inside the field's 63 bytes. */
+	snprintf(text, sizeof text, "{\"%s\":{\"x\\u0000\":1}}",
+	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+	    "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+	derr_clear(&e);
+	o = jx_parse(text, strlen(text), &e);
+	CHECK(o == NULL && strlen(e.field) >= 60 && strlen(e.field) <= 63 &&
+	    utf8_valid(e.field, strlen(e.field)));
+	/* A number beyond int64 is out of range for jx_int, not saturated. */
+	o = jx_parse("{\"n\":123456789012345678901234567890,\"m\":-0,\"p\":9.223372036854775808e18}",
+	    71, &e);
+	CHECK(o != NULL);
+	CHECK(jx_int(o, "n", true, 0, INT64_MAX, &n, NULL, &e) == -1 && strcmp(e.field, "n") == 0);
+	CHECK(jx_int(o, "m", true, 0, 5, &n, NULL, &e) == 0 && n == 0);
+	CHECK(jx_int(o, "p", true, INT64_MIN, INT64_MAX, &n, NULL, &e) == -1);
+	json_object_put(o);
+	/* Stored text comes back the same; text jx_parse refuses still reads. */
+	o = jx_parse_stored("{\"n\":123456789012345678901234567890}");
+	CHECK(o != NULL && strcmp(jx_string(o, NULL), "{\"n\":123456789012345678901234567890}") == 0);
+	json_object_put(o);
+	o = jx_parse_stored("{\"n\":NaN}");
+	CHECK(o != NULL);
+	json_object_put(o);
+	CHECK(jx_parse_stored(NULL) == NULL);
+}
+
 static void
 test_jx_getters_name_the_field(void)
 {
@@ -158,6 +247,24 @@ test_derr_json_has_one_shape(void)
 	json_object_put(o);
 }
 
+static void
+test_derr_cuts_on_utf8_boundaries(void)
+{
+	struct derr e;
+	char field[128] = "", msg[1200] = "";
+	size_t i;
+
+	for (i = 0; i < 40; i++)
+		strcat(field, "\xc3\xa9");              /* é: 80 bytes */
+	for (i = 0; i < 200; i++)
+		strcat(msg, i % 2 ? "\xe2\x82\xac" : "\xf0\x9f\x98\x80");   /* €, 😀 */
+	derr_set(&e, DERR_INVALID, field, "unknown field '%s'", msg);
+	CHECK(strlen(e.field) == 62 && utf8_valid(e.field, strlen(e.field)));
+	CHECK(strlen(e.message) > 500 && utf8_valid(e.message, strlen(e.message)));
+	derr_set(&e, DERR_INVALID, "\xc3\xa9", "%s", "x\xe2\x82\xac");
+	CHECK(strcmp(e.field, "\xc3\xa9") == 0 && strcmp(e.message, "x\xe2\x82\xac") == 0);
+}
+
 const struct unit_test util_tests[] = {
 	{ "iso_time_round_trips_through_time_parse", test_iso_time_round_trips_through_time_parse },
 	{ "utf8_valid_rejects_overlongs_surrogates_and_truncation",
@@ -166,7 +273,9 @@ const struct unit_test util_tests[] = {
 	{ "secure_streq", test_secure_streq },
 	{ "buf_refuses_to_grow_past_its_cap", test_buf_refuses_to_grow_past_its_cap },
 	{ "jx_parse_is_strict", test_jx_parse_is_strict },
+	{ "jx_parse_keeps_client_json_as_sent", test_jx_parse_keeps_client_json_as_sent },
 	{ "jx_getters_name_the_field", test_jx_getters_name_the_field },
 	{ "derr_json_has_one_shape", test_derr_json_has_one_shape },
+	{ "derr_cuts_on_utf8_boundaries", test_derr_cuts_on_utf8_boundaries },
 	{ NULL, NULL },
 };
