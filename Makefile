@@ -43,21 +43,23 @@ pc_libs   = $(shell pkg-config --libs $(1) 2>/dev/null)
 B := build
 BIN := bin
 
+# Layers (docs/architecture.md; tools/check-layers.sh enforces them in make test):
+#   common/     the contract: tool table, schemas, tool requests, errors,
+#               limits, JSON kept as sent. Includes only libc and json-c.
+#   daemon/     detmd, on top of common/.
+#   mcp-proxy/  detm-mcp, on top of common/. Neither includes the other.
+COMMON_SRCS := $(wildcard common/*.c)
+COMMON_OBJS := $(COMMON_SRCS:%.c=$(B)/%.o)
 DAEMON_SRCS := $(wildcard daemon/*.c)
-# detmd also runs MCP tool calls in process (api_tools.c): the tool table
-# and its request builder are the proxy's own files, linked into both.
-TOOLTABLE_OBJS := $(B)/mcp-proxy/tools.o $(B)/mcp-proxy/schema.o $(B)/mcp-proxy/toolreq.o
 DASHBOARD_FILES := $(sort $(wildcard dashboard/*.html dashboard/*.js dashboard/*.css dashboard/*.svg))
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o) $(B)/gen/schema_sql.o $(B)/gen/dashboard_files.o \
-	$(TOOLTABLE_OBJS)
+	$(COMMON_OBJS)
 # Everything but main.o, so unit tests can link the daemon's modules.
 DAEMON_LIB_OBJS := $(filter-out $(B)/daemon/main.o,$(DAEMON_OBJS))
 
 PROXY_SRCS := $(wildcard mcp-proxy/*.c)
 PROXY_OBJS := $(PROXY_SRCS:%.c=$(B)/%.o)
-# detm-mcp reads JSON as detmd does (numbers keep their text): the daemon's
-# jxkeep and the derr it fills, linked into both.
-PROXY_JSON_OBJS := $(B)/daemon/jxkeep.o $(B)/daemon/derr.o
+PROXY_JSON_OBJS := $(COMMON_OBJS)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(B)/%.o)
@@ -106,17 +108,22 @@ FORCE:
 $(B)/daemon/%.o: daemon/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
 	$(ECHO) CC $<
-	$(Q)$(CC) $(WARN) $(CFLAGS) $(call pc_cflags,$(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) -iquote common $(call pc_cflags,$(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
+
+$(B)/common/%.o: common/%.c $(B)/.settings
+	@mkdir -p $(dir $@)
+	$(ECHO) CC $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) -iquote common $(call pc_cflags,json-c) -MMD -MP -c -o $@ $<
 
 $(B)/mcp-proxy/%.o: mcp-proxy/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
 	$(ECHO) CC $<
-	$(Q)$(CC) $(WARN) $(CFLAGS) $(call pc_cflags,$(PROXY_PKGS)) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) -iquote common $(call pc_cflags,$(PROXY_PKGS)) -MMD -MP -c -o $@ $<
 
 $(B)/tests/%.o: tests/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
 	$(ECHO) CC $<
-	$(Q)$(CC) $(WARN) $(CFLAGS) -Idaemon $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) -Idaemon -Icommon -Imcp-proxy $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
 
 # Files embedded into detmd at build time (schema, later the dashboard).
 $(BIN)/embed: tools/embed.c
@@ -129,7 +136,7 @@ $(B)/gen/dashboard_files.c: $(DASHBOARD_FILES) $(BIN)/embed
 	@mkdir -p $(dir $@)
 	$(BIN)/embed --files dashboard_files $(DASHBOARD_FILES) > $@
 $(B)/gen/%.o: $(B)/gen/%.c $(B)/.settings
-	$(CC) $(CFLAGS) -std=c11 -iquote daemon -c -o $@ $<
+	$(CC) $(CFLAGS) -std=c11 -iquote daemon -iquote common -c -o $@ $<
 
 $(BIN)/detmd: $(DAEMON_OBJS)
 	@mkdir -p $(BIN)

@@ -8,6 +8,7 @@
 
 #include "api.h"
 #include "derr.h"
+#include "util.h"
 
 #define AGENT_TIMEOUT_DEFAULT_S 180
 #define AGENT_TIMEOUT_MAX_S     300

@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "derr.h"
+#include "util.h"
 #include "store.h"
 
 struct MHD_Connection;

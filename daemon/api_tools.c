@@ -19,8 +19,8 @@
  */
 #include <string.h>
 
-#include "../mcp-proxy/schema.h"
-#include "../mcp-proxy/toolreq.h"
+#include "schema.h"
+#include "toolreq.h"
 #include "api.h"
 #include "limits.h"
 

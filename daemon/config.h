@@ -9,8 +9,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "cdefs.h"
+
 #define DETM_VERSION "0.1.0"
-#define DETM_API_VERSION 1
 
 struct config {
 	char *listen;           /* listen address */

@@ -19,6 +19,7 @@
 
 #include "api.h"
 #include "derr.h"
+#include "util.h"
 #include "display.h"
 #include "xcap.h"
 

@@ -29,6 +29,7 @@
 
 #include "config.h"
 #include "derr.h"
+#include "util.h"
 
 struct dentry;
 struct xcap;

@@ -20,6 +20,7 @@
 
 #include "api.h"
 #include "derr.h"
+#include "util.h"
 
 #define EVENTS_RING 1024
 

@@ -37,6 +37,7 @@
 
 #include "config.h"
 #include "derr.h"
+#include "util.h"
 
 #define GROUND_MAX_DESCRIPTION 2000   /* bytes */
 #define GROUND_MAX_ELEMENTS    300    /* OmniParser elements offered to the picker */

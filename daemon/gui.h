@@ -37,6 +37,7 @@
 
 #include "api.h"
 #include "derr.h"
+#include "util.h"
 #include "ground.h"
 
 #define GUI_MAX_INSTRUCTION 4000     /* bytes */

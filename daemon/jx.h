@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "derr.h"
+#include "util.h"
 
 /* Parses text (len bytes) as one JSON value, strictly, UTF-8 validated,
  * and faithfully (jxkeep.h): numbers print back as written, a key holding

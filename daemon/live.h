@@ -19,6 +19,7 @@
 
 #include "api.h"
 #include "derr.h"
+#include "util.h"
 
 #define LIVE_FPS 5
 #define LIVE_BOUNDARY "detmframe"

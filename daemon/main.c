@@ -32,7 +32,7 @@
 #include "store.h"
 #include "display.h"
 #include "events.h"
-#include "../mcp-proxy/tools.h"
+#include "tools.h"
 #include "ground.h"
 #include "humanize.h"
 #include "shots.h"

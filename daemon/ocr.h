@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "derr.h"
+#include "util.h"
 
 #define OCR_MAX_PIXELS   (4 * 1024 * 1024)  /* w*scale * h*scale */
 #define OCR_MAX_SCALE    4

@@ -39,6 +39,7 @@
 
 #include "api.h"
 #include "derr.h"
+#include "util.h"
 
 /* Scans the directory for the bytes in use and registers the task hook
  * (call before other hooks that stop displays). 0 or -1. */

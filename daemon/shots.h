@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "derr.h"
+#include "util.h"
 
 #define SHOTS_URL_LEN 96
 

@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "derr.h"
+#include "util.h"
 
 struct store;
 

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "derr.h"
+#include "util.h"
 #include "store.h"
 
 /* Starts the checker (does nothing when --stuck-detection is off).

@@ -24,6 +24,7 @@
 #include <json-c/json.h>
 
 #include "derr.h"
+#include "util.h"
 #include "store.h"
 
 /* ---- writes (task.c) ---- */

@@ -13,9 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DETM_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#define DETM_NODISCARD __attribute__((warn_unused_result))
-#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#include "cdefs.h"
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

@@ -30,6 +30,7 @@
 #include <json-c/json.h>
 
 #include "derr.h"
+#include "util.h"
 
 #define VISION_MAX_IMAGES      4
 #define VISION_MAX_IMAGE_BYTES (8 * 1024 * 1024)   /* one JPEG */

@@ -22,6 +22,7 @@
 
 #include "api.h"
 #include "derr.h"
+#include "util.h"
 
 #define WAIT_TIMEOUT_DEFAULT_S 300
 #define WAIT_TIMEOUT_MAX_S 3600

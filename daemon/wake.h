@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "derr.h"
+#include "util.h"
 
 #define WAKE_QUEUE_MAX 1000          /* events waiting; the oldest is dropped */
 #define WAKE_TEXT_MAX  (96 * 1024)   /* text bytes (one argv string is < 128 KiB) */

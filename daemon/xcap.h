@@ -23,6 +23,7 @@
 #include <X11/Xlib.h>
 
 #include "derr.h"
+#include "util.h"
 
 struct xcap;
 

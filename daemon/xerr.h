@@ -25,6 +25,7 @@
 #include <X11/Xlib.h>
 
 #include "derr.h"
+#include "util.h"
 
 /* Once per process, before any XOpenDisplay; also calls XInitThreads. */
 void xerr_init(void);

@@ -20,6 +20,7 @@
 #include <X11/Xlib.h>
 
 #include "derr.h"
+#include "util.h"
 
 /* Buttons: 1 left, 2 middle, 3 right (4-7 are the scroll buttons). */
 

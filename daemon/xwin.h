@@ -20,6 +20,7 @@
 #include <X11/Xlib.h>
 
 #include "derr.h"
+#include "util.h"
 
 struct xwin {
 	unsigned long id;

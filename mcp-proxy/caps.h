@@ -8,6 +8,9 @@
 #ifndef DETM_MCP_CAPS_H
 #define DETM_MCP_CAPS_H
 
+#include "cdefs.h"
+#include "tools.h"
+
 #define CAP_LINE_BYTES     (4L * 1024 * 1024)  /* one JSON-RPC message on stdin */
 #define CAP_HTTP_BODY      (32L * 1024 * 1024) /* one detmd response (screenshots) */
 #define CAP_URL_BYTES      8192                /* daemon URL + route + query */
@@ -15,13 +18,11 @@
 #define CAP_TEXT_JSON      (256L * 1024)       /* JSON echoed in a text block */
 
 #define TIME_CONNECT_S     2L                  /* TCP connect to detmd */
-#define TIME_CALL_S        30L                 /* ordinary tools */
-#define TIME_LONG_CALL_S   330L                /* gui_do, gui_find, video_record */
+#define TIME_CALL_S        TOOL_CALL_S         /* ordinary calls (common/tools.h) */
 #define TIME_VERSION_S     3L                  /* startup GET /api/version */
 #define TIME_EOF_GRACE_MS  1000                /* finish queued calls after stdin EOF */
 
 #define DEFAULT_DAEMON_URL "http://127.0.0.1:18790"
 #define DETM_MCP_VERSION   "0.1.0"
-#define DETM_API_VERSION   1                   /* the detmd api_version we speak */
 
 #endif

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../daemon/jxkeep.h"
+#include "jxkeep.h"
 #include "caps.h"
 #include "log.h"
 #include "result.h"

@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../daemon/jxkeep.h"
+#include "jxkeep.h"
 #include "caps.h"
 #include "log.h"
 #include "result.h"

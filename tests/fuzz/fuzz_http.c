@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../mcp-proxy/tools.h"
+#include "tools.h"
 #include "api.h"
 #include "config.h"
 #include "display.h"

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../mcp-proxy/schema.h"
-#include "../../mcp-proxy/toolreq.h"
+#include "schema.h"
+#include "toolreq.h"
 #include "config.h"
 #include "ground.h"
 #include "gui.h"

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "../../mcp-proxy/forward.h"
-#include "../../mcp-proxy/rpc.h"
-#include "../../mcp-proxy/tools.h"
-#include "../../mcp-proxy/worker.h"
+#include "forward.h"
+#include "rpc.h"
+#include "tools.h"
+#include "worker.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);

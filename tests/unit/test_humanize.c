@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../../daemon/humanize.h"
+#include "humanize.h"
 #include "unit.h"
 
 /* Distance of p from the line through a and b. */

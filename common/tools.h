@@ -11,12 +11,20 @@
  * parameters, comma-separated, each "arg" or "arg:param" to rename. Every
  * other argument goes into the JSON body (POST/PATCH only; tools_init
  * rejects a table where a GET/DELETE tool has body arguments).
+ *
+ * Part of common/: used by detm-mcp (forwarding) and detmd (the tool
+ * router); includes nothing from daemon/ or mcp-proxy/.
  */
 #ifndef DETM_MCP_TOOLS_H
 #define DETM_MCP_TOOLS_H
 
 #include <json-c/json.h>
 #include <stdbool.h>
+
+/* How long a forwarded call may take (seconds): most tools, and the ones
+ * that wait on a model or a recording (gui_do, gui_find, video_record). */
+#define TOOL_CALL_S       30L
+#define TOOL_LONG_CALL_S  330L
 
 enum tool_flag {
 	TOOL_READ_ONLY   = 1 << 0,

@@ -13,7 +13,7 @@
 
 #include <json-c/json.h>
 
-#include "util.h"
+#include "cdefs.h"
 
 enum derr_code {
 	DERR_OK = 0,

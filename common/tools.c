@@ -16,7 +16,6 @@
  */
 #include "tools.h"
 
-#include "caps.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,7 +197,7 @@ static struct tool tools[] = {
 	"'instruction':{'type':'string','minLength':1,'description':'One step, e.g. click the Save button, or click(847, 523).'},"
 	"'after_screenshot':{'type':'boolean','description':'Also return a small screenshot reference taken after acting.'},"
 	OPT_TASK_ID "}}",
-	DES | OPEN, "POST", "/api/gui/do", NULL, "gui", TIME_LONG_CALL_S, NULL
+	DES | OPEN, "POST", "/api/gui/do", NULL, "gui", TOOL_LONG_CALL_S, NULL
 },
 {
 	"gui_agent", "GUI agent (many steps)",
@@ -212,7 +211,7 @@ static struct tool tools[] = {
 	OPT_TASK_ID ","
 	"'timeout':{'type':'integer','minimum':1,'maximum':300,'description':'Seconds; default 180.'},"
 	"'context':{'type':'string','maxLength':8000,'description':'Anything the agent should know (what is on screen, what was tried).'}}}",
-	DES | OPEN, "POST", "/api/gui/agent", NULL, "gui", TIME_LONG_CALL_S, NULL
+	DES | OPEN, "POST", "/api/gui/agent", NULL, "gui", TOOL_LONG_CALL_S, NULL
 },
 {
 	"gui_find", "Find a GUI element",
@@ -222,7 +221,7 @@ static struct tool tools[] = {
 	"{'type':'object','additionalProperties':false,'required':['description'],'properties':{"
 	"'description':{'type':'string','minLength':1,'description':'The element to find.'},"
 	OPT_TASK_ID "}}",
-	RO | IDEM | OPEN, "POST", "/api/gui/find", NULL, "gui", TIME_LONG_CALL_S, NULL
+	RO | IDEM | OPEN, "POST", "/api/gui/find", NULL, "gui", TOOL_LONG_CALL_S, NULL
 },
 {
 	"desktop_action", "Desktop action",
@@ -290,7 +289,7 @@ static struct tool tools[] = {
 	"'duration':{'type':'integer','minimum':1,'maximum':120,'default':10,'description':'Seconds to record; default 10.'},"
 	"'fps':{'type':'integer','minimum':1,'maximum':30,'default':5,'description':'Frames per second; default 5.'},"
 	"'target':{'type':'string','minLength':1,'description':'screen (default) or window:<part of the title or class>.'}}}",
-	0, "POST", "/api/record", NULL, "recording", TIME_LONG_CALL_S, NULL
+	0, "POST", "/api/record", NULL, "recording", TOOL_LONG_CALL_S, NULL
 },
 {
 	"memory_search", "Search memory",
@@ -458,7 +457,7 @@ tools_init(char *err, size_t errlen)
 		if (tools_check(t, err, errlen) != 0)
 			return -1;
 		if (t->timeout_s == 0)
-			t->timeout_s = TIME_CALL_S;
+			t->timeout_s = TOOL_CALL_S;
 	}
 	return 0;
 }
