@@ -39,6 +39,7 @@ struct hreq {
 	int64_t t0;
 	char *raw_path;         /* the request target's path as sent, undecoded */
 	bool started;           /* the access handler has seen the headers */
+	uint64_t drained;       /* body bytes read and dropped after an early error */
 	bool raw_too_long;      /* it was over LIM_URL_BYTES (raw_path NULL) */
 };
 
@@ -530,6 +531,30 @@ fail:
 	return send_error(conn, &e, NULL);
 }
 
+/* After an error found in the headers: answer at once, or first read and
+ * drop the body? A reply sent while the client is still sending is often
+ * lost: closing a socket with unread bytes makes the kernel reset the
+ * connection, and the client sees "connection reset" instead of our 413 or
+ * 404. So a body of up to LIM_DRAIN_BYTES (declared, or chunked: counted as
+ * it comes) is read and dropped first. A client that sent "Expect:
+ * 100-continue" waits for us and gets the answer at once; so does a body
+ * declared larger than LIM_DRAIN_BYTES, and a request without a body. */
+static bool
+answer_before_body(struct MHD_Connection *conn)
+{
+	const char *clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding");
+	const char *expect = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Expect");
+
+	if (expect != NULL && strcasecmp(expect, "100-continue") == 0)
+		return true;
+	if (te != NULL)         /* chunked is drained; any other coding cannot be */
+		return strcasecmp(te, "chunked") != 0;
+	if (clen == NULL)
+		return true;
+	return strtoull(clen, NULL, 10) == 0 || strtoull(clen, NULL, 10) > LIM_DRAIN_BYTES;
+}
+
 static enum MHD_Result
 on_access(void *cls, struct MHD_Connection *conn, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -550,6 +575,8 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 		if (hr->err.code != DERR_OK) {
 			log_debug("%s %s -> %d: %s", method, url, derr_status(hr->err.code),
 			    hr->err.message);
+			if (!answer_before_body(conn))
+				return MHD_YES;         /* drain, then answer */
 			/* Answer now; MHD discards any unread body and closes. */
 			return send_error(conn, &hr->err, hr->allow);
 		}
@@ -560,7 +587,11 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 		    buf_append(&hr->body, upload_data, *upload_data_size) != 0)
 			derr_set(&hr->err, DERR_TOO_LARGE, NULL, "body too large (at most %zu bytes)",
 			    hr->route->max_body);
+		if (hr->err.code != DERR_OK)
+			hr->drained += *upload_data_size;
 		*upload_data_size = 0;
+		if (hr->drained > LIM_DRAIN_BYTES)
+			return send_error(conn, &hr->err, hr->allow);   /* enough: close */
 		return MHD_YES;
 	}
 	if (hr->err.code != DERR_OK)
