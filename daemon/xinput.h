@@ -67,7 +67,7 @@ int xinput_idle(Display *d, int idle_ms);
  * forgets d: call before XCloseDisplay. NULL or unknown d is a no-op. */
 void xinput_forget(Display *d);
 /* How long a display must be idle before display.c restores its map. */
-#define XINPUT_IDLE_MS 3000
+#define XINPUT_IDLE_MS 5000
 
 /* The pointer position. */
 int xinput_pointer(Display *d, int *x, int *y, struct derr *e);
