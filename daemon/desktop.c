@@ -315,14 +315,16 @@ static int
 a_type(struct dctx *c, struct derr *e)
 {
 	const char *text = NULL;
-	size_t len;
+	size_t len, sent = 0;
 
 	if (jx_str(c->p, "text", true, 1, TYPE_MAX_BYTES, &text, e) != 0)
 		return -1;
 	len = strlen(text);
-	if (xinput_type(c->l->d, text, len, e) != 0)
+	if (xinput_type(c->l->d, text, len, &sent, e) != 0)
 		return -1;
 	json_object_object_add(c->data, "chars", json_object_new_int64((int64_t)utf8_chars(text)));
+	/* Keys sent and processed by the server ("\r\n" is one Return). */
+	json_object_object_add(c->data, "chars_sent", json_object_new_int64((int64_t)sent));
 	observe(c, "typed %zu characters", utf8_chars(text));
 	return 0;
 }

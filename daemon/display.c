@@ -13,8 +13,14 @@
  * lease one), so a stop racing a lease never frees memory in use. The
  * shared desktop is a static entry that is never unlinked.
  *
- * Lock order: reg_lock, then nothing; an entry mutex, then auth_lock.
- * reg_lock is never taken while waiting for an entry mutex.
+ * Keyboard map: typing keeps spare keycodes bound (xinput.h); a janitor
+ * thread looks at every display once a second and, when nobody holds it
+ * (trylock), lets xinput_idle restore the map of one idle for
+ * XINPUT_IDLE_MS. close_conn restores it too (xinput_forget).
+ *
+ * Lock order: reg_lock, then nothing; an entry mutex, then auth_lock or
+ * xinput's cache lock. reg_lock is never taken while waiting for an entry
+ * mutex (the janitor only trylocks entries).
  *
  * Does not: know about tasks in the database (the API layer reads task
  * metadata), scale coordinates, or log actions.
@@ -42,6 +48,7 @@
 #include "util.h"
 #include "xcap.h"
 #include "xerr.h"
+#include "xinput.h"
 
 #define FIRST_NUMBER 100
 #define LAST_NUMBER 999
@@ -85,6 +92,12 @@ static char *dir;               /* DATA_DIR/displays */
 static char *log_dir;           /* DATA_DIR/logs */
 static struct dentry **table;   /* cfg->max_displays slots */
 static struct dentry shared = { .mu = PTHREAD_MUTEX_INITIALIZER, .refs = 1, .look = { 1.0, 0, 0 } };
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t thread;
+	bool running, stop;
+} jan = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 /* ---- small helpers ---- */
 
@@ -303,6 +316,7 @@ close_conn(struct dentry *de)
 	if (de->d != NULL) {
 		bool dead = xerr_io_dead(de->d);
 
+		xinput_forget(de->d);   /* restores the keyboard map if alive */
 		xerr_forget(de->d);
 		/* After an I/O error Xlib must not write to the socket again;
 		 * XCloseDisplay still frees the structure. */
@@ -620,6 +634,74 @@ out:
 	return rc;
 }
 
+/* ---- keyboard map janitor ---- */
+
+/* Restores an idle display's keyboard map, unless someone holds it. */
+static void
+janitor_visit(struct dentry *de)
+{
+	if (pthread_mutex_trylock(&de->mu) != 0)
+		return;
+	if (de->d != NULL && !xerr_io_dead(de->d) && xinput_idle(de->d, XINPUT_IDLE_MS) == 1)
+		log_info("display %s: keyboard map restored after %d ms without typing",
+		    de->name, XINPUT_IDLE_MS);
+	pthread_mutex_unlock(&de->mu);
+}
+
+static void
+janitor_sweep(void)
+{
+	janitor_visit(&shared);
+	for (size_t i = 0; i < (size_t)cfg->max_displays; i++) {
+		struct dentry *de = NULL;
+
+		pthread_mutex_lock(&reg_lock);
+		if (table[i] != NULL && table[i]->state == D_RUNNING) {
+			de = table[i];
+			de->refs++;
+		}
+		pthread_mutex_unlock(&reg_lock);
+		if (de != NULL) {
+			janitor_visit(de);
+			unref(de);
+		}
+	}
+}
+
+static void *
+janitor_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&jan.mu);
+	while (!jan.stop) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&jan.cv, &jan.mu, &ts);
+		if (jan.stop)
+			break;
+		pthread_mutex_unlock(&jan.mu);
+		janitor_sweep();
+		pthread_mutex_lock(&jan.mu);
+	}
+	pthread_mutex_unlock(&jan.mu);
+	return NULL;
+}
+
+static void
+janitor_stop(void)
+{
+	if (!jan.running)
+		return;
+	pthread_mutex_lock(&jan.mu);
+	jan.stop = true;
+	pthread_cond_signal(&jan.cv);
+	pthread_mutex_unlock(&jan.mu);
+	pthread_join(jan.thread, NULL);
+	jan.running = false;
+}
+
 /* ---- stop ---- */
 
 static void
@@ -665,6 +747,7 @@ display_shutdown(void)
 {
 	size_t i;
 
+	janitor_stop();
 	if (table == NULL)
 		return;
 	for (i = 0; i < (size_t)cfg->max_displays; i++) {
@@ -1019,5 +1102,11 @@ display_init(const struct config *c, struct derr *e)
 	table = xcalloc((size_t)c->max_displays, sizeof *table);
 	cleanup_stale();
 	shared_autostart();
+	jan.stop = false;
+	if (pthread_create(&jan.thread, NULL, janitor_main, NULL) == 0)
+		jan.running = true;
+	else
+		log_warn("no keyboard map janitor thread: typed bindings stay until a "
+		    "display closes");
 	return 0;
 }

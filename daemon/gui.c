@@ -769,6 +769,7 @@ act(struct display_lease *l, const struct gui_cmd *c, json_object *r, char *obs,
     struct derr *e)
 {
 	int x = c->x, y = c->y, button = 1, count = 1;
+	size_t sent = 0;
 
 	switch (c->verb) {
 	case GUI_CLICK: case GUI_DOUBLE_CLICK: case GUI_RIGHT_CLICK: case GUI_MIDDLE_CLICK:
@@ -790,9 +791,10 @@ act(struct display_lease *l, const struct gui_cmd *c, json_object *r, char *obs,
 	case GUI_TYPE:
 		if (c->at && xinput_click_at(l->d, x, y, 1, 1, e) != 0)
 			return -1;
-		if (xinput_type(l->d, c->text, strlen(c->text), e) != 0)
+		if (xinput_type(l->d, c->text, strlen(c->text), &sent, e) != 0)
 			return -1;
 		json_object_object_add(r, "chars", json_object_new_int64((int64_t)utf8_chars(c->text)));
+		json_object_object_add(r, "chars_sent", json_object_new_int64((int64_t)sent));
 		if (c->at)
 			snprintf(obs, obslen, "clicked (%d,%d) and typed %zu characters", x, y, utf8_chars(c->text));
 		else

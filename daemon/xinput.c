@@ -40,6 +40,7 @@
  * keycode (it is then an ordinary key).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -65,9 +66,9 @@
 #define CHORD_MAX_KEYS   8             /* names in one chord */
 #define CHORD_MAX_PRESS  (CHORD_MAX_KEYS + 2)  /* plus implied Shift, Level3 */
 #define KEY_NAME_MAX     64
-#define POOL_MAX         32            /* spare keycodes used per call */
-#define SETTLE_MS        50            /* before rebinding or restoring */
-#define REMAP_MS         5             /* after binding, before the keys */
+#define POOL_MAX         256           /* spare keycodes (all of them) */
+#define CACHE_MAX        256           /* displays with kept bindings */
+#define QUIET_MS         500           /* a binding's last use, before rebinding it */
 #define CLICK_MAX        3
 #define BUTTON_MAX       7
 #define SCROLL_MAX       100
@@ -91,19 +92,22 @@ static const struct {
 	{ 5, NEED_SHIFT | NEED_LEVEL3 },
 };
 
+struct kcache;
+
 /* One call's view of the keyboard map plus its spare-keycode pool. */
 struct keymap {
 	Display *d;
+	struct kcache *cache;           /* the display's kept bindings */
 	int min, max, per;
-	KeySym *syms;                   /* XGetKeyboardMapping; XFree */
+	KeySym *syms;                   /* XGetKeyboardMapping, pool blanked; XFree */
 	KeyCode shift, level3;          /* 0 when the map has none */
-	int npool;
-	KeyCode pool[POOL_MAX];         /* spare keycodes, NoSymbol on entry */
-	KeySym bound[POOL_MAX];         /* what each is bound to now */
-	unsigned stamp[POOL_MAX];       /* batch that last used it */
+	int npool;                      /* pool[0..nowned) came bound from the cache */
+	int nowned;
+	KeyCode pool[POOL_MAX];         /* spare keycodes */
+	KeySym bound[POOL_MAX];         /* what each is bound to (NoSymbol: free) */
+	int64_t used[POOL_MAX];         /* ms (monotonic) its last event reached the server */
+	unsigned stamp[POOL_MAX];       /* batch that last planned to use it */
 	bool dirty[POOL_MAX];           /* bound[] not yet sent */
-	int next;                       /* round-robin cursor */
-	bool touched;                   /* some pool keycode was rebound */
 };
 
 static void
@@ -492,6 +496,49 @@ xinput_pointer(Display *d, int *x, int *y, struct derr *e)
 
 /* ---- keyboard map ----------------------------------------------------- */
 
+/* The spare keycodes this module bound on one display, kept across calls
+ * (see the invariants at the top). Reached through `caches` under
+ * caches_lock; the contents are only touched by the thread holding the
+ * Display (the caller's lease). */
+struct kslot {
+	KeyCode kc;
+	KeySym sym;             /* bound in both core columns of kc */
+	int64_t used_ms;        /* when its last key event reached the server */
+};
+
+struct kcache {
+	Display *d;
+	int n;
+	struct kslot slot[POOL_MAX];
+	int64_t last_ms;        /* the latest used_ms (0: none) */
+};
+
+static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kcache *caches[CACHE_MAX];
+
+/* d's cache, created if `create` and there is room; NULL otherwise. */
+static struct kcache *
+cache_get(Display *d, bool create)
+{
+	struct kcache *c = NULL;
+	int room = -1;
+
+	pthread_mutex_lock(&caches_lock);
+	for (int i = 0; i < CACHE_MAX && c == NULL; i++) {
+		if (caches[i] != NULL && caches[i]->d == d)
+			c = caches[i];
+		else if (caches[i] == NULL && room < 0)
+			room = i;
+	}
+	if (c == NULL && create && room >= 0) {
+		c = xcalloc(1, sizeof *c);
+		c->d = d;
+		caches[room] = c;
+	}
+	pthread_mutex_unlock(&caches_lock);
+	return c;
+}
+
 static KeySym
 map_at(const struct keymap *km, int kc, int col)
 {
@@ -507,12 +554,31 @@ find_col0(const struct keymap *km, KeySym sym)
 	return 0;
 }
 
-/* Reads the map and finds Shift, Level3 and the spare keycodes. */
-static int
-keymap_load(Display *d, struct keymap *km, struct derr *e)
+/* True if the server's map still has kc bound to sym as pool_write left
+ * it (XKB may copy the pair into the group 2 columns). */
+static bool
+still_bound(const struct keymap *km, int kc, KeySym sym)
 {
-	memset(km, 0, sizeof *km);
-	km->d = d;
+	if (kc < km->min || kc > km->max || map_at(km, kc, 0) != sym)
+		return false;
+	for (int c = 1; c < km->per; c++)
+		if (map_at(km, kc, c) != sym && map_at(km, kc, c) != NoSymbol)
+			return false;
+	return true;
+}
+
+static bool
+all_empty(const struct keymap *km, int kc)
+{
+	for (int c = 0; c < km->per; c++)
+		if (map_at(km, kc, c) != NoSymbol)
+			return false;
+	return true;
+}
+
+static int
+map_read(Display *d, struct keymap *km, struct derr *e)
+{
 	XDisplayKeycodes(d, &km->min, &km->max);
 	if (km->min < 8 || km->max > 255 || km->min > km->max)
 		return derr_set(e, DERR_INTERNAL, NULL, "the X server reports no keycodes");
@@ -528,24 +594,57 @@ keymap_load(Display *d, struct keymap *km, struct derr *e)
 			derr_set(e, DERR_INTERNAL, NULL, "cannot read the keyboard map");
 		return -1;
 	}
+	return 0;
+}
+
+/* Reads the map, finds Shift and Level3, and builds the pool: the keycodes
+ * the cache holds that still carry their binding (blanked in km->syms, so
+ * map_find never returns them) plus every keycode with no symbol at all.
+ * Bindings someone else changed since are dropped from the cache. */
+static int
+keymap_load(Display *d, struct keymap *km, struct derr *e)
+{
+	struct kcache *c;
+
+	memset(km, 0, sizeof *km);
+	km->d = d;
+	c = cache_get(d, true);
+	if (c == NULL)
+		return derr_set(e, DERR_UNAVAILABLE, NULL,
+		    "more than %d displays take keyboard input at once", CACHE_MAX);
+	km->cache = c;
+	if (map_read(d, km, e) != 0)
+		return -1;
 	km->shift = find_col0(km, XK_Shift_L);
 	if (km->shift == 0)
 		km->shift = find_col0(km, XK_Shift_R);
 	km->level3 = find_col0(km, XK_ISO_Level3_Shift);
-	for (int k = km->min; k <= km->max && km->npool < POOL_MAX; k++) {
-		bool empty = true;
+	for (int i = 0; i < c->n && km->npool < POOL_MAX; i++) {
+		const struct kslot *s = &c->slot[i];
 
-		for (int c = 0; c < km->per; c++)
-			if (map_at(km, k, c) != NoSymbol)
-				empty = false;
-		if (empty)
+		if (!still_bound(km, s->kc, s->sym))
+			continue;
+		for (int col = 0; col < km->per; col++)
+			km->syms[(size_t)(s->kc - km->min) * (size_t)km->per + (size_t)col] = NoSymbol;
+		km->pool[km->npool] = s->kc;
+		km->bound[km->npool] = s->sym;
+		km->used[km->npool] = s->used_ms;
+		km->npool++;
+	}
+	km->nowned = km->npool;
+	for (int k = km->min; k <= km->max && km->npool < POOL_MAX; k++) {
+		bool owned = false;
+
+		for (int s = 0; s < km->nowned; s++)
+			owned = owned || km->pool[s] == k;
+		if (!owned && all_empty(km, k))
 			km->pool[km->npool++] = (KeyCode)k;
 	}
 	return 0;
 }
 
-/* The keycode that types sym from the map as it was on entry, and what must
- * be held with it. */
+/* The keycode that types sym from the map (outside the pool), and what
+ * must be held with it. */
 static bool
 map_find(const struct keymap *km, KeySym sym, KeyCode *kc, unsigned *need)
 {
@@ -575,35 +674,59 @@ pool_find(const struct keymap *km, KeySym sym)
 	return -1;
 }
 
-/* Binds sym to a pool keycode not used by batch `stamp` (round robin, so
- * the least recently bound goes first). -1 if every one is in use by this
- * batch. *rebind is set if the keycode held another keysym before. */
+/* Binds sym to a pool keycode not used by batch `stamp`: a free one, else
+ * the least recently used binding, if its last key event reached the server
+ * QUIET_MS ago or more. Returns the slot, or -1 with *wait_ms > 0 (retry
+ * after that long) or 0 (every keycode is in this batch). */
 static int
-pool_take(struct keymap *km, KeySym sym, unsigned stamp, bool *rebind)
+pool_take(struct keymap *km, KeySym sym, unsigned stamp, int *wait_ms)
 {
-	for (int i = 0; i < km->npool; i++) {
-		int s = (km->next + i) % km->npool;
+	int best = -1;
+	int64_t now = mono_us() / 1000;
 
+	*wait_ms = 0;
+	for (int s = 0; s < km->npool; s++) {
 		if (km->stamp[s] == stamp)
 			continue;
-		if (km->bound[s] != NoSymbol)
-			*rebind = true;
-		km->bound[s] = sym;
-		km->stamp[s] = stamp;
-		km->dirty[s] = true;
-		km->next = (s + 1) % km->npool;
-		return s;
+		if (km->bound[s] == NoSymbol) {
+			best = s;
+			break;
+		}
+		if (best < 0 || km->used[s] < km->used[best])
+			best = s;
 	}
-	return -1;
+	if (best < 0)
+		return -1;
+	if (km->bound[best] != NoSymbol && now - km->used[best] < QUIET_MS) {
+		*wait_ms = (int)(km->used[best] + QUIET_MS - now);
+		return -1;
+	}
+	km->bound[best] = sym;
+	km->stamp[best] = stamp;
+	km->dirty[best] = true;
+	return best;
 }
 
-/* Sends the pending bindings (one keysym in both levels, so neither Shift
- * nor a lower/upper case pair changes it), then gives clients a moment to
- * see the MappingNotify. Inside the caller's error bracket. */
+/* Marks the slots of batch `stamp` used now: call once its key events
+ * reached the server (after an XSync). */
+static void
+pool_used(struct keymap *km, unsigned stamp)
+{
+	int64_t now = mono_us() / 1000;
+
+	for (int s = 0; s < km->npool; s++)
+		if (km->stamp[s] == stamp && km->bound[s] != NoSymbol)
+			km->used[s] = now;
+}
+
+/* Sends the pending bindings, one keysym in both levels so neither Shift
+ * nor a lower/upper case pair changes it. Inside the caller's error
+ * bracket; the key events that follow on this connection are processed
+ * after it, and every client gets its MappingNotify before them. */
 static void
 pool_write(struct keymap *km)
 {
-	bool any = false;
+	int64_t now = mono_us() / 1000;
 
 	for (int s = 0; s < km->npool; s++) {
 		KeySym two[2];
@@ -613,41 +736,97 @@ pool_write(struct keymap *km)
 		two[0] = two[1] = km->bound[s];
 		XChangeKeyboardMapping(km->d, km->pool[s], 2, two, 1);
 		km->dirty[s] = false;
-		km->touched = true;
-		any = true;
-	}
-	if (any) {
-		XSync(km->d, False);
-		sleep_ms(REMAP_MS);
+		km->used[s] = now;      /* in case no key follows (an error) */
 	}
 }
 
-/* Puts every pool keycode back to NoSymbol (what it was on entry) and frees
- * the map. sent_keys: key events went out since the last binding, so
- * clients get SETTLE_MS to translate them first. */
+/* Our own MappingNotify events would pile up in the queue of a connection
+ * nobody reads events from. */
 static void
-keymap_done(struct keymap *km, bool sent_keys)
+drain_mapping(Display *d)
 {
-	if (km->touched && !xerr_io_dead(km->d)) {
-		KeySym none[2] = { NoSymbol, NoSymbol };
-		XEvent ev;
+	XEvent ev;
 
-		if (sent_keys) {
-			XSync(km->d, False);    /* the keys reach the server first */
-			sleep_ms(SETTLE_MS);
+	while (XCheckTypedEvent(d, MappingNotify, &ev))
+		XRefreshKeyboardMapping(&ev.xmapping);
+}
+
+/* Keeps the pool's bindings in the display's cache (nothing is restored
+ * here: see xinput_idle) and frees the map. */
+static void
+keymap_done(struct keymap *km)
+{
+	struct kcache *c = km->cache;
+
+	if (c != NULL) {
+		c->n = 0;
+		for (int s = 0; s < km->npool; s++) {
+			if (km->bound[s] == NoSymbol || km->dirty[s])
+				continue;
+			c->slot[c->n].kc = km->pool[s];
+			c->slot[c->n].sym = km->bound[s];
+			c->slot[c->n].used_ms = km->used[s];
+			if (km->used[s] > c->last_ms)
+				c->last_ms = km->used[s];
+			c->n++;
 		}
-		for (int s = 0; s < km->npool; s++)
-			if (km->bound[s] != NoSymbol)
-				XChangeKeyboardMapping(km->d, km->pool[s], 2, none, 1);
-		XSync(km->d, False);
-		/* Our own MappingNotify events would pile up in the queue of a
-		 * connection nobody reads events from. */
-		while (XCheckTypedEvent(km->d, MappingNotify, &ev))
-			XRefreshKeyboardMapping(&ev.xmapping);
+		if (!xerr_io_dead(km->d))
+			drain_mapping(km->d);
 	}
 	if (km->syms != NULL)
 		XFree(km->syms);
 	km->syms = NULL;
+}
+
+/* Puts the cache's keycodes that still carry our binding back to NoSymbol
+ * (what they were before we bound them) and empties the cache. */
+static void
+cache_restore(Display *d, struct kcache *c)
+{
+	struct keymap km;
+	struct derr e;
+	KeySym none[2] = { NoSymbol, NoSymbol };
+
+	memset(&km, 0, sizeof km);
+	if (c->n > 0 && !xerr_io_dead(d) && map_read(d, &km, &e) == 0) {
+		xerr_begin();
+		for (int i = 0; i < c->n; i++)
+			if (still_bound(&km, c->slot[i].kc, c->slot[i].sym))
+				XChangeKeyboardMapping(d, c->slot[i].kc, 2, none, 1);
+		XSync(d, False);
+		drain_mapping(d);
+		xerr_end(d, &e, "restore keyboard map");
+		XFree(km.syms);
+	}
+	c->n = 0;
+	c->last_ms = 0;
+}
+
+int
+xinput_idle(Display *d, int idle_ms)
+{
+	struct kcache *c = cache_get(d, false);
+
+	if (c == NULL || c->n == 0 || mono_us() / 1000 - c->last_ms < idle_ms)
+		return 0;
+	cache_restore(d, c);
+	return 1;
+}
+
+void
+xinput_forget(Display *d)
+{
+	struct kcache *c = cache_get(d, false);
+
+	if (c == NULL)
+		return;
+	cache_restore(d, c);
+	pthread_mutex_lock(&caches_lock);
+	for (int i = 0; i < CACHE_MAX; i++)
+		if (caches[i] == c)
+			caches[i] = NULL;
+	pthread_mutex_unlock(&caches_lock);
+	free(c);
 }
 
 /* Presses kc with what it needs held, releases in reverse. */
@@ -757,18 +936,55 @@ text_keysyms(const char *s, size_t len, KeySym **out, size_t *n, struct derr *e)
 	return 0;
 }
 
+/* Plans keys syms[i..*end) as batch `stamp`: at most `chunk` of them, with
+ * pool keycodes bound as needed. *end == i with *wait_ms > 0: nothing can
+ * be planned before a binding has been quiet that long. */
+static int
+plan_chunk(struct keymap *km, const KeySym *syms, size_t i, size_t n, size_t chunk,
+    unsigned stamp, size_t *end, int *wait_ms, struct derr *e)
+{
+	size_t k = i;
+
+	*wait_ms = 0;
+	while (k < n && k - i < chunk) {
+		KeyCode kc;
+		unsigned need;
+		int slot;
+
+		if (map_find(km, syms[k], &kc, &need)) {
+			k++;
+			continue;
+		}
+		slot = pool_find(km, syms[k]);
+		if (slot < 0 && km->npool == 0)
+			return derr_set(e, DERR_INTERNAL, NULL,
+			    "the keyboard map has no spare keycode to type keysym 0x%lx",
+			    (unsigned long)syms[k]);
+		if (slot < 0 && (slot = pool_take(km, syms[k], stamp, wait_ms)) < 0)
+			break;
+		km->stamp[slot] = stamp;
+		k++;
+	}
+	if (k == i && *wait_ms <= 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "no spare keycode is free");
+	*end = k;
+	return 0;
+}
+
 int
-xinput_type(Display *d, const char *s, size_t len, struct derr *e)
+xinput_type(Display *d, const char *s, size_t len, size_t *sent, struct derr *e)
 {
 	struct keymap km;
 	KeySym *syms = NULL;
 	size_t n = 0, i = 0;
 	unsigned stamp = 0;
-	bool sent = false, loaded = false, slow = humanize_enabled();
+	bool loaded = false, slow = humanize_enabled();
 	size_t chunk = slow ? 1 : TYPE_CHUNK;
 	uint64_t rng = humanize_seed();
 	int rc = -1;
 
+	if (sent != NULL)
+		*sent = 0;
 	if (text_keysyms(s, len, &syms, &n, e) != 0)
 		return -1;
 	if (slow && n > HUMANIZE_TYPE_MAX) {
@@ -781,41 +997,20 @@ xinput_type(Display *d, const char *s, size_t len, struct derr *e)
 	if (keymap_load(d, &km, e) != 0)
 		goto out;
 	loaded = true;
-	xerr_begin();
 	while (i < n) {
 		size_t end = i;
-		bool rebind = false;
+		int wait_ms = 0;
 
-		/* Plan a chunk: at most TYPE_CHUNK characters, and no more new
-		 * bindings than the pool holds. */
-		stamp++;
-		while (end < n && end - i < chunk) {
-			KeyCode kc;
-			unsigned need;
-			int slot;
-
-			if (map_find(&km, syms[end], &kc, &need)) {
-				end++;
-				continue;
-			}
-			slot = pool_find(&km, syms[end]);
-			if (slot >= 0) {
-				km.stamp[slot] = stamp;
-				end++;
-				continue;
-			}
-			if (km.npool == 0) {
-				derr_set(e, DERR_INTERNAL, NULL,
-				    "the keyboard map has no spare keycode to type keysym 0x%lx",
-				    (unsigned long)syms[end]);
-				goto out;
-			}
-			if (pool_take(&km, syms[end], stamp, &rebind) < 0)
-				break;
-			end++;
+		if (plan_chunk(&km, syms, i, n, chunk, ++stamp, &end, &wait_ms, e) != 0)
+			goto out;
+		if (end == i) {
+			/* More distinct keysyms than spare keycodes: every
+			 * binding is in use; the text waits until the oldest
+			 * has been quiet for QUIET_MS. */
+			sleep_ms(wait_ms);
+			continue;
 		}
-		if (rebind && sent)
-			sleep_ms(SETTLE_MS);
+		xerr_begin();
 		pool_write(&km);
 		for (; i < end; i++) {
 			KeyCode kc;
@@ -825,21 +1020,19 @@ xinput_type(Display *d, const char *s, size_t len, struct derr *e)
 				kc = km.pool[pool_find(&km, syms[i])];
 			tap(&km, kc, need);
 		}
-		sent = true;
 		if (xerr_end(d, e, "type") != 0)
 			goto out;
+		pool_used(&km, stamp);
+		if (sent != NULL)
+			*sent = i;
 		if (slow && i < n)
 			sleep_ms(humanize_key_gap_ms(&rng,
 			    syms[i - 1] == XK_space || syms[i - 1] == XK_Return));
-		xerr_begin();
 	}
 	rc = 0;
 out:
-	if (loaded) {
-		keymap_done(&km, sent);
-		if (rc == 0)
-			rc = xerr_end(d, e, "type");
-	}
+	if (loaded)
+		keymap_done(&km);
 	free(syms);
 	return rc;
 }
@@ -1089,8 +1282,8 @@ xinput_keys(Display *d, const char *combo, struct derr *e)
 		for (int k = 0; k < chords[c].n; k++) {
 			const struct key *key = &chords[c].keys[k];
 			struct resolved *r = &res[nkeys++];
-			bool rebind = false, found;
-			int slot;
+			bool found;
+			int slot, wait_ms = 0;
 
 			r->need = 0;
 			if (key->modifier)
@@ -1100,14 +1293,16 @@ xinput_keys(Display *d, const char *combo, struct derr *e)
 			if (found)
 				continue;
 			slot = pool_find(&km, key->sym);
-			if (slot < 0)
-				slot = pool_take(&km, key->sym, 1, &rebind);
+			while (slot < 0 && (slot = pool_take(&km, key->sym, 1, &wait_ms)) < 0 &&
+			    wait_ms > 0)
+				sleep_ms(wait_ms);      /* nothing sent yet: safe to wait */
 			if (slot < 0) {
 				derr_set(e, DERR_INVALID, "keys",
 				    "too many keys missing from the keyboard map (at most %d)",
 				    km.npool);
 				goto out;
 			}
+			km.stamp[slot] = 1;
 			r->kc = km.pool[slot];
 		}
 	pool_write(&km);
@@ -1142,11 +1337,13 @@ out:
 	if (mm != NULL)
 		XFreeModifiermap(mm);
 	if (loaded) {
-		keymap_done(&km, sent);
 		if (rc == 0)
 			rc = xerr_end(d, e, "keys");
 		else
 			XSync(d, False);
+		if (sent)
+			pool_used(&km, 1);
+		keymap_done(&km);
 	}
 	free(res);
 	free(chords);

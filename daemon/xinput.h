@@ -43,11 +43,16 @@ int xinput_drag(Display *d, int x1, int y1, int x2, int y2, int button,
  * DERR_INVALID field "direction" for anything else. */
 int xinput_scroll(Display *d, const char *direction, int amount, struct derr *e);
 /* Types UTF-8 text (any code point: accents, CJK, emoji) whatever the
- * keyboard layout: characters without a keycode in the current map are
- * typed by temporarily binding a spare keycode to their keysym, restored
- * afterwards. Long text is sent in chunks so nothing is dropped.
+ * keyboard layout: characters without a keycode in the map are typed
+ * through spare keycodes bound to their keysyms, and those bindings are
+ * kept for later calls on the same Display (see xinput_idle). No keycode is
+ * rebound until QUIET_MS (xinput.c) after its last key event reached the
+ * server, so a client still translating earlier events never sees a
+ * changed map for them; text needing more distinct keysyms than there are
+ * spare keycodes waits that long between parts. *sent (may be NULL): how
+ * many characters ("\r\n" counts one) were sent, also on failure.
  * DERR_INVALID field "text" if s is not valid UTF-8. */
-int xinput_type(Display *d, const char *s, size_t len, struct derr *e);
+int xinput_type(Display *d, const char *s, size_t len, size_t *sent, struct derr *e);
 /* Presses a key or chord such as "Return", "ctrl+shift+t", "alt+F4",
  * "super"; several chords may be separated by spaces ("ctrl+a BackSpace").
  * Modifier names: ctrl/control, shift, alt, meta, super/win/cmd, hyper.
@@ -55,6 +60,16 @@ int xinput_type(Display *d, const char *s, size_t len, struct derr *e);
  * character. All pressed keys are released before returning, even on error.
  * DERR_INVALID field "keys" for an unknown key name. */
 int xinput_keys(Display *d, const char *combo, struct derr *e);
+/* If no key went through a kept binding (xinput_type, xinput_keys) on d
+ * for idle_ms, puts those keycodes back to NoSymbol and returns 1 (0:
+ * nothing to do). Keycodes someone else rebound meanwhile are left alone. */
+int xinput_idle(Display *d, int idle_ms);
+/* Restores d's kept bindings now (unless the connection is dead) and
+ * forgets d: call before XCloseDisplay. NULL or unknown d is a no-op. */
+void xinput_forget(Display *d);
+/* How long a display must be idle before display.c restores its map. */
+#define XINPUT_IDLE_MS 5000
+
 /* The pointer position. */
 int xinput_pointer(Display *d, int *x, int *y, struct derr *e);
 

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist mcp desktop vision waits wake gui uitars agent record dashboard memory hostile load fuzz)
+all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard memory hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -18,6 +18,7 @@ declare -A cmd=(
 	[mcp]="tests/mcp/run.sh"
 	[x11]="$DETM_BIN/test-x11"
 	[desktop]="tests/desktop.sh"
+	[typing]="tests/typing.sh"
 	[vision]="tests/vision.sh"
 	[waits]="tests/waits.sh"
 	[wake]="tests/wake.sh"

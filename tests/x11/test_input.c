@@ -396,14 +396,14 @@ input_errors(void)
 	CHECK(xinput_scroll(s.d, "down", 0, &e) == -1 && strcmp(e.field, "amount") == 0);
 	CHECK(xinput_scroll(s.d, "down", 101, &e) == -1 && strcmp(e.field, "amount") == 0);
 
-	CHECK(xinput_type(s.d, "ab\xc3\x28", 4, &e) == -1);
+	CHECK(xinput_type(s.d, "ab\xc3\x28", 4, NULL, &e) == -1);
 	CHECK(e.code == DERR_INVALID && strcmp(e.field, "text") == 0);
-	CHECK(xinput_type(s.d, "a\x01", 2, &e) == -1 && strcmp(e.field, "text") == 0);
+	CHECK(xinput_type(s.d, "a\x01", 2, NULL, &e) == -1 && strcmp(e.field, "text") == 0);
 	big = malloc(64 * 1024 + 1);
 	memset(big, 'a', 64 * 1024 + 1);
-	CHECK(xinput_type(s.d, big, 64 * 1024 + 1, &e) == -1 && strcmp(e.field, "text") == 0);
+	CHECK(xinput_type(s.d, big, 64 * 1024 + 1, NULL, &e) == -1 && strcmp(e.field, "text") == 0);
 	free(big);
-	CHECK(xinput_type(s.d, "", 0, &e) == 0);
+	CHECK(xinput_type(s.d, "", 0, NULL, &e) == 0);
 
 	CHECK(xinput_keys(s.d, "ctrl+shift+bogus", &e) == -1);
 	CHECK(e.code == DERR_INVALID && strcmp(e.field, "keys") == 0);
@@ -419,6 +419,7 @@ input_errors(void)
 	CHECK(xinput_keys(s.d, NULL, &e) == -1 && strcmp(e.field, "keys") == 0);
 	CHECK(xinput_keys(s.d, "a+b+c+d+e+f+g+h+i", &e) == -1 && strcmp(e.field, "keys") == 0);
 	CHECK(nothing_pressed(s.d));
+	xinput_idle(s.d, 0);          /* restore the kept bindings now */
 	CHECK(map_same(s.d, before, count));
 	free(before);
 	xh_server_stop(&s);
@@ -657,6 +658,7 @@ input_keys_chords(void)
 		CHECK(k[3].sym == XK_y && (k[3].state & Mod4Mask));
 	}
 	CHECK(nothing_pressed(s.d));
+	xinput_idle(s.d, 0);          /* restore the kept bindings now */
 	CHECK(map_same(s.d, before, count));
 out:
 	probe_close(p);
@@ -708,7 +710,7 @@ input_type_shift_column(void)
 		goto out;
 	CHECK(xinput_move(s.d, 50, 50, &e) == 0);
 	CHECK(xinput_click(s.d, 1, 1, &e) == 0);
-	CHECK(xinput_type(s.d, text, strlen(text), &e) == 0);
+	CHECK(xinput_type(s.d, text, strlen(text), NULL, &e) == 0);
 	CHECK(probe_wait(p, KeyRelease, 6));
 	n = key_presses(p, k, 64);
 	{
@@ -811,7 +813,7 @@ input_type_xterm(void)
 		char text[256];
 
 		snprintf(text, sizeof text, "%s\n", lines[i]);
-		CHECK(xinput_type(s.d, text, strlen(text), &e) == 0);
+		CHECK(xinput_type(s.d, text, strlen(text), NULL, &e) == 0);
 		strcat(want, text);
 		CHECK(wait_file(path, want, 5000));
 	}
@@ -821,26 +823,27 @@ input_type_xterm(void)
 		char text[4096];
 
 		snprintf(text, sizeof text, "%s\n", mixed);
-		CHECK(xinput_type(s.d, text, strlen(text), &e) == 0);
+		CHECK(xinput_type(s.d, text, strlen(text), NULL, &e) == 0);
 		strcat(want, text);
 		CHECK(wait_file(path, want, 5000));
 	}
 	/* "\r\n" is one Return; a tab goes through. */
-	CHECK(xinput_type(s.d, "a\tb\r\n", 5, &e) == 0);
+	CHECK(xinput_type(s.d, "a\tb\r\n", 5, NULL, &e) == 0);
 	strcat(want, "a\tb\n");
 	CHECK(wait_file(path, want, 5000));
 
 	/* Chords into the terminal: BackSpace erases, ctrl+u kills the line
 	 * (ctrl must be down, or a 'u' would appear), shift+a is 'A'. */
-	CHECK(xinput_type(s.d, "abc", 3, &e) == 0);
+	CHECK(xinput_type(s.d, "abc", 3, NULL, &e) == 0);
 	CHECK(xinput_keys(s.d, "BackSpace Return", &e) == 0);
 	strcat(want, "ab\n");
 	CHECK(wait_file(path, want, 5000));
-	CHECK(xinput_type(s.d, "xyz", 3, &e) == 0);
+	CHECK(xinput_type(s.d, "xyz", 3, NULL, &e) == 0);
 	CHECK(xinput_keys(s.d, "ctrl+u q shift+a Return", &e) == 0);
 	strcat(want, "qA\n");
 	CHECK(wait_file(path, want, 5000));
 	CHECK(nothing_pressed(s.d));
+	xinput_idle(s.d, 0);          /* restore the kept bindings now */
 	CHECK(map_same(s.d, before, count));
 	/* ctrl+d at the start of a line: cat sees end of file and exits. */
 	CHECK(xinput_keys(s.d, "ctrl+d", &e) == 0);

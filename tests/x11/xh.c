@@ -11,6 +11,7 @@
 #include <X11/Xutil.h>
 
 #include "xerr.h"
+#include "xinput.h"
 #include "xh.h"
 
 int xh_failed_checks;
@@ -112,6 +113,7 @@ void
 xh_server_stop(struct xh_server *s)
 {
 	if (s->d) {
+		xinput_forget(s->d);
 		xerr_forget(s->d);
 		XCloseDisplay(s->d);
 		s->d = NULL;
