@@ -5,6 +5,7 @@
 #   make test       install, build, run every test suite (closing line per suite)
 #   make asan-test  the same suites under AddressSanitizer + UBSan
 #   make bench      benchmarks (not part of make test)
+#   make lint       include-direction check and function-length report
 #
 # Adding a library later: append its pkg-config name to DAEMON_PKGS (or
 # PROXY_PKGS) and its Debian package to scripts/install-deps.sh.
@@ -88,7 +89,7 @@ TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/ht
              $(if $(VSTUB_SRCS),$(BIN)/vision-stub) $(if $(VISIONTEST_SRCS),$(BIN)/test-vision) \
              $(if $(WAKERECV_SRCS),$(BIN)/wake-recv)
 
-.PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help fuzz fuzz-bins
+.PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help fuzz fuzz-bins lint
 all: $(ALL_BINS)
 # Named so a sub-make with another BIN/B builds its own test binaries.
 test-bins: $(TEST_BINS)
@@ -187,6 +188,12 @@ run: deps
 test: test-deps
 	@$(MAKE) --no-print-directory all test-bins fuzz-bins
 	@tests/run.sh
+
+# The include rules (also the first suite of make test) and a report of
+# function lengths (the house rule: none over 100 lines).
+lint:
+	@tools/check-layers.sh | tail -1
+	@tools/funclen.sh 15
 
 unit-test: all $(TEST_BINS)
 	@$(BIN)/test-unit

@@ -1082,118 +1082,101 @@ cbox_cmp(const void *pa, const void *pb)
 	return (a < b) - (a > b);
 }
 
-int
-ocr_changed_boxes(const unsigned char *prev, const unsigned char *cur,
-    int tw, int th, int full_w, int full_h, int threshold,
-    struct ocr_box *boxes, int n)
+/* The geometry shared by the steps of ocr_changed_boxes. */
+struct boxgeo {
+	int tw, th, full_w, full_h;
+	int padx, pady;         /* padding around a region at full resolution */
+	int gx;                 /* horizontal gap under which regions merge */
+};
+
+/* Flood-fills the changed pixels reachable from `start` (gaps of up to
+ * BOX_GAP thumbnail pixels bridged), marking them visited; returns their
+ * bounding box in thumbnail pixels. */
+static struct cbox
+blob_grow(unsigned char *mark, int *stack, size_t start, const struct boxgeo *g)
 {
-	unsigned char *mark = NULL;   /* 1 changed, 2 visited */
-	int *stack = NULL;
-	struct cbox *cb = NULL;
-	size_t npx;
-	int nc = 0, padx, pady, gx, rc = -1;
-	bool overflow = false;
+	struct cbox b;
+	int sp = 0;
 
-	if (prev == NULL || cur == NULL || boxes == NULL || n < 1 || tw < 1 || th < 1 ||
-	    (int64_t)tw * th > OCR_MAX_THUMB || full_w < 1 || full_h < 1 ||
-	    full_w > OCR_MAX_FRAME || full_h > OCR_MAX_FRAME || threshold < 0 ||
-	    threshold > 255)
-		return -1;
-	npx = (size_t)tw * (size_t)th;
-	mark = xmalloc(npx);
-	for (size_t i = 0; i < npx; i++)
-		mark[i] = abs((int)cur[i] - (int)prev[i]) > threshold;
-	stack = xmalloc(sizeof *stack * npx);
-	cb = xmalloc(sizeof *cb * (BOX_MAXC + 1));
-	/* Generous sideways (a line's first and last glyph), tight vertically
-	 * (the line above must not come along). */
-	padx = (full_w + tw - 1) / tw + 4;
-	pady = 2;
-	gx = 2 * ((full_w + tw - 1) / tw) + 8;
+	b.x0 = b.x1 = (int)(start % (size_t)g->tw);
+	b.y0 = b.y1 = (int)(start / (size_t)g->tw);
+	mark[start] = 2;
+	stack[sp++] = (int)start;
+	while (sp > 0) {
+		int p = stack[--sp], px = p % g->tw, py = p / g->tw;
 
-	for (size_t start = 0; start < npx && !overflow; start++) {
-		int x0, y0, x1, y1, sp = 0;
+		b.x0 = px < b.x0 ? px : b.x0;
+		b.x1 = px > b.x1 ? px : b.x1;
+		b.y0 = py < b.y0 ? py : b.y0;
+		b.y1 = py > b.y1 ? py : b.y1;
+		for (int dy = -BOX_GAP; dy <= BOX_GAP; dy++) {
+			int qy = py + dy;
 
-		if (mark[start] != 1)
-			continue;
-		x0 = x1 = (int)(start % (size_t)tw);
-		y0 = y1 = (int)(start / (size_t)tw);
-		mark[start] = 2;
-		stack[sp++] = (int)start;
-		while (sp > 0) {
-			int p = stack[--sp], px = p % tw, py = p / tw;
+			if (qy < 0 || qy >= g->th)
+				continue;
+			for (int dx = -BOX_GAP; dx <= BOX_GAP; dx++) {
+				int qx = px + dx;
+				size_t q = (size_t)qy * (size_t)g->tw + (size_t)qx;
 
-			if (px < x0)
-				x0 = px;
-			if (px > x1)
-				x1 = px;
-			if (py < y0)
-				y0 = py;
-			if (py > y1)
-				y1 = py;
-			for (int dy = -BOX_GAP; dy <= BOX_GAP; dy++) {
-				int qy = py + dy;
-
-				if (qy < 0 || qy >= th)
+				if (qx < 0 || qx >= g->tw || mark[q] != 1)
 					continue;
-				for (int dx = -BOX_GAP; dx <= BOX_GAP; dx++) {
-					int qx = px + dx;
-					size_t q = (size_t)qy * (size_t)tw + (size_t)qx;
-
-					if (qx < 0 || qx >= tw || mark[q] != 1)
-						continue;
-					mark[q] = 2;
-					stack[sp++] = (int)q;   /* each pixel pushed once: sp < npx */
-				}
+				mark[q] = 2;
+				stack[sp++] = (int)q;   /* each pixel pushed once: sp < npx */
 			}
 		}
-		/* To full resolution, padded, clipped. */
-		cb[nc].x0 = (int)((int64_t)x0 * full_w / tw) - padx;
-		cb[nc].y0 = (int)((int64_t)y0 * full_h / th) - pady;
-		cb[nc].x1 = (int)(((int64_t)(x1 + 1) * full_w + tw - 1) / tw) + padx;
-		cb[nc].y1 = (int)(((int64_t)(y1 + 1) * full_h + th - 1) / th) + pady;
-		if (cb[nc].x0 < 0)
-			cb[nc].x0 = 0;
-		if (cb[nc].y0 < 0)
-			cb[nc].y0 = 0;
-		if (cb[nc].x1 > full_w)
-			cb[nc].x1 = full_w;
-		if (cb[nc].y1 > full_h)
-			cb[nc].y1 = full_h;
-		if (++nc > BOX_MAXC)
-			overflow = true;
 	}
-	if (overflow) {
-		/* Too scattered to be regions: the bounding box of everything
-		 * (remaining changed pixels included). */
-		struct cbox all = cb[0];
-		int bx0 = tw, by0 = th, bx1 = -1, by1 = -1;
+	return b;
+}
 
-		for (int i = 1; i < nc; i++)
-			all = cbox_union(&all, &cb[i]);
-		for (size_t i = 0; i < npx; i++)
-			if (mark[i] == 1) {
-				int px = (int)(i % (size_t)tw), py = (int)(i / (size_t)tw);
+/* A box of thumbnail pixels (inclusive) to full resolution (exclusive
+ * ends), padded by pad and clipped to the frame. */
+static struct cbox
+box_to_full(const struct cbox *t, int padx, int pady, const struct boxgeo *g)
+{
+	struct cbox f;
 
-				bx0 = px < bx0 ? px : bx0;
-				by0 = py < by0 ? py : by0;
-				bx1 = px > bx1 ? px : bx1;
-				by1 = py > by1 ? py : by1;
-			}
-		if (bx1 >= 0) {
-			struct cbox rest = {
-				(int)((int64_t)bx0 * full_w / tw), (int)((int64_t)by0 * full_h / th),
-				(int)(((int64_t)(bx1 + 1) * full_w + tw - 1) / tw),
-				(int)(((int64_t)(by1 + 1) * full_h + th - 1) / th),
-			};
+	f.x0 = (int)((int64_t)t->x0 * g->full_w / g->tw) - padx;
+	f.y0 = (int)((int64_t)t->y0 * g->full_h / g->th) - pady;
+	f.x1 = (int)(((int64_t)(t->x1 + 1) * g->full_w + g->tw - 1) / g->tw) + padx;
+	f.y1 = (int)(((int64_t)(t->y1 + 1) * g->full_h + g->th - 1) / g->th) + pady;
+	f.x0 = f.x0 < 0 ? 0 : f.x0;
+	f.y0 = f.y0 < 0 ? 0 : f.y0;
+	f.x1 = f.x1 > g->full_w ? g->full_w : f.x1;
+	f.y1 = f.y1 > g->full_h ? g->full_h : f.y1;
+	return f;
+}
 
-			all = cbox_union(&all, &rest);
+/* Too scattered to be regions: one box, the bounding box of the regions
+ * found and of every changed pixel not yet visited. */
+static void
+boxes_collapse(struct cbox *cb, int nc, const unsigned char *mark, size_t npx,
+    const struct boxgeo *g)
+{
+	struct cbox all = cb[0], rest = { g->tw, g->th, -1, -1 };
+
+	for (int i = 1; i < nc; i++)
+		all = cbox_union(&all, &cb[i]);
+	for (size_t i = 0; i < npx; i++)
+		if (mark[i] == 1) {
+			int px = (int)(i % (size_t)g->tw), py = (int)(i / (size_t)g->tw);
+
+			rest.x0 = px < rest.x0 ? px : rest.x0;
+			rest.y0 = py < rest.y0 ? py : rest.y0;
+			rest.x1 = px > rest.x1 ? px : rest.x1;
+			rest.y1 = py > rest.y1 ? py : rest.y1;
 		}
-		cb[0] = all;
-		nc = 1;
-	}
+	if (rest.x1 >= 0) {
+		struct cbox full = box_to_full(&rest, 0, 0, g);
 
-	/* Merge near boxes until none are. */
+		all = cbox_union(&all, &full);
+	}
+	cb[0] = all;
+}
+
+/* Merges boxes closer than gx until none are; returns the new count. */
+static int
+boxes_merge_near(struct cbox *cb, int nc, int gx)
+{
 	for (bool again = true; again;) {
 		again = false;
 		for (int i = 0; i < nc; i++)
@@ -1205,7 +1188,14 @@ ocr_changed_boxes(const unsigned char *prev, const unsigned char *cur,
 					again = true;
 				}
 	}
-	/* Too many: merge the pair whose union adds the least area. */
+	return nc;
+}
+
+/* While there are more than n boxes, merges the pair whose union adds the
+ * least area. Returns the new count (<= n). */
+static int
+boxes_reduce(struct cbox *cb, int nc, int n)
+{
 	while (nc > n) {
 		int bi = 0, bj = 1;
 		int64_t best = INT64_MAX;
@@ -1224,6 +1214,53 @@ ocr_changed_boxes(const unsigned char *prev, const unsigned char *cur,
 		cb[bi] = cbox_union(&cb[bi], &cb[bj]);
 		cb[bj] = cb[--nc];
 	}
+	return nc;
+}
+
+int
+ocr_changed_boxes(const unsigned char *prev, const unsigned char *cur,
+    int tw, int th, int full_w, int full_h, int threshold,
+    struct ocr_box *boxes, int n)
+{
+	unsigned char *mark = NULL;   /* 1 changed, 2 visited */
+	int *stack = NULL;
+	struct cbox *cb = NULL;
+	struct boxgeo g;
+	size_t npx;
+	int nc = 0;
+	bool overflow = false;
+
+	if (prev == NULL || cur == NULL || boxes == NULL || n < 1 || tw < 1 || th < 1 ||
+	    (int64_t)tw * th > OCR_MAX_THUMB || full_w < 1 || full_h < 1 ||
+	    full_w > OCR_MAX_FRAME || full_h > OCR_MAX_FRAME || threshold < 0 ||
+	    threshold > 255)
+		return -1;
+	npx = (size_t)tw * (size_t)th;
+	mark = xmalloc(npx);
+	for (size_t i = 0; i < npx; i++)
+		mark[i] = abs((int)cur[i] - (int)prev[i]) > threshold;
+	stack = xmalloc(sizeof *stack * npx);
+	cb = xmalloc(sizeof *cb * (BOX_MAXC + 1));
+	/* Generous sideways (a line's first and last glyph), tight vertically
+	 * (the line above must not come along). */
+	g = (struct boxgeo){ tw, th, full_w, full_h, (full_w + tw - 1) / tw + 4, 2,
+	    2 * ((full_w + tw - 1) / tw) + 8 };
+	for (size_t start = 0; start < npx && !overflow; start++) {
+		struct cbox t;
+
+		if (mark[start] != 1)
+			continue;
+		t = blob_grow(mark, stack, start, &g);
+		cb[nc] = box_to_full(&t, g.padx, g.pady, &g);
+		if (++nc > BOX_MAXC)
+			overflow = true;
+	}
+	if (overflow) {
+		boxes_collapse(cb, nc, mark, npx, &g);
+		nc = 1;
+	}
+	nc = boxes_merge_near(cb, nc, g.gx);
+	nc = boxes_reduce(cb, nc, n);
 	qsort(cb, (size_t)nc, sizeof *cb, cbox_cmp);
 	for (int i = 0; i < nc; i++) {
 		boxes[i].x = cb[i].x0;
@@ -1231,11 +1268,10 @@ ocr_changed_boxes(const unsigned char *prev, const unsigned char *cur,
 		boxes[i].w = cb[i].x1 - cb[i].x0;
 		boxes[i].h = cb[i].y1 - cb[i].y0;
 	}
-	rc = nc;
 	free(cb);
 	free(stack);
 	free(mark);
-	return rc;
+	return nc;
 }
 
 int
