@@ -303,19 +303,151 @@ stuck_wait_state(json_object *waits)
 	return w;
 }
 
+/* The packet's head: who, why and since when. */
+static json_object *
+stuck_head(json_object *sum, const char *id, int64_t updated_at, int64_t idle)
+{
+	json_object *p = json_object_new_object();
+	char when[ISO_TIME_LEN], reason[128];
+
+	if (idle >= 120)
+		snprintf(reason, sizeof reason, "no updates for %lld minutes and no active smart wait",
+		    (long long)(idle / 60));
+	else
+		snprintf(reason, sizeof reason, "no updates for %lld seconds and no active smart wait",
+		    (long long)idle);
+	iso_time(updated_at, when);
+	json_object_object_add(p, "task_id", json_object_new_string(id));
+	json_object_object_add(p, "name", stuck_ref(sum, "name"));
+	json_object_object_add(p, "status", stuck_ref(sum, "status"));
+	json_object_object_add(p, "agent_id", stuck_ref(sum, "agent_id"));
+	json_object_object_add(p, "reason", json_object_new_string(reason));
+	json_object_object_add(p, "updated_at", json_object_new_string(when));
+	json_object_object_add(p, "idle_seconds", json_object_new_int64(idle));
+	json_object_object_add(p, "metadata", stuck_ref(sum, "metadata"));
+	return p;
+}
+
+/* The current item: the first active one, else the first pending (-1: none). */
+static int64_t
+stuck_current(json_object *items, int64_t *count, const char **title)
+{
+	size_t n = items ? json_object_array_length(items) : 0;
+	int64_t cur = -1;
+	bool active = false;
+
+	*count = 0;
+	*title = NULL;
+	for (size_t i = 0; i < n; i++) {
+		json_object *it = json_object_array_get_idx(items, i);
+		const char *ist = json_object_get_string(stuck_get(it, "status"));
+
+		if (ist == NULL)
+			continue;
+		if ((strcmp(ist, "active") == 0 && !active) ||
+		    (strcmp(ist, "pending") == 0 && cur < 0)) {
+			active = strcmp(ist, "active") == 0;
+			cur = json_object_get_int64(stuck_get(it, "ordinal"));
+			*title = json_object_get_string(stuck_get(it, "title"));
+			*count = json_object_get_int64(stuck_get(it, "actions"));
+		}
+	}
+	return cur;
+}
+
+/* Adds "progress" (completed, current, remaining, pct) and the brief
+ * "items" to p; returns the current item's ordinal (-1: none). */
+static int64_t
+stuck_progress(json_object *p, json_object *sum, int64_t *cur_count)
+{
+	json_object *items = stuck_get(sum, "items"), *brief = json_object_new_array(),
+	    *done = json_object_new_array(), *rest = json_object_new_array(), *prog;
+	size_t n = items ? json_object_array_length(items) : 0;
+	const char *cur_title;
+	int64_t cur = stuck_current(items, cur_count, &cur_title);
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *it = json_object_array_get_idx(items, i), *b = json_object_new_object();
+		const char *ist = json_object_get_string(stuck_get(it, "status"));
+		int64_t ord = json_object_get_int64(stuck_get(it, "ordinal"));
+
+		json_object_object_add(b, "ordinal", stuck_ref(it, "ordinal"));
+		json_object_object_add(b, "title", stuck_ref(it, "title"));
+		json_object_object_add(b, "status", stuck_ref(it, "status"));
+		json_object_array_add(brief, b);
+		if (ist != NULL && strcmp(ist, "completed") == 0)
+			json_object_array_add(done, json_object_new_int64(ord));
+		if (ist != NULL && strcmp(ist, "pending") == 0 && ord != cur)
+			json_object_array_add(rest, json_object_new_int64(ord));
+	}
+	prog = json_object_new_object();
+	json_object_object_add(prog, "completed", done);
+	json_object_object_add(prog, "current", cur >= 0 ? json_object_new_int64(cur) : NULL);
+	jx_add_str(prog, "current_name", cur_title);
+	json_object_object_add(prog, "remaining", rest);
+	json_object_object_add(prog, "pct", stuck_ref(sum, "progress_pct"));
+	json_object_object_add(p, "progress", prog);
+	json_object_object_add(p, "items", brief);
+	return cur;
+}
+
+/* The current item with its last STUCK_ACTIONS actions; NULL with e set. */
+static json_object *
+stuck_current_item(struct store *st, const char *id, int64_t cur, int64_t count,
+    struct derr *e)
+{
+	int off = count > STUCK_ACTIONS ? (int)(count - STUCK_ACTIONS) : 0;
+	json_object *view = task_item_view(st, id, cur, STUCK_ACTIONS, off, e), *ci;
+
+	if (view == NULL)
+		return NULL;
+	ci = json_object_new_object();
+	json_object_object_add(ci, "ordinal", stuck_ref(view, "ordinal"));
+	json_object_object_add(ci, "title", stuck_ref(view, "title"));
+	json_object_object_add(ci, "status", stuck_ref(view, "status"));
+	json_object_object_add(ci, "started_at", stuck_ref(view, "started_at"));
+	json_object_object_add(ci, "action_count", stuck_ref(view, "action_count"));
+	json_object_object_add(ci, "actions", stuck_ref(view, "actions"));
+	json_object_put(view);
+	stuck_trim(ci, STUCK_STR_MAX);
+	return ci;
+}
+
+/* The last STUCK_MESSAGES messages of the thread; NULL with e set. */
+static json_object *
+stuck_messages(struct store *st, const char *id, struct derr *e)
+{
+	json_object *thread = task_thread(st, id, STUCK_MESSAGES, e), *msgs, *v;
+	size_t n;
+
+	if (thread == NULL)
+		return NULL;
+	msgs = json_object_new_array();
+	v = stuck_get(thread, "messages");
+	n = v ? json_object_array_length(v) : 0;
+	for (size_t i = 0; i < n; i++) {
+		json_object *m = json_object_array_get_idx(v, i), *b = json_object_new_object();
+
+		json_object_object_add(b, "role", stuck_ref(m, "role"));
+		json_object_object_add(b, "msg_type", stuck_ref(m, "msg_type"));
+		json_object_object_add(b, "content", stuck_ref(m, "content"));
+		json_object_object_add(b, "created_at", stuck_ref(m, "created_at"));
+		json_object_array_add(msgs, b);
+	}
+	json_object_put(thread);
+	stuck_trim(msgs, STUCK_STR_MAX);
+	return msgs;
+}
+
 /* The resume packet for task id, or NULL: *gone is set when the task no
  * longer exists or is no longer active (not an error). */
 static json_object *
 stuck_packet(struct store *st, const char *id, int64_t updated_at, int64_t now,
     bool *gone, struct derr *e)
 {
-	json_object *sum = NULL, *p = NULL, *items, *brief, *prog, *done, *rest, *thread = NULL,
-	    *msgs, *ci = NULL, *waits, *v;
-	const char *status, *cur_title = NULL;
-	int64_t idle = (now - updated_at) / 1000, cur_ord = -1, cur_count = 0;
-	char when[ISO_TIME_LEN], reason[128];
-	bool cur_active = false;
-	size_t i, n;
+	json_object *sum, *p = NULL, *ci = NULL, *msgs, *waits;
+	const char *status;
+	int64_t cur_ord, cur_count;
 
 	*gone = false;
 	sum = task_summary(st, id, DETAIL_ITEMS, false, e);
@@ -328,118 +460,25 @@ stuck_packet(struct store *st, const char *id, int64_t updated_at, int64_t now,
 		*gone = true;
 		goto fail;
 	}
-	if (idle >= 120)
-		snprintf(reason, sizeof reason, "no updates for %lld minutes and no active smart wait",
-		    (long long)(idle / 60));
-	else
-		snprintf(reason, sizeof reason, "no updates for %lld seconds and no active smart wait",
-		    (long long)idle);
-	iso_time(updated_at, when);
-
-	p = json_object_new_object();
-	json_object_object_add(p, "task_id", json_object_new_string(id));
-	json_object_object_add(p, "name", stuck_ref(sum, "name"));
-	json_object_object_add(p, "status", stuck_ref(sum, "status"));
-	json_object_object_add(p, "agent_id", stuck_ref(sum, "agent_id"));
-	json_object_object_add(p, "reason", json_object_new_string(reason));
-	json_object_object_add(p, "updated_at", json_object_new_string(when));
-	json_object_object_add(p, "idle_seconds", json_object_new_int64(idle));
-	json_object_object_add(p, "metadata", stuck_ref(sum, "metadata"));
-
-	/* Items, progress and the current item (first active, else first pending). */
-	items = stuck_get(sum, "items");
-	n = items ? json_object_array_length(items) : 0;
-	brief = json_object_new_array();
-	done = json_object_new_array();
-	rest = json_object_new_array();
-	for (i = 0; i < n; i++) {
-		json_object *it = json_object_array_get_idx(items, i), *b = json_object_new_object();
-		const char *ist = json_object_get_string(stuck_get(it, "status"));
-		int64_t ord = json_object_get_int64(stuck_get(it, "ordinal"));
-
-		json_object_object_add(b, "ordinal", stuck_ref(it, "ordinal"));
-		json_object_object_add(b, "title", stuck_ref(it, "title"));
-		json_object_object_add(b, "status", stuck_ref(it, "status"));
-		json_object_array_add(brief, b);
-		if (ist == NULL)
-			continue;
-		if (strcmp(ist, "completed") == 0)
-			json_object_array_add(done, json_object_new_int64(ord));
-		/* The current item: the first active one, else the first pending. */
-		if ((strcmp(ist, "active") == 0 && !cur_active) ||
-		    (strcmp(ist, "pending") == 0 && cur_ord < 0)) {
-			cur_active = strcmp(ist, "active") == 0;
-			cur_ord = ord;
-			cur_title = json_object_get_string(stuck_get(it, "title"));
-			cur_count = json_object_get_int64(stuck_get(it, "actions"));
-		}
-	}
-	for (i = 0; i < n; i++) {
-		json_object *it = json_object_array_get_idx(items, i);
-		const char *ist = json_object_get_string(stuck_get(it, "status"));
-		int64_t ord = json_object_get_int64(stuck_get(it, "ordinal"));
-
-		if (ist != NULL && strcmp(ist, "pending") == 0 && ord != cur_ord)
-			json_object_array_add(rest, json_object_new_int64(ord));
-	}
-	prog = json_object_new_object();
-	json_object_object_add(prog, "completed", done);
-	json_object_object_add(prog, "current", cur_ord >= 0 ? json_object_new_int64(cur_ord) : NULL);
-	jx_add_str(prog, "current_name", cur_title);
-	json_object_object_add(prog, "remaining", rest);
-	json_object_object_add(prog, "pct", stuck_ref(sum, "progress_pct"));
-	json_object_object_add(p, "progress", prog);
-	json_object_object_add(p, "items", brief);
-
-	if (cur_ord >= 0) {
-		int off = cur_count > STUCK_ACTIONS ? (int)(cur_count - STUCK_ACTIONS) : 0;
-		json_object *view = task_item_view(st, id, cur_ord, STUCK_ACTIONS, off, e);
-
-		if (view == NULL) {
-			*gone = e->code == DERR_NOT_FOUND;
-			goto fail;
-		}
-		ci = json_object_new_object();
-		json_object_object_add(ci, "ordinal", stuck_ref(view, "ordinal"));
-		json_object_object_add(ci, "title", stuck_ref(view, "title"));
-		json_object_object_add(ci, "status", stuck_ref(view, "status"));
-		json_object_object_add(ci, "started_at", stuck_ref(view, "started_at"));
-		json_object_object_add(ci, "action_count", stuck_ref(view, "action_count"));
-		json_object_object_add(ci, "actions", stuck_ref(view, "actions"));
-		json_object_put(view);
-		stuck_trim(ci, STUCK_STR_MAX);
-	}
-	json_object_object_add(p, "current_item", ci);
-
-	thread = task_thread(st, id, STUCK_MESSAGES, e);
-	if (thread == NULL) {
+	p = stuck_head(sum, id, updated_at, (now - updated_at) / 1000);
+	cur_ord = stuck_progress(p, sum, &cur_count);
+	if (cur_ord >= 0 && (ci = stuck_current_item(st, id, cur_ord, cur_count, e)) == NULL) {
 		*gone = e->code == DERR_NOT_FOUND;
 		goto fail;
 	}
-	msgs = json_object_new_array();
-	v = stuck_get(thread, "messages");
-	n = v ? json_object_array_length(v) : 0;
-	for (i = 0; i < n; i++) {
-		json_object *m = json_object_array_get_idx(v, i), *b = json_object_new_object();
-
-		json_object_object_add(b, "role", stuck_ref(m, "role"));
-		json_object_object_add(b, "msg_type", stuck_ref(m, "msg_type"));
-		json_object_object_add(b, "content", stuck_ref(m, "content"));
-		json_object_object_add(b, "created_at", stuck_ref(m, "created_at"));
-		json_object_array_add(msgs, b);
+	json_object_object_add(p, "current_item", ci);
+	if ((msgs = stuck_messages(st, id, e)) == NULL) {
+		*gone = e->code == DERR_NOT_FOUND;
+		goto fail;
 	}
-	stuck_trim(msgs, STUCK_STR_MAX);
 	json_object_object_add(p, "recent_messages", msgs);
-
 	if ((waits = stuck_waits(st, id, e)) == NULL)
 		goto fail;
 	json_object_object_add(p, "wait", stuck_wait_state(waits));
 	stuck_fit(p, cur_ord);
-	json_object_put(thread);
 	json_object_put(sum);
 	return p;
 fail:
-	json_object_put(thread);
 	json_object_put(p);
 	json_object_put(sum);
 	return NULL;
