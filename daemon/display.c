@@ -513,23 +513,14 @@ entry_json(const struct dentry *de)
 	return o;
 }
 
-int
-display_start(const char *task_id, int width, int height, json_object **info,
-    struct derr *e)
+/* start_lock held: a free slot of the table for task_id's display, after
+ * stopping a dead display the task still has. SIZE_MAX with e set when the
+ * task has a running display (409) or every slot is in use (503). */
+static size_t
+slot_claim(const char *task_id, struct derr *e)
 {
-	struct dentry *de = NULL;
 	size_t slot = SIZE_MAX, i;
-	int tries, rc = -1, r;
 
-	*info = NULL;
-	if (width == 0 || height == 0) {
-		width = cfg->display_w;
-		height = cfg->display_h;
-	}
-	/* One start at a time: numbers are picked and claimed atomically with
-	 * respect to this daemon; other X servers are seen through their
-	 * socket and lock files, and a lost race makes Xvfb exit (retry). */
-	pthread_mutex_lock(&start_lock);
 	pthread_mutex_lock(&reg_lock);
 	for (i = 0; i < (size_t)cfg->max_displays; i++) {
 		if (table[i] != NULL && strcmp(table[i]->task_id, task_id) == 0 &&
@@ -537,7 +528,7 @@ display_start(const char *task_id, int width, int height, json_object **info,
 			derr_set(e, DERR_CONFLICT, "display", "task %s already has display %s",
 			    task_id, table[i]->name);
 			pthread_mutex_unlock(&reg_lock);
-			goto out;
+			return SIZE_MAX;
 		}
 		if (table[i] != NULL && strcmp(table[i]->task_id, task_id) == 0)
 			slot = i;       /* a died display: replace it */
@@ -552,12 +543,84 @@ display_start(const char *task_id, int width, int height, json_object **info,
 		if (table[i] == NULL)
 			slot = i;
 	pthread_mutex_unlock(&reg_lock);
-	if (slot == SIZE_MAX) {
+	if (slot == SIZE_MAX)
 		derr_set(e, DERR_UNAVAILABLE, "display",
 		    "all %ld task displays are in use (ACU_MAX_DISPLAYS)", cfg->max_displays);
-		goto out;
-	}
+	return slot;
+}
 
+/* start_lock held: picks a free display number for de, writes its cookie
+ * file and starts Xvfb there, moving on to the next number when another X
+ * server won the race. 0, or -1 with e set (nothing left behind). */
+static int
+xvfb_spawn(struct dentry *de, struct derr *e)
+{
+	int tries, r;
+
+	de->number = FIRST_NUMBER;
+	for (tries = 0; tries < START_TRIES; tries++) {
+		pthread_mutex_lock(&reg_lock);
+		while (de->number <= LAST_NUMBER && number_taken(de->number))
+			de->number++;
+		pthread_mutex_unlock(&reg_lock);
+		if (de->number > LAST_NUMBER)
+			return derr_set(e, DERR_UNAVAILABLE, "display",
+			    "no free display number from :%d to :%d", FIRST_NUMBER, LAST_NUMBER);
+		snprintf(de->auth_path, sizeof de->auth_path, "%s/%d.auth", dir, de->number);
+		if (write_auth(de->auth_path, de->number, de->cookie) != 0)
+			return derr_set(e, DERR_INTERNAL, NULL, "cannot write the display's auth file");
+		r = xvfb_launch(de, e);
+		if (r == 0)
+			return 0;
+		remove_files(de->number);       /* failed, or lost the number: next */
+		if (r < 0)
+			return -1;
+		de->number++;
+	}
+	return derr_set(e, DERR_UNAVAILABLE, "display", "Xvfb failed to start %d times; see %s/xvfb-*.log",
+	    START_TRIES, log_dir);
+}
+
+/* Opens detmd's own connection to a started Xvfb (capture, damage). 0, or
+ * -1 with e set after stopping the server. */
+static int
+xvfb_connect(struct dentry *de, struct derr *e)
+{
+	pthread_mutex_lock(&de->mu);
+	de->d = open_conn(de->name, de->cookie);
+	if (de->d != NULL) {
+		de->cap = xcap_new(de->d);
+		watch_damage(de);
+	}
+	pthread_mutex_unlock(&de->mu);
+	if (de->d != NULL)
+		return 0;
+	derr_set(e, DERR_UNAVAILABLE, "display", "Xvfb %s started but refuses connections", de->name);
+	kill_wait(de->pid);
+	remove_files(de->number);
+	return -1;
+}
+
+int
+display_start(const char *task_id, int width, int height, json_object **info,
+    struct derr *e)
+{
+	struct dentry *de = NULL;
+	size_t slot;
+	int rc = -1;
+
+	*info = NULL;
+	if (width == 0 || height == 0) {
+		width = cfg->display_w;
+		height = cfg->display_h;
+	}
+	/* One start at a time: numbers are picked and claimed atomically with
+	 * respect to this daemon; other X servers are seen through their
+	 * socket and lock files, and a lost race makes Xvfb exit (retry). */
+	pthread_mutex_lock(&start_lock);
+	slot = slot_claim(task_id, e);
+	if (slot == SIZE_MAX)
+		goto out;
 	de = xcalloc(1, sizeof *de);
 	pthread_mutex_init(&de->mu, NULL);
 	de->refs = 1;
@@ -567,54 +630,14 @@ display_start(const char *task_id, int width, int height, json_object **info,
 	de->height = height;
 	snprintf(de->task_id, sizeof de->task_id, "%s", task_id);
 	random_bytes(de->cookie, COOKIE_LEN);
-	de->number = FIRST_NUMBER;
-	for (tries = 0; tries < START_TRIES; tries++) {
-		pthread_mutex_lock(&reg_lock);
-		while (de->number <= LAST_NUMBER && number_taken(de->number))
-			de->number++;
-		pthread_mutex_unlock(&reg_lock);
-		if (de->number > LAST_NUMBER) {
-			derr_set(e, DERR_UNAVAILABLE, "display", "no free display number from :%d to :%d",
-			    FIRST_NUMBER, LAST_NUMBER);
-			goto out;
-		}
-		snprintf(de->auth_path, sizeof de->auth_path, "%s/%d.auth", dir, de->number);
-		if (write_auth(de->auth_path, de->number, de->cookie) != 0) {
-			derr_set(e, DERR_INTERNAL, NULL, "cannot write the display's auth file");
-			goto out;
-		}
-		r = xvfb_launch(de, e);
-		if (r < 0) {
-			remove_files(de->number);
-			goto out;
-		}
-		if (r == 0)
-			break;
-		remove_files(de->number);
-		de->number++;
-	}
-	if (tries == START_TRIES) {
-		derr_set(e, DERR_UNAVAILABLE, "display", "Xvfb failed to start %d times; see %s/xvfb-*.log",
-		    START_TRIES, log_dir);
+	if (xvfb_spawn(de, e) != 0)
 		goto out;
-	}
 	snprintf(de->name, sizeof de->name, ":%d", de->number);
 	de->started_at = now_ms();
 	if (write_pidfile(de) != 0)
 		log_warn("cannot write the pid file for %s", de->name);
-	pthread_mutex_lock(&de->mu);
-	de->d = open_conn(de->name, de->cookie);
-	if (de->d != NULL) {
-		de->cap = xcap_new(de->d);
-		watch_damage(de);
-	}
-	pthread_mutex_unlock(&de->mu);
-	if (de->d == NULL) {
-		derr_set(e, DERR_UNAVAILABLE, "display", "Xvfb %s started but refuses connections", de->name);
-		kill_wait(de->pid);
-		remove_files(de->number);
+	if (xvfb_connect(de, e) != 0)
 		goto out;
-	}
 	start_wm(de);
 	pthread_mutex_lock(&reg_lock);
 	de->state = D_RUNNING;
