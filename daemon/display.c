@@ -25,6 +25,7 @@
  * Does not: know about tasks in the database (the API layer reads task
  * metadata), scale coordinates, or log actions.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -100,6 +101,37 @@ static struct {
 } jan = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 /* ---- small helpers ---- */
+
+/* reg_lock held: the registry's invariants (debug and ASan builds; compiled
+ * out under NDEBUG). Entries in the table are RUNNING or DIED (STOPPED
+ * ones have left it), hold the table's reference, are managed, carry a
+ * task id and the name of their number; no two share a number, and no
+ * task has two running displays. */
+static void
+registry_check_locked(void)
+{
+#ifndef NDEBUG
+	for (size_t i = 0; table != NULL && i < (size_t)cfg->max_displays; i++) {
+		const struct dentry *a = table[i];
+		char name[16];
+
+		if (a == NULL)
+			continue;
+		assert(a->state == D_RUNNING || a->state == D_DIED);
+		assert(a->refs >= 1 && a->managed && id_valid(a->task_id));
+		assert(a->number >= FIRST_NUMBER && a->number <= LAST_NUMBER);
+		snprintf(name, sizeof name, ":%d", a->number);
+		assert(strcmp(a->name, name) == 0);
+		for (size_t j = i + 1; j < (size_t)cfg->max_displays; j++) {
+			const struct dentry *b = table[j];
+
+			assert(b == NULL || b->number != a->number);
+			assert(b == NULL || strcmp(a->task_id, b->task_id) != 0 ||
+			    a->state != D_RUNNING || b->state != D_RUNNING);
+		}
+	}
+#endif
+}
 
 static void
 sleep_ms(int ms)
@@ -642,6 +674,7 @@ display_start(const char *task_id, int width, int height, json_object **info,
 	pthread_mutex_lock(&reg_lock);
 	de->state = D_RUNNING;
 	table[slot] = de;
+	registry_check_locked();
 	pthread_mutex_unlock(&reg_lock);
 	log_info("display %s (%dx%d) for task %s: Xvfb pid %ld ready in %.1f ms", de->name,
 	    width, height, task_id, (long)de->pid, (double)de->start_us / 1000.0);
@@ -757,6 +790,7 @@ display_stop(const char *task_id)
 				de->state = D_STOPPED;
 			break;
 		}
+	registry_check_locked();
 	pthread_mutex_unlock(&reg_lock);
 	if (de == NULL)
 		return 1;
@@ -831,6 +865,7 @@ check_died(struct dentry *de)
 	pthread_mutex_lock(&reg_lock);
 	de->state = D_DIED;
 	de->exit_status = status;
+	registry_check_locked();
 	pthread_mutex_unlock(&reg_lock);
 	log_warn("Xvfb %s of task %s died (status %d)", de->name, de->task_id, status);
 	return true;
@@ -868,8 +903,11 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 			pthread_mutex_unlock(&de->mu);
 			unref(de);
 			if (died) {
-				/* Forget it, so the task can get a new one. */
-				display_stop(task_id);
+				/* The entry stays (DIED) until the task gets a new
+				 * display (display_start replaces it) or ends, so
+				 * every caller hears "died", not only the first one
+				 * (a recorder or a wait leasing first used to make
+				 * the agent's next call a 409 "no display"). */
 				return derr_set(e, DERR_UNAVAILABLE, "display",
 				    "display %s of task %s died (Xvfb exited); start a new one with "
 				    "POST /api/tasks/%s/display", name, task_id, task_id);
