@@ -264,16 +264,7 @@ finish(struct config *c)
 		    CONFIG_DISPLAY_MIN, CONFIG_DISPLAY_MIN, CONFIG_DISPLAY_MAX, CONFIG_DISPLAY_MAX, c->display_res);
 		return -1;
 	}
-	if (strcmp(c->gui_backend, "direct") != 0 && strcmp(c->gui_backend, "uitars") != 0 &&
-	    strcmp(c->gui_backend, "claude_cu") != 0 && strcmp(c->gui_backend, "omniparser") != 0) {
-		fprintf(stderr, "detmd: --gui-agent-backend must be direct, uitars, claude_cu or omniparser, not '%s'\n",
-		    c->gui_backend);
-		return -1;
-	}
-	if (strcmp(c->uitars_coords, "image") != 0 && strcmp(c->uitars_coords, "1000") != 0) {
-		fprintf(stderr, "detmd: --uitars-coords must be 'image' or '1000', not '%s'\n", c->uitars_coords);
-		return -1;
-	}
+	/* --gui-agent-backend and --uitars-coords: ground_check (ground.c's table). */
 	if (c->display[0] == '\0') {
 		free(c->display);
 		c->display = xstrdup(":99");

@@ -756,17 +756,58 @@ out:
 
 /* ---- entry points ---- */
 
+static const char *
+model_uitars(const struct config *cfg)
+{
+	return cfg->openrouter_api_key[0] ? cfg->uitars_openrouter_model : cfg->uitars_ollama_model;
+}
+
+static const char *
+model_claude_cu(const struct config *cfg)
+{
+	return cfg->claude_model;
+}
+
+static const char *
+model_omniparser(const struct config *cfg)
+{
+	return cfg->anthropic_api_key[0] ? cfg->omniparser_picker_model : "word-match";
+}
+
+/* The grounding backends: one row each. run NULL: no model (direct). */
+static const struct ground_backend {
+	const char *name;
+	int max_dim;            /* cap on the screenshot's longest side; 0: none of its own */
+	const char *(*model)(const struct config *cfg);
+	int (*run)(const struct config *cfg, const struct ground_req *q, struct ground_result *r,
+	    struct derr *e);
+} backends[] = {
+	{ "direct", 0, NULL, NULL },
+	{ "uitars", 0, model_uitars, g_uitars },
+	{ "claude_cu", 1280, model_claude_cu, g_claude_cu },    /* its computer tool's accurate size */
+	{ "omniparser", 0, model_omniparser, g_omniparser },
+};
+#define BACKEND_NAMES "direct, uitars, claude_cu or omniparser"
+
+static const struct ground_backend *
+backend_of(const struct config *cfg)
+{
+	for (size_t i = 0; i < ARRAY_LEN(backends); i++)
+		if (strcmp(cfg->gui_backend, backends[i].name) == 0)
+			return &backends[i];
+	return &backends[0];    /* ground_check refused anything else at start */
+}
+
 int
 ground_check(const struct config *cfg, struct derr *e)
 {
-	static const char *const known[] = { "direct", "uitars", "claude_cu", "omniparser" };
 	bool ok = false;
 
-	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-		ok = ok || strcmp(cfg->gui_backend, known[i]) == 0;
+	for (size_t i = 0; i < ARRAY_LEN(backends); i++)
+		ok = ok || strcmp(cfg->gui_backend, backends[i].name) == 0;
 	if (!ok)
 		return derr_set(e, DERR_INVALID, "gui-agent-backend", "unknown GUI agent backend '%s' "
-		    "(direct, uitars, claude_cu or omniparser)", cfg->gui_backend);
+		    "(" BACKEND_NAMES ")", cfg->gui_backend);
 	if (strcmp(cfg->uitars_coords, "image") != 0 && strcmp(cfg->uitars_coords, "1000") != 0)
 		return derr_set(e, DERR_INVALID, "uitars-coords", "ACU_UITARS_COORDS must be image or "
 		    "1000, not '%s'", cfg->uitars_coords);
@@ -776,36 +817,41 @@ ground_check(const struct config *cfg, struct derr *e)
 const char *
 ground_model(const struct config *cfg)
 {
-	const char *b = cfg->gui_backend;
+	const struct ground_backend *b = backend_of(cfg);
 
-	if (strcmp(b, "uitars") == 0)
-		return cfg->openrouter_api_key[0] ? cfg->uitars_openrouter_model : cfg->uitars_ollama_model;
-	if (strcmp(b, "claude_cu") == 0)
-		return cfg->claude_model;
-	if (strcmp(b, "omniparser") == 0)
-		return cfg->anthropic_api_key[0] ? cfg->omniparser_picker_model : "word-match";
-	return "";
+	return b->model != NULL ? b->model(cfg) : "";
+}
+
+bool
+ground_has_model(const struct config *cfg)
+{
+	return backend_of(cfg)->run != NULL;
+}
+
+long
+ground_max_dim(const struct config *cfg)
+{
+	const struct ground_backend *b = backend_of(cfg);
+	long dim = cfg->grounding_max_dim;
+
+	return b->max_dim > 0 && dim > b->max_dim ? b->max_dim : dim;
 }
 
 int
 ground_run(const struct config *cfg, const struct ground_req *q, struct ground_result *r,
     struct derr *e)
 {
-	const char *b = cfg->gui_backend;
+	const struct ground_backend *b = backend_of(cfg);
 
 	memset(r, 0, sizeof *r);
 	r->confidence = -1;
-	snprintf(r->backend, sizeof r->backend, "%s", b);
+	snprintf(r->backend, sizeof r->backend, "%s", b->name);
 	if (q->description == NULL || q->description[0] == '\0' ||
 	    strlen(q->description) > GROUND_MAX_DESCRIPTION)
 		return derr_set(e, DERR_INVALID, "description", "a target description of 1..%d bytes is "
 		    "required", GROUND_MAX_DESCRIPTION);
-	if (strcmp(b, "uitars") == 0)
-		return g_uitars(cfg, q, r, e);
-	if (strcmp(b, "claude_cu") == 0)
-		return g_claude_cu(cfg, q, r, e);
-	if (strcmp(b, "omniparser") == 0)
-		return g_omniparser(cfg, q, r, e);
+	if (b->run != NULL)
+		return b->run(cfg, q, r, e);
 	return derr_set(e, DERR_INVALID, "description", "the direct backend has no model to find "
 	    "'%.100s': give coordinates, or start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu "
 	    "or omniparser", q->description);

@@ -73,6 +73,12 @@ int ground_check(const struct config *cfg, struct derr *e);
 
 /* The configured backend's name and model ("" for direct). */
 const char *ground_model(const struct config *cfg);
+/* True when the configured backend has a model to find a target in words
+ * (false for direct, which needs coordinates). */
+bool ground_has_model(const struct config *cfg);
+/* The longest side of the screenshot sent to the backend: the configured
+ * grounding_max_dim, capped by the backend's own limit (claude_cu: 1280). */
+long ground_max_dim(const struct config *cfg);
 
 /*
  * UI-TARS answer parser (exposed for tests), read as ByteDance's own

@@ -577,10 +577,8 @@ capture(struct app *app, struct display_lease *l, struct shot *s, struct derr *e
 {
 	const struct config *cfg = app->cfg;
 	struct xcap_req q = { 0 };
-	long dim = cfg->grounding_max_dim;
+	long dim = ground_max_dim(cfg);
 
-	if (strcmp(cfg->gui_backend, "claude_cu") == 0 && dim > 1280)
-		dim = 1280;
 	q.max_width = l->width >= l->height ? (int)dim : (int)(dim * l->width / l->height);
 	if (q.max_width >= l->width)
 		q.max_width = 0;
@@ -713,7 +711,7 @@ gui_find(struct app *app, const char *task_id, const char *description,
 	if (strlen(description) > GROUND_MAX_DESCRIPTION)
 		return derr_set(e, DERR_INVALID, "description", "description is over %d bytes",
 		    GROUND_MAX_DESCRIPTION);
-	if (strcmp(app->cfg->gui_backend, "direct") == 0)
+	if (!ground_has_model(app->cfg))
 		return derr_set(e, DERR_INVALID, "description", "the direct backend has no model to find "
 		    "'%.100s'; start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser "
 		    "(gui_do accepts explicit coordinates: %s)", description, GUI_FORMS);
@@ -887,7 +885,7 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	json_object_object_add(r, "action", json_object_new_string(gui_verb_name(c->verb)));
 	need1 = !c->at && c->target[0] != '\0';
 	need2 = c->verb == GUI_DRAG && !c->at2 && c->target2[0] != '\0';
-	if ((need1 || need2) && strcmp(app->cfg->gui_backend, "direct") == 0) {
+	if ((need1 || need2) && !ground_has_model(app->cfg)) {
 		derr_set(e, DERR_INVALID, "instruction", "the direct backend needs coordinates in the "
 		    "instruction, not '%.100s': use %s, or start detmd with ACU_GUI_AGENT_BACKEND=uitars, "
 		    "claude_cu or omniparser", need1 ? c->target : c->target2, GUI_FORMS);
