@@ -54,7 +54,8 @@ DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o) $(B)/gen/schema_sql.o $(B)/gen/dashbo
 DAEMON_LIB_OBJS := $(filter-out $(B)/daemon/main.o,$(DAEMON_OBJS))
 
 PROXY_SRCS := $(wildcard mcp-proxy/*.c)
-PROXY_OBJS := $(PROXY_SRCS:%.c=$(B)/%.o)
+# The proxy shares the daemon's UTF-8 repair (libc only, no daemon state).
+PROXY_OBJS := $(PROXY_SRCS:%.c=$(B)/%.o) $(B)/daemon/utf8.o
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(B)/%.o)

@@ -1,4 +1,5 @@
-/* derr.c - the error table. See derr.h. */
+/* derr.c - the error table; every message and field repaired to valid UTF-8
+ * (utf8.h). See derr.h. */
 #include "derr.h"
 
 #include <stdarg.h>
@@ -28,13 +29,19 @@ int
 derr_set(struct derr *e, enum derr_code code, const char *field,
     const char *fmt, ...)
 {
+	char raw[2 * sizeof e->message];
 	va_list ap;
 
 	e->code = code;
-	snprintf(e->field, sizeof e->field, "%s", field ? field : "");
+	field = field ? field : "";
+	utf8_fix(e->field, sizeof e->field, field, strlen(field));
+	/* Messages quote client bytes (methods, headers, paths, file text):
+	 * repaired and cut between characters here, so no error is invalid
+	 * UTF-8 whatever a caller formats or truncates with %.Ns. */
 	va_start(ap, fmt);
-	vsnprintf(e->message, sizeof e->message, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
+	utf8_fix(e->message, sizeof e->message, raw, strlen(raw));
 	return -1;
 }
 

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "utf8.h"
+
 #define DETM_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define DETM_NODISCARD __attribute__((warn_unused_result))
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -37,10 +39,11 @@ void iso_time(int64_t ms, char out[ISO_TIME_LEN]);
  * ("1763840000" or "1763840000.5") into ms. Returns 0, or -1 if malformed. */
 int time_parse(const char *s, int64_t *ms_out);
 
-/* True if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates). */
-bool utf8_valid(const char *s, size_t len);
-/* Number of code points in a valid UTF-8 string. */
-size_t utf8_chars(const char *s);
+/* UTF-8 checks, repair and cutting: utf8.h (shared with detm-mcp). */
+
+/* mkdir -p: creates path and its missing parents with mode (as umask
+ * allows). Returns 0, or -1 with errno set. */
+int dir_create_all(const char *path, unsigned mode);
 
 /* Writes a fresh random id (8 lowercase hex digits + NUL). Thread-safe. */
 #define ID_LEN 9

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../daemon/utf8.h"
 #include "caps.h"
 #include "log.h"
 #include "result.h"
@@ -56,14 +57,22 @@ rpc_send(struct json_object *msg)
 	const char *s = json_object_to_json_string_ext(msg,
 		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	size_t len = strlen(s), off = 0;
-	char *line = malloc(len + 1);
+	char *line;
 	ssize_t n;
 
-	if (line == NULL)
-		abort();
 	/* Compact JSON escapes every newline inside strings, so the only '\n'
-	 * on the wire is the frame end. */
-	memcpy(line, s, len);
+	 * on the wire is the frame end. json-c passes bytes >= 0x80 through
+	 * unchecked: anything invalid that reached a string (a daemon reply, a
+	 * tool's text) is repaired here, so every line sent is valid UTF-8. */
+	if (utf8_valid(s, len)) {
+		line = malloc(len + 2);
+		if (line == NULL)
+			abort();
+		memcpy(line, s, len + 1);
+	} else {
+		log_warn("repairing invalid UTF-8 in an outgoing message");
+		line = utf8_dup(s, len, &len);  /* room for the '\n': see utf8_dup */
+	}
 	line[len++] = '\n';
 	pthread_mutex_lock(&rpc_out_lock);
 	while (!rpc_out_broken && off < len) {
@@ -108,7 +117,7 @@ rpc_error(struct json_object *id, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	result_scrub_utf8(msg);
+	utf8_fix_in_place(msg, sizeof msg);
 	json_object_object_add(e, "code", json_object_new_int(code));
 	json_object_object_add(e, "message", json_object_new_string(msg));
 	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));
@@ -358,6 +367,12 @@ rpc_handle_line(const char *line, size_t len)
 		;
 	if (i == len)
 		return;             /* blank line */
+	/* json-c's UTF-8 check lets overlong and surrogate sequences through,
+	 * and an id is echoed back as it came: refuse them all here. */
+	if (!utf8_valid(line, len)) {
+		rpc_send(rpc_error(NULL, E_PARSE, "Parse error: the message is not valid UTF-8"));
+		return;
+	}
 	tok = json_tokener_new();
 	if (tok == NULL)
 		abort();

@@ -9,16 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static size_t
-schema_utf8_len(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s != '\0'; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			n++;
-	return n;
-}
+#include "../daemon/utf8.h"
 
 static const char *
 schema_type_of(struct json_object *v)
@@ -139,7 +130,7 @@ schema_value(struct json_object *sch, struct json_object *v, const char *name,
 		}
 		break;
 	case json_type_string:
-		n = schema_utf8_len(json_object_get_string(v));
+		n = utf8_chars(json_object_get_string(v));
 		if (schema_num(sch, "minLength", &lim) && (double)n < lim) {
 			snprintf(err, errlen, lim == 1 ? "'%s' must not be empty"
 			         : "'%s' is too short", name);
