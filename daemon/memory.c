@@ -141,26 +141,30 @@ slurp(const char *root, const char *rel, struct derr *e)
 	if (lexical(root, rel, abs, e) != 0)
 		return NULL;
 	if (realpath(abs, real) == NULL) {
-		derr_set(e, DERR_NOT_FOUND, "path", "no file '%.200s' in the workspace", rel);
+		derr_set(e, DERR_NOT_FOUND, "path", "no file '%.*s' in the workspace",
+		    utf8_prec(rel, 200), rel);
 		return NULL;
 	}
 	if (!inside(root, real)) {
-		derr_set(e, DERR_FORBIDDEN, "path", "'%.200s' leads outside the workspace", rel);
+		derr_set(e, DERR_FORBIDDEN, "path", "'%.*s' leads outside the workspace",
+		    utf8_prec(rel, 200), rel);
 		return NULL;
 	}
 	/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer. */
 	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &sb) != 0) {
 		derr_set(e, fd < 0 && errno == EACCES ? DERR_FORBIDDEN : DERR_NOT_FOUND, "path",
-		    "'%.200s' is not a readable file", rel);
+		    "'%.*s' is not a readable file", utf8_prec(rel, 200), rel);
 		goto out;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		derr_set(e, DERR_INVALID, "path", "'%.200s' is not a regular file", rel);
+		derr_set(e, DERR_INVALID, "path", "'%.*s' is not a regular file", utf8_prec(rel,
+		    200), rel);
 		goto out;
 	}
 	if (sb.st_size > FILE_MAX) {
-		derr_set(e, DERR_TOO_LARGE, "path", "'%.200s' is larger than %d MiB", rel, FILE_MAX >> 20);
+		derr_set(e, DERR_TOO_LARGE, "path", "'%.*s' is larger than %d MiB", utf8_prec(rel,
+		    200), rel, FILE_MAX >> 20);
 		goto out;
 	}
 	buf = read_capped(fd, (size_t)sb.st_size);
@@ -426,29 +430,32 @@ append_error(int err, const char *path, struct derr *e)
 {
 	switch (err) {
 	case ELOOP:
-		return derr_set(e, DERR_FORBIDDEN, "path", "cannot append to '%.200s': it is a "
-		    "symbolic link", path);
+		return derr_set(e, DERR_FORBIDDEN, "path", "cannot append to '%.*s': it is a "
+		    "symbolic link", utf8_prec(path, 200), path);
 	case EACCES:
 	case EPERM:
 	case EROFS:
-		return derr_set(e, DERR_FORBIDDEN, "path", "cannot append to '%.200s': %s", path,
+		return derr_set(e, DERR_FORBIDDEN, "path", "cannot append to '%.*s': %s",
+		    utf8_prec(path, 200), path,
 		    strerror(err));
 	case EISDIR:
 	case ENOTDIR:
 	case ENXIO:             /* a FIFO with no reader, a socket */
 	case ENODEV:
-		return derr_set(e, DERR_INVALID, "path", "cannot append to '%.200s': not a regular "
-		    "file", path);
+		return derr_set(e, DERR_INVALID, "path", "cannot append to '%.*s': not a regular "
+		    "file", utf8_prec(path, 200), path);
 	case ENOENT:
-		return derr_set(e, DERR_NOT_FOUND, "path", "the folder of '%.200s' does not exist",
-		    path);
+		return derr_set(e, DERR_NOT_FOUND, "path", "the folder of '%.*s' does not exist",
+		    utf8_prec(path, 200), path);
 	case ENOSPC:
 	case EDQUOT:
-		return derr_set(e, DERR_UNAVAILABLE, NULL, "cannot append to '%.200s': %s", path,
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "cannot append to '%.*s': %s",
+		    utf8_prec(path, 200), path,
 		    strerror(err));
 	default:
 		log_warn("memory_append %s: %s", path, strerror(err));
-		return derr_set(e, DERR_INTERNAL, NULL, "cannot append to '%.200s': %s", path,
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot append to '%.*s': %s",
+		    utf8_prec(path, 200), path,
 		    strerror(err));
 	}
 }
@@ -479,8 +486,8 @@ api_memory_append(struct req *r, struct derr *e)
 	if (lexical(root, path, abs, e) != 0)
 		return -1;
 	if (!names_file(path))
-		return derr_set(e, DERR_INVALID, "path", "path must name a file, not a folder ('%.200s')",
-		    path);
+		return derr_set(e, DERR_INVALID, "path", "path must name a file, not a folder ('%.*s')",
+		    utf8_prec(path, 200), path);
 	/* The parent must exist (memory/ is made on demand) and be inside. */
 	snprintf(parent, sizeof parent, "%s", abs);
 	slash = strrchr(parent, '/');
@@ -490,7 +497,8 @@ api_memory_append(struct req *r, struct derr *e)
 	if (realpath(parent, real) == NULL)
 		return append_error(errno == ENOTDIR ? ENOTDIR : ENOENT, path, e);
 	if (!inside(root, real))
-		return derr_set(e, DERR_FORBIDDEN, "path", "'%.200s' leads outside the workspace", path);
+		return derr_set(e, DERR_FORBIDDEN, "path", "'%.*s' leads outside the workspace",
+		    utf8_prec(path, 200), path);
 	snprintf(abs, sizeof abs, "%s/%s", real, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
 	/* O_NONBLOCK: a FIFO must not block the open (ENXIO without a reader);
 	 * with one, fstat refuses it. */

@@ -4,6 +4,7 @@
  */
 #include "utf8.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,16 @@ utf8_cut(const char *s, size_t len, size_t max)
 		i += k;
 	}
 	return i;
+}
+
+int
+utf8_prec(const char *s, size_t max)
+{
+	if (s == NULL)
+		return 0;
+	if (max > INT_MAX)
+		max = INT_MAX;
+	return (int)utf8_cut(s, strnlen(s, max + 4), max);
 }
 
 size_t

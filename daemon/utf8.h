@@ -29,6 +29,10 @@ size_t utf8_seq(const char *s, size_t len);
 /* The largest n <= max such that s[0..n) does not end inside a character
  * (s[0..len) valid or not; an invalid byte counts as one character). */
 size_t utf8_cut(const char *s, size_t len, size_t max);
+/* The precision for "%.*s" that prints at most max bytes of the
+ * NUL-terminated s (NULL: 0), cut between characters: use it wherever a
+ * format would clip text with "%.40s". */
+int utf8_prec(const char *s, size_t max);
 /* Copies src[0..len) into dst[cap] (cap >= 1), repaired (see above) and cut
  * between characters so it fits with its NUL; returns the bytes written. */
 size_t utf8_fix(char *dst, size_t cap, const char *src, size_t len);

@@ -232,7 +232,8 @@ rpc_call_check(struct json_object *id, struct json_object *params, const struct 
 	    !json_object_is_type(name, json_type_string))
 		return rpc_error(id, E_PARAMS, "tools/call needs params.name (a string)");
 	if ((*tool = tools_find(json_object_get_string(name))) == NULL)
-		return rpc_error(id, E_PARAMS, "Unknown tool: %.100s", json_object_get_string(name));
+		return rpc_error(id, E_PARAMS, "Unknown tool: %.*s",
+		    utf8_prec(json_object_get_string(name), 100), json_object_get_string(name));
 	json_object_object_get_ex(params, "arguments", &a);
 	if (a != NULL && !json_object_is_type(a, json_type_object))
 		return rpc_error(id, E_PARAMS, "tools/call params.arguments must be an object");
@@ -305,7 +306,8 @@ rpc_message(struct json_object *msg, bool on_worker, bool in_batch)
 		return in_batch ? rpc_error(id, E_REQUEST, "initialize must not be part of a batch")
 		                : rpc_initialize(id, params);
 	if (strcmp(method, "tools/list") != 0 && strcmp(method, "tools/call") != 0)
-		return rpc_error(id, E_METHOD, "Method not found: %.100s", method);
+		return rpc_error(id, E_METHOD, "Method not found: %.*s", utf8_prec(method, 100),
+		    method);
 	if (atomic_load(&rpc_version) < 0)
 		return rpc_error(id, E_REQUEST, "not initialized: send initialize first");
 	if (strcmp(method, "tools/list") == 0)

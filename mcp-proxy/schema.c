@@ -112,8 +112,8 @@ schema_value(struct json_object *sch, struct json_object *v, const char *name,
 			if (o < sizeof allowed)
 				o += (size_t)snprintf(allowed + o, sizeof allowed - o, "%s%s", i ? ", " : "", e);
 		}
-		snprintf(err, errlen, "'%s' must be one of %s; got '%.64s'", name, allowed,
-		         json_object_get_string(v));
+		snprintf(err, errlen, "'%s' must be one of %s; got '%.*s'", name, allowed,
+		         utf8_prec(json_object_get_string(v), 64), json_object_get_string(v));
 		return -1;
 	}
 	switch (json_object_get_type(v)) {
@@ -190,7 +190,8 @@ schema_check(struct json_object *schema, struct json_object *args, char *err, si
 						                      "%s%s", o ? ", " : "", pk);
 				}
 			}
-			snprintf(err, errlen, "unknown argument '%.64s' (%s%s)", key,
+			snprintf(err, errlen, "unknown argument '%.*s' (%s%s)", utf8_prec(key,
+			    64), key,
 			         o ? "allowed: " : "this tool takes no arguments", allowed);
 			return -1;
 		}

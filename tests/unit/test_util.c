@@ -63,6 +63,8 @@ test_utf8_fix_replaces_invalid_bytes_and_cuts_between_characters(void)
 	CHECK(utf8_cut("a\xc3\xa9" "b", 4, 3) == 3);
 	CHECK(utf8_cut("a\xc3\xa9" "b", 4, 10) == 4);
 	CHECK(utf8_cut("\xf0\x9f\x98\x80", 4, 3) == 0);
+	CHECK(utf8_prec("a\xc3\xa9" "b", 2) == 1 && utf8_prec("ab", 40) == 2 && utf8_prec(NULL,
+	    4) == 0);
 	d = utf8_dup("x\xff", 2, &n);
 	CHECK(n == 4 && strcmp(d, "x\xef\xbf\xbd") == 0);
 	free(d);
