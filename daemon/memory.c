@@ -18,8 +18,13 @@
  * The path guard is real (the Python one was a string-prefix check, so a
  * sibling "workspace2" passed): a path must be relative, without "..", and
  * what it resolves to (realpath, following links) must be inside the
- * workspace's own real path; the file itself is opened O_NOFOLLOW. Sizes
- * are capped: files read (4 MiB), notes (64 KiB), lines returned (2000).
+ * workspace's own real path; the file itself is opened O_NOFOLLOW and
+ * O_NONBLOCK and must be a regular file (a FIFO is 400 at once, never a
+ * hung request). Sizes are capped: files read (4 MiB), notes (64 KiB),
+ * lines returned (2000); a search reads at most 64 MiB for at most 5 s
+ * (then "truncated": true). Text read is made valid UTF-8 (a Latin-1 file's
+ * bytes become U+FFFD) and snippets are cut between characters. Messages
+ * name paths relative to the workspace, never absolute ones.
  *
  * Does not: index, cache or lock files (appends are single O_APPEND writes).
  */
@@ -266,11 +271,36 @@ by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* MEMORY.md, then the .md files of memory/ in name order, into files (malloc'd,
+ * workspace-relative); returns how many (at most FILES_MAX). */
+static int
+list_files(const char *root, char *files[FILES_MAX])
+{
+	char dirp[PATH_MAX + 16];
+	struct dirent *de;
+	int nfiles = 0;
+	DIR *dh;
+
+	files[nfiles++] = xstrdup("MEMORY.md");
+	snprintf(dirp, sizeof dirp, "%s/memory", root);
+	if ((dh = opendir(dirp)) != NULL) {
+		while ((de = readdir(dh)) != NULL && nfiles < FILES_MAX) {
+			size_t n = strlen(de->d_name);
+
+			if (n > 3 && strcmp(de->d_name + n - 3, ".md") == 0)
+				files[nfiles++] = xasprintf("memory/%s", de->d_name);
+		}
+		closedir(dh);
+	}
+	qsort(files + 1, (size_t)nfiles - 1, sizeof files[0], by_name);
+	return nfiles;
+}
+
 int
 api_memory_search(struct req *r, struct derr *e)
 {
 	static const char *const keys[] = { "query", "max_results" };
-	char root[PATH_MAX], dirp[PATH_MAX + 16], *terms[TERMS_MAX], *q, *save = NULL;
+	char root[PATH_MAX], *terms[TERMS_MAX], *q, *save = NULL;
 	char *files[FILES_MAX];
 	int nterms = 0, nfiles = 0, nhits = 0, cap;
 	int64_t deadline = mono_us() + SCAN_US_MAX;
@@ -280,8 +310,6 @@ api_memory_search(struct req *r, struct derr *e)
 	int64_t maxr = 10;
 	struct hit *hits;
 	json_object *o, *arr;
-	struct dirent *de;
-	DIR *dh;
 
 	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
 	    jx_str(r->body, "query", true, 1, 500, &query, e) != 0 ||
@@ -303,18 +331,7 @@ api_memory_search(struct req *r, struct derr *e)
 	cap = (int)maxr * 10;
 	hits = xcalloc((size_t)cap * 2 + 8, sizeof *hits);
 	if (root_real(r->app->cfg, false, root, e) == 0) {
-		files[nfiles++] = xstrdup("MEMORY.md");
-		snprintf(dirp, sizeof dirp, "%s/memory", root);
-		if ((dh = opendir(dirp)) != NULL) {
-			while ((de = readdir(dh)) != NULL && nfiles < FILES_MAX) {
-				size_t n = strlen(de->d_name);
-
-				if (n > 3 && strcmp(de->d_name + n - 3, ".md") == 0)
-					files[nfiles++] = xasprintf("memory/%s", de->d_name);
-			}
-			closedir(dh);
-		}
-		qsort(files + 1, (size_t)nfiles - 1, sizeof files[0], by_name);
+		nfiles = list_files(root, files);
 		for (int i = 0; i < nfiles; i++) {
 			struct derr fe;
 			char *text = NULL;
