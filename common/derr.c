@@ -1,9 +1,12 @@
-/* derr.c - the error table. See derr.h. */
+/* derr.c - the error table; every message and field repaired to valid UTF-8
+ * (utf8.h). See derr.h. */
 #include "derr.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "utf8.h"
 
 static const struct {
 	int status;
@@ -24,41 +27,23 @@ static const struct {
 	[DERR_UNAVAILABLE] = { 503, "unavailable" },
 };
 
-/* A string cut to fit may end inside a UTF-8 sequence: drop that part, so
- * every reply stays valid UTF-8. */
-static void
-derr_cut_utf8(char *s, int wanted, size_t size)
-{
-	size_t n, i, need;
-	unsigned char c;
-
-	if (wanted < 0 || (size_t)wanted < size)
-		return;                 /* not cut */
-	n = strlen(s);
-	for (i = n; i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xC0) == 0x80; i--)
-		;
-	if (i == 0)
-		return;
-	c = (unsigned char)s[i - 1];
-	need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
-	if (n - (i - 1) < need)
-		s[i - 1] = '\0';
-}
-
 int
 derr_set(struct derr *e, enum derr_code code, const char *field,
     const char *fmt, ...)
 {
+	char raw[2 * sizeof e->message];
 	va_list ap;
-	int n;
 
 	e->code = code;
-	n = snprintf(e->field, sizeof e->field, "%s", field ? field : "");
-	derr_cut_utf8(e->field, n, sizeof e->field);
+	field = field ? field : "";
+	utf8_fix(e->field, sizeof e->field, field, strlen(field));
+	/* Messages quote client bytes (methods, headers, paths, file text):
+	 * repaired and cut between characters here, so no error is invalid
+	 * UTF-8 whatever a caller formats or truncates with %.Ns. */
 	va_start(ap, fmt);
-	n = vsnprintf(e->message, sizeof e->message, fmt, ap);
+	vsnprintf(raw, sizeof raw, fmt, ap);
 	va_end(ap);
-	derr_cut_utf8(e->message, n, sizeof e->message);
+	utf8_fix(e->message, sizeof e->message, raw, strlen(raw));
 	return -1;
 }
 

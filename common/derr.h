@@ -39,7 +39,9 @@ struct derr {
 };
 
 /* Fills e and returns -1, so callers can write `return derr_set(...)`.
- * field may be NULL. */
+ * field may be NULL. The message and field are made valid UTF-8 (invalid
+ * bytes become U+FFFD) and cut between characters to fit, so callers may
+ * quote raw client bytes. */
 int derr_set(struct derr *e, enum derr_code code, const char *field,
     const char *fmt, ...) DETM_PRINTF(4, 5);
 void derr_clear(struct derr *e);

@@ -16,16 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-static size_t
-schema_utf8_len(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s != '\0'; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			n++;
-	return n;
-}
+#include "utf8.h"
 
 static const char *
 schema_type_of(struct json_object *v)
@@ -148,8 +139,8 @@ schema_value(struct json_object *sch, struct json_object *v, const char *name,
 			if (o < sizeof allowed)
 				o += (size_t)snprintf(allowed + o, sizeof allowed - o, "%s%s", i ? ", " : "", e);
 		}
-		snprintf(err, errlen, "'%s' must be one of %s (any case); got '%.64s'", name, allowed,
-		         json_object_get_string(v));
+		snprintf(err, errlen, "'%s' must be one of %s (any case); got '%.*s'", name, allowed,
+		         utf8_prec(json_object_get_string(v), 64), json_object_get_string(v));
 		return -1;
 	}
 	switch (json_object_get_type(v)) {
@@ -166,7 +157,7 @@ schema_value(struct json_object *sch, struct json_object *v, const char *name,
 		}
 		break;
 	case json_type_string:
-		n = schema_utf8_len(json_object_get_string(v));
+		n = utf8_chars(json_object_get_string(v));
 		if (schema_num(sch, "minLength", &lim) && (double)n < lim) {
 			snprintf(err, errlen, lim == 1 ? "'%s' must not be empty"
 			         : "'%s' is too short", name);
@@ -226,7 +217,8 @@ schema_check(struct json_object *schema, struct json_object *args, char *err, si
 						                      "%s%s", o ? ", " : "", pk);
 				}
 			}
-			snprintf(err, errlen, "unknown argument '%.64s' (%s%s)", key,
+			snprintf(err, errlen, "unknown argument '%.*s' (%s%s)", utf8_prec(key,
+			    64), key,
 			         o ? "allowed: " : "this tool takes no arguments", allowed);
 			return -1;
 		}

@@ -198,7 +198,8 @@ point(struct state *s, json_object *args, const char *tkey, const char *xk, cons
 	}
 	derr_clear(&e);
 	if (gui_find(s->app, s->task_id, target, &out, &e) != 0) {
-		snprintf(why, whylen, "could not find '%.100s': %.300s", target, e.message);
+		snprintf(why, whylen, "could not find '%.*s': %.*s", utf8_prec(target, 100),
+		    target, utf8_prec(e.message, 300), e.message);
 		return -1;
 	}
 	*x = json_object_get_int(json_object_object_get(out, "x"));
@@ -303,12 +304,13 @@ act(struct state *s, const char *name, json_object *args, json_object *reply, ch
 		s->px = x2;
 		s->py = y2;
 	} else {
-		snprintf(why, sizeof why, "there is no tool '%.60s'", name);
+		snprintf(why, sizeof why, "there is no tool '%.*s'", utf8_prec(name, 60), name);
 		goto fail;
 	}
 	derr_clear(&e);
 	if (gui_do(s->app, s->task_id, instr, false, &res, &e) != 0) {
-		snprintf(why, sizeof why, "%.150s failed: %.300s", instr, e.message);
+		snprintf(why, sizeof why, "%.*s failed: %.*s", utf8_prec(instr, 150), instr,
+		    utf8_prec(e.message, 300), e.message);
 		goto fail;
 	}
 	s->actions++;
@@ -371,7 +373,8 @@ ask(struct state *s, json_object *messages, long timeout_ms, json_object **msg, 
 	s->tout += json_object_get_int64(json_object_object_get(json_object_object_get(reply, "usage"), "completion_tokens"));
 	m = json_object_object_get(first_of(json_object_object_get(reply, "choices")), "message");
 	if (m == NULL || !json_object_is_type(m, json_type_object)) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "the supervisor's answer has no message: %.200s",
+		derr_set(e, DERR_UNAVAILABLE, NULL, "the supervisor's answer has no message: %.*s",
+		    utf8_prec(json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN), 200),
 		    json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN));
 		goto out;
 	}

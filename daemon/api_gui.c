@@ -81,7 +81,8 @@ api_gui_agent(struct req *r, struct derr *e)
 		jx_add_str(in, "tool", "gui_agent");
 		jx_add_str(in, "instruction", instr);
 		json_object_object_add(in, "timeout", json_object_new_int64(timeout));
-		snprintf(summary, sizeof summary, "gui_agent: %.200s -> %s", instr,
+		snprintf(summary, sizeof summary, "gui_agent: %.*s -> %s", utf8_prec(instr, 200),
+		    instr,
 		    json_object_get_boolean(json_object_object_get(out, "success")) ? "done" : "not done");
 		a.summary = summary;
 		a.status = json_object_get_boolean(json_object_object_get(out, "success")) ? "completed" : "failed";

@@ -92,8 +92,9 @@ serve_file(struct req *r, const char *path, const char *what, struct derr *e)
 	if (pr < 0) {
 		close(fd);
 		req_header(r, "Content-Range", "bytes */%" PRIu64, (uint64_t)sb.st_size);
-		return derr_set(e, DERR_RANGE, "Range", "the range '%.40s' is not within the %" PRIu64
-		    " bytes of the file", req_in_header(r, "Range"), (uint64_t)sb.st_size);
+		return derr_set(e, DERR_RANGE, "Range", "the range '%.*s' is not within the %" PRIu64
+		    " bytes of the file", utf8_prec(req_in_header(r, "Range"), 40),
+		    req_in_header(r, "Range"), (uint64_t)sb.st_size);
 	}
 	req_header(r, "Accept-Ranges", "bytes");
 	if (pr == 0)
@@ -197,7 +198,7 @@ api_record(struct req *r, struct derr *e)
 	if (target != NULL && strcmp(target, "screen") != 0 &&
 	    (strncmp(target, "window:", 7) != 0 || target[7] == '\0'))
 		return derr_set(e, DERR_INVALID, "target", "target must be \"screen\" or "
-		    "\"window:<title>\" (got '%.100s')", target);
+		    "\"window:<title>\" (got '%.*s')", utf8_prec(target, 100), target);
 	if (task_id != NULL) {
 		if (task_meta(r->app->store, task_id, &st, &meta, e) != 0)
 			return -1;
@@ -214,7 +215,8 @@ clip_id(struct req *r, const char **id, struct derr *e)
 {
 	*id = r->nparams > 0 ? r->params[0] : "";
 	if (!id_valid(*id))
-		return derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.16s'", *id);
+		return derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.*s'",
+		    utf8_prec(*id, 16), *id);
 	return 0;
 }
 

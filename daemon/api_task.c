@@ -45,7 +45,8 @@ body_enum(json_object *body, const char *key, const char *const *allowed, size_t
 
 		for (i = 0; i < n && o < sizeof list; i++)
 			o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", allowed[i]);
-		return derr_set(e, DERR_INVALID, key, "%s must be one of: %s (got '%.64s')", key, list, v);
+		return derr_set(e, DERR_INVALID, key, "%s must be one of: %s (got '%.*s')", key,
+		    list, utf8_prec(v, 64), v);
 	}
 }
 
@@ -60,8 +61,8 @@ body_task_status(json_object *body, int *out, struct derr *e)
 	if (s == NULL)
 		return 0;
 	if ((*out = task_status_parse(s)) < 0)
-		return derr_set(e, DERR_INVALID, "status", "unknown task status '%.32s' (one of: %s)",
-		    s, task_status_all());
+		return derr_set(e, DERR_INVALID, "status", "unknown task status '%.*s' (one of: %s)",
+		    utf8_prec(s, 32), s, task_status_all());
 	return 0;
 }
 
@@ -151,14 +152,15 @@ api_task_list(struct req *r, struct derr *e)
 	if (status != NULL && strcasecmp(status, "all") == 0)
 		q.status = -1;
 	else if (status != NULL && status[0] != '\0' && (q.status = task_status_parse(status)) < 0)
-		return derr_set(e, DERR_INVALID, "status", "unknown status '%.32s' (one of: all, %s)",
-		    status, task_status_all());
+		return derr_set(e, DERR_INVALID, "status", "unknown status '%.*s' (one of: all, %s)",
+		    utf8_prec(status, 32), status, task_status_all());
 	if (req_query_int(r, "limit", 1, LIM_LIST_MAX, LIM_LIST_DEFAULT, &limit, e) != 0)
 		return -1;
 	q.limit = (int)limit;
 	if (since != NULL && since[0] != '\0' && time_parse(since, &q.since_ms) != 0)
 		return derr_set(e, DERR_INVALID, "since",
-		    "since must be an ISO-8601 time or epoch seconds (got '%.64s')", since);
+		    "since must be an ISO-8601 time or epoch seconds (got '%.*s')",
+		    utf8_prec(since, 64), since);
 	if ((out = task_list(r->app->store, &q, e)) == NULL)
 		return -1;
 	tasks = json_object_object_get(out, "tasks");
@@ -190,7 +192,8 @@ api_task_get(struct req *r, struct derr *e)
 			;
 		if (i == ARRAY_LEN(levels))
 			return derr_set(e, DERR_INVALID, "detail",
-			    "detail must be one of: items, actions, full, focused (got '%.32s')", detail);
+			    "detail must be one of: items, actions, full, focused (got '%.*s')",
+			    utf8_prec(detail, 32), detail);
 		d = levels[i].d;
 	}
 	if ((sum = task_summary(r->app->store, id, d, false, e)) == NULL)
@@ -312,8 +315,8 @@ api_item_patch(struct req *r, struct derr *e)
 	    jx_str(r->body, "note", false, 1, LIM_NOTE, &p.note, e) != 0)
 		return -1;
 	if (status != NULL && (p.status = item_status_parse(status)) < 0)
-		return derr_set(e, DERR_INVALID, "status", "unknown plan item status '%.32s' (one of: %s)",
-		    status, item_status_all());
+		return derr_set(e, DERR_INVALID, "status", "unknown plan item status '%.*s' (one of: %s)",
+		    utf8_prec(status, 32), status, item_status_all());
 	if (p.status < 0 && p.title == NULL && p.note == NULL)
 		return derr_set(e, DERR_INVALID, NULL, "nothing to update: give status, title or note");
 	if (task_item_update(r->app->store, id, ord, &p, e) != 0)
@@ -502,7 +505,8 @@ api_opt_task_id(struct req *r, bool from_query, const char **out, struct derr *e
 	if (id != NULL && id[0] == '\0')
 		id = NULL;
 	if (id != NULL && !id_valid(id))
-		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.64s'", id);
+		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.*s'",
+		    utf8_prec(id, 64), id);
 	*out = id;
 	return 0;
 }

@@ -94,7 +94,8 @@ api_tool_call(struct req *r, struct derr *e)
 			name = renamed[i].tool;
 	t = tools_find(name);
 	if (t == NULL) {
-		derr_set(e, DERR_NOT_FOUND, "tool", "no tool '%.64s' (GET /api/tools lists them)", name);
+		derr_set(e, DERR_NOT_FOUND, "tool", "no tool '%.*s' (GET /api/tools lists them)",
+		    utf8_prec(name, 64), name);
 		goto out;
 	}
 	args = tool_args(r->body);

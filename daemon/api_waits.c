@@ -16,7 +16,8 @@ wait_id(struct req *r, const char **out, struct derr *e)
 	const char *id = r->nparams > 0 ? r->params[0] : NULL;
 
 	if (id == NULL || !id_valid(id))
-		return derr_set(e, DERR_NOT_FOUND, "wait_id", "no wait with id '%.64s'", id ? id : "");
+		return derr_set(e, DERR_NOT_FOUND, "wait_id", "no wait with id '%.*s'",
+		    utf8_prec(id ? id : "", 64), id ? id : "");
 	*out = id;
 	return 0;
 }
@@ -51,7 +52,8 @@ api_wait_create(struct req *r, struct derr *e)
 	if (w.target == NULL)
 		w.target = "screen";
 	if (w.task_id != NULL && !id_valid(w.task_id))
-		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.64s'", w.task_id);
+		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.*s'",
+		    utf8_prec(w.task_id, 64), w.task_id);
 	w.timeout_s = (int)t;
 	w.poll_s = has ? poll : 0;
 	return reply_or_fail(r, 201, waits_create(&w, e));
@@ -68,13 +70,15 @@ api_wait_list(struct req *r, struct derr *e)
 	if (req_query_int(r, "limit", 1, 500, 100, &limit, e) != 0)
 		return -1;
 	if (task != NULL && (task[0] == '\0' || !id_valid(task)))
-		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.64s'", task);
+		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.*s'",
+		    utf8_prec(task, 64), task);
 	if (status != NULL) {
 		for (i = 0; i < ARRAY_LEN(states) && strcmp(states[i], status) != 0; i++)
 			;
 		if (i == ARRAY_LEN(states))
 			return derr_set(e, DERR_INVALID, "status", "status must be one of: watching, resolved, "
-			    "timed_out, cancelled, failed, all (got '%.32s')", status);
+			    "timed_out, cancelled, failed, all (got '%.*s')", utf8_prec(status,
+			    32), status);
 	}
 	return reply_or_fail(r, 200, waits_list(task, status, (int)limit, e));
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "util.h"
 
@@ -363,4 +364,22 @@ config_free(struct config *c)
 		if (opts[i].type == OPT_STR)
 			free(*(char **)(void *)((char *)c + opts[i].offset));
 	memset(c, 0, sizeof *c);
+}
+
+bool
+config_data_dir_exposed(const char *dir, char *why, size_t cap)
+{
+	struct stat sb;
+
+	if (stat(dir, &sb) != 0) {
+		snprintf(why, cap, "cannot examine the data dir: %s", strerror(errno));
+		return false;
+	}
+	if ((sb.st_mode & 077) == 0) {
+		snprintf(why, cap, "the data dir is private (mode %03o)", (unsigned)(sb.st_mode & 0777));
+		return false;
+	}
+	snprintf(why, cap, "the data dir %s has mode %03o: other users may read or change the "
+	    "task database and logs; chmod 700 it", dir, (unsigned)(sb.st_mode & 0777));
+	return true;
 }

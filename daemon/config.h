@@ -88,5 +88,10 @@ void config_usage(FILE *f);
 #define CONFIG_DISPLAY_MIN 64
 #define CONFIG_DISPLAY_MAX 8192
 int config_parse_size(const char *s, int *w, int *h);
+/* Whether the data dir lets other users in: true (with a sentence in
+ * why[cap]) if it is readable, writable or searchable by group or other.
+ * detmd warns at start; a doctor check can reuse it. False if dir cannot
+ * be examined (why says so). */
+bool config_data_dir_exposed(const char *dir, char *why, size_t cap);
 
 #endif

@@ -61,7 +61,8 @@ serve(struct req *r, const char *name, struct derr *e)
 	unsigned char *copy;
 
 	if (f == NULL)
-		return derr_set(e, DERR_NOT_FOUND, NULL, "no dashboard file '%.64s'", name);
+		return derr_set(e, DERR_NOT_FOUND, NULL, "no dashboard file '%.*s'",
+		    utf8_prec(name, 64), name);
 	for (unsigned long i = 0; i < f->len; i++)
 		h = (h ^ f->data[i]) * 1099511628211ULL;
 	snprintf(etag, sizeof etag, "\"%016llx\"", (unsigned long long)h);

@@ -81,7 +81,8 @@ check_params(json_object *p, struct derr *e)
 			if (strcmp(key, known_params[i]) == 0)
 				break;
 		if (i == ARRAY_LEN(known_params))
-			return derr_set(e, DERR_INVALID, key, "unknown parameter '%.64s'", key);
+			return derr_set(e, DERR_INVALID, key, "unknown parameter '%.*s'",
+			    utf8_prec(key, 64), key);
 	}
 	return 0;
 }
@@ -159,7 +160,8 @@ desktop_window_id(json_object *v, unsigned long *out, struct derr *e)
 	n = strtoull(s, &end, 0);
 	if (end == s || *end != '\0' || n == 0 || n > 0xffffffffULL)
 		return derr_set(e, DERR_INVALID, "window_id",
-		    "window_id '%.32s' is not a window id (like 0x1a00003 or 27262979)", s);
+		    "window_id '%.*s' is not a window id (like 0x1a00003 or 27262979)",
+		    utf8_prec(s, 32), s);
 	*out = (unsigned long)n;
 	return 0;
 }
@@ -392,7 +394,7 @@ a_find(struct dctx *c, struct derr *e)
 		return -1;
 	json_object_object_add(c->data, "found", json_object_new_boolean(1));
 	json_object_object_add(c->data, "window", win_json(&w));
-	observe(c, "found window 0x%lx '%.100s'", w.id, w.title);
+	observe(c, "found window 0x%lx '%.*s'", w.id, utf8_prec(w.title, 100), w.title);
 	return 0;
 }
 
@@ -404,7 +406,7 @@ a_active(struct dctx *c, struct derr *e)
 	if (xwin_active(c->l->d, &w, e) != 0)
 		return -1;
 	json_object_object_add(c->data, "window", win_json(&w));
-	observe(c, "active window 0x%lx '%.100s'", w.id, w.title);
+	observe(c, "active window 0x%lx '%.*s'", w.id, utf8_prec(w.title, 100), w.title);
 	return 0;
 }
 
@@ -417,7 +419,7 @@ win_done(struct dctx *c, unsigned long id, const char *verb, struct derr *e)
 	if (xwin_get(c->l->d, id, &w, e) != 0)
 		return -1;
 	json_object_object_add(c->data, "window", win_json(&w));
-	observe(c, "%s window 0x%lx '%.100s'", verb, id, w.title);
+	observe(c, "%s window 0x%lx '%.*s'", verb, id, utf8_prec(w.title, 100), w.title);
 	return 0;
 }
 
@@ -736,7 +738,8 @@ log_action(struct app *app, const char *task_id, const char *action, json_object
 		snprintf(summary, sizeof summary, "%s: %s", action, out->observation);
 	} else {
 		json_object_object_add(res, "error", derr_to_json(err));
-		snprintf(summary, sizeof summary, "%s failed: %.200s", action, err->message);
+		snprintf(summary, sizeof summary, "%s failed: %.*s", action,
+		    utf8_prec(err->message, 200), err->message);
 	}
 	json_object_object_add(res, "display", json_object_new_string(out->display));
 	a.summary = summary;
@@ -766,8 +769,8 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 
 		for (i = 0; i < ARRAY_LEN(acts) && o < sizeof list; i++)
 			o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", acts[i].name);
-		return derr_set(e, DERR_INVALID, "action", "unknown action '%.64s' (one of: %s)",
-		    action, list);
+		return derr_set(e, DERR_INVALID, "action", "unknown action '%.*s' (one of: %s)",
+		    utf8_prec(action, 64), action, list);
 	}
 	if (check_params(params, e) != 0)
 		return -1;

@@ -76,14 +76,16 @@ post(const char *who, const char *url, const char *const *headers, json_object *
 	rc = httpc_do(&rq, &rs);
 	*latency += rs.latency_us;
 	if (rc < 0)
-		derr_set(e, DERR_UNAVAILABLE, NULL, "%s: %s: %.200s", who,
-		    rc == HTTPC_ETIMEOUT ? "timed out" : "cannot reach the server", rs.error);
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s: %s: %.*s", who,
+		    rc == HTTPC_ETIMEOUT ? "timed out" : "cannot reach the server",
+		    utf8_prec(rs.error, 200), rs.error);
 	else if (rs.status < 200 || rs.status >= 300)
-		derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered HTTP %ld: %.200s%s", who, rs.status,
-		    rs.excerpt, rs.status == 401 || rs.status == 403 ? " (check the API key)" : "");
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered HTTP %ld: %.*s%s", who, rs.status,
+		    utf8_prec(rs.excerpt, 200), rs.excerpt,
+		    rs.status == 401 || rs.status == 403 ? " (check the API key)" : "");
 	else if (rs.json == NULL)
-		derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered something that is not JSON: %.200s",
-		    who, rs.excerpt);
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered something that is not JSON: %.*s",
+		    who, utf8_prec(rs.excerpt, 200), rs.excerpt);
 	else {
 		*reply = json_object_get(rs.json);
 		rc = 0;
@@ -456,15 +458,16 @@ g_uitars(const struct config *cfg, const struct ground_req *q, struct ground_res
 		t = jpath(reply, "message", "content");
 	}
 	if (t == NULL || !json_object_is_type(t, json_type_string)) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered without a message text: %.200s", who,
-		    jx_string(reply, NULL));
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered without a message text: %.*s", who,
+		    utf8_prec(jx_string(reply, NULL), 200), jx_string(reply, NULL));
 		goto out;
 	}
 	text = json_object_get_string(t);
 	copy_trim(r->raw, sizeof r->raw, text);
 	if (ground_parse_uitars(text, q->width, q->height, strcmp(cfg->uitars_coords, "1000") == 0,
 	    &r->x, &r->y, &r->has_box, r->box, why, sizeof why) != 0) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "%s: unusable answer (%s): '%.200s'", who, why, r->raw);
+		derr_set(e, DERR_UNAVAILABLE, NULL, "%s: unusable answer (%s): '%.*s'", who, why,
+		    utf8_prec(r->raw, 200), r->raw);
 		goto out;
 	}
 	rc = 0;
@@ -551,7 +554,8 @@ g_claude_cu(const struct config *cfg, const struct ground_req *q, struct ground_
 			copy_trim(r->raw, sizeof r->raw, json_object_get_string(jpath(b, "text", NULL)));
 	}
 	if (use == NULL) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "claude_cu answered without a tool_use: '%.200s'",
+		derr_set(e, DERR_UNAVAILABLE, NULL, "claude_cu answered without a tool_use: '%.*s'",
+		    utf8_prec(r->raw[0] ? r->raw : jx_string(reply, NULL), 200),
 		    r->raw[0] ? r->raw : jx_string(reply, NULL));
 		goto out;
 	}
@@ -564,15 +568,16 @@ g_claude_cu(const struct config *cfg, const struct ground_req *q, struct ground_
 	    strcmp(action, "middle_click") != 0 && strcmp(action, "triple_click") != 0) ||
 	    coord == NULL || !json_object_is_type(coord, json_type_array) ||
 	    json_object_array_length(coord) != 2) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "claude_cu answered no click coordinate: %.200s", r->raw);
+		derr_set(e, DERR_UNAVAILABLE, NULL,
+		    "claude_cu answered no click coordinate: %.*s", utf8_prec(r->raw, 200), r->raw);
 		goto out;
 	}
 	r->x = json_object_get_double(json_object_array_get_idx(coord, 0));
 	r->y = json_object_get_double(json_object_array_get_idx(coord, 1));
 	if (r->x < 0 || r->y < 0 || r->x >= q->width || r->y >= q->height) {
 		derr_set(e, DERR_UNAVAILABLE, NULL,
-		    "claude_cu answered (%.0f, %.0f), outside the %dx%d display it was given: %.200s",
-		    r->x, r->y, q->width, q->height, r->raw);
+		    "claude_cu answered (%.0f, %.0f), outside the %dx%d display it was given: %.*s",
+		    r->x, r->y, q->width, q->height, utf8_prec(r->raw, 200), r->raw);
 		goto out;
 	}
 	rc = 0;
@@ -640,8 +645,8 @@ g_omniparser(const struct config *cfg, const struct ground_req *q, struct ground
 	list = jpath(reply, "parsed_content_list", NULL);
 	if (list == NULL || !json_object_is_type(list, json_type_array)) {
 		list = NULL;
-		derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser answered without parsed_content_list: %.200s",
-		    jx_string(reply, NULL));
+		derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser answered without parsed_content_list: %.*s",
+		    utf8_prec(jx_string(reply, NULL), 200), jx_string(reply, NULL));
 		goto out;
 	}
 	json_object_get(list);   /* outlives the parse reply (the picker replaces it) */
@@ -699,7 +704,8 @@ g_omniparser(const struct config *cfg, const struct ground_req *q, struct ground
 		chosen = r->raw[i] ? strtol(r->raw + i, &end, 10) : -1;
 		if (chosen < 0 || (size_t)chosen >= n) {
 			derr_set(e, DERR_UNAVAILABLE, NULL,
-			    "the omniparser picker answered '%.200s', not an element number 0..%zu", r->raw, n - 1);
+			    "the omniparser picker answered '%.*s', not an element number 0..%zu",
+			    utf8_prec(r->raw, 200), r->raw, n - 1);
 			goto out;
 		}
 	} else {
@@ -718,7 +724,8 @@ g_omniparser(const struct config *cfg, const struct ground_req *q, struct ground
 		snprintf(r->raw, sizeof r->raw, "%ld", chosen);
 		if (chosen < 0) {
 			derr_set(e, DERR_UNAVAILABLE, NULL, "no OmniParser element caption (of %zu) shares a "
-			    "word with '%.100s' (set ANTHROPIC_API_KEY for a model picker)", n, q->description);
+			    "word with '%.*s' (set ANTHROPIC_API_KEY for a model picker)", n,
+			    utf8_prec(q->description, 100), q->description);
 			goto out;
 		}
 	}
@@ -853,6 +860,6 @@ ground_run(const struct config *cfg, const struct ground_req *q, struct ground_r
 	if (b->run != NULL)
 		return b->run(cfg, q, r, e);
 	return derr_set(e, DERR_INVALID, "description", "the direct backend has no model to find "
-	    "'%.100s': give coordinates, or start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu "
-	    "or omniparser", q->description);
+	    "'%.*s': give coordinates, or start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu "
+	    "or omniparser", utf8_prec(q->description, 100), q->description);
 }

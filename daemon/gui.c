@@ -276,8 +276,8 @@ parse_call(const char *name, const char *args, struct gui_cmd *c, struct derr *e
 		if (strcasecmp(name, names[i].name) == 0)
 			break;
 	if (i == ARRAY_LEN(names))
-		return derr_set(e, DERR_INVALID, "instruction", "unknown action '%.40s(...)' (explicit "
-		    "forms: %s; or words: %s)", name, GUI_FORMS, GUI_WORDS);
+		return derr_set(e, DERR_INVALID, "instruction", "unknown action '%.*s(...)' (explicit "
+		    "forms: %s; or words: %s)", utf8_prec(name, 40), name, GUI_FORMS, GUI_WORDS);
 	c->verb = names[i].v;
 	a = calloc(MAX_ARGS, sizeof *a);
 	if (a == NULL)
@@ -381,8 +381,9 @@ parse_words(const char *s, struct gui_cmd *c, struct derr *e)
 		if ((rest = word(s, verbs[i].w)) != NULL)
 			c->verb = verbs[i].v;
 	if (rest == NULL)
-		return derr_set(e, DERR_INVALID, "instruction", "cannot read the instruction '%.80s': "
-		    "start with an action (explicit forms: %s; or words: %s)", s, GUI_FORMS, GUI_WORDS);
+		return derr_set(e, DERR_INVALID, "instruction", "cannot read the instruction '%.*s': "
+		    "start with an action (explicit forms: %s; or words: %s)", utf8_prec(s, 80),
+		    s, GUI_FORMS, GUI_WORDS);
 	switch (c->verb) {
 	case GUI_CLICK: case GUI_DOUBLE_CLICK: case GUI_RIGHT_CLICK: case GUI_MIDDLE_CLICK:
 	case GUI_MOVE:
@@ -403,7 +404,8 @@ parse_words(const char *s, struct gui_cmd *c, struct derr *e)
 				    sizeof c->target, e);
 			if (*rest != '\0')
 				return derr_set(e, DERR_INVALID, "instruction", "type \"text\" may be followed "
-				    "only by 'into <target>', not '%.60s'", rest);
+				    "only by 'into <target>', not '%.*s'", utf8_prec(rest, 60),
+				    rest);
 		} else {
 			if (strlen(rest) > GUI_MAX_TEXT)
 				return derr_set(e, DERR_INVALID, "instruction", "text over %d bytes", GUI_MAX_TEXT);
@@ -525,8 +527,8 @@ gui_parse(const char *s, struct gui_cmd *c, struct derr *e)
 		while (n > 0 && (isspace((unsigned char)open[n - 1]) || open[n - 1] == ';'))
 			n--;
 		if (n < 2 || open[n - 1] != ')')
-			return derr_set(e, DERR_INVALID, "instruction", "malformed '%.60s': a call must end "
-			    "with ')' (explicit forms: %s)", s, GUI_FORMS);
+			return derr_set(e, DERR_INVALID, "instruction", "malformed '%.*s': a call must end "
+			    "with ')' (explicit forms: %s)", utf8_prec(s, 60), s, GUI_FORMS);
 		copy_span(name, sizeof name, s, (size_t)(p - s) < sizeof name ? (size_t)(p - s) : sizeof name - 1);
 		args = xasprintf("%.*s", (int)(n - 2), open + 1);
 		rc = parse_call(name, args, c, e);
@@ -639,8 +641,9 @@ ground_on(struct app *app, const struct shot *s, const char *desc, int *sx, int 
 	if (r.element[0] != '\0')
 		json_object_object_add(o, "element", json_object_new_string(r.element));
 	if (*sx < 0 || *sy < 0 || *sx >= s->screen_w || *sy >= s->screen_h)
-		return derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered '%.200s', which maps to (%d, %d), "
-		    "off the %dx%d screen; nothing was done", r.backend, r.raw, *sx, *sy,
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered '%.*s', which maps to (%d, %d), "
+		    "off the %dx%d screen; nothing was done", r.backend, utf8_prec(r.raw, 200),
+		    r.raw, *sx, *sy,
 		    s->screen_w, s->screen_h);
 	return 0;
 }
@@ -680,10 +683,12 @@ log_gui(struct app *app, const char *task_id, const char *tool, const char *text
 	if (err != NULL)
 		json_object_object_add(out, "error", derr_to_json(err));
 	if (err == NULL)
-		snprintf(summary, sizeof summary, "%s (%s%s%s): %.300s", tool, backend, model[0] ? " " : "",
-		    model, json_object_get_string(json_object_object_get(result, "observation")));
+		snprintf(summary, sizeof summary, "%s (%s%s%s): %.*s", tool, backend, model[0] ? " " : "",
+		    model, utf8_prec(json_object_get_string(json_object_object_get(result,
+		    "observation")), 300), json_object_get_string(json_object_object_get(result, "observation")));
 	else
-		snprintf(summary, sizeof summary, "%s (%s) failed: %.300s", tool, backend, err->message);
+		snprintf(summary, sizeof summary, "%s (%s) failed: %.*s", tool, backend,
+		    utf8_prec(err->message, 300), err->message);
 	a.summary = summary;
 	a.status = err == NULL ? "completed" : "failed";
 	a.input_json = jx_string(in, NULL);
@@ -713,8 +718,9 @@ gui_find(struct app *app, const char *task_id, const char *description,
 		    GROUND_MAX_DESCRIPTION);
 	if (!ground_has_model(app->cfg))
 		return derr_set(e, DERR_INVALID, "description", "the direct backend has no model to find "
-		    "'%.100s'; start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser "
-		    "(gui_do accepts explicit coordinates: %s)", description, GUI_FORMS);
+		    "'%.*s'; start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser "
+		    "(gui_do accepts explicit coordinates: %s)", utf8_prec(description, 100),
+		    description, GUI_FORMS);
 	if (desktop_lease(app, task_id, &l, e) != 0)
 		return -1;
 	s.screen_w = l.width;
@@ -802,7 +808,7 @@ act(struct display_lease *l, const struct gui_cmd *c, json_object *r, char *obs,
 		if (xinput_keys(l->d, c->text, e) != 0)
 			return -1;
 		json_object_object_add(r, "keys", json_object_new_string(c->text));
-		snprintf(obs, obslen, "pressed %.100s", c->text);
+		snprintf(obs, obslen, "pressed %.*s", utf8_prec(c->text, 100), c->text);
 		break;
 	case GUI_SCROLL:
 		if (c->at && xinput_move(l->d, x, y, e) != 0)
@@ -887,8 +893,9 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	need2 = c->verb == GUI_DRAG && !c->at2 && c->target2[0] != '\0';
 	if ((need1 || need2) && !ground_has_model(app->cfg)) {
 		derr_set(e, DERR_INVALID, "instruction", "the direct backend needs coordinates in the "
-		    "instruction, not '%.100s': use %s, or start detmd with ACU_GUI_AGENT_BACKEND=uitars, "
-		    "claude_cu or omniparser", need1 ? c->target : c->target2, GUI_FORMS);
+		    "instruction, not '%.*s': use %s, or start detmd with ACU_GUI_AGENT_BACKEND=uitars, "
+		    "claude_cu or omniparser", utf8_prec(need1 ? c->target : c->target2, 100),
+		    need1 ? c->target : c->target2, GUI_FORMS);
 		goto out;
 	}
 	if (desktop_lease(app, task_id, &l, e) != 0)

@@ -231,7 +231,19 @@ send_json(struct MHD_Connection *conn, int status, json_object *obj, const char 
 	size_t len;
 
 	text = jx_string(obj, &len);
-	resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)text, MHD_RESPMEM_MUST_COPY);
+	if (!utf8_valid(text, len)) {
+		/* The last guard (json-c passes bytes >= 0x80 through): the
+		 * sources repair their text, this catches whatever they miss. */
+		char *fixed = utf8_dup(text, len, &len);
+
+		log_warn("repaired invalid UTF-8 in a reply");
+		resp = MHD_create_response_from_buffer(len, fixed, MHD_RESPMEM_MUST_FREE);
+		if (resp == NULL)
+			free(fixed);
+	} else {
+		resp = MHD_create_response_from_buffer(len, (void *)(uintptr_t)text,
+		    MHD_RESPMEM_MUST_COPY);
+	}
 	if (resp == NULL)
 		return MHD_NO;
 	MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");

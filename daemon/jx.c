@@ -398,7 +398,8 @@ jx_only(json_object *o, const char *const *keys, size_t n, struct derr *e)
 		for (i = 0; i < n && strcmp(k, keys[i]) != 0; i++)
 			;
 		if (i == n)
-			return derr_set(e, DERR_INVALID, k, "unknown field '%.64s'", k);
+			return derr_set(e, DERR_INVALID, k, "unknown field '%.*s'", utf8_prec(k,
+			    64), k);
 	}
 	return 0;
 }

@@ -5,7 +5,9 @@
  * main thread's sigwait sees SIGTERM/SIGINT), the data-dir lock is taken
  * before the database is touched (one daemon per data dir), and the socket
  * is bound before the store is opened so a second copy on the same port
- * fails fast with a clear message. On SIGTERM/SIGINT the server stops
+ * fails fast with a clear message. The umask is 077 from the start, so
+ * every file detmd creates (data.db and its -wal/-shm, the port file, logs)
+ * is 0600 even in a data dir someone made 755 (which is warned about). On SIGTERM/SIGINT the server stops
  * accepting, in-flight requests finish, the store checkpoints and closes.
  */
 #include <arpa/inet.h>
@@ -41,26 +43,6 @@
 #include "taskstate.h"
 #include "waits.h"
 #include "wake.h"
-
-static int
-mkdir_p(const char *path, mode_t mode)
-{
-	char *p = xstrdup(path), *s;
-	int rc = 0;
-
-	for (s = p + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, mode) != 0 && errno != EEXIST)
-			rc = -1;
-		*s = '/';
-	}
-	if (rc == 0 && mkdir(p, mode) != 0 && errno != EEXIST)
-		rc = -1;
-	free(p);
-	return rc;
-}
 
 /* Takes an exclusive lock on DATA_DIR/detmd.lock and writes our pid into
  * it. Returns the fd, or -1 after printing why. */
@@ -200,7 +182,7 @@ main(int argc, char **argv)
 	struct http *h = NULL;
 	struct derr e;
 	sigset_t sigs;
-	char path[4096], tool_err[256];
+	char path[4096], tool_err[256], why[512];
 	int lockfd = -1, lfd = -1, sig = 0, rc = 1, c;
 
 	sigemptyset(&sigs);
@@ -209,6 +191,9 @@ main(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Everything detmd (and what it spawns) creates is the user's alone:
+	 * the database holds every task, the port file and logs what it did. */
+	umask(077);
 
 	if ((c = config_load(&cfg, argc, argv)) != 0) {
 		config_free(&cfg);
@@ -222,17 +207,21 @@ main(int argc, char **argv)
 	app.started_mono_us = mono_us();
 
 	snprintf(path, sizeof path, "%s/logs", cfg.data_dir);
-	if (mkdir_p(cfg.data_dir, 0700) != 0 || mkdir_p(path, 0700) != 0) {
+	if (dir_create_all(cfg.data_dir, 0700) != 0 || dir_create_all(path, 0700) != 0) {
 		fprintf(stderr, "detmd: cannot create data dir %s: %s\n", cfg.data_dir, strerror(errno));
 		goto out;
 	}
 	snprintf(path, sizeof path, "%s/recordings", cfg.data_dir);
-	mkdir_p(path, 0700);
+	dir_create_all(path, 0700);
 	if ((lockfd = lock_data_dir(cfg.data_dir)) < 0)
 		goto out;
 	snprintf(path, sizeof path, "%s/logs/debug.log", cfg.data_dir);
 	if (log_open(path, cfg.debug) != 0)
 		fprintf(stderr, "detmd: cannot open log %s: %s (logging to stderr)\n", path, strerror(errno));
+	if (config_data_dir_exposed(cfg.data_dir, why, sizeof why)) {
+		log_warn("%s", why);
+		fprintf(stderr, "detmd: warning: %s\n", why);
+	}
 	if ((lfd = listen_on(&cfg, &app.port)) < 0)
 		goto out;
 	snprintf(path, sizeof path, "%s/data.db", cfg.data_dir);

@@ -18,8 +18,13 @@
  * The path guard is real (the Python one was a string-prefix check, so a
  * sibling "workspace2" passed): a path must be relative, without "..", and
  * what it resolves to (realpath, following links) must be inside the
- * workspace's own real path; the file itself is opened O_NOFOLLOW. Sizes
- * are capped: files read (4 MiB), notes (64 KiB), lines returned (2000).
+ * workspace's own real path; the file itself is opened O_NOFOLLOW and
+ * O_NONBLOCK and must be a regular file (a FIFO is 400 at once, never a
+ * hung request). Sizes are capped: files read (4 MiB), notes (64 KiB),
+ * lines returned (2000); a search reads at most 64 MiB for at most 5 s
+ * (then "truncated": true). Text read is made valid UTF-8 (a Latin-1 file's
+ * bytes become U+FFFD) and snippets are cut between characters. Messages
+ * name paths relative to the workspace, never absolute ones.
  *
  * Does not: index, cache or lock files (appends are single O_APPEND writes).
  */
@@ -46,6 +51,10 @@
 #define TERMS_MAX       16
 #define SNIPPET_MAX     400
 #define FILES_MAX       1000
+/* One search reads at most this much, for at most this long; past either
+ * it answers with what it found and "truncated": true. */
+#define SCAN_BYTES_MAX  (64 * 1024 * 1024)
+#define SCAN_US_MAX     (5 * 1000000)
 
 struct hit {
 	char *path;
@@ -59,12 +68,14 @@ struct hit {
 static int
 root_real(const struct config *cfg, bool create, char out[PATH_MAX], struct derr *e)
 {
-	if (create && mkdir(cfg->workspace, 0700) != 0 && errno != EEXIST)
-		return derr_set(e, DERR_INTERNAL, NULL, "cannot create the workspace %s: %s",
-		    cfg->workspace, strerror(errno));
+	/* Absolute paths go to the log, never into a message. */
+	if (create && dir_create_all(cfg->workspace, 0700) != 0) {
+		log_warn("cannot create the workspace %s: %s", cfg->workspace, strerror(errno));
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot create the workspace (ACU_WORKSPACE): %s",
+		    strerror(errno));
+	}
 	if (realpath(cfg->workspace, out) == NULL)
-		return derr_set(e, DERR_NOT_FOUND, NULL, "the workspace %s does not exist (ACU_WORKSPACE)",
-		    cfg->workspace);
+		return derr_set(e, DERR_NOT_FOUND, NULL, "the workspace does not exist (ACU_WORKSPACE)");
 	return 0;
 }
 
@@ -98,6 +109,31 @@ lexical(const char *root, const char *rel, char out[PATH_MAX], struct derr *e)
 	return 0;
 }
 
+/* Reads up to size bytes of fd; the text comes back valid UTF-8 (the
+ * workspace may hold Latin-1 or binary files: invalid bytes become U+FFFD). */
+static char *
+read_capped(int fd, size_t size)
+{
+	char *raw = xmalloc(size + 1), *text;
+	size_t have = 0;
+	ssize_t got;
+
+	while (have < size) {
+		got = read(fd, raw + have, size - have);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		have += (size_t)got;
+	}
+	raw[have] = '\0';
+	if (utf8_valid(raw, have))
+		return raw;
+	text = utf8_dup(raw, have, NULL);
+	free(raw);
+	return text;
+}
+
 /* Reads a regular file inside the workspace (at most FILE_MAX bytes). */
 static char *
 slurp(const char *root, const char *rel, struct derr *e)
@@ -105,31 +141,38 @@ slurp(const char *root, const char *rel, struct derr *e)
 	char abs[PATH_MAX], real[PATH_MAX];
 	struct stat sb;
 	char *buf = NULL;
-	ssize_t got;
 	int fd = -1;
 
 	if (lexical(root, rel, abs, e) != 0)
 		return NULL;
 	if (realpath(abs, real) == NULL) {
-		derr_set(e, DERR_NOT_FOUND, "path", "no file '%.200s' in the workspace", rel);
+		derr_set(e, DERR_NOT_FOUND, "path", "no file '%.*s' in the workspace",
+		    utf8_prec(rel, 200), rel);
 		return NULL;
 	}
 	if (!inside(root, real)) {
-		derr_set(e, DERR_FORBIDDEN, "path", "'%.200s' leads outside the workspace", rel);
+		derr_set(e, DERR_FORBIDDEN, "path", "'%.*s' leads outside the workspace",
+		    utf8_prec(rel, 200), rel);
 		return NULL;
 	}
-	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		derr_set(e, DERR_NOT_FOUND, "path", "'%.200s' is not a readable file", rel);
+	/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer. */
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		derr_set(e, fd < 0 && errno == EACCES ? DERR_FORBIDDEN : DERR_NOT_FOUND, "path",
+		    "'%.*s' is not a readable file", utf8_prec(rel, 200), rel);
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		derr_set(e, DERR_INVALID, "path", "'%.*s' is not a regular file", utf8_prec(rel,
+		    200), rel);
 		goto out;
 	}
 	if (sb.st_size > FILE_MAX) {
-		derr_set(e, DERR_TOO_LARGE, "path", "'%.200s' is larger than %d MiB", rel, FILE_MAX >> 20);
+		derr_set(e, DERR_TOO_LARGE, "path", "'%.*s' is larger than %d MiB", utf8_prec(rel,
+		    200), rel, FILE_MAX >> 20);
 		goto out;
 	}
-	buf = xmalloc((size_t)sb.st_size + 1);
-	got = read(fd, buf, (size_t)sb.st_size);
-	buf[got > 0 ? got : 0] = '\0';
+	buf = read_capped(fd, (size_t)sb.st_size);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -191,13 +234,15 @@ search_text(const char *rel, char *text, char **terms, int nterms, struct hit *h
 		if (k < nterms)
 			continue;
 		{
-			char snip[SNIPPET_MAX + 1];
+			/* A few bytes over the cap, so the sequence snprintf may
+			 * cut lies past SNIPPET_MAX; then back off to a character
+			 * boundary (the text is valid UTF-8: read_capped). */
+			char snip[SNIPPET_MAX + 8];
 			size_t o = 0;
 
-			for (int j = i > 0 ? i - 1 : 0; j <= i + 2 && j < n && o < SNIPPET_MAX; j++)
+			for (int j = i > 0 ? i - 1 : 0; j <= i + 2 && j < n && o + 1 < sizeof snip; j++)
 				o += (size_t)snprintf(snip + o, sizeof snip - o, "%s%s", o ? "\n" : "", lines[j]);
-			if (o > SNIPPET_MAX)
-				o = SNIPPET_MAX;
+			o = utf8_cut(snip, strlen(snip), SNIPPET_MAX);
 			snip[o] = '\0';
 			hits[*nhits] = (struct hit){ xstrdup(rel), i + 1, score, xstrdup(snip) };
 			(*nhits)++;
@@ -226,19 +271,45 @@ by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* MEMORY.md, then the .md files of memory/ in name order, into files (malloc'd,
+ * workspace-relative); returns how many (at most FILES_MAX). */
+static int
+list_files(const char *root, char *files[FILES_MAX])
+{
+	char dirp[PATH_MAX + 16];
+	struct dirent *de;
+	int nfiles = 0;
+	DIR *dh;
+
+	files[nfiles++] = xstrdup("MEMORY.md");
+	snprintf(dirp, sizeof dirp, "%s/memory", root);
+	if ((dh = opendir(dirp)) != NULL) {
+		while ((de = readdir(dh)) != NULL && nfiles < FILES_MAX) {
+			size_t n = strlen(de->d_name);
+
+			if (n > 3 && strcmp(de->d_name + n - 3, ".md") == 0)
+				files[nfiles++] = xasprintf("memory/%s", de->d_name);
+		}
+		closedir(dh);
+	}
+	qsort(files + 1, (size_t)nfiles - 1, sizeof files[0], by_name);
+	return nfiles;
+}
+
 int
 api_memory_search(struct req *r, struct derr *e)
 {
 	static const char *const keys[] = { "query", "max_results" };
-	char root[PATH_MAX], dirp[PATH_MAX + 16], *terms[TERMS_MAX], *q, *save = NULL;
+	char root[PATH_MAX], *terms[TERMS_MAX], *q, *save = NULL;
 	char *files[FILES_MAX];
 	int nterms = 0, nfiles = 0, nhits = 0, cap;
+	int64_t deadline = mono_us() + SCAN_US_MAX;
+	size_t scanned = 0;
+	bool truncated = false;
 	const char *query;
 	int64_t maxr = 10;
 	struct hit *hits;
 	json_object *o, *arr;
-	struct dirent *de;
-	DIR *dh;
 
 	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
 	    jx_str(r->body, "query", true, 1, 500, &query, e) != 0 ||
@@ -260,21 +331,16 @@ api_memory_search(struct req *r, struct derr *e)
 	cap = (int)maxr * 10;
 	hits = xcalloc((size_t)cap * 2 + 8, sizeof *hits);
 	if (root_real(r->app->cfg, false, root, e) == 0) {
-		files[nfiles++] = xstrdup("MEMORY.md");
-		snprintf(dirp, sizeof dirp, "%s/memory", root);
-		if ((dh = opendir(dirp)) != NULL) {
-			while ((de = readdir(dh)) != NULL && nfiles < FILES_MAX) {
-				size_t n = strlen(de->d_name);
-
-				if (n > 3 && strcmp(de->d_name + n - 3, ".md") == 0)
-					files[nfiles++] = xasprintf("memory/%s", de->d_name);
-			}
-			closedir(dh);
-		}
-		qsort(files + 1, (size_t)nfiles - 1, sizeof files[0], by_name);
+		nfiles = list_files(root, files);
 		for (int i = 0; i < nfiles; i++) {
 			struct derr fe;
-			char *text = slurp(root, files[i], &fe);
+			char *text = NULL;
+
+			if (scanned >= SCAN_BYTES_MAX || mono_us() > deadline)
+				truncated = true;
+			else
+				text = slurp(root, files[i], &fe);
+			scanned += text != NULL ? strlen(text) : 0;
 
 			/* Once the cap is reached, later files may still add a line each. */
 			if (text != NULL)
@@ -282,8 +348,11 @@ api_memory_search(struct req *r, struct derr *e)
 				    nhits >= cap ? nhits + 1 : cap);
 			free(text);
 			free(files[i]);
-			if (nhits >= cap * 2)
+			if (nhits >= cap * 2) {
+				for (int k = i + 1; k < nfiles; k++)
+					free(files[k]);
 				break;
+			}
 		}
 	}
 	qsort(hits, (size_t)nhits, sizeof *hits, by_score);
@@ -311,6 +380,8 @@ api_memory_search(struct req *r, struct derr *e)
 	free(hits);
 	free(q);
 	json_object_object_add(o, "count", json_object_new_int((int)json_object_array_length(arr)));
+	if (truncated)
+		json_object_object_add(o, "truncated", json_object_new_boolean(1));
 	json_object_object_add(o, "results", arr);
 	return req_reply(r, 200, o);
 }
@@ -359,6 +430,53 @@ api_memory_read(struct req *r, struct derr *e)
 
 /* ---- append ---- */
 
+/* The last component of path names a file (not "", "." or ".."). */
+static bool
+names_file(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base != NULL ? base + 1 : path;
+	return base[0] != '\0' && strcmp(base, ".") != 0 && strcmp(base, "..") != 0;
+}
+
+/* A failed open or write of path (workspace-relative) as a derr: what the
+ * client can fix is 4xx; only the unexpected is 500 (logged). */
+static int
+append_error(int err, const char *path, struct derr *e)
+{
+	switch (err) {
+	case ELOOP:
+		return derr_set(e, DERR_FORBIDDEN, "path", "cannot append to '%.*s': it is a "
+		    "symbolic link", utf8_prec(path, 200), path);
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return derr_set(e, DERR_FORBIDDEN, "path", "cannot append to '%.*s': %s",
+		    utf8_prec(path, 200), path,
+		    strerror(err));
+	case EISDIR:
+	case ENOTDIR:
+	case ENXIO:             /* a FIFO with no reader, a socket */
+	case ENODEV:
+		return derr_set(e, DERR_INVALID, "path", "cannot append to '%.*s': not a regular "
+		    "file", utf8_prec(path, 200), path);
+	case ENOENT:
+		return derr_set(e, DERR_NOT_FOUND, "path", "the folder of '%.*s' does not exist",
+		    utf8_prec(path, 200), path);
+	case ENOSPC:
+	case EDQUOT:
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "cannot append to '%.*s': %s",
+		    utf8_prec(path, 200), path,
+		    strerror(err));
+	default:
+		log_warn("memory_append %s: %s", path, strerror(err));
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot append to '%.*s': %s",
+		    utf8_prec(path, 200), path,
+		    strerror(err));
+	}
+}
+
 int
 api_memory_append(struct req *r, struct derr *e)
 {
@@ -368,8 +486,9 @@ api_memory_append(struct req *r, struct derr *e)
 	struct tm tm;
 	time_t now = time(NULL);
 	json_object *o;
+	struct stat sb;
 	ssize_t len;
-	int fd;
+	int fd, err;
 
 	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
 	    jx_str(r->body, "note", true, 1, NOTE_MAX, &note, e) != 0 ||
@@ -383,28 +502,37 @@ api_memory_append(struct req *r, struct derr *e)
 	}
 	if (lexical(root, path, abs, e) != 0)
 		return -1;
+	if (!names_file(path))
+		return derr_set(e, DERR_INVALID, "path", "path must name a file, not a folder ('%.*s')",
+		    utf8_prec(path, 200), path);
 	/* The parent must exist (memory/ is made on demand) and be inside. */
 	snprintf(parent, sizeof parent, "%s", abs);
 	slash = strrchr(parent, '/');
 	*slash = '\0';
 	if (strcmp(path, rel) == 0 && mkdir(parent, 0700) != 0 && errno != EEXIST)
-		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", parent, strerror(errno));
+		return append_error(errno, "memory", e);
 	if (realpath(parent, real) == NULL)
-		return derr_set(e, DERR_NOT_FOUND, "path", "the folder of '%.200s' does not exist", path);
+		return append_error(errno == ENOTDIR ? ENOTDIR : ENOENT, path, e);
 	if (!inside(root, real))
-		return derr_set(e, DERR_FORBIDDEN, "path", "'%.200s' leads outside the workspace", path);
+		return derr_set(e, DERR_FORBIDDEN, "path", "'%.*s' leads outside the workspace",
+		    utf8_prec(path, 200), path);
 	snprintf(abs, sizeof abs, "%s/%s", real, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
-	fd = open(abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	/* O_NONBLOCK: a FIFO must not block the open (ENXIO without a reader);
+	 * with one, fstat refuses it. */
+	fd = open(abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0)
-		return derr_set(e, errno == ELOOP ? DERR_FORBIDDEN : DERR_INTERNAL, "path",
-		    "cannot append to '%.200s': %s", path, errno == ELOOP ? "it is a symbolic link" :
-		    strerror(errno));
+		return append_error(errno, path, e);
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return append_error(EISDIR, path, e);
+	}
 	block = xasprintf("\n## [%02d:%02d UTC] Note\n\n%s\n", tm.tm_hour, tm.tm_min, note);
 	len = write(fd, block, strlen(block));
+	err = errno;
 	close(fd);
 	if (len != (ssize_t)strlen(block)) {
 		free(block);
-		return derr_set(e, DERR_INTERNAL, NULL, "cannot append to '%.200s'", path);
+		return append_error(len < 0 ? err : ENOSPC, path, e);
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "ok", json_object_new_boolean(1));

@@ -782,7 +782,8 @@ rec_clip(const char *task_id, int duration_s, int fps, const char *window_name, 
 	if (window_name != NULL && xwin_find(l.d, window_name, &w, e) != 0) {
 		display_unlease(&l);
 		if (e->code == DERR_NOT_FOUND)
-			derr_set(e, DERR_NOT_FOUND, "target", "no visible window matches '%.100s'", window_name);
+			derr_set(e, DERR_NOT_FOUND, "target", "no visible window matches '%.*s'",
+			    utf8_prec(window_name, 100), window_name);
 		return -1;
 	}
 	display_unlease(&l);
@@ -844,7 +845,8 @@ rec_clip_status(const char *clip_id, int block_s, struct derr *e)
 	pthread_mutex_unlock(&reg_mu);
 	snprintf(path, sizeof path, "%s/%s.json", dir, key);
 	if (o == NULL && (o = read_meta(path)) == NULL) {
-		derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.16s'", clip_id);
+		derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.*s'",
+		    utf8_prec(clip_id, 16), clip_id);
 		return NULL;
 	}
 	json_object_object_add(o, "status", json_object_get(json_object_object_get(o, "state")));

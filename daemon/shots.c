@@ -90,13 +90,15 @@ api_screenshot(struct req *r, struct derr *e)
 	int fd;
 
 	if (!name_ok(name))
-		return derr_set(e, DERR_NOT_FOUND, NULL, "no screenshot '%.40s'", name);
+		return derr_set(e, DERR_NOT_FOUND, NULL, "no screenshot '%.*s'", utf8_prec(name,
+		    40), name);
 	snprintf(path, sizeof path, "%s/%s", dir, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &sb) != 0) {
 		if (fd >= 0)
 			close(fd);
-		return derr_set(e, DERR_NOT_FOUND, NULL, "no screenshot '%.40s'", name);
+		return derr_set(e, DERR_NOT_FOUND, NULL, "no screenshot '%.*s'", utf8_prec(name,
+		    40), name);
 	}
 	return req_reply_fd(r, 200, "image/jpeg", fd, 0, (uint64_t)sb.st_size);
 }

@@ -351,8 +351,8 @@ items_insert(struct store *st, const char *task_id, json_object *titles,
 			json_object_object_add(o, "title", json_object_new_string(title));
 			json_object_array_add(added, o);
 		}
-		len = snprintf(line, sizeof line, "%s%lld. %.500s", i ? "; " : "",
-		    (long long)next, title);
+		len = snprintf(line, sizeof line, "%s%lld. %.*s", i ? "; " : "",
+		    (long long)next, utf8_prec(title, 500), title);
 		if (len > 0)
 			(void)!buf_append(text, line, strlen(line));
 	}

@@ -1,5 +1,5 @@
 /*
- * util.c - allocation that aborts on OOM, clocks, ISO time, UTF-8 checks,
+ * util.c - allocation that aborts on OOM, clocks, ISO time, mkdir -p,
  * random ids, constant-time compare. No state beyond the id generator's
  * seed, which is drawn from getrandom() once and guarded by a mutex.
  */
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static void
@@ -171,56 +172,26 @@ time_parse(const char *s, int64_t *ms_out)
 	return -1;
 }
 
-bool
-utf8_valid(const char *str, size_t len)
+int
+dir_create_all(const char *path, unsigned mode)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
+	char *p = xstrdup(path), *s;
+	int rc = 0;
 
-	while (i < len) {
-		unsigned c = s[i];
-		size_t n;
-		uint32_t cp;
-
-		if (c < 0x80) {
-			i++;
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
 			continue;
-		} else if ((c & 0xe0) == 0xc0) {
-			n = 1;
-			cp = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			n = 2;
-			cp = c & 0x0f;
-		} else if ((c & 0xf8) == 0xf0) {
-			n = 3;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		for (size_t k = 1; k <= n; k++) {
-			if (i + k >= len || (s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) ||
-		    (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += n + 1;
+		*s = '\0';
+		if (mkdir(p, (mode_t)mode) != 0 && errno != EEXIST)
+			rc = -1;
+		*s = '/';
+		if (rc != 0)
+			break;
 	}
-	return true;
-}
-
-size_t
-utf8_chars(const char *s)
-{
-	size_t n = 0;
-
-	for (; *s != '\0'; s++) {
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			n++;
-	}
-	return n;
+	if (rc == 0 && mkdir(p, (mode_t)mode) != 0 && errno != EEXIST)
+		rc = -1;
+	free(p);
+	return rc;
 }
 
 /* splitmix64: fast, well distributed, and seeded from the kernel. Ids need

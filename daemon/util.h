@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cdefs.h"
+#include "utf8.h"
 
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
@@ -35,10 +36,11 @@ void iso_time(int64_t ms, char out[ISO_TIME_LEN]);
  * ("1763840000" or "1763840000.5") into ms. Returns 0, or -1 if malformed. */
 int time_parse(const char *s, int64_t *ms_out);
 
-/* True if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates). */
-bool utf8_valid(const char *s, size_t len);
-/* Number of code points in a valid UTF-8 string. */
-size_t utf8_chars(const char *s);
+/* UTF-8 checks, repair and cutting: utf8.h (shared with detm-mcp). */
+
+/* mkdir -p: creates path and its missing parents with mode (as umask
+ * allows). Returns 0, or -1 with errno set. */
+int dir_create_all(const char *path, unsigned mode);
 
 /* Writes a fresh random id (8 lowercase hex digits + NUL). Thread-safe. */
 #define ID_LEN 9

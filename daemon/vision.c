@@ -60,8 +60,8 @@ check_url(const char *url, const char *field, struct derr *e)
 {
 	if ((strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
 	    strlen(url) > 1000 || has_ctl(url) || strchr(url, ' ') != NULL)
-		return derr_set(e, DERR_INVALID, field, "%s must be an http:// or https:// URL, not \"%.100s\"",
-		    field, url);
+		return derr_set(e, DERR_INVALID, field, "%s must be an http:// or https:// URL, not \"%.*s\"",
+		    field, utf8_prec(url, 100), url);
 	return 0;
 }
 
@@ -145,7 +145,8 @@ vision_new(const struct vision_settings *s, struct derr *e)
 		model = "";
 	} else {
 		derr_set(e, DERR_INVALID, "backend",
-		    "unknown vision backend \"%.64s\" (ollama, vllm, claude, openrouter or passthrough)", backend);
+		    "unknown vision backend \"%.*s\" (ollama, vllm, claude, openrouter or passthrough)",
+		    utf8_prec(backend, 64), backend);
 		goto fail;
 	}
 
@@ -686,12 +687,15 @@ judge(struct vision *v, int rc, struct httpc_resp *rs, struct vision_result *out
 			snprintf(msg, cap, "HTTP %ld with an error: %s", rs->status, etext);
 			return vwire_error_transient(rs->json) ? TRANSIENT : FATAL;
 		}
-		snprintf(msg, cap, "HTTP %ld but %s: %.120s", rs->status,
-		    rs->json == NULL ? "the body is not JSON" : err, rs->excerpt);
+		snprintf(msg, cap, "HTTP %ld but %s: %.*s", rs->status,
+		    rs->json == NULL ? "the body is not JSON" : err, utf8_prec(rs->excerpt, 120),
+		    rs->excerpt);
 		return TRANSIENT;
 	}
 	if (vwire_error_text(rs->json, etext, sizeof etext) != 0)
-		snprintf(etext, sizeof etext, "%.160s", rs->excerpt[0] ? rs->excerpt : "(empty body)");
+		snprintf(etext, sizeof etext, "%.*s",
+		    utf8_prec(rs->excerpt[0] ? rs->excerpt : "(empty body)", 160),
+		    rs->excerpt[0] ? rs->excerpt : "(empty body)");
 	if (rs->status == 429 || rs->status >= 500) {
 		snprintf(msg, cap, "HTTP %ld: %s", rs->status, etext);
 		return TRANSIENT;
@@ -837,13 +841,14 @@ vision_health(struct vision *v)
 		char etext[300];
 
 		if (vwire_error_text(rs.json, etext, sizeof etext) != 0)
-			snprintf(etext, sizeof etext, "%.160s", rs.excerpt);
+			snprintf(etext, sizeof etext, "%.*s", utf8_prec(rs.excerpt, 160),
+			    rs.excerpt);
 		snprintf(detail, sizeof detail, "%s: HTTP %ld: %s%s%s", v->health_url, rs.status, etext,
 		    (rs.status == 401 || rs.status == 403) && v->key_env ? "; check " : "",
 		    (rs.status == 401 || rs.status == 403) && v->key_env ? v->key_env : "");
 	} else if (rs.json == NULL) {
-		snprintf(detail, sizeof detail, "%s: HTTP %ld but not JSON: %.120s", v->health_url,
-		    rs.status, rs.excerpt);
+		snprintf(detail, sizeof detail, "%s: HTTP %ld but not JSON: %.*s", v->health_url,
+		    rs.status, utf8_prec(rs.excerpt, 120), rs.excerpt);
 	} else if (lists_model(rs.json, v->model, &count)) {
 		ok = true;
 		snprintf(detail, sizeof detail, "model %s is available (%zu listed)", v->model, count);

@@ -1167,7 +1167,7 @@ parse_combo(const char *combo, struct chord *chords, int *nchords, struct derr *
 			len = (size_t)(p - start);
 			if (len == 0)
 				return derr_set(e, DERR_INVALID, "keys",
-				    "empty key name in \"%.100s\"", combo);
+				    "empty key name in \"%.*s\"", utf8_prec(combo, 100), combo);
 			if (len > KEY_NAME_MAX)
 				return derr_set(e, DERR_INVALID, "keys", "key name \"%.*s...\" is too long",
 				    32, start);
@@ -1187,7 +1187,7 @@ parse_combo(const char *combo, struct chord *chords, int *nchords, struct derr *
 			p++;                    /* the separator */
 			if (*p == '\0' || *p == ' ' || *p == '\t' || *p == '\n')
 				return derr_set(e, DERR_INVALID, "keys",
-				    "\"%.100s\" ends a chord with '+'", combo);
+				    "\"%.*s\" ends a chord with '+'", utf8_prec(combo, 100), combo);
 		}
 	}
 	if (nc == 0)

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "jxkeep.h"
+#include "utf8.h"
 #include "caps.h"
 #include "log.h"
 #include "result.h"
@@ -283,8 +284,9 @@ fw_failure(struct forward *fw, const struct tool *t, const char *method, const c
 		return result_error(NULL, "detmd answered %s %s with HTTP %ld but the body is not a "
 			"JSON object.", method, path, r->status);
 	} else if (body != NULL) {
-		return result_error(body, "detmd answered %s %s with HTTP %ld: %.1000s", method, path,
-			r->status, json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
+		return result_error(body, "detmd answered %s %s with HTTP %ld: %.*s", method, path,
+			r->status, utf8_prec(json_object_to_json_string_ext(body,
+			    JSON_C_TO_STRING_PLAIN), 1000), json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
 	} else {
 		return result_error(NULL, "detmd answered %s %s with HTTP %ld and a body that is not "
 			"JSON.", method, path, r->status);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "utf8.h"
 #include "caps.h"
 
 #define SUMMARY_MAX 1024
@@ -164,30 +165,6 @@ res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
 	}
 }
 
-void
-result_scrub_utf8(char *s)
-{
-	unsigned char *p = (unsigned char *)s;
-	size_t need, i;
-
-	while (*p != '\0') {
-		if (*p < 0x80) {
-			p++;
-			continue;
-		}
-		need = (*p & 0xe0) == 0xc0 && *p >= 0xc2 ? 1 : (*p & 0xf0) == 0xe0 ? 2 :
-		       (*p & 0xf8) == 0xf0 && *p <= 0xf4 ? 3 : 0;
-		for (i = 1; i <= need; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				break;
-		if (need == 0 || i <= need) {
-			*p++ = '?';         /* a stray or truncated sequence */
-			continue;
-		}
-		p += need + 1;
-	}
-}
-
 static void
 res_add_text(struct json_object *content, const char *text)
 {
@@ -221,7 +198,7 @@ result_ok(const struct tool *t, struct json_object *body)
 	size_t jl = strlen(js);
 
 	res_summary(t, body, line, sizeof line);
-	result_scrub_utf8(line);
+	utf8_fix_in_place(line, sizeof line);
 	res_add_text(content, line);
 	/* Clients before 2025-06-18 see no structuredContent: the JSON goes in
 	 * a second text block (the spec's backwards-compatibility advice). */
@@ -282,7 +259,7 @@ result_error(struct json_object *structured, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof text, fmt, ap);
 	va_end(ap);
-	result_scrub_utf8(text);
+	utf8_fix_in_place(text, sizeof text);
 	res_add_text(content, text);
 	return res_new(content, structured, true);
 }

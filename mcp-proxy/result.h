@@ -29,10 +29,6 @@ struct json_object *result_image(const struct tool *t, struct json_object *body)
 struct json_object *result_error(struct json_object *structured, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Replace every byte of s that is not part of a valid UTF-8 sequence
- * with '?', in place: formatted messages clip untrusted text by bytes. */
-void result_scrub_utf8(char *s);
-
 /* Remove fields the negotiated protocol version (an index into
  * rpc's version table: 0 = 2024-11-05 ... 3 = 2025-11-25) predates. */
 void result_for_version(struct json_object *result, int version);

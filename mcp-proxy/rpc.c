@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "jxkeep.h"
+#include "utf8.h"
 #include "caps.h"
 #include "log.h"
 #include "result.h"
@@ -57,14 +58,22 @@ rpc_send(struct json_object *msg)
 	const char *s = json_object_to_json_string_ext(msg,
 		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	size_t len = strlen(s), off = 0;
-	char *line = malloc(len + 1);
+	char *line;
 	ssize_t n;
 
-	if (line == NULL)
-		abort();
 	/* Compact JSON escapes every newline inside strings, so the only '\n'
-	 * on the wire is the frame end. */
-	memcpy(line, s, len);
+	 * on the wire is the frame end. json-c passes bytes >= 0x80 through
+	 * unchecked: anything invalid that reached a string (a daemon reply, a
+	 * tool's text) is repaired here, so every line sent is valid UTF-8. */
+	if (utf8_valid(s, len)) {
+		line = malloc(len + 2);
+		if (line == NULL)
+			abort();
+		memcpy(line, s, len + 1);
+	} else {
+		log_warn("repairing invalid UTF-8 in an outgoing message");
+		line = utf8_dup(s, len, &len);  /* room for the '\n': see utf8_dup */
+	}
 	line[len++] = '\n';
 	pthread_mutex_lock(&rpc_out_lock);
 	while (!rpc_out_broken && off < len) {
@@ -109,7 +118,7 @@ rpc_error(struct json_object *id, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	result_scrub_utf8(msg);
+	utf8_fix_in_place(msg, sizeof msg);
 	json_object_object_add(e, "code", json_object_new_int(code));
 	json_object_object_add(e, "message", json_object_new_string(msg));
 	json_object_object_add(r, "jsonrpc", json_object_new_string("2.0"));
@@ -224,7 +233,8 @@ rpc_call_check(struct json_object *id, struct json_object *params, const struct 
 	    !json_object_is_type(name, json_type_string))
 		return rpc_error(id, E_PARAMS, "tools/call needs params.name (a string)");
 	if ((*tool = tools_find(json_object_get_string(name))) == NULL)
-		return rpc_error(id, E_PARAMS, "Unknown tool: %.100s", json_object_get_string(name));
+		return rpc_error(id, E_PARAMS, "Unknown tool: %.*s",
+		    utf8_prec(json_object_get_string(name), 100), json_object_get_string(name));
 	json_object_object_get_ex(params, "arguments", &a);
 	if (a != NULL && !json_object_is_type(a, json_type_object))
 		return rpc_error(id, E_PARAMS, "tools/call params.arguments must be an object");
@@ -298,7 +308,8 @@ rpc_message(struct json_object *msg, bool on_worker, bool in_batch)
 		return in_batch ? rpc_error(id, E_REQUEST, "initialize must not be part of a batch")
 		                : rpc_initialize(id, params);
 	if (strcmp(method, "tools/list") != 0 && strcmp(method, "tools/call") != 0)
-		return rpc_error(id, E_METHOD, "Method not found: %.100s", method);
+		return rpc_error(id, E_METHOD, "Method not found: %.*s", utf8_prec(method, 100),
+		    method);
 	if (atomic_load(&rpc_version) < 0)
 		return rpc_error(id, E_REQUEST, "not initialized: send initialize first");
 	if (strcmp(method, "tools/list") == 0)
@@ -361,6 +372,12 @@ rpc_handle_line(const char *line, size_t len)
 		;
 	if (i == len)
 		return;             /* blank line */
+	/* json-c's UTF-8 check lets overlong and surrogate sequences through,
+	 * and an id is echoed back as it came: refuse them all here. */
+	if (!utf8_valid(line, len)) {
+		rpc_send(rpc_error(NULL, E_PARSE, "Parse error: the message is not valid UTF-8"));
+		return;
+	}
 	tok = json_tokener_new();
 	if (tok == NULL)
 		abort();

@@ -10,6 +10,7 @@
 #               Transfer-Encoding, a coding other than chunked, HTTP/1.1
 #               without Host: the JSON 400/501 before any body is read; a
 #               Content-Length libmicrohttpd cannot parse closes at once
+#   bytes:      a method of raw bytes is answered in valid UTF-8
 #   every route (from GET /api/routes, so new routes are covered when they
 #   land): a foreign Origin and a foreign Host are 403, and with a token
 #   (ACU_TOKEN) no route answers without it (401 JSON), including the
@@ -116,6 +117,35 @@ done
 n_tasks=$(curl -s "$DETM_URL/api/tasks?limit=200" | jq '[.tasks[] | select(.name == "x")] | length')
 check "only the chunked request stored a task ($n_tasks)" [ "$n_tasks" = 1 ]
 check "detmd is healthy after the framing cases" healthy
+# ---- bytes that are not UTF-8 in the request line ----
+# A method (and a path, as MHD hands it over) of raw bytes is echoed in the
+# 404/405 message: the reply must still be strict UTF-8.
+for method in 'G\xc3T' 'P\xffST' 'X\xe0\x80\xafY'; do
+	r=$(python3 - "$port" "$method" <<'EOF2'
+import socket, sys
+m = sys.argv[2].encode().decode("unicode_escape").encode("latin-1")
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+s.sendall(m + b" /api/version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+data = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+head, _, body = data.partition(b"\r\n\r\n")
+status = head.split(b" ")[1].decode() if b" " in head else "none"
+try:
+    body.decode("utf-8")
+    print(status, "utf8")
+except UnicodeDecodeError:
+    print(status, "invalid:", body[:120])
+EOF2
+)
+	case $r in
+	4??\ utf8) ok "method $method: $r" ;;
+	*) bad "method $method answers a 4xx in valid UTF-8" "$r" ;;
+	esac
+done
 
 # ---- every route: foreign Origin and Host ----
 curl -s "$DETM_URL/api/routes" | jq -r '.routes[] | "\(.method) \(.path)"' >"$tmp/routes"

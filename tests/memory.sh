@@ -24,6 +24,21 @@ echo "secret outside" >"$tmp/workspace2/MEMORY.md"
 echo "secret outside" >"$tmp/outside.md"
 ln -s "$tmp/outside.md" "$ws/memory/link.md"
 ln -s "$tmp" "$ws/up"
+printf 'caf\xe9 latin\nna\xefve\n' >"$ws/memory/latin1.md"
+# A 399-byte first line then two-byte characters: the 400-byte snippet cap
+# falls inside the first of them.
+{ printf 'cutneedle %0389d' 0; printf '\xc3\xa9%.0s' $(seq 1 20); printf '\n'; } >"$ws/memory/cut.md"
+mkfifo "$ws/memory/fifo.md" "$ws/pipe.md"
+mkdir -p "$ws/sub"
+
+# utf8_ok : the last response is strictly valid UTF-8.
+utf8_ok() { python3 -c 'import sys; sys.stdin.buffer.read().decode("utf-8")' <"$tmp/resp" 2>/dev/null; }
+# lib.sh's api with a deadline, so a hang (a FIFO opened blocking) fails the
+# step (CODE 000) rather than hanging the suite.
+api() {
+	CODE=$(timeout 20 curl -sS -m 15 -o "${tmp:?}/resp" -w '%{http_code}' -X "$1" "$DETM_URL$2" \
+		-H 'Content-Type: application/json' ${3:+--data-binary "$3"}) || CODE=${CODE:-000}
+}
 
 daemon_start --workspace "$ws" || { bad "daemon start"; finish; exit 1; }
 api POST /api/memory/search '{"query":"export"}'
@@ -61,6 +76,30 @@ for p in /tmp/x.md ../workspace2/MEMORY.md memory/link.md up/new.md; do
 	case $CODE in 403|404) ok "append to $p is refused ($CODE)" ;; *) bad "append to $p is refused" "got $CODE" ;; esac
 done
 check "nothing outside the workspace was written" sh -c "[ \"\$(cat $tmp/outside.md)\" = 'secret outside' ] && [ ! -e $tmp/new.md ] && [ ! -e /tmp/x.md ] && [ \"\$(cat $tmp/workspace2/MEMORY.md)\" = 'secret outside' ]"
+api POST /api/memory/read '{"path":"memory/latin1.md"}'
+check "read of a Latin-1 file answers valid UTF-8" utf8_ok
+expect "with U+FFFD for the bytes that are not UTF-8" 200 '.content == "caf\ufffd latin\nna\ufffdve\n"'
+api POST /api/memory/search '{"query":"latin"}'
+check "search of a Latin-1 file answers valid UTF-8" utf8_ok
+expect "and finds the line" 200 '.count == 1 and .results[0].snippet == "caf\ufffd latin\nna\ufffdve\n"'
+api POST /api/memory/search '{"query":"cutneedle"}'
+check "a snippet cut at 400 bytes is still valid UTF-8" utf8_ok
+expect "cut between characters" 200 '.count == 1 and (.results[0].snippet | length) == 399 and (.results[0].snippet | test("\ufffd") | not)'
+api POST /api/memory/read '{"path":"memory/fifo.md"}'
+expect "read of a FIFO answers at once: 400, not a regular file" 400 '.error.field == "path" and (.error.message | test("not a regular file"))'
+api POST /api/memory/search '{"query":"export"}'
+expect "search skips a FIFO in memory/" 200 '.count == 2'
+api POST /api/memory/append '{"note":"x","path":"memory/fifo.md"}'
+expect "append to a FIFO answers at once: 400" 400 '.error.field == "path"'
+api POST /api/memory/append '{"note":"x","path":"pipe.md"}'
+expect "append to a FIFO at the top: 400" 400 '.error.field == "path"'
+for p in sub sub/ memory/. memory memory/2026-11-01.md/x.md; do
+	api POST /api/memory/append "{\"note\":\"x\",\"path\":\"$p\"}"
+	case $CODE in
+	4??) if grep -q "$tmp" "$tmp/resp"; then bad "append to $p" "absolute path in $(cat "$tmp/resp")"; else ok "append to $p is a client error ($CODE)"; fi ;;
+	*) bad "append to $p is a client error" "got $CODE: $(head -c 200 "$tmp/resp")" ;;
+	esac
+done
 api POST /memory_search '{"query":"linkedin"}'
 expect "the Python route /memory_search" 200 '.count == 1'
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
@@ -70,10 +109,13 @@ printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol
 check "detm-mcp's memory_search finds it" sh -c "jq -e 'select(.id == 2) | .result.structuredContent.count == 1' $tmp/mcp.out | grep -q true"
 check "detm-mcp's memory_read outside the workspace is a tool error" sh -c "jq -e 'select(.id == 3) | .result.isError == true' $tmp/mcp.out | grep -q true"
 daemon_stop
-daemon_start --workspace "$tmp/none" || { bad "daemon start (no workspace)"; finish; exit 1; }
+daemon_start --workspace "$tmp/none/deeper/ws" || { bad "daemon start (no workspace)"; finish; exit 1; }
 api POST /api/memory/search '{"query":"x"}'
 expect "a missing workspace searches nothing" 200 '.count == 0'
+api POST /api/memory/read '{}'
+expect "reading it is 404, with no absolute path in the message" 404 "(.error.message | contains(\"$tmp\") | not)"
 api POST /api/memory/append '{"note":"first"}'
-expect "and is created by the first append" 200 ".path == \"memory/$(date -u +%F).md\""
+expect "it is created (parents too) by the first append" 200 ".path == \"memory/$(date -u +%F).md\""
+check "in the right place" test -s "$tmp/none/deeper/ws/memory/$(date -u +%F).md"
 daemon_stop
 finish

@@ -270,4 +270,23 @@ else
 	bad "racing operators: daemon starts"
 fi
 
+# ---- 5. file modes ------------------------------------------------------------
+# A data dir someone made 755 (and a umask of 022): every file detmd creates
+# is still 0600, and the start-up log warns about the dir.
+new_data_dir
+chmod 755 "$DETM_DATA"
+umask 022
+if daemon_start; then
+	api POST /api/tasks '{"name":"modes"}' >/dev/null || bad "file modes: a write"
+	for f in data.db data.db-wal data.db-shm detmd.port logs/debug.log; do
+		m=$(stat -c %a "$DETM_DATA/$f" 2>/dev/null)
+		if [ "$m" = 600 ]; then ok "file modes: $f is 0600"; else bad "file modes: $f is 0600" "mode ${m:-missing}"; fi
+	done
+	check "file modes: the log warns that the data dir is mode 755" \
+		grep -q 'data dir .* has mode 755' "$DETM_DATA/logs/debug.log"
+	daemon_stop
+else
+	bad "file modes: daemon starts in a 755 data dir"
+fi
+
 finish

@@ -7,6 +7,8 @@
  * that is not JSON fails those expectations. Captures run in file order and
  * only store a variable when the path exists.
  *
+ * Every step also checks that a JSON or text reply is valid UTF-8.
+ *
  * "=> error CODE FIELD" asserts the one error shape of docs/api.md:
  *   {"error":{"code":CODE,"message":<non-empty string>,"field":FIELD}}
  * where FIELD is a name, "null", or alternatives "a|b" (each a name or null)
@@ -331,6 +333,41 @@ check_one(struct ctx *c, const struct hc_expect *x)
 	free(val);
 }
 
+/* Strict UTF-8 (Unicode Table 3-7), written apart from the daemon's
+ * utf8.c so the check does not share its bugs. */
+static int
+utf8_strict(const unsigned char *s, size_t n)
+{
+	size_t i = 0, k, len;
+	unsigned lo, hi;
+
+	while (i < n) {
+		unsigned c = s[i];
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		lo = 0x80;
+		hi = 0xbf;
+		if (c >= 0xc2 && c <= 0xdf)
+			len = 2;
+		else if (c >= 0xe0 && c <= 0xef)
+			len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+		else if (c >= 0xf0 && c <= 0xf4)
+			len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+		else
+			return 0;
+		if (i + len > n || s[i + 1] < lo || s[i + 1] > hi)
+			return 0;
+		for (k = 2; k < len; k++)
+			if (s[i + k] < 0x80 || s[i + k] > 0xbf)
+				return 0;
+		i += len;
+	}
+	return 1;
+}
+
 int
 hc_check_step(const struct hc_step *step, const struct hc_response *resp,
     struct hc_vars *vars, char *why, size_t whysz)
@@ -349,6 +386,11 @@ hc_check_step(const struct hc_step *step, const struct hc_response *resp,
 		fail(&c, step->lineno, resp->error);
 		return 0;
 	}
+	/* Every reply that is text must be valid UTF-8, in every case. */
+	if (resp->headers != NULL && (strcasestr(resp->headers, "content-type: application/json") ||
+	    strcasestr(resp->headers, "content-type: text/")) &&
+	    !utf8_strict((const unsigned char *)resp->body, resp->body_len))
+		fail(&c, step->lineno, "the reply is not valid UTF-8");
 	/* Status first, so it leads the failure text. */
 	for (i = 0; i < step->nex; i++)
 		if (step->ex[i].kind == HC_STATUS)

@@ -486,6 +486,10 @@ test_protocol_errors(void)
 		{ "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"task_list\",\"arguments\":[]}}", -32602, false },
 		{ "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":[]}", -32602, false },
 		{ "[]", -32600, true },
+		/* json-c's own UTF-8 check lets an overlong '/' (and surrogates)
+		 * through; echoed back as the id they made invalid output. */
+		{ "{\"jsonrpc\":\"2.0\",\"id\":\"\xc0\xaf\",\"method\":\"ping\"}", -32700, true },
+		{ "{\"jsonrpc\":\"2.0\",\"id\":\"\xed\xa0\x80\",\"method\":\"ping\"}", -32700, true },
 	};
 	struct json_object *r = NULL;
 	struct mproc p;

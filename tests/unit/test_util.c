@@ -1,4 +1,5 @@
 /* test_util.c - util.c, buf.c, jx.c, derr.c. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,52 @@ test_utf8_valid_rejects_overlongs_surrogates_and_truncation(void)
 	CHECK(!utf8_valid("\xf4\x90\x80\x80", 4));      /* > U+10FFFF */
 	CHECK(!utf8_valid("\xff", 1));
 	CHECK(utf8_chars("caf\xc3\xa9") == 4);
+}
+
+static void
+test_utf8_fix_replaces_invalid_bytes_and_cuts_between_characters(void)
+{
+	char out[16], big[600], *d;
+	size_t n;
+
+	/* Latin-1, a stray continuation, an overlong, a surrogate: U+FFFD each. */
+	n = utf8_fix(out, sizeof out, "caf\xe9!", 5);
+	CHECK(n == 7 && strcmp(out, "caf\xef\xbf\xbd!") == 0);
+	n = utf8_fix(out, sizeof out, "\x80\xc0\xaf", 3);
+	CHECK(n == 9 && utf8_valid(out, n));
+	n = utf8_fix(out, sizeof out, "\xed\xa0\x80", 3);
+	CHECK(n == 9 && utf8_valid(out, n));
+	/* Valid text is copied; a character that does not fit is left out whole. */
+	n = utf8_fix(out, 6, "ab\xe6\x97\xa5\xe6\x97\xa5", 8);
+	CHECK(n == 5 && strcmp(out, "ab\xe6\x97\xa5") == 0);
+	n = utf8_fix(out, 5, "ab\xe6\x97\xa5", 5);
+	CHECK(n == 2 && strcmp(out, "ab") == 0);
+	/* utf8_cut never ends inside a character. */
+	CHECK(utf8_cut("a\xc3\xa9" "b", 4, 2) == 1);
+	CHECK(utf8_cut("a\xc3\xa9" "b", 4, 3) == 3);
+	CHECK(utf8_cut("a\xc3\xa9" "b", 4, 10) == 4);
+	CHECK(utf8_cut("\xf0\x9f\x98\x80", 4, 3) == 0);
+	CHECK(utf8_prec("a\xc3\xa9" "b", 2) == 1 && utf8_prec("ab", 40) == 2 && utf8_prec(NULL,
+	    4) == 0);
+	d = utf8_dup("x\xff", 2, &n);
+	CHECK(n == 4 && strcmp(d, "x\xef\xbf\xbd") == 0);
+	free(d);
+	snprintf(out, sizeof out, "%s", "abc\xc3");     /* a byte-wise cut */
+	utf8_fix_in_place(out, sizeof out);
+	CHECK(strcmp(out, "abc\xef\xbf\xbd") == 0);
+	/* derr_set: client bytes and %.Ns cuts still give a valid message,
+	 * and a long message is cut between characters. */
+	{
+		struct derr e;
+
+		derr_set(&e, DERR_FORBIDDEN, NULL, "Host '%s' (%.4s)", "\xff\xfe", "ab\xc3\xa9");
+		CHECK(utf8_valid(e.message, strlen(e.message)));
+		memset(big, 0, sizeof big);
+		for (size_t i = 0; i + 2 < sizeof big; i += 2)
+			memcpy(big + i, "\xc3\xa9", 2);
+		derr_set(&e, DERR_INVALID, NULL, "x%s", big);
+		CHECK(utf8_valid(e.message, strlen(e.message)) && strlen(e.message) == 511);
+	}
 }
 
 static void
@@ -269,6 +316,8 @@ const struct unit_test util_tests[] = {
 	{ "iso_time_round_trips_through_time_parse", test_iso_time_round_trips_through_time_parse },
 	{ "utf8_valid_rejects_overlongs_surrogates_and_truncation",
 	  test_utf8_valid_rejects_overlongs_surrogates_and_truncation },
+	{ "utf8_fix_replaces_invalid_bytes_and_cuts_between_characters",
+	  test_utf8_fix_replaces_invalid_bytes_and_cuts_between_characters },
 	{ "ids_are_8_hex_digits_and_distinct", test_ids_are_8_hex_digits_and_distinct },
 	{ "secure_streq", test_secure_streq },
 	{ "buf_refuses_to_grow_past_its_cap", test_buf_refuses_to_grow_past_its_cap },
