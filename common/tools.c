@@ -289,7 +289,7 @@ static struct tool tools[] = {
 	"'duration':{'type':'integer','minimum':1,'maximum':120,'default':10,'description':'Seconds to record; default 10.'},"
 	"'fps':{'type':'integer','minimum':1,'maximum':30,'default':5,'description':'Frames per second; default 5.'},"
 	"'target':{'type':'string','minLength':1,'description':'screen (default) or window:<part of the title or class>.'}}}",
-	0, "POST", "/api/record", NULL, "recording", TOOL_LONG_CALL_S, NULL
+	TOOL_CLIP, "POST", "/api/record", NULL, "recording", TOOL_LONG_CALL_S, NULL
 },
 {
 	"memory_search", "Search memory",

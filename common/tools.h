@@ -37,6 +37,10 @@ enum tool_flag {
 	/* The reply may carry a screenshot (image_b64): answer with MCP image
 	 * content. */
 	TOOL_IMAGE = 1 << 5,
+	/* video_record: started with wait:false and followed through
+	 * GET /api/record/{clip_id} (progress while it records;
+	 * POST /api/record/{clip_id}/stop when the call is cancelled). */
+	TOOL_CLIP = 1 << 6,
 };
 
 struct tool {

@@ -293,3 +293,11 @@ result_for_version(struct json_object *result, int version)
 	if (version < VERSION_STRUCTURED)
 		json_object_object_del(result, "structuredContent");
 }
+
+struct json_object *
+result_shape(const struct tool *t, struct json_object *body)
+{
+	if ((t->flags & TOOL_IMAGE) && res_str(body, "image_b64") != NULL)
+		return result_image(t, body);
+	return result_ok(t, body);
+}
