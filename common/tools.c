@@ -190,7 +190,9 @@ static struct tool tools[] = {
 	"(\"click the Export button\"), type text (\"type \\\"hello\\\" into the search box\"), press keys "
 	"(\"press ctrl+s\"), scroll or drag. detm grounds the element on a screenshot with its "
 	"grounding backend, acts once through XTest and returns what it did, the screen coordinates, "
-	"the image-to-screen scale and timing. Explicit forms need no model: click(847, 523), "
+	"the image-to-screen scale and timing. Explicit forms need no model; their numbers are "
+	"screen pixels, like every coordinate detm takes and returns unless a tool says "
+	"otherwise: click(847, 523), move(847, 523), "
 	"type(\"hello\"), press(\"enter\"), scroll(\"down\"), drag(10, 20, 300, 400). It does one "
 	"step, not a multi-step plan: check the result with desktop_look.",
 	"{'type':'object','additionalProperties':false,'required':['instruction'],'properties':{"
@@ -216,8 +218,8 @@ static struct tool tools[] = {
 {
 	"gui_find", "Find a GUI element",
 	"Locate a visible element described in plain words (for example: the blue Save button in "
-	"the dialog) and return its screen coordinates, without clicking. Use the coordinates with "
-	"desktop_action.",
+	"the dialog) and return its centre as x, y in screen pixels (coords: screen), without "
+	"clicking. Pass x and y unchanged to desktop_action or gui_do: they take screen pixels too.",
 	"{'type':'object','additionalProperties':false,'required':['description'],'properties':{"
 	"'description':{'type':'string','minLength':1,'description':'The element to find.'},"
 	OPT_TASK_ID "}}",
@@ -229,15 +231,19 @@ static struct tool tools[] = {
 	"mouse_move, drag from x,y to x2,y2, scroll in a direction by amount, mouse_down, mouse_up), "
 	"keyboard (type text, press_key with keys such as ctrl+s or Return), windows (list_windows, "
 	"find_window, focus_window, move_window, resize_window, minimize_window, close_window, "
-	"active_window) and get_mouse_position or screenshot. Coordinates are pixels of the last "
-	"desktop_look image, origin top-left; they are scaled to the real screen for you.",
+	"active_window) and get_mouse_position or screenshot. x, y, x2, y2 are screen pixels, origin "
+	"top-left, the same space gui_find returns and gui_do takes; results report positions in "
+	"screen pixels too. To use pixels read off the last desktop_look image instead, pass "
+	"coords: image (they are multiplied by that look's scale for you, and positions in the "
+	"result come back in image pixels).",
 	"{'type':'object','additionalProperties':false,'required':['action'],'properties':{"
 	"'action':{'type':'string','enum':['click','double_click','right_click','middle_click','mouse_move','drag','scroll',"
 	"'mouse_down','mouse_up','type','press_key','list_windows','find_window','focus_window','move_window','resize_window',"
 	"'minimize_window','close_window','active_window','get_mouse_position','screenshot'],'description':'What to do.'},"
 	OPT_TASK_ID ","
-	"'x':{'type':'integer','minimum':0,'description':'X in image pixels (or window x for move_window).'},"
-	"'y':{'type':'integer','minimum':0,'description':'Y in image pixels (or window y for move_window).'},"
+	"'coords':{'type':'string','enum':['screen','image'],'description':'Space of x, y, x2, y2 and of positions in the result: screen pixels (default) or pixels of the last desktop_look image.'},"
+	"'x':{'type':'integer','minimum':0,'description':'X in screen pixels (image pixels with coords image; window x for move_window).'},"
+	"'y':{'type':'integer','minimum':0,'description':'Y in screen pixels (image pixels with coords image; window y for move_window).'},"
 	"'x2':{'type':'integer','minimum':0,'description':'Drag end X.'},"
 	"'y2':{'type':'integer','minimum':0,'description':'Drag end Y.'},"
 	"'button':{'type':'integer','minimum':1,'maximum':3,'description':'1 left (default), 2 middle, 3 right.'},"
@@ -249,14 +255,15 @@ static struct tool tools[] = {
 	"'window_name':{'type':'string','minLength':1,'description':'Window title (substring) for window actions.'},"
 	"'width':{'type':'integer','minimum':1,'description':'New window width.'},"
 	"'height':{'type':'integer','minimum':1,'description':'New window height.'}}}",
-	DES | OPEN | TOOL_IMAGE, "POST", "/api/desktop/action?coords=image", NULL, "desktop", 0, NULL
+	DES | OPEN | TOOL_IMAGE, "POST", "/api/desktop/action", NULL, "desktop", 0, NULL
 },
 {
 	"desktop_look", "Look at the screen",
 	"Take a screenshot of the whole screen (or of one window, found by name, focused and "
 	"captured alone) and return it as a JPEG image with its size and the scale factor to the "
-	"real screen. Coordinates you read "
-	"off this image can be passed straight to desktop_action.",
+	"real screen. Positions you read off this image are image pixels: multiply them by the "
+	"scale for screen pixels (what every other tool takes), or pass them to desktop_action "
+	"with coords: image.",
 	"{'type':'object','additionalProperties':false,'properties':{" OPT_TASK_ID ","
 	"'window_name':{'type':'string','minLength':1,'description':'Focus this window before the screenshot.'},"
 	"'max_width':{'type':'integer','minimum':64,'maximum':4096,'description':'Scale the image down to at most this width.'},"
@@ -351,7 +358,9 @@ static const char instructions[] =
 	"(a download, a build, a dialog), call smart_wait with the condition and the task_id "
 	"instead of polling; it returns at once and wakes you later. To act on the desktop, "
 	"desktop_look shows the screen, gui_do performs a step described in words, and "
-	"desktop_action clicks and types at coordinates of the last screenshot. "
+	"desktop_action clicks and types at coordinates. Every coordinate in and out of detm is a "
+	"screen pixel (gui_find returns what desktop_action and gui_do take) unless you pass "
+	"coords: image to desktop_action to use pixels of the last desktop_look image. "
 	"After a pause or a context reset, task_summary and task_thread tell you where you were "
 	"and whether the user left instructions. Tool errors say what to fix; a tool that the "
 	"daemon does not support yet says so.";
