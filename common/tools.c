@@ -339,6 +339,78 @@ static struct tool tools[] = {
 
 #define NTOOLS (sizeof tools / sizeof tools[0])
 
+/* outputSchemas: what structuredContent of a successful result holds (the
+ * daemon's reply; properties listed are the ones a model needs, others may
+ * appear). Same quoting as the input schemas. */
+#define OUT(props, req) "{'type':'object','properties':{" props "},'required':[" req "]}"
+#define P_STR(k)  "'" k "':{'type':'string'}"
+#define P_INT(k)  "'" k "':{'type':'integer'}"
+#define P_NUM(k)  "'" k "':{'type':'number'}"
+#define P_BOOL(k) "'" k "':{'type':'boolean'}"
+#define P_ARR(k)  "'" k "':{'type':'array'}"
+#define P_OBJ(k)  "'" k "':{'type':'object'}"
+#define OUT_TASK OUT(P_STR("task_id") "," P_STR("status") "," P_ARR("items") "," P_INT("progress_pct"), "'task_id','status'")
+#define OUT_WAIT OUT(P_STR("wait_id") "," P_STR("status") "," P_INT("evaluations"), "'wait_id','status'")
+#define OUT_XY   P_INT("x") "," P_INT("y") "," "'coords':{'type':'string','enum':['screen','image']}," P_NUM("scale")
+
+static const struct {
+	const char *tool, *schema;
+} outputs[] = {
+	{ "task_register", OUT_TASK },
+	{ "task_update", OUT_TASK },
+	{ "task_item_update", OUT_TASK },
+	{ "task_summary", OUT_TASK },
+	{ "task_plan_append", OUT(P_ARR("added"), "'added'") },
+	{ "task_log_action", OUT(P_STR("action_id") "," P_STR("task_id"), "'action_id'") },
+	{ "task_drill_down", OUT(P_STR("task_id") "," P_INT("ordinal") "," P_ARR("actions"), "'task_id','actions'") },
+	{ "task_thread", OUT(P_STR("task_id") "," P_ARR("messages"), "'messages'") },
+	{ "task_list", OUT(P_ARR("tasks"), "'tasks'") },
+	{ "smart_wait", OUT_WAIT },
+	{ "wait_update", OUT_WAIT },
+	{ "wait_cancel", OUT_WAIT },
+	{ "wait_status", OUT(P_STR("wait_id") "," P_STR("status") "," P_ARR("waits"), "") },
+	{ "gui_do", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY, "") },
+	{ "gui_find", OUT(OUT_XY, "'x','y','coords'") },
+	{ "gui_agent", OUT(P_BOOL("success") "," P_STR("summary"), "") },
+	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY, "'action','observation'") },
+	{ "desktop_look", OUT(P_OBJ("image_size") "," P_OBJ("screen_size") "," P_NUM("scale"), "'screen_size','scale'") },
+	{ "humanize_status", OUT(P_BOOL("enabled"), "'enabled'") },
+	{ "humanize_set", OUT(P_BOOL("enabled"), "'enabled'") },
+	{ "video_record", OUT(P_STR("clip_id") "," P_STR("status") "," P_NUM("duration_s") "," P_STR("path"), "'clip_id','status'") },
+	{ "memory_search", OUT(P_ARR("results"), "'results'") },
+	{ "memory_read", OUT(P_STR("content") "," P_INT("total_lines"), "") },
+	{ "memory_append", OUT(P_STR("path"), "") },
+	{ "health_check", OUT(P_STR("status") "," P_INT("api_version"), "'status','api_version'") },
+};
+static struct json_object *output_schemas[NTOOLS];
+
+static struct json_object *
+tools_parse(const char *schema)
+{
+	char *text = strdup(schema);
+	struct json_object *o;
+	size_t j;
+
+	if (text == NULL)
+		abort();
+	for (j = 0; text[j] != '\0'; j++)
+		if (text[j] == '\'')
+			text[j] = '"';
+	o = json_tokener_parse(text);
+	free(text);
+	if (o != NULL && !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+struct json_object *
+tools_output_schema(const struct tool *t)
+{
+	return output_schemas[t - tools];
+}
+
 static const struct {
 	const char *key, *name;
 } capability_names[] = {
@@ -465,6 +537,12 @@ tools_init(char *err, size_t errlen)
 		}
 		if (tools_check(t, err, errlen) != 0)
 			return -1;
+		for (j = 0; j < sizeof outputs / sizeof outputs[0]; j++)
+			if (strcmp(outputs[j].tool, t->name) == 0 &&
+			    (output_schemas[i] = tools_parse(outputs[j].schema)) == NULL) {
+				snprintf(err, errlen, "tool %s: outputSchema does not parse", t->name);
+				return -1;
+			}
 		if (t->timeout_s == 0)
 			t->timeout_s = TOOL_CALL_S;
 	}
@@ -479,6 +557,8 @@ tools_free(void)
 	for (i = 0; i < NTOOLS; i++) {
 		json_object_put(tools[i].input_schema);
 		tools[i].input_schema = NULL;
+		json_object_put(output_schemas[i]);
+		output_schemas[i] = NULL;
 	}
 }
 

@@ -71,6 +71,10 @@ const struct tool *tools_find(const char *name);
 const struct tool *tools_at(size_t i);
 size_t tools_count(void);
 
+/* The outputSchema of t (what structuredContent of its successful results
+ * holds), or NULL when none is declared. Parsed by tools_init. */
+struct json_object *tools_output_schema(const struct tool *t);
+
 /* The server instructions for the model (initialize result). */
 const char *tools_instructions(void);
 

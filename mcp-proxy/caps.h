@@ -16,7 +16,6 @@
 #define CAP_URL_BYTES      8192                /* daemon URL + route + query */
 #define CAP_QUEUE          64                  /* tools/call jobs waiting for a worker */
 #define CAP_WORKERS        6                   /* tools/call jobs running at once */
-#define CAP_TEXT_JSON      (256L * 1024)       /* JSON echoed in a text block */
 
 #define TIME_CONNECT_S     2L                  /* TCP connect to detmd */
 #define TIME_CALL_S        TOOL_CALL_S         /* ordinary calls (common/tools.h) */

@@ -374,6 +374,28 @@ out:
 	return res;
 }
 
+/* An error result of a tool with an outputSchema keeps the daemon's error
+ * object as text, not as structuredContent: clients check structuredContent
+ * against the outputSchema even when isError is set. Takes res. */
+static struct json_object *
+fw_error_unstructured(const struct tool *t, struct json_object *res)
+{
+	struct json_object *sc, *content, *blk;
+
+	if (res == NULL || tools_output_schema(t) == NULL ||
+	    !json_object_object_get_ex(res, "isError", NULL) ||
+	    !json_object_object_get_ex(res, "structuredContent", &sc) ||
+	    !json_object_object_get_ex(res, "content", &content))
+		return res;
+	blk = json_object_new_object();
+	json_object_object_add(blk, "type", json_object_new_string("text"));
+	json_object_object_add(blk, "text", json_object_new_string(
+		json_object_to_json_string_ext(sc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+	json_object_array_add(content, blk);
+	json_object_object_del(res, "structuredContent");
+	return res;
+}
+
 /* Run one exchange and shape it. NULL when cancelled. */
 static struct json_object *
 fw_exchange(struct forward *fw, const struct tool *t, const char *method, const char *path,
@@ -481,6 +503,7 @@ forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
 	else
 		res = fw_exchange(fw, t, t->method, full, has_body ? body : NULL, ctl, &ok);
 out:
+	res = fw_error_unstructured(t, res);
 	json_object_put(query);
 	json_object_put(body);
 	return res;

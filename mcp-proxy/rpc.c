@@ -230,6 +230,13 @@ rpc_tools_list(struct json_object *id, struct json_object *params)
 		if (json_object_deep_copy(t->input_schema, &schema, NULL) != 0)
 			abort();
 		json_object_object_add(o, "inputSchema", schema);
+		if (v >= V_TITLE && tools_output_schema(t) != NULL) {
+			/* outputSchema (and structuredContent) from 2025-06-18 */
+			schema = NULL;
+			if (json_object_deep_copy(tools_output_schema(t), &schema, NULL) != 0)
+				abort();
+			json_object_object_add(o, "outputSchema", schema);
+		}
 		if (v >= V_ANNOT) {
 			ann = json_object_new_object();
 			json_object_object_add(ann, "title", json_object_new_string(t->title));

@@ -1,6 +1,9 @@
 /*
  * result.c - see result.h. Owns the wording of tool results: the one-line
- * summaries of daemon replies and the error text format. Not here: deciding
+ * summaries of daemon replies (content[0] is always one sentence with the
+ * ids the model needs next), images as image blocks (never base64 text),
+ * and the error text format. Pure JSON, in common/ so that an MCP endpoint
+ * in detmd can shape results the same way. Not here: deciding
  * what is an error (forward.c), JSON-RPC envelopes (rpc.c).
  */
 #include "result.h"
@@ -9,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "caps.h"
+#include "limits.h"
 
 #define SUMMARY_MAX 1024
 
@@ -107,6 +110,107 @@ res_task_line(struct json_object *b, char *out, size_t len)
 		snprintf(out + o, len - o, ".");
 }
 
+/* "Wait 1a2b3c4d is watching (screen: "the dialog says Done"), 12 s, 3 evaluations, last verdict NO." */
+static void
+res_wait_line(const char *verb, struct json_object *b, char *out, size_t len)
+{
+	char c1[84], c2[164];
+	long long el = 0, ev = 0;
+	size_t o;
+
+	res_int(b, "elapsed_seconds", &el);
+	res_int(b, "evaluations", &ev);
+	o = (size_t)snprintf(out, len, "%sait %s is %s", verb, res_str(b, "wait_id"),
+	                     res_str(b, "status") ? res_str(b, "status") : "?");
+	if (o < len && res_str(b, "wake_when") != NULL)
+		o += (size_t)snprintf(out + o, len - o, " (%s: \"%s\")",
+		                      res_str(b, "target") ? res_clip(res_str(b, "target"), c1, 80) : "screen",
+		                      res_clip(res_str(b, "wake_when"), c2, 160));
+	if (o < len)
+		o += (size_t)snprintf(out + o, len - o, ", %lld s, %lld evaluation(s)", el, ev);
+	if (o < len && res_str(b, "verdict") != NULL)
+		o += (size_t)snprintf(out + o, len - o, ", last verdict %s",
+		                      res_clip(res_str(b, "verdict"), c1, 40));
+	if (o < len)
+		snprintf(out + o, len - o, "; check it with wait_status %s.", res_str(b, "wait_id"));
+}
+
+/* ", at (x, y) in screen pixels (scale 2)" when b has a position. */
+static void
+res_position(struct json_object *b, char *out, size_t len)
+{
+	struct json_object *v;
+	long long x, y;
+	const char *space = res_str(b, "coords");
+
+	out[0] = '\0';
+	if (!res_int(b, "x", &x) || !res_int(b, "y", &y))
+		return;
+	snprintf(out, len, " at (%lld, %lld) in %s pixels (scale %.4g)", x, y,
+	         space != NULL && strcmp(space, "image") == 0 ? "image" : "screen",
+	         json_object_object_get_ex(b, "scale", &v) ? json_object_get_double(v) : 1.0);
+}
+
+/* One sentence for the tools whose reply is not a task, keyed by tool. */
+static bool
+res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len)
+{
+	const char *n = t->name;
+	char c1[260], c2[164], pos[120];
+	long long a = 0, m = 0;
+	struct json_object *v;
+
+	res_position(b, pos, sizeof pos);
+	if (strcmp(n, "desktop_action") == 0) {
+		snprintf(out, len, "desktop_action %s on display %s%s: %s.",
+		         res_str(b, "action") ? res_str(b, "action") : "?",
+		         res_str(b, "display") ? res_str(b, "display") : "?", pos,
+		         res_clip(res_str(b, "observation"), c1, 256));
+	} else if (strcmp(n, "gui_do") == 0) {
+		snprintf(out, len, "gui_do did %s%s for \"%s\": %s.",
+		         res_str(b, "action") ? res_str(b, "action") : "its step", pos,
+		         res_clip(res_str(b, "instruction"), c2, 160),
+		         res_clip(res_str(b, "observation"), c1, 256));
+	} else if (strcmp(n, "gui_find") == 0) {
+		snprintf(out, len, "Found \"%s\"%s; pass x and y unchanged to desktop_action or gui_do.",
+		         res_clip(res_str(b, "target"), c2, 160), pos);
+	} else if (strcmp(n, "gui_agent") == 0) {
+		res_int(b, "actions_taken", &a);
+		res_int(b, "turns", &m);
+		snprintf(out, len, "GUI agent %s after %lld action(s) in %lld turn(s): %s.",
+		         json_object_object_get_ex(b, "success", &v) && json_object_get_boolean(v) ?
+		         "succeeded" : json_object_object_get_ex(b, "escalated", &v) &&
+		         json_object_get_boolean(v) ? "escalated to a human" : "did not succeed",
+		         a, m, res_clip(res_str(b, "summary"), c1, 256));
+	} else if (strcmp(n, "video_record") == 0) {
+		res_int(b, "frames", &a);
+		snprintf(out, len, "Clip %s is %s: %.1f s, %lld frame(s), saved to %s (URL %s).",
+		         res_str(b, "clip_id") ? res_str(b, "clip_id") : "?",
+		         res_str(b, "status") ? res_str(b, "status") : "?",
+		         json_object_object_get_ex(b, "duration_s", &v) ? json_object_get_double(v) : 0.0,
+		         a, res_clip(res_str(b, "path"), c1, 256),
+		         res_str(b, "url") ? res_str(b, "url") : "none yet");
+	} else if (strncmp(n, "humanize_", 9) == 0) {
+		snprintf(out, len, "Humanised input is %s (since %s).",
+		         json_object_object_get_ex(b, "enabled", &v) && json_object_get_boolean(v) ?
+		         "on" : "off", res_str(b, "since") ? res_str(b, "since") : "start");
+	} else if (strcmp(n, "memory_search") == 0) {
+		snprintf(out, len, "Memory search found %zu match(es), best first.",
+		         res_array(b, "results") ? json_object_array_length(res_array(b, "results")) : 0);
+	} else if (strcmp(n, "memory_read") == 0) {
+		res_int(b, "offset", &a);
+		res_int(b, "total_lines", &m);
+		snprintf(out, len, "Read %s from line %lld (the file has %lld line(s)).",
+		         res_clip(res_str(b, "path") ? res_str(b, "path") : "MEMORY.md", c1, 256), a, m);
+	} else if (strcmp(n, "memory_append") == 0) {
+		snprintf(out, len, "Appended the note to %s.",
+		         res_clip(res_str(b, "path") ? res_str(b, "path") : "the memory", c1, 256));
+	} else {
+		return false;
+	}
+	return true;
+}
+
 static void
 res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
 {
@@ -114,7 +218,22 @@ res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
 	long long n, m;
 	char c1[84];
 
-	if (res_str(b, "task_id") && res_str(b, "status") && res_array(b, "items") &&
+	if (res_tool_line(t, b, out, len))
+		return;
+	if (res_str(b, "wait_id") != NULL) {
+		res_wait_line(strcmp(t->name, "smart_wait") == 0 ? "Started w" : "W", b, out, len);
+	} else if ((arr = res_array(b, "waits")) != NULL) {
+		size_t i, o, nw = json_object_array_length(arr);
+		o = (size_t)snprintf(out, len, "%zu active wait(s)%s", nw, nw ? ":" : ".");
+		for (i = 0; i < nw && i < 20 && o < len; i++) {
+			struct json_object *w = json_object_array_get_idx(arr, i);
+			o += (size_t)snprintf(out + o, len - o, "%s %s %s", i ? ";" : "",
+			                      res_str(w, "wait_id") ? res_str(w, "wait_id") : "?",
+			                      res_str(w, "status") ? res_str(w, "status") : "?");
+		}
+		if (nw > 0 && o < len)
+			snprintf(out + o, len - o, ".");
+	} else if (res_str(b, "task_id") && res_str(b, "status") && res_array(b, "items") &&
 	    !res_array(b, "messages")) {
 		res_task_line(b, out, len);
 	} else if ((arr = res_array(b, "tasks")) != NULL) {
@@ -142,15 +261,15 @@ res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
 		         res_clip(res_str(b, "title"), c1, 80), res_str(b, "task_id"),
 		         res_str(b, "status") ? res_str(b, "status") : "?", m);
 	} else if ((arr = res_array(b, "added")) != NULL) {
-		snprintf(out, len, "Appended %zu plan item(s).", json_object_array_length(arr));
+		snprintf(out, len, "Appended %zu plan item(s) to task %s.", json_object_array_length(arr),
+		         res_str(b, "task_id") ? res_str(b, "task_id") : "?");
 	} else if (res_str(b, "action_id")) {
 		if (res_int(b, "plan_item_ordinal", &n))
-			snprintf(out, len, "Logged action %s under item %lld.", res_str(b, "action_id"), n);
+			snprintf(out, len, "Logged action %s under item %lld of task %s.",
+			         res_str(b, "action_id"), n, res_str(b, "task_id") ? res_str(b, "task_id") : "?");
 		else
-			snprintf(out, len, "Logged action %s at task level.", res_str(b, "action_id"));
-	} else if (res_str(b, "wait_id")) {
-		snprintf(out, len, "Wait %s: %s.", res_str(b, "wait_id"),
-		         res_str(b, "status") ? res_str(b, "status") : "ok");
+			snprintf(out, len, "Logged action %s at task level of task %s.",
+			         res_str(b, "action_id"), res_str(b, "task_id") ? res_str(b, "task_id") : "?");
 	} else if (strcmp(t->name, "health_check") == 0) {
 		n = m = 0;
 		res_int(b, "uptime_s", &n);
@@ -160,7 +279,7 @@ res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
 		         res_str(b, "status") && strcmp(res_str(b, "status"), "ok") == 0 ? "healthy" : "unhealthy",
 		         m, n, res_str(b, "db") ? res_str(b, "db") : "?");
 	} else {
-		snprintf(out, len, "%s: done.", t->name);
+		snprintf(out, len, "%s succeeded; its reply is in structuredContent.", t->name);
 	}
 }
 
@@ -211,21 +330,46 @@ res_new(struct json_object *content, struct json_object *structured, bool is_err
 	return r;
 }
 
+/* An image block from o.image_b64 (o.mime_type or o.media_type), which
+ * is removed from o; NULL when o has none. */
+static struct json_object *
+res_take_image(struct json_object *o)
+{
+	struct json_object *img;
+	const char *mime = res_str(o, "mime_type");
+
+	if (o == NULL || res_str(o, "image_b64") == NULL)
+		return NULL;
+	if (mime == NULL)
+		mime = res_str(o, "media_type");
+	img = json_object_new_object();
+	json_object_object_add(img, "type", json_object_new_string("image"));
+	json_object_object_add(img, "data", json_object_new_string(res_str(o, "image_b64")));
+	json_object_object_add(img, "mimeType", json_object_new_string(mime ? mime : "image/jpeg"));
+	json_object_object_del(o, "image_b64");
+	return img;
+}
+
 struct json_object *
 result_ok(const struct tool *t, struct json_object *body)
 {
-	struct json_object *content = json_object_new_array();
-	const char *js = json_object_to_json_string_ext(body,
-		JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	struct json_object *content = json_object_new_array(), *shot = NULL, *img;
+	const char *js;
 	char line[SUMMARY_MAX];
-	size_t jl = strlen(js);
+	size_t jl;
 
 	res_summary(t, body, line, sizeof line);
 	result_scrub_utf8(line);
 	res_add_text(content, line);
+	/* gui_do's after-screenshot is an image block, never base64 text */
+	json_object_object_get_ex(body, "screenshot", &shot);
+	if ((img = res_take_image(shot)) != NULL)
+		json_object_array_add(content, img);
+	js = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	jl = strlen(js);
 	/* Clients before 2025-06-18 see no structuredContent: the JSON goes in
 	 * a second text block (the spec's backwards-compatibility advice). */
-	if (jl <= CAP_TEXT_JSON) {
+	if (jl <= LIM_TEXT_JSON) {
 		res_add_text(content, js);
 	} else {
 		char note[160];
@@ -239,13 +383,11 @@ result_ok(const struct tool *t, struct json_object *body)
 struct json_object *
 result_image(const struct tool *t, struct json_object *body)
 {
-	struct json_object *content = json_object_new_array(), *img, *sz;
-	const char *mime = res_str(body, "mime_type");
+	struct json_object *content = json_object_new_array(), *sz;
 	long long iw = 0, ih = 0, sw = 0, sh = 0;
 	double scale = 1.0;
 	char text[SUMMARY_MAX];
 
-	(void)t;
 	if (json_object_object_get_ex(body, "image_size", &sz)) {
 		res_int(sz, "width", &iw);
 		res_int(sz, "height", &ih);
@@ -258,17 +400,13 @@ result_image(const struct tool *t, struct json_object *body)
 		scale = json_object_get_double(sz);
 	else if (iw > 0 && sw > 0)
 		scale = (double)sw / (double)iw;
-	img = json_object_new_object();
-	json_object_object_add(img, "type", json_object_new_string("image"));
-	json_object_object_add(img, "data", json_object_new_string(res_str(body, "image_b64")));
-	json_object_object_add(img, "mimeType", json_object_new_string(mime ? mime : "image/jpeg"));
-	json_object_array_add(content, img);
-	snprintf(text, sizeof text, "Screenshot: %lldx%lld image of a %lldx%lld screen (scale %.3g: "
-	         "screen pixel = image pixel x %.3g). (0,0) is the top-left corner; pass image "
-	         "coordinates to desktop_action, they are scaled to the screen for you.",
+	snprintf(text, sizeof text, "%s: a %lldx%lld image of the %lldx%lld screen, scale %.4g "
+	         "(screen pixel = image pixel x %.4g, origin top-left). Tools take screen pixels; "
+	         "pass coords: image to desktop_action to use this image's pixels.",
+	         strcmp(t->name, "desktop_look") == 0 ? "Screenshot" : t->name,
 	         iw, ih, sw, sh, scale, scale);
 	res_add_text(content, text);
-	json_object_object_del(body, "image_b64");
+	json_object_array_add(content, res_take_image(body));
 	return res_new(content, body, false);
 }
 
@@ -297,7 +435,13 @@ result_for_version(struct json_object *result, int version)
 struct json_object *
 result_shape(const struct tool *t, struct json_object *body)
 {
-	if ((t->flags & TOOL_IMAGE) && res_str(body, "image_b64") != NULL)
+	struct json_object *v;
+
+	/* gui_find and gui_do positions are screen pixels: say so */
+	if (strncmp(t->name, "gui_", 4) == 0 && json_object_object_get_ex(body, "x", &v) &&
+	    !json_object_object_get_ex(body, "coords", &v))
+		json_object_object_add(body, "coords", json_object_new_string("screen"));
+	if (res_str(body, "image_b64") != NULL)
 		return result_image(t, body);
 	return result_ok(t, body);
 }
