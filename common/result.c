@@ -362,7 +362,9 @@ result_ok(const struct tool *t, struct json_object *body)
 	result_scrub_utf8(line);
 	res_add_text(content, line);
 	/* gui_do's after-screenshot is an image block, never base64 text */
-	json_object_object_get_ex(body, "screenshot", &shot);
+	if (!json_object_object_get_ex(body, "after", &shot) ||
+	    !json_object_object_get_ex(shot, "image_b64", NULL))
+		json_object_object_get_ex(body, "screenshot", &shot);
 	if ((img = res_take_image(shot)) != NULL)
 		json_object_array_add(content, img);
 	js = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);

@@ -11,6 +11,7 @@
  */
 #include "schema.h"
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +26,23 @@ schema_utf8_len(const char *s)
 		if (((unsigned char)*s & 0xc0) != 0x80)
 			n++;
 	return n;
+}
+
+/* Does s match the schema's pattern (POSIX ERE; the table's patterns are
+ * written in the subset JSON Schema and POSIX share)? true without one. */
+static bool
+schema_matches(struct json_object *sch, const char *s)
+{
+	struct json_object *p;
+	regex_t re;
+	bool ok;
+
+	if (!json_object_object_get_ex(sch, "pattern", &p) || !json_object_is_type(p, json_type_string) ||
+	    regcomp(&re, json_object_get_string(p), REG_EXTENDED | REG_NOSUB) != 0)
+		return true;
+	ok = regexec(&re, s, 0, NULL, 0) == 0;
+	regfree(&re);
+	return ok;
 }
 
 static const char *
@@ -174,6 +192,11 @@ schema_value(struct json_object *sch, struct json_object *v, const char *name,
 		}
 		if (schema_num(sch, "maxLength", &lim) && (double)n > lim) {
 			snprintf(err, errlen, "'%s' is too long (%zu characters, at most %g)", name, n, lim);
+			return -1;
+		}
+		if (!schema_matches(sch, json_object_get_string(v))) {
+			snprintf(err, errlen, "'%s' must match %s", name,
+			         json_object_get_string(json_object_object_get(sch, "pattern")));
 			return -1;
 		}
 		break;

@@ -26,12 +26,13 @@
 #define IDEM TOOL_IDEMPOTENT
 #define OPEN TOOL_OPEN_WORLD
 
-#define TASK_ID "'task_id':{'type':'string','minLength':1,'description':'Task id (8 hex digits) from task_register or task_list.'}"
-#define OPT_TASK_ID "'task_id':{'type':'string','minLength':1,'description':'Optional task id: the step is logged under this task and uses its display.'}"
+#define ID_PATTERN "'pattern':'^[0-9a-f]{8}$'"
+#define TASK_ID "'task_id':{'type':'string'," ID_PATTERN ",'description':'Task id (8 hex digits) from task_register or task_list.'}"
+#define OPT_TASK_ID "'task_id':{'type':'string'," ID_PATTERN ",'description':'Optional task id: the step is logged under this task and uses its display.'}"
 #define ORDINAL(what) "'ordinal':{'type':'integer','minimum':0,'description':'" what "'}"
 /* canceled: the US spelling, an alias detmd accepts for cancelled. */
 #define TASK_STATUS "'enum':['active','paused','completed','failed','cancelled','canceled']"
-#define WAIT_ID "'wait_id':{'type':'string','minLength':1,'description':'Wait id returned by smart_wait.'}"
+#define WAIT_ID "'wait_id':{'type':'string'," ID_PATTERN ",'description':'Wait id (8 hex digits) returned by smart_wait.'}"
 
 static struct tool tools[] = {
 {
@@ -100,8 +101,8 @@ static struct tool tools[] = {
 	"{'type':'object','additionalProperties':false,'required':['task_id','action_type','summary'],'properties':{" TASK_ID ","
 	"'action_type':{'type':'string','enum':['cli','gui','wait','vision','reasoning','other'],'description':'Kind of action.'},"
 	"'summary':{'type':'string','minLength':1,'maxLength':2000,'description':'One line saying what was done.'},"
-	"'input_data':{'description':'What went in (command, coordinates...): any JSON value, up to 64 KiB.'},"
-	"'output_data':{'description':'What came out (output, result...): any JSON value, up to 64 KiB.'},"
+	"'input_data':{'type':'object','description':'What went in (command, coordinates...) as a JSON object, up to 64 KiB.'},"
+	"'output_data':{'type':'object','description':'What came out (output, result...) as a JSON object, up to 64 KiB.'},"
 	"'status':{'type':'string','enum':['started','completed','failed'],'description':'Outcome; default completed.'},"
 	ORDINAL("0-based plan item the action belongs to; default: the current item.") ","
 	"'duration_ms':{'type':'number','minimum':0,'description':'How long it took, in milliseconds.'}}}",
@@ -251,7 +252,7 @@ static struct tool tools[] = {
 	"'keys':{'type':'string','minLength':1,'description':'Key or chord for press_key, e.g. Return, ctrl+s, alt+F4.'},"
 	"'direction':{'type':'string','enum':['up','down','left','right'],'description':'Scroll direction.'},"
 	"'amount':{'type':'integer','minimum':1,'maximum':100,'description':'Scroll clicks; default 3.'},"
-	"'window_id':{'type':['string','integer'],'description':'Window id from list_windows.'},"
+	"'window_id':{'type':'string','pattern':'^(0x[0-9a-fA-F]{1,8}|[0-9]{1,10})$','description':'Window id from list_windows, e.g. 0x1a00003 (decimal digits work too).'},"
 	"'window_name':{'type':'string','minLength':1,'description':'Window title (substring) for window actions.'},"
 	"'width':{'type':'integer','minimum':1,'description':'New window width.'},"
 	"'height':{'type':'integer','minimum':1,'description':'New window height.'}}}",

@@ -225,7 +225,7 @@ test_task_tools_happy_path(void)
 	CHECK(strcmp(jget_str(res, "structuredContent.items.0.status") ?: "", "active") == 0, "%s", JS(r));
 	DROP(r);
 	TOOL_OK("task_log_action", "{\"task_id\":\"%s\",\"action_type\":\"cli\",\"summary\":\"ran export.sh\","
-	        "\"input_data\":{\"cmd\":\"export.sh\"},\"output_data\":\"ok\",\"duration_ms\":12}", tid);
+	        "\"input_data\":{\"cmd\":\"export.sh\"},\"output_data\":{\"text\":\"ok\"},\"duration_ms\":12}", tid);
 	CHECK(jget_str(res, "structuredContent.action_id") != NULL, "%s", JS(r));
 	CHECK(jget_int(res, "structuredContent.plan_item_ordinal", -1) == 0, "%s", JS(r));
 	DROP(r);
