@@ -31,5 +31,6 @@
 #define LIM_THREAD_MAX     1000
 #define LIM_THREAD_DEFAULT 50
 #define LIM_DETAIL_ACTIONS 200             /* actions per item in detail views */
+#define LIM_TEXT_JSON      (256L * 1024)   /* a reply echoed as JSON text in a tool result */
 
 #endif

@@ -11,12 +11,30 @@
  */
 #include "schema.h"
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "utf8.h"
+
+/* Does s match the schema's pattern (POSIX ERE; the table's patterns are
+ * written in the subset JSON Schema and POSIX share)? true without one. */
+static bool
+schema_matches(struct json_object *sch, const char *s)
+{
+	struct json_object *p;
+	regex_t re;
+	bool ok;
+
+	if (!json_object_object_get_ex(sch, "pattern", &p) || !json_object_is_type(p, json_type_string) ||
+	    regcomp(&re, json_object_get_string(p), REG_EXTENDED | REG_NOSUB) != 0)
+		return true;
+	ok = regexec(&re, s, 0, NULL, 0) == 0;
+	regfree(&re);
+	return ok;
+}
 
 static const char *
 schema_type_of(struct json_object *v)
@@ -58,14 +76,20 @@ schema_is_type(struct json_object *v, const char *type)
 }
 
 /* Does v match the schema's "type" (absent: anything)? Writes the expected
- * type name(s) to want. */
+ * type name(s) to want. A property whose "$comment" is SCHEMA_ANY_JSON
+ * advertises one type (the one every provider's function schema accepts)
+ * but takes any JSON value: input_data/output_data are strings in the
+ * Python DETM's prompts and objects in detm's own. */
 static bool
 schema_type_ok(struct json_object *sch, struct json_object *v, char *want, size_t wantlen)
 {
-	struct json_object *type;
+	struct json_object *type, *comment;
 	size_t i, o = 0;
 
 	if (!json_object_object_get_ex(sch, "type", &type))
+		return true;
+	if (json_object_object_get_ex(sch, "$comment", &comment) &&
+	    strcmp(json_object_get_string(comment), SCHEMA_ANY_JSON) == 0)
 		return true;
 	if (json_object_is_type(type, json_type_string)) {
 		snprintf(want, wantlen, "%s", json_object_get_string(type));
@@ -165,6 +189,11 @@ schema_value(struct json_object *sch, struct json_object *v, const char *name,
 		}
 		if (schema_num(sch, "maxLength", &lim) && (double)n > lim) {
 			snprintf(err, errlen, "'%s' is too long (%zu characters, at most %g)", name, n, lim);
+			return -1;
+		}
+		if (!schema_matches(sch, json_object_get_string(v))) {
+			snprintf(err, errlen, "'%s' must match %s", name,
+			         json_object_get_string(json_object_object_get(sch, "pattern")));
 			return -1;
 		}
 		break;

@@ -14,6 +14,10 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
+/* The "$comment" (a standard JSON Schema keyword, so strict validators
+ * accept it) of a property that takes any JSON value whatever its "type". */
+#define SCHEMA_ANY_JSON "any JSON value is accepted"
+
 /* Check args (a JSON object) against schema. Returns 0 when they conform,
  * else -1 with one sentence for the model in err ("'ordinal' must be an
  * integer >= 0, got -1"). Neither argument is modified or retained. */

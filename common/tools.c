@@ -15,6 +15,7 @@
  * (rpc.c).
  */
 #include "tools.h"
+#include "schema.h"
 
 
 #include <stdio.h>
@@ -26,12 +27,13 @@
 #define IDEM TOOL_IDEMPOTENT
 #define OPEN TOOL_OPEN_WORLD
 
-#define TASK_ID "'task_id':{'type':'string','minLength':1,'description':'Task id (8 hex digits) from task_register or task_list.'}"
-#define OPT_TASK_ID "'task_id':{'type':'string','minLength':1,'description':'Optional task id: the step is logged under this task and uses its display.'}"
+#define ID_PATTERN "'pattern':'^[0-9a-f]{8}$'"
+#define TASK_ID "'task_id':{'type':'string'," ID_PATTERN ",'description':'Task id (8 hex digits) from task_register or task_list.'}"
+#define OPT_TASK_ID "'task_id':{'type':'string'," ID_PATTERN ",'description':'Optional task id: the step is logged under this task and uses its display.'}"
 #define ORDINAL(what) "'ordinal':{'type':'integer','minimum':0,'description':'" what "'}"
 /* canceled: the US spelling, an alias detmd accepts for cancelled. */
 #define TASK_STATUS "'enum':['active','paused','completed','failed','cancelled','canceled']"
-#define WAIT_ID "'wait_id':{'type':'string','minLength':1,'description':'Wait id returned by smart_wait.'}"
+#define WAIT_ID "'wait_id':{'type':'string'," ID_PATTERN ",'description':'Wait id (8 hex digits) returned by smart_wait.'}"
 
 static struct tool tools[] = {
 {
@@ -100,8 +102,8 @@ static struct tool tools[] = {
 	"{'type':'object','additionalProperties':false,'required':['task_id','action_type','summary'],'properties':{" TASK_ID ","
 	"'action_type':{'type':'string','enum':['cli','gui','wait','vision','reasoning','other'],'description':'Kind of action.'},"
 	"'summary':{'type':'string','minLength':1,'maxLength':2000,'description':'One line saying what was done.'},"
-	"'input_data':{'description':'What went in (command, coordinates...): any JSON value, up to 64 KiB.'},"
-	"'output_data':{'description':'What came out (output, result...): any JSON value, up to 64 KiB.'},"
+	"'input_data':{'type':'string','$comment':'" SCHEMA_ANY_JSON "','description':'What went in (command, coordinates...): text, or any JSON value (an object is kept as sent), up to 64 KiB.'},"
+	"'output_data':{'type':'string','$comment':'" SCHEMA_ANY_JSON "','description':'What came out (output, result...): text, or any JSON value (an object is kept as sent), up to 64 KiB.'},"
 	"'status':{'type':'string','enum':['started','completed','failed'],'description':'Outcome; default completed.'},"
 	ORDINAL("0-based plan item the action belongs to; default: the current item.") ","
 	"'duration_ms':{'type':'number','minimum':0,'description':'How long it took, in milliseconds.'}}}",
@@ -190,7 +192,9 @@ static struct tool tools[] = {
 	"(\"click the Export button\"), type text (\"type \\\"hello\\\" into the search box\"), press keys "
 	"(\"press ctrl+s\"), scroll or drag. detm grounds the element on a screenshot with its "
 	"grounding backend, acts once through XTest and returns what it did, the screen coordinates, "
-	"the image-to-screen scale and timing. Explicit forms need no model: click(847, 523), "
+	"the image-to-screen scale and timing. Explicit forms need no model; their numbers are "
+	"screen pixels, like every coordinate detm takes and returns unless a tool says "
+	"otherwise: click(847, 523), move(847, 523), "
 	"type(\"hello\"), press(\"enter\"), scroll(\"down\"), drag(10, 20, 300, 400). It does one "
 	"step, not a multi-step plan: check the result with desktop_look.",
 	"{'type':'object','additionalProperties':false,'required':['instruction'],'properties':{"
@@ -216,8 +220,8 @@ static struct tool tools[] = {
 {
 	"gui_find", "Find a GUI element",
 	"Locate a visible element described in plain words (for example: the blue Save button in "
-	"the dialog) and return its screen coordinates, without clicking. Use the coordinates with "
-	"desktop_action.",
+	"the dialog) and return its centre as x, y in screen pixels (coords: screen), without "
+	"clicking. Pass x and y unchanged to desktop_action or gui_do: they take screen pixels too.",
 	"{'type':'object','additionalProperties':false,'required':['description'],'properties':{"
 	"'description':{'type':'string','minLength':1,'description':'The element to find.'},"
 	OPT_TASK_ID "}}",
@@ -229,15 +233,19 @@ static struct tool tools[] = {
 	"mouse_move, drag from x,y to x2,y2, scroll in a direction by amount, mouse_down, mouse_up), "
 	"keyboard (type text, press_key with keys such as ctrl+s or Return), windows (list_windows, "
 	"find_window, focus_window, move_window, resize_window, minimize_window, close_window, "
-	"active_window) and get_mouse_position or screenshot. Coordinates are pixels of the last "
-	"desktop_look image, origin top-left; they are scaled to the real screen for you.",
+	"active_window) and get_mouse_position or screenshot. x, y, x2, y2 are screen pixels, origin "
+	"top-left, the same space gui_find returns and gui_do takes; results report positions in "
+	"screen pixels too. To use pixels read off the last desktop_look image instead, pass "
+	"coords: image (they are multiplied by that look's scale for you, and positions in the "
+	"result come back in image pixels).",
 	"{'type':'object','additionalProperties':false,'required':['action'],'properties':{"
 	"'action':{'type':'string','enum':['click','double_click','right_click','middle_click','mouse_move','drag','scroll',"
 	"'mouse_down','mouse_up','type','press_key','list_windows','find_window','focus_window','move_window','resize_window',"
 	"'minimize_window','close_window','active_window','get_mouse_position','screenshot'],'description':'What to do.'},"
 	OPT_TASK_ID ","
-	"'x':{'type':'integer','minimum':0,'description':'X in image pixels (or window x for move_window).'},"
-	"'y':{'type':'integer','minimum':0,'description':'Y in image pixels (or window y for move_window).'},"
+	"'coords':{'type':'string','enum':['screen','image'],'description':'Space of x, y, x2, y2 and of positions in the result: screen pixels (default) or pixels of the last desktop_look image.'},"
+	"'x':{'type':'integer','minimum':0,'description':'X in screen pixels (image pixels with coords image; window x for move_window).'},"
+	"'y':{'type':'integer','minimum':0,'description':'Y in screen pixels (image pixels with coords image; window y for move_window).'},"
 	"'x2':{'type':'integer','minimum':0,'description':'Drag end X.'},"
 	"'y2':{'type':'integer','minimum':0,'description':'Drag end Y.'},"
 	"'button':{'type':'integer','minimum':1,'maximum':3,'description':'1 left (default), 2 middle, 3 right.'},"
@@ -245,18 +253,19 @@ static struct tool tools[] = {
 	"'keys':{'type':'string','minLength':1,'description':'Key or chord for press_key, e.g. Return, ctrl+s, alt+F4.'},"
 	"'direction':{'type':'string','enum':['up','down','left','right'],'description':'Scroll direction.'},"
 	"'amount':{'type':'integer','minimum':1,'maximum':100,'description':'Scroll clicks; default 3.'},"
-	"'window_id':{'type':['string','integer'],'description':'Window id from list_windows.'},"
+	"'window_id':{'type':'string','pattern':'^(0x[0-9a-fA-F]{1,8}|[0-9]{1,10})$','description':'Window id from list_windows, e.g. 0x1a00003 (decimal digits work too).'},"
 	"'window_name':{'type':'string','minLength':1,'description':'Window title (substring) for window actions.'},"
 	"'width':{'type':'integer','minimum':1,'description':'New window width.'},"
 	"'height':{'type':'integer','minimum':1,'description':'New window height.'}}}",
-	DES | OPEN | TOOL_IMAGE, "POST", "/api/desktop/action?coords=image", NULL, "desktop", 0, NULL
+	DES | OPEN | TOOL_IMAGE, "POST", "/api/desktop/action", NULL, "desktop", 0, NULL
 },
 {
 	"desktop_look", "Look at the screen",
 	"Take a screenshot of the whole screen (or of one window, found by name, focused and "
 	"captured alone) and return it as a JPEG image with its size and the scale factor to the "
-	"real screen. Coordinates you read "
-	"off this image can be passed straight to desktop_action.",
+	"real screen. Positions you read off this image are image pixels: multiply them by the "
+	"scale for screen pixels (what every other tool takes), or pass them to desktop_action "
+	"with coords: image.",
 	"{'type':'object','additionalProperties':false,'properties':{" OPT_TASK_ID ","
 	"'window_name':{'type':'string','minLength':1,'description':'Focus this window before the screenshot.'},"
 	"'max_width':{'type':'integer','minimum':64,'maximum':4096,'description':'Scale the image down to at most this width.'},"
@@ -289,7 +298,7 @@ static struct tool tools[] = {
 	"'duration':{'type':'integer','minimum':1,'maximum':120,'default':10,'description':'Seconds to record; default 10.'},"
 	"'fps':{'type':'integer','minimum':1,'maximum':30,'default':5,'description':'Frames per second; default 5.'},"
 	"'target':{'type':'string','minLength':1,'description':'screen (default) or window:<part of the title or class>.'}}}",
-	0, "POST", "/api/record", NULL, "recording", TOOL_LONG_CALL_S, NULL
+	TOOL_CLIP, "POST", "/api/record", NULL, "recording", TOOL_LONG_CALL_S, NULL
 },
 {
 	"memory_search", "Search memory",
@@ -332,6 +341,85 @@ static struct tool tools[] = {
 
 #define NTOOLS (sizeof tools / sizeof tools[0])
 
+/* outputSchemas: what structuredContent of a successful result holds (the
+ * daemon's reply; properties listed are the ones a model needs, others may
+ * appear). Same quoting as the input schemas. */
+#define OUT(props, req) "{'type':'object','properties':{" props "},'required':[" req "]}"
+#define P_STR(k)  "'" k "':{'type':'string'}"
+#define P_INT(k)  "'" k "':{'type':'integer'}"
+#define P_NUM(k)  "'" k "':{'type':'number'}"
+#define P_BOOL(k) "'" k "':{'type':'boolean'}"
+#define P_ARR(k)  "'" k "':{'type':'array'}"
+#define P_OBJ(k)  "'" k "':{'type':'object'}"
+#define OUT_TASK OUT(P_STR("task_id") "," P_STR("status") "," P_ARR("items") "," P_INT("progress_pct"), "'task_id','status'")
+#define OUT_WAIT OUT(P_STR("wait_id") "," P_STR("status") "," P_INT("evaluations"), "'wait_id','status'")
+#define OUT_XY   P_INT("x") "," P_INT("y") "," "'coords':{'type':'string','enum':['screen','image']}," P_NUM("scale")
+
+static const struct {
+	const char *tool, *schema;
+} outputs[] = {
+	{ "task_register", OUT_TASK },
+	{ "task_update", OUT_TASK },
+	{ "task_item_update", OUT_TASK },
+	{ "task_summary", OUT_TASK },
+	{ "task_plan_append", OUT(P_ARR("added"), "'added'") },
+	{ "task_log_action", OUT(P_STR("action_id") "," P_STR("task_id"), "'action_id'") },
+	{ "task_drill_down", OUT(P_STR("task_id") "," P_INT("ordinal") "," P_ARR("actions"), "'task_id','actions'") },
+	{ "task_thread", OUT(P_STR("task_id") "," P_ARR("messages"), "'messages'") },
+	{ "task_list", OUT(P_ARR("tasks"), "'tasks'") },
+	{ "smart_wait", OUT_WAIT },
+	{ "wait_update", OUT_WAIT },
+	{ "wait_cancel", OUT_WAIT },
+	{ "wait_status", OUT(P_STR("wait_id") "," P_STR("status") "," P_ARR("waits"), "") },
+	{ "gui_do", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY, "") },
+	{ "gui_find", OUT(OUT_XY, "'x','y','coords'") },
+	{ "gui_agent", OUT(P_BOOL("success") "," P_STR("summary"), "") },
+	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY, "'action','observation'") },
+	{ "desktop_look", OUT(P_OBJ("image_size") "," P_OBJ("screen_size") "," P_NUM("scale"), "'screen_size','scale'") },
+	{ "humanize_status", OUT(P_BOOL("enabled"), "'enabled'") },
+	{ "humanize_set", OUT(P_BOOL("enabled"), "'enabled'") },
+	{ "video_record", OUT(P_STR("clip_id") "," P_STR("status") "," P_NUM("duration_s") "," P_STR("path"), "'clip_id','status'") },
+	{ "memory_search", OUT(P_ARR("results"), "'results'") },
+	{ "memory_read", OUT(P_STR("content") "," P_INT("total_lines"), "") },
+	{ "memory_append", OUT(P_STR("path"), "") },
+	{ "health_check", OUT(P_STR("status") "," P_INT("api_version"), "'status','api_version'") },
+};
+static struct json_object *output_schemas[NTOOLS];
+static struct json_object *check_schemas[NTOOLS];
+
+static struct json_object *
+tools_parse(const char *schema)
+{
+	char *text = strdup(schema);
+	struct json_object *o;
+	size_t j;
+
+	if (text == NULL)
+		abort();
+	for (j = 0; text[j] != '\0'; j++)
+		if (text[j] == '\'')
+			text[j] = '"';
+	o = json_tokener_parse(text);
+	free(text);
+	if (o != NULL && !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	return o;
+}
+
+struct json_object *
+tools_output_schema(const struct tool *t)
+{
+	return output_schemas[t - tools];
+}
+
+struct json_object *
+tools_check_schema(const struct tool *t)
+{
+	return check_schemas[t - tools];
+}
+
 static const struct {
 	const char *key, *name;
 } capability_names[] = {
@@ -351,7 +439,9 @@ static const char instructions[] =
 	"(a download, a build, a dialog), call smart_wait with the condition and the task_id "
 	"instead of polling; it returns at once and wakes you later. To act on the desktop, "
 	"desktop_look shows the screen, gui_do performs a step described in words, and "
-	"desktop_action clicks and types at coordinates of the last screenshot. "
+	"desktop_action clicks and types at coordinates. Every coordinate in and out of detm is a "
+	"screen pixel (gui_find returns what desktop_action and gui_do take) unless you pass "
+	"coords: image to desktop_action to use pixels of the last desktop_look image. "
 	"After a pause or a context reset, task_summary and task_thread tell you where you were "
 	"and whether the user left instructions. Tool errors say what to fix; a tool that the "
 	"daemon does not support yet says so.";
@@ -432,6 +522,22 @@ tools_check(struct tool *t, char *err, size_t errlen)
 	return 0;
 }
 
+/* Removes the validator-only "$comment" marks from an advertised schema. */
+static void
+tools_strip_marks(struct json_object *schema)
+{
+	struct json_object *props, *c;
+
+	if (!json_object_object_get_ex(schema, "properties", &props))
+		return;
+	json_object_object_foreach(props, key, p) {
+		(void)key;
+		if (json_object_object_get_ex(p, "$comment", &c) &&
+		    strcmp(json_object_get_string(c), SCHEMA_ANY_JSON) == 0)
+			json_object_object_del(p, "$comment");
+	}
+}
+
 int
 tools_init(char *err, size_t errlen)
 {
@@ -456,6 +562,15 @@ tools_init(char *err, size_t errlen)
 		}
 		if (tools_check(t, err, errlen) != 0)
 			return -1;
+		if (json_object_deep_copy(t->input_schema, &check_schemas[i], NULL) != 0)
+			abort();
+		tools_strip_marks(t->input_schema);
+		for (j = 0; j < sizeof outputs / sizeof outputs[0]; j++)
+			if (strcmp(outputs[j].tool, t->name) == 0 &&
+			    (output_schemas[i] = tools_parse(outputs[j].schema)) == NULL) {
+				snprintf(err, errlen, "tool %s: outputSchema does not parse", t->name);
+				return -1;
+			}
 		if (t->timeout_s == 0)
 			t->timeout_s = TOOL_CALL_S;
 	}
@@ -470,6 +585,10 @@ tools_free(void)
 	for (i = 0; i < NTOOLS; i++) {
 		json_object_put(tools[i].input_schema);
 		tools[i].input_schema = NULL;
+		json_object_put(check_schemas[i]);
+		check_schemas[i] = NULL;
+		json_object_put(output_schemas[i]);
+		output_schemas[i] = NULL;
 	}
 }
 

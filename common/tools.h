@@ -37,6 +37,10 @@ enum tool_flag {
 	/* The reply may carry a screenshot (image_b64): answer with MCP image
 	 * content. */
 	TOOL_IMAGE = 1 << 5,
+	/* video_record: started with wait:false and followed through
+	 * GET /api/record/{clip_id} (progress while it records;
+	 * POST /api/record/{clip_id}/stop when the call is cancelled). */
+	TOOL_CLIP = 1 << 6,
 };
 
 struct tool {
@@ -66,6 +70,15 @@ const struct tool *tools_find(const char *name);
 /* The whole table, in listing order. */
 const struct tool *tools_at(size_t i);
 size_t tools_count(void);
+
+/* The outputSchema of t (what structuredContent of its successful results
+ * holds), or NULL when none is declared. Parsed by tools_init. */
+struct json_object *tools_output_schema(const struct tool *t);
+/* What schema_check validates t's arguments against: input_schema plus
+ * the "$comment": SCHEMA_ANY_JSON marks, which the advertised input_schema
+ * leaves out (some providers refuse keywords they do not know). Owned by
+ * the table. */
+struct json_object *tools_check_schema(const struct tool *t);
 
 /* The server instructions for the model (initialize result). */
 const char *tools_instructions(void);

@@ -153,6 +153,7 @@ int api_rec_start(struct req *r, struct derr *e);
 int api_rec_stop(struct req *r, struct derr *e);
 int api_record(struct req *r, struct derr *e);
 int api_record_get(struct req *r, struct derr *e);
+int api_record_stop(struct req *r, struct derr *e);
 int api_record_video(struct req *r, struct derr *e);
 int api_live_task(struct req *r, struct derr *e);
 int api_live_shared(struct req *r, struct derr *e);

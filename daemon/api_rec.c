@@ -7,6 +7,7 @@
  *   POST /api/tasks/{id}/recording/start|stop operators
  *   POST /api/record                          video_record: a clip (screen or window)
  *   GET  /api/record/{id}                     a clip's status (?block_s)
+ *   POST /api/record/{id}/stop                end a clip early (MCP cancellation)
  *   GET  /api/record/{id}/clip.mp4            a clip's video (Range)
  *   GET  /api/tasks/{id}/live.mjpeg, /api/live.mjpeg   MJPEG
  *   GET  /api/tasks/{id}/frame.jpg,  /api/frame.jpg    one JPEG
@@ -218,6 +219,18 @@ clip_id(struct req *r, const char **id, struct derr *e)
 		return derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.*s'",
 		    utf8_prec(*id, 16), *id);
 	return 0;
+}
+
+/* POST /api/record/{id}/stop: the clip ends now; 200 with its status. */
+int
+api_record_stop(struct req *r, struct derr *e)
+{
+	json_object *o;
+	const char *id;
+
+	if (clip_id(r, &id, e) != 0 || rec_clip_stop(id, &o, e) != 0)
+		return -1;
+	return req_reply(r, 200, o);
 }
 
 int

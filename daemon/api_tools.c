@@ -99,7 +99,7 @@ api_tool_call(struct req *r, struct derr *e)
 		goto out;
 	}
 	args = tool_args(r->body);
-	if (schema_check(t->input_schema, args, err, sizeof err) != 0) {
+	if (schema_check(tools_check_schema(t), args, err, sizeof err) != 0) {
 		derr_set(e, DERR_INVALID, NULL, "%s: %s", t->name, err);
 		goto out;
 	}

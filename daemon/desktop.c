@@ -214,8 +214,20 @@ win_json(const struct xwin *w)
 static void
 add_xy(struct dctx *c, int x, int y)
 {
-	json_object_object_add(c->data, "x", json_object_new_int(x));
-	json_object_object_add(c->data, "y", json_object_new_int(y));
+	const struct display_look *lk = c->l->look;
+
+	/* Positions come back in the space the caller's came in, named. */
+	if (c->image_coords && lk->scale > 0) {
+		json_object_object_add(c->data, "x", json_object_new_int((int)lround((x - lk->x) / lk->scale)));
+		json_object_object_add(c->data, "y", json_object_new_int((int)lround((y - lk->y) / lk->scale)));
+		json_object_object_add(c->data, "screen_x", json_object_new_int(x));
+		json_object_object_add(c->data, "screen_y", json_object_new_int(y));
+	} else {
+		json_object_object_add(c->data, "x", json_object_new_int(x));
+		json_object_object_add(c->data, "y", json_object_new_int(y));
+	}
+	json_object_object_add(c->data, "coords", json_object_new_string(c->image_coords ? "image" : "screen"));
+	json_object_object_add(c->data, "scale", json_object_new_double(round(lk->scale * 10000) / 10000));
 }
 
 /* ---- actions ---- */

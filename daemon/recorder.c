@@ -858,6 +858,22 @@ rec_clip_status(const char *clip_id, int block_s, struct derr *e)
 }
 
 int
+rec_clip_stop(const char *clip_id, json_object **out, struct derr *e)
+{
+	char key[KEY_MAX];
+	bool was;
+
+	snprintf(key, sizeof key, "clip-%s", clip_id);
+	pthread_mutex_lock(&reg_mu);
+	was = stop_wait(key, false);
+	pthread_mutex_unlock(&reg_mu);
+	if ((*out = rec_clip_status(clip_id, 0, e)) == NULL)
+		return -1;
+	json_object_object_add(*out, "stopped_early", json_object_new_boolean(was));
+	return 0;
+}
+
+int
 rec_clip_file(const char *clip_id, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/clip-%s.mp4", dir, clip_id);

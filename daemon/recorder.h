@@ -74,6 +74,10 @@ int rec_clip(const char *task_id, int duration_s, int fps, const char *window_na
 /* A clip's status (NOT_FOUND if unknown). block_s > 0 waits that long
  * for it to finish. */
 json_object *rec_clip_status(const char *clip_id, int block_s, struct derr *e);
+/* Ends a running clip now (its file keeps what was recorded) and waits
+ * until it is finished; *out is its status plus stopped_early (false when
+ * it had already ended). NOT_FOUND if unknown. */
+int rec_clip_stop(const char *clip_id, json_object **out, struct derr *e) DETM_NODISCARD;
 /* A clip's file: 0, or -1 if none. */
 int rec_clip_file(const char *clip_id, char *buf, size_t len);
 

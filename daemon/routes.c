@@ -48,6 +48,7 @@ const struct route api_routes[] = {
 	{ "GET",    "/api/live",                                api_live_list,      0, "live views and their viewers" },
 	{ "POST",   "/api/record",                              api_record,         B, "record a clip (video_record)" },
 	{ "GET",    "/api/record/{id}",                         api_record_get,     0, "a clip's status (?block_s)" },
+	{ "POST",   "/api/record/{id}/stop",                    api_record_stop,    B, "end a clip early" },
 	{ "GET",    "/api/record/{id}/clip.mp4",                api_record_video,   0, "a clip's video (byte ranges)" },
 	{ "GET",    "/api/device",                              api_device,         0, "self-check: CPU, memory, disk, X" },
 	{ "GET",    "/api/displays",                            api_displays,       0, "managed displays" },

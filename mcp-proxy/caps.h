@@ -14,12 +14,14 @@
 #define CAP_LINE_BYTES     (4L * 1024 * 1024)  /* one JSON-RPC message on stdin */
 #define CAP_HTTP_BODY      (32L * 1024 * 1024) /* one detmd response (screenshots) */
 #define CAP_URL_BYTES      8192                /* daemon URL + route + query */
-#define CAP_QUEUE          64                  /* tools/call jobs waiting for the worker */
-#define CAP_TEXT_JSON      (256L * 1024)       /* JSON echoed in a text block */
+#define CAP_QUEUE          64                  /* tools/call jobs waiting for a worker */
+#define CAP_WORKERS        6                   /* tools/call jobs running at once */
 
 #define TIME_CONNECT_S     2L                  /* TCP connect to detmd */
 #define TIME_CALL_S        TOOL_CALL_S         /* ordinary calls (common/tools.h) */
 #define TIME_VERSION_S     3L                  /* startup GET /api/version */
+#define TIME_PROGRESS_MS   2000                /* notifications/progress interval */
+#define TIME_CLIP_POLL_S   2L                  /* GET /api/record/{id}?block_s= */
 #define TIME_EOF_GRACE_MS  1000                /* finish queued calls after stdin EOF */
 
 #define DEFAULT_DAEMON_URL "http://127.0.0.1:18790"

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "jxkeep.h"
 #include "utf8.h"
@@ -118,14 +119,47 @@ fw_on_data(char *ptr, size_t size, size_t nmemb, void *userp)
 	return n;
 }
 
+static long long
+fw_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Send a progress notification if one is wanted and due. */
+static void
+fw_tick(struct forward_ctl *ctl)
+{
+	char line[300];
+	long long now;
+	double el;
+
+	if (ctl->progress == NULL)
+		return;
+	now = fw_now_ms();
+	if (now - ctl->last_ms < TIME_PROGRESS_MS)
+		return;
+	ctl->last_ms = now;
+	el = (double)(now - ctl->t0_ms) / 1000.0;
+	if (ctl->message[0] != '\0')
+		snprintf(line, sizeof line, "%s: %s", ctl->tool, ctl->message);
+	else
+		snprintf(line, sizeof line, "%s: running, %.0f s", ctl->tool, el);
+	ctl->progress(ctl->ud, el, line);
+}
+
+/* libcurl calls this about once a second even while nothing moves. */
 static int
 fw_on_progress(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                curl_off_t ulnow)
 {
-	atomic_int *cancel = clientp;
+	struct forward_ctl *ctl = clientp;
 
 	(void)dltotal; (void)dlnow; (void)ultotal; (void)ulnow;
-	return atomic_load(cancel) != 0;    /* non-zero aborts the transfer */
+	fw_tick(ctl);
+	return atomic_load(ctl->cancel) != 0;   /* non-zero aborts the transfer */
 }
 
 static void
@@ -142,7 +176,7 @@ fw_reply_clear(struct fw_reply *r)
  * FW_CANCELLED. The caller clears r. */
 static int
 fw_request(struct forward *fw, const char *method, const char *path, struct json_object *body,
-           long timeout_s, atomic_int *cancel, struct fw_reply *r)
+           long timeout_s, struct forward_ctl *ctl, struct fw_reply *r)
 {
 	struct curl_slist *hdrs = NULL;
 	char url[CAP_URL_BYTES + 256];
@@ -181,7 +215,7 @@ fw_request(struct forward *fw, const char *method, const char *path, struct json
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, fw_on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, cancel);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, ctl);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->cerr);
 
 	r->cc = curl_easy_perform(c);
@@ -211,7 +245,8 @@ out:
  * Returns whether the daemon claims capability `want` (false when unknown
  * or want is NULL). */
 static bool
-fw_capabilities(struct forward *fw, atomic_int *cancel, const char *want, char *out, size_t len)
+fw_capabilities(struct forward *fw, struct forward_ctl *ctl, const char *want, char *out,
+                size_t len)
 {
 	bool has = false;
 	struct json_object *caps;
@@ -220,7 +255,7 @@ fw_capabilities(struct forward *fw, atomic_int *cancel, const char *want, char *
 	size_t yo = 0, no_o = 0;
 
 	snprintf(out, len, "unknown (GET /api/capabilities failed)");
-	if (fw_request(fw, "GET", "/api/capabilities", NULL, TIME_CALL_S, cancel, &r) != FW_OK ||
+	if (fw_request(fw, "GET", "/api/capabilities", NULL, TIME_CALL_S, ctl, &r) != FW_OK ||
 	    r.status != 200 || !json_object_object_get_ex(r.json, "capabilities", &caps) ||
 	    !json_object_is_type(caps, json_type_object))
 		goto out;
@@ -242,7 +277,7 @@ out:
  * Takes r's JSON. */
 static struct json_object *
 fw_failure(struct forward *fw, const struct tool *t, const char *method, const char *path,
-           struct fw_reply *r, atomic_int *cancel)
+           struct fw_reply *r, struct forward_ctl *ctl)
 {
 	struct json_object *err = NULL, *v;
 	const char *code = "", *msg = "", *field = NULL;
@@ -295,7 +330,7 @@ fw_failure(struct forward *fw, const struct tool *t, const char *method, const c
 	 * claim the capability; otherwise the path itself was odd (an id with
 	 * a slash, say) and the daemon's message says more. */
 	if (((r->status == 404 && strncmp(msg, "no route", 8) == 0) || r->status == 501) &&
-	    !fw_capabilities(fw, cancel, t->capability, caps, sizeof caps)) {
+	    !fw_capabilities(fw, ctl, t->capability, caps, sizeof caps)) {
 		if (r->status == 404)
 			return result_error(body, "detmd at %s does not support %s yet (no route %s "
 				"%.*s); this daemon's capabilities: %s.", fw->base,
@@ -313,41 +348,130 @@ fw_failure(struct forward *fw, const struct tool *t, const char *method, const c
 	return result_error(body, "%s (detmd: %s).", msg, code);
 }
 
-/* Run one exchange and map it. NULL when cancelled. */
+/* Run one exchange. On a 2xx JSON object: NULL, *json set (caller owns).
+ * Otherwise the failure result, or NULL and *json NULL when cancelled. */
 static struct json_object *
-fw_exchange(struct forward *fw, const struct tool *t, const char *method, const char *path,
-            struct json_object *body, atomic_int *cancel, bool *ok)
+fw_fetch(struct forward *fw, const struct tool *t, const char *method, const char *path,
+         struct json_object *body, struct forward_ctl *ctl, struct json_object **json)
 {
-	struct json_object *res = NULL, *img;
+	struct json_object *res = NULL;
 	struct fw_reply r;
 	int rc;
 
-	*ok = false;
-	rc = fw_request(fw, method, path, body, t->timeout_s, cancel, &r);
+	*json = NULL;
+	rc = fw_request(fw, method, path, body, t->timeout_s, ctl, &r);
 	if (rc == FW_CANCELLED)
 		goto out;
 	if (rc == FW_OK && r.status >= 200 && r.status < 300 && r.data == NULL)
 		r.json = json_object_new_object();  /* an empty 2xx body counts as {} */
 	if (rc != FW_OK || r.status < 200 || r.status >= 300 ||
 	    !json_object_is_type(r.json, json_type_object)) {
-		res = fw_failure(fw, t, method, path, &r, cancel);
+		res = fw_failure(fw, t, method, path, &r, ctl);
 		goto out;
 	}
-	*ok = true;
-	if ((t->flags & TOOL_IMAGE) && json_object_object_get_ex(r.json, "image_b64", &img) &&
-	    json_object_is_type(img, json_type_string))
-		res = result_image(t, r.json);
-	else
-		res = result_ok(t, r.json);
+	*json = r.json;
 	r.json = NULL;
 out:
 	fw_reply_clear(&r);
 	return res;
 }
 
+/* An error result of a tool with an outputSchema keeps the daemon's error
+ * object as text, not as structuredContent: clients check structuredContent
+ * against the outputSchema even when isError is set. Takes res. */
+static struct json_object *
+fw_error_unstructured(const struct tool *t, struct json_object *res)
+{
+	struct json_object *sc, *content, *blk;
+
+	if (res == NULL || tools_output_schema(t) == NULL ||
+	    !json_object_object_get_ex(res, "isError", NULL) ||
+	    !json_object_object_get_ex(res, "structuredContent", &sc) ||
+	    !json_object_object_get_ex(res, "content", &content))
+		return res;
+	blk = json_object_new_object();
+	json_object_object_add(blk, "type", json_object_new_string("text"));
+	json_object_object_add(blk, "text", json_object_new_string(
+		json_object_to_json_string_ext(sc, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)));
+	json_object_array_add(content, blk);
+	json_object_object_del(res, "structuredContent");
+	return res;
+}
+
+/* Run one exchange and shape it. NULL when cancelled. */
+static struct json_object *
+fw_exchange(struct forward *fw, const struct tool *t, const char *method, const char *path,
+            struct json_object *body, struct forward_ctl *ctl, bool *ok)
+{
+	struct json_object *res, *json;
+
+	*ok = false;
+	res = fw_fetch(fw, t, method, path, body, ctl, &json);
+	if (json == NULL)
+		return res;
+	*ok = true;
+	return result_shape(t, json);
+}
+
+/* A cancelled clip: ask detmd to end it now (nothing is sent back). */
+static void
+fw_clip_stop(struct forward *fw, const struct tool *t, const char *clip_id)
+{
+	struct forward_ctl quiet = { 0 };
+	struct json_object *res, *json;
+	atomic_int never = 0;
+	char path[96];
+
+	quiet.cancel = &never;
+	snprintf(path, sizeof path, "/api/record/%s/stop", clip_id);
+	res = fw_fetch(fw, t, "POST", path, NULL, &quiet, &json);
+	log_info("video_record cancelled: clip %s %s", clip_id, json ? "stopped" : "could not be stopped");
+	json_object_put(res);
+	json_object_put(json);
+}
+
+/* video_record: start the clip without waiting, then follow it with
+ * GET /api/record/{id}?block_s=... so progress can say how far it is and
+ * a cancellation can stop it. */
+static struct json_object *
+fw_clip(struct forward *fw, const struct tool *t, const char *path, struct json_object *body,
+        struct forward_ctl *ctl)
+{
+	struct json_object *res, *json, *v;
+	long long dur = 10, frames = 0;
+	char id[16], poll[128];
+	const char *st;
+
+	if (json_object_object_get_ex(body, "duration", &v))
+		dur = json_object_get_int64(v);
+	json_object_object_add(body, "wait", json_object_new_boolean(0));
+	res = fw_fetch(fw, t, "POST", path, body, ctl, &json);
+	while (json != NULL) {
+		st = json_object_object_get_ex(json, "status", &v) ? json_object_get_string(v) : "";
+		if (strcmp(st, "recording") != 0 || !json_object_object_get_ex(json, "clip_id", &v))
+			return result_shape(t, json);
+		snprintf(id, sizeof id, "%s", json_object_get_string(v));
+		if (json_object_object_get_ex(json, "frames", &v))
+			frames = json_object_get_int64(v);
+		snprintf(ctl->message, sizeof ctl->message, "recording clip %s, %.0f/%lld s, %lld frames",
+		         id, (double)(fw_now_ms() - ctl->t0_ms) / 1000.0, dur, frames);
+		json_object_put(json);
+		if (fw_now_ms() - ctl->t0_ms > t->timeout_s * 1000L)
+			return result_error(NULL, "the clip %s did not finish within %ld s.", id,
+			                    t->timeout_s);
+		snprintf(poll, sizeof poll, "/api/record/%s?block_s=%ld", id, TIME_CLIP_POLL_S);
+		res = fw_fetch(fw, t, "GET", poll, NULL, ctl, &json);
+		if (res == NULL && json == NULL) {
+			fw_clip_stop(fw, t, id);
+			return NULL;
+		}
+	}
+	return res;
+}
+
 struct json_object *
 forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
-             atomic_int *cancel)
+             struct forward_ctl *ctl)
 {
 	struct json_object *body = json_object_new_object(), *query = json_object_new_object();
 	struct json_object *res = NULL, *msg = NULL, *post;
@@ -355,6 +479,9 @@ forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
 	bool has_body = strcmp(t->method, "POST") == 0 || strcmp(t->method, "PATCH") == 0;
 	bool ok;
 
+	ctl->tool = t->name;
+	ctl->t0_ms = ctl->last_ms = fw_now_ms();
+	ctl->message[0] = '\0';
 	if (toolreq_build(t, args, true, path, sizeof path, query, body) != 0 ||
 	    (snprintf(full, sizeof full, "%s", path),
 	     toolreq_query_string(query, full, sizeof full) != 0)) {
@@ -365,7 +492,7 @@ forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
 		post = json_object_new_object();
 		json_object_object_add(post, "content", json_object_get(msg));
 		json_object_object_add(post, "role", json_object_new_string("agent"));
-		res = fw_exchange(fw, t, "POST", path, post, cancel, &ok);
+		res = fw_exchange(fw, t, "POST", path, post, ctl, &ok);
 		json_object_put(post);
 		json_object_object_del(body, "message");
 		if (!ok)
@@ -373,8 +500,12 @@ forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
 		json_object_put(res);
 		res = NULL;
 	}
-	res = fw_exchange(fw, t, t->method, full, has_body ? body : NULL, cancel, &ok);
+	if (t->flags & TOOL_CLIP)
+		res = fw_clip(fw, t, full, body, ctl);
+	else
+		res = fw_exchange(fw, t, t->method, full, has_body ? body : NULL, ctl, &ok);
 out:
+	res = fw_error_unstructured(t, res);
 	json_object_put(query);
 	json_object_put(body);
 	return res;
@@ -383,11 +514,13 @@ out:
 void
 forward_check_version(struct forward *fw, atomic_int *cancel)
 {
+	struct forward_ctl ctl = { 0 };
 	struct json_object *v;
 	struct fw_reply r;
 	long long api = -1;
 
-	if (fw_request(fw, "GET", "/api/version", NULL, TIME_VERSION_S, cancel, &r) != FW_OK) {
+	ctl.cancel = cancel;
+	if (fw_request(fw, "GET", "/api/version", NULL, TIME_VERSION_S, &ctl, &r) != FW_OK) {
 		if (r.cc != CURLE_ABORTED_BY_CALLBACK)
 			log_warn("detmd is not reachable at %s yet (%s); tool calls will fail until it "
 			         "runs (make run, or detmd)", fw->base,

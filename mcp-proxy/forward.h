@@ -26,11 +26,28 @@ int forward_global_init(void) __attribute__((warn_unused_result));
 struct forward *forward_new(const char *base_url, const char *token);
 void forward_free(struct forward *fw);          /* NULL is a no-op */
 
+/* How one call is steered while it runs. The caller fills cancel and,
+ * when the client asked for progress, progress + ud; forward.c owns the
+ * rest. progress is called from the calling thread every TIME_PROGRESS_MS
+ * at most (and at least about every 2 s while detmd works), with the
+ * seconds since the call began (strictly growing) and one line saying what
+ * runs ("video_record: recording clip 1a2b3c4d, 12/70 s"). */
+struct forward_ctl {
+	atomic_int *cancel;         /* non-zero aborts the call */
+	void (*progress)(void *ud, double elapsed_s, const char *message);
+	void *ud;
+	/* private */
+	const char *tool;
+	long long t0_ms, last_ms;
+	char message[200];
+};
+
 /* Run tool t with args (already checked by schema_check; not modified).
- * While the transfer runs, a non-zero *cancel aborts it. Returns a new
- * CallToolResult object, or NULL if *cancel became set. */
+ * While it runs, a non-zero *ctl->cancel aborts it (a clip is stopped on
+ * detmd: POST /api/record/{id}/stop). Returns a new CallToolResult object,
+ * or NULL if the call was cancelled. */
 struct json_object *forward_call(struct forward *fw, const struct tool *t,
-                                 struct json_object *args, atomic_int *cancel);
+                                 struct json_object *args, struct forward_ctl *ctl);
 
 /* GET /api/version and log (stderr) a mismatch with DETM_API_VERSION, or
  * that detmd is not reachable yet. Never fails; aborted by *cancel. */

@@ -47,6 +47,7 @@ static const char *const rpc_versions[] = { "2024-11-05", "2025-03-26", "2025-06
 #define V_BATCH  1          /* the only version with JSON-RPC batches */
 #define V_ANNOT  1          /* tool annotations from 2025-03-26 */
 #define V_TITLE  2          /* Tool.title, Implementation.title from 2025-06-18 */
+#define V_PROGRESS_MSG 1    /* ProgressNotification.message from 2025-03-26 */
 
 static atomic_int rpc_version = -1;     /* -1 until initialize */
 static pthread_mutex_t rpc_out_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -90,6 +91,42 @@ rpc_send(struct json_object *msg)
 	pthread_mutex_unlock(&rpc_out_lock);
 	free(line);
 	json_object_put(msg);
+}
+
+void
+rpc_progress(void *ud, double elapsed_s, const char *message)
+{
+	struct json_object *token = ud, *n = json_object_new_object(), *p = json_object_new_object();
+	char buf[320];
+
+	if (json_object_is_type(token, json_type_string))
+		json_object_object_add(p, "progressToken", json_object_new_string(json_object_get_string(token)));
+	else
+		json_object_object_add(p, "progressToken", json_object_new_int64(json_object_get_int64(token)));
+	json_object_object_add(p, "progress", json_object_new_double(elapsed_s));
+	if (atomic_load(&rpc_version) >= V_PROGRESS_MSG) {
+		utf8_fix(buf, sizeof buf, message, strlen(message));
+		json_object_object_add(p, "message", json_object_new_string(buf));
+	}
+	json_object_object_add(n, "jsonrpc", json_object_new_string("2.0"));
+	json_object_object_add(n, "method", json_object_new_string("notifications/progress"));
+	json_object_object_add(n, "params", p);
+	rpc_send(n);
+}
+
+/* params._meta.progressToken when it is a string or an integer, else NULL. */
+static struct json_object *
+rpc_progress_token(struct json_object *params)
+{
+	struct json_object *meta, *tok;
+
+	if (params == NULL || !json_object_object_get_ex(params, "_meta", &meta) ||
+	    !json_object_is_type(meta, json_type_object) ||
+	    !json_object_object_get_ex(meta, "progressToken", &tok))
+		return NULL;
+	if (json_object_is_type(tok, json_type_string) || json_object_is_type(tok, json_type_int))
+		return tok;
+	return NULL;
 }
 
 /* A response envelope; id may be NULL (sent as null). Takes result. */
@@ -201,6 +238,13 @@ rpc_tools_list(struct json_object *id, struct json_object *params)
 		if (json_object_deep_copy(t->input_schema, &schema, NULL) != 0)
 			abort();
 		json_object_object_add(o, "inputSchema", schema);
+		if (v >= V_TITLE && tools_output_schema(t) != NULL) {
+			/* outputSchema (and structuredContent) from 2025-06-18 */
+			schema = NULL;
+			if (json_object_deep_copy(tools_output_schema(t), &schema, NULL) != 0)
+				abort();
+			json_object_object_add(o, "outputSchema", schema);
+		}
 		if (v >= V_ANNOT) {
 			ann = json_object_new_object();
 			json_object_object_add(ann, "title", json_object_new_string(t->title));
@@ -246,7 +290,7 @@ rpc_call_check(struct json_object *id, struct json_object *params, const struct 
 				json_object_object_add(*args, key, json_object_get(val));
 		}
 	}
-	if (schema_check((*tool)->input_schema, *args, err, sizeof err) != 0) {
+	if (schema_check(tools_check_schema(*tool), *args, err, sizeof err) != 0) {
 		struct json_object *res = result_error(NULL, "Invalid arguments for %s: %s.",
 		                                       (*tool)->name, err);
 		json_object_put(*args);
@@ -318,7 +362,11 @@ rpc_message(struct json_object *msg, bool on_worker, bool in_batch)
 	if ((res = rpc_call_check(id, params, &t, &args)) != NULL)
 		return res;
 	if (!on_worker) {
-		struct json_object *copy = json_object_get(msg);
+		/* the worker gets its own copy: json-c reference counts are not
+		 * thread-safe, and the reader drops msg right after this */
+		struct json_object *copy = NULL;
+		if (json_object_deep_copy(msg, &copy, NULL) != 0)
+			abort();
 		json_object_put(args);
 		if (worker_submit(copy, id) != 0) {
 			json_object_put(copy);
@@ -327,7 +375,7 @@ rpc_message(struct json_object *msg, bool on_worker, bool in_batch)
 		}
 		return NULL;
 	}
-	res = worker_forward(t, args, id);
+	res = worker_forward(t, args, id, rpc_progress_token(params));
 	json_object_put(args);
 	if (res == NULL)
 		return NULL;        /* cancelled: no response */

@@ -24,6 +24,10 @@ void rpc_reject_oversize(size_t len);
  * response to send (a new object) or NULL when there is nothing to send. */
 struct json_object *rpc_execute(struct json_object *msg);
 
+/* notifications/progress for the progress token ud (a json_object,
+ * borrowed): progress = elapsed_s, with message. Any thread. */
+void rpc_progress(void *ud, double elapsed_s, const char *message);
+
 /* Write one message to stdout as one line; takes ownership of msg. Any
  * thread. A write error (the client went away) is logged once and later
  * messages are dropped. */

@@ -1,18 +1,20 @@
 /*
- * worker.c - see worker.h. Owns the job queue, the in-flight request key
- * and the cancel flag; all three under one mutex (the flag is also atomic
- * because curl's progress callback reads it without the lock).
+ * worker.c - see worker.h. Owns the job queue, the running jobs (one slot
+ * per pool thread) and the per-job cancel flags; all under one mutex (a
+ * flag is also atomic because forward.c reads it without the lock).
  *
  * Request ids are compared by their compact JSON text, so 5 and "5" stay
  * different ids, as JSON-RPC requires.
  *
- * Not here: what a job means (rpc_execute in rpc.c), HTTP (forward.c).
+ * Not here: what a job means (rpc_execute in rpc.c), HTTP (forward.c), the
+ * wire format of progress (rpc_progress in rpc.c).
  */
 #include "worker.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,21 +28,28 @@ struct job {
 	struct job *next;
 	struct json_object *msg;
 	char *key;                  /* id as JSON text, NULL for a batch */
-	bool cancelled;
+	char *inflight;             /* key of the tools/call running now */
+	bool cancelled;             /* dropped while queued */
+	atomic_int cancel;          /* abort the running call */
 };
 
 static pthread_mutex_t wk_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wk_cond = PTHREAD_COND_INITIALIZER;
 static struct job *wk_head, *wk_tail;
-static size_t wk_queued;
-static bool wk_stopping, wk_busy;
-static bool wk_aborting;          /* grace over: cancel everything */
-static char *wk_inflight;           /* key of the running tools/call */
-static atomic_int wk_cancel;        /* abort the running transfer */
+static size_t wk_queued, wk_busy;
+static struct job *wk_running[CAP_WORKERS];
+static bool wk_stopping;
+static bool wk_aborting;            /* grace over: cancel everything */
 static atomic_int wk_shutdown;      /* abort the startup version check */
-static struct forward *wk_fw, *wk_version_fw;
-static pthread_t wk_thread, wk_version_thread;
-static bool wk_started;
+static char *wk_url, *wk_token;
+static struct forward *wk_version_fw;
+static pthread_t wk_threads[CAP_WORKERS], wk_version_thread;
+static size_t wk_nthreads;
+static bool wk_version_started;
+
+/* The job this pool thread runs, and its connection to detmd. */
+static _Thread_local struct job *wk_cur;
+static _Thread_local struct forward *wk_fw;
 
 static char *
 wk_key(struct json_object *id)
@@ -62,43 +71,67 @@ job_free(struct job *j)
 		return;
 	json_object_put(j->msg);
 	free(j->key);
+	free(j->inflight);
 	free(j);
+}
+
+/* Take the next job (lock held); NULL when stopping and the queue is empty. */
+static struct job *
+wk_take(size_t slot)
+{
+	struct job *j;
+
+	while (wk_head == NULL && !wk_stopping)
+		pthread_cond_wait(&wk_cond, &wk_lock);
+	j = wk_head;
+	if (j == NULL)
+		return NULL;
+	wk_head = j->next;
+	if (wk_head == NULL)
+		wk_tail = NULL;
+	wk_queued--;
+	if (!j->cancelled) {
+		wk_running[slot] = j;
+		wk_busy++;
+	}
+	return j;
 }
 
 static void *
 wk_main(void *arg)
 {
+	size_t slot = (size_t)(uintptr_t)arg;
 	struct json_object *resp;
 	struct job *j;
+	bool ran;
 
-	(void)arg;
 	for (;;) {
 		pthread_mutex_lock(&wk_lock);
-		while (wk_head == NULL && !wk_stopping)
-			pthread_cond_wait(&wk_cond, &wk_lock);
-		j = wk_head;
-		if (j == NULL) {
-			pthread_mutex_unlock(&wk_lock);
-			break;
-		}
-		wk_head = j->next;
-		if (wk_head == NULL)
-			wk_tail = NULL;
-		wk_queued--;
-		wk_busy = !j->cancelled;
+		j = wk_take(slot);
+		ran = j != NULL && wk_running[slot] == j;
 		pthread_mutex_unlock(&wk_lock);
-
-		if (!j->cancelled) {
+		if (j == NULL)
+			break;
+		if (ran) {
+			if (wk_fw == NULL)
+				wk_fw = forward_new(wk_url, wk_token);
+			wk_cur = j;
 			resp = rpc_execute(j->msg);
+			wk_cur = NULL;
 			if (resp != NULL)
 				rpc_send(resp);
 		}
-		job_free(j);
 		pthread_mutex_lock(&wk_lock);
-		wk_busy = false;
+		if (ran) {
+			wk_running[slot] = NULL;
+			wk_busy--;
+		}
+		job_free(j);
 		pthread_cond_broadcast(&wk_cond);
 		pthread_mutex_unlock(&wk_lock);
 	}
+	forward_free(wk_fw);
+	wk_fw = NULL;
 	return NULL;
 }
 
@@ -113,15 +146,21 @@ wk_version_main(void *arg)
 int
 worker_start(const char *url, const char *token)
 {
-	wk_fw = forward_new(url, token);
+	wk_url = strdup(url);
+	wk_token = token != NULL ? strdup(token) : NULL;
+	if (wk_url == NULL || (token != NULL && wk_token == NULL))
+		abort();
+	for (wk_nthreads = 0; wk_nthreads < CAP_WORKERS; wk_nthreads++)
+		if (pthread_create(&wk_threads[wk_nthreads], NULL, wk_main,
+		                   (void *)(uintptr_t)wk_nthreads) != 0)
+			break;
 	wk_version_fw = forward_new(url, token);
-	if (pthread_create(&wk_thread, NULL, wk_main, NULL) != 0)
-		return -1;
-	if (pthread_create(&wk_version_thread, NULL, wk_version_main, NULL) != 0) {
+	if (wk_nthreads == 0 ||
+	    pthread_create(&wk_version_thread, NULL, wk_version_main, NULL) != 0) {
 		worker_stop(0);
 		return -1;
 	}
-	wk_started = true;
+	wk_version_started = true;
 	return 0;
 }
 
@@ -145,7 +184,7 @@ worker_submit(struct json_object *msg, struct json_object *id)
 		wk_head = j;
 	wk_tail = j;
 	wk_queued++;
-	pthread_cond_broadcast(&wk_cond);
+	pthread_cond_signal(&wk_cond);
 	rc = 0;
 out:
 	pthread_mutex_unlock(&wk_lock);
@@ -157,13 +196,17 @@ worker_cancel(struct json_object *request_id)
 {
 	char *key = wk_key(request_id);
 	struct job *j;
+	size_t i;
 
 	if (key == NULL)
 		return;
 	pthread_mutex_lock(&wk_lock);
-	if (wk_inflight != NULL && strcmp(wk_inflight, key) == 0) {
-		atomic_store(&wk_cancel, 1);
-		log_info("cancelling request %s in flight", key);
+	for (i = 0; i < CAP_WORKERS; i++) {
+		j = wk_running[i];
+		if (j != NULL && j->inflight != NULL && strcmp(j->inflight, key) == 0) {
+			atomic_store(&j->cancel, 1);
+			log_info("cancelling request %s in flight", key);
+		}
 	}
 	for (j = wk_head; j != NULL; j = j->next)
 		if (j->key != NULL && strcmp(j->key, key) == 0) {
@@ -175,21 +218,30 @@ worker_cancel(struct json_object *request_id)
 }
 
 struct json_object *
-worker_forward(const struct tool *t, struct json_object *args, struct json_object *id)
+worker_forward(const struct tool *t, struct json_object *args, struct json_object *id,
+               struct json_object *progress_token)
 {
+	struct forward_ctl ctl = { 0 };
 	struct json_object *res;
+	struct job *j = wk_cur;
 	char *key = wk_key(id);
 
 	pthread_mutex_lock(&wk_lock);
-	wk_inflight = key;
-	atomic_store(&wk_cancel, wk_aborting);
+	free(j->inflight);
+	j->inflight = key;
+	atomic_store(&j->cancel, wk_aborting);
 	pthread_mutex_unlock(&wk_lock);
 
-	res = forward_call(wk_fw, t, args, &wk_cancel);
+	ctl.cancel = &j->cancel;
+	if (progress_token != NULL) {
+		ctl.progress = rpc_progress;
+		ctl.ud = progress_token;
+	}
+	res = forward_call(wk_fw, t, args, &ctl);
 
 	pthread_mutex_lock(&wk_lock);
-	wk_inflight = NULL;
-	if (atomic_load(&wk_cancel) && res != NULL) {
+	j->inflight = NULL;
+	if (atomic_load(&j->cancel) && res != NULL) {
 		/* cancelled after the reply arrived: the client expects nothing */
 		json_object_put(res);
 		res = NULL;
@@ -204,6 +256,7 @@ worker_stop(int grace_ms)
 {
 	struct timespec deadline;
 	struct job *j;
+	size_t i;
 	int err = 0;
 
 	clock_gettime(CLOCK_REALTIME, &deadline);
@@ -217,22 +270,29 @@ worker_stop(int grace_ms)
 	pthread_mutex_lock(&wk_lock);
 	wk_stopping = true;
 	pthread_cond_broadcast(&wk_cond);
-	while ((wk_head != NULL || wk_busy) && err != ETIMEDOUT)
+	while ((wk_head != NULL || wk_busy > 0) && err != ETIMEDOUT)
 		err = pthread_cond_timedwait(&wk_cond, &wk_lock, &deadline);
-	if (wk_head != NULL || wk_busy) {
-		log_info("stdin closed: abandoning %zu queued call(s) and the one in flight", wk_queued);
+	if (wk_head != NULL || wk_busy > 0) {
+		log_info("stdin closed: abandoning %zu queued call(s) and %zu in flight", wk_queued,
+		         wk_busy);
 		for (j = wk_head; j != NULL; j = j->next)
 			j->cancelled = true;
 		wk_aborting = true; /* batch elements not yet started abort too */
-		atomic_store(&wk_cancel, 1);
+		for (i = 0; i < CAP_WORKERS; i++)
+			if (wk_running[i] != NULL)
+				atomic_store(&wk_running[i]->cancel, 1);
 	}
 	pthread_mutex_unlock(&wk_lock);
-	if (wk_started) {
+	if (wk_version_started) {
 		pthread_join(wk_version_thread, NULL);
-		wk_started = false;
+		wk_version_started = false;
 	}
-	pthread_join(wk_thread, NULL);
-	forward_free(wk_fw);
+	for (i = 0; i < wk_nthreads; i++)
+		pthread_join(wk_threads[i], NULL);
+	wk_nthreads = 0;
 	forward_free(wk_version_fw);
-	wk_fw = wk_version_fw = NULL;
+	wk_version_fw = NULL;
+	free(wk_url);
+	free(wk_token);
+	wk_url = wk_token = NULL;
 }

@@ -1,12 +1,14 @@
 /*
- * worker.h - the thread that talks to detmd.
+ * worker.h - the threads that talk to detmd.
  *
  * The reader thread (main.c -> rpc.c) answers initialize, ping and
  * tools/list itself and queues tools/call requests and batches here, so a
- * long call (gui_do can take minutes) never delays the protocol. One worker
- * thread runs the queue in order with one struct forward (one keep-alive
- * connection). notifications/cancelled marks a queued job dropped or aborts
- * the transfer in flight through a flag the curl progress callback checks.
+ * long call (gui_do can take minutes, video_record up to two) never delays
+ * the protocol. A pool of CAP_WORKERS threads runs the queue, each with its
+ * own struct forward (one keep-alive connection, made at its first job), so
+ * a quick call never waits behind a slow one while fewer than CAP_WORKERS
+ * calls run. notifications/cancelled marks a queued job dropped or aborts
+ * the call in flight through its job's flag, which forward.c checks.
  *
  * States of a job: QUEUED -> RUNNING -> DONE, or QUEUED/RUNNING -> CANCELLED
  * (worker_cancel); a cancelled job sends no response.
@@ -18,11 +20,11 @@
 
 #include "tools.h"
 
-/* Start the worker and the one-shot startup version check (both with their
- * own curl handle). 0, or -1 if a thread cannot start. */
+/* Start the pool and the one-shot startup version check. 0, or -1 if a
+ * thread cannot start. */
 int worker_start(const char *url, const char *token) __attribute__((warn_unused_result));
 
-/* Queue msg (a tools/call request or a batch array) for rpc_execute on the
+/* Queue msg (a tools/call request or a batch array) for rpc_execute on a
  * worker thread. id is the request's id (NULL for a batch), used to match
  * a later cancellation. Takes ownership of msg on success (0); returns -1
  * when CAP_QUEUE jobs are already waiting (msg not taken). */
@@ -33,10 +35,12 @@ int worker_submit(struct json_object *msg, struct json_object *id)
  * Unknown or finished ids are ignored. Any thread. */
 void worker_cancel(struct json_object *request_id);
 
-/* On the worker thread only: run tool t for request id. Returns the result,
- * or NULL when the request was cancelled (send nothing). */
+/* On a worker thread only: run tool t for request id. progress_token (may
+ * be NULL; borrowed) is the request's _meta.progressToken: while the call
+ * runs, notifications/progress go out for it (rpc_progress). Returns the
+ * result, or NULL when the request was cancelled (send nothing). */
 struct json_object *worker_forward(const struct tool *t, struct json_object *args,
-                                   struct json_object *id);
+                                   struct json_object *id, struct json_object *progress_token);
 
 /* Stdin reached EOF: let queued and running calls finish for up to
  * grace_ms, then abort what is left and join the threads. */

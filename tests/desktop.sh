@@ -134,7 +134,7 @@ expect "scroll with a bad direction is 400" 400 '.error.field == "direction"'
 api GET "/api/desktop/screenshot?task_id=$A&format=json&max_width=640" >/dev/null
 expect "look at half size" 200 '.scale == 2 and .image_size.width == 640 and .screen_size.width == 1280'
 api POST "/api/desktop/action?coords=image" "{\"task_id\":\"$A\",\"action\":\"mouse_move\",\"x\":100,\"y\":50}" >/dev/null
-expect "image coordinates map through the last look's scale" 200 '.x == 200 and .y == 100'
+expect "image coordinates map through the last look's scale (the reply in the caller's space, with the screen point)" 200 '.x == 100 and .y == 50 and .coords == "image" and .screen_x == 200 and .screen_y == 100 and .scale == 2'
 
 # ---- humanized input (the Python DETM's humanize switch) ----
 api GET /api/humanize >/dev/null

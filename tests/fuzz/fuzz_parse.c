@@ -44,7 +44,7 @@ tool(uint8_t which, const char *text, size_t len)
 
 	args = jx_parse(text, len, &e);
 	if (args != NULL && json_object_is_type(args, json_type_object) &&
-	    schema_check(t->input_schema, args, err, sizeof err) == 0) {
+	    schema_check(tools_check_schema(t), args, err, sizeof err) == 0) {
 		(void)toolreq_build(t, args, true, path, sizeof path, q, body);
 		path[0] = '\0';
 		(void)toolreq_query_string(q, path, sizeof path);

@@ -16,11 +16,20 @@ total_fail=0
 # The OCR backend judges smart waits in process: the SDK test waits for a
 # real resolution on a real display without a model server.
 export ACU_VISION_BACKEND=ocr
+# gui_find grounds through bin/vision-stub (UI-TARS text over Ollama), so
+# the coordinate test (agentside.mjs) can pass its result on unchanged.
+stubdir=$(mktemp -d /tmp/detm-mcp-stub.XXXXXX)
+printf '%s\n' "{\"answers\":[\"click(start_box='(320,240)')\"]}" >"$stubdir/script.json"
+"$DETM_BIN/vision-stub" --port 0 --port-file "$stubdir/port" --script "$stubdir/script.json" 2>"$stubdir/log" &
+stub_pid=$!
+for _ in $(seq 1 100); do [ -s "$stubdir/port" ] && break; sleep 0.05; done
+export OLLAMA_URL="http://127.0.0.1:$(cat "$stubdir/port")" ACU_GUI_AGENT_BACKEND=uitars
+cleanup() { daemon_stop; kill "$stub_pid" 2>/dev/null; wait "$stub_pid" 2>/dev/null; rm -rf "$stubdir"; }
 if ! daemon_start; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-trap daemon_stop EXIT
+trap cleanup EXIT
 
 if [ -x "$DETM_BIN/test-mcp" ] && [ -x "$DETM_BIN/detm-mcp" ]; then
 	run_part test-mcp "$DETM_BIN/test-mcp"
@@ -41,6 +50,7 @@ elif [ ! -d "$sdk/node_modules/@modelcontextprotocol/sdk" ] &&
 else
 	rm -f "$sdk/npm-ci.log"
 	run_part sdk-interop node "$sdk/interop.mjs"
+	run_part sdk-agent-side node "$sdk/agentside.mjs"
 fi
 
 echo "$total_pass passed, $total_fail failed"

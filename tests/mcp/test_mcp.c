@@ -142,7 +142,9 @@ test_tools_list_has_every_tool_with_strict_schemas(void)
 		CHECK(strlen(jget_str(t, "description") ?: "") > 40, "%s description", names[i]);
 		CHECK(jget_str(t, "title") != NULL, "%s title", names[i]);
 		CHECK(jget(t, "annotations.readOnlyHint") && jget(t, "annotations.openWorldHint"), "%s", names[i]);
-		CHECK(jget(t, "outputSchema") == NULL, "%s has an outputSchema", names[i]);
+		/* structuredContent is declared (issue 19.3) */
+		CHECK(strcmp(jget_str(t, "outputSchema.type") ?: "", "object") == 0,
+		      "%s has no outputSchema", names[i]);
 	}
 	/* truthful hints on two samples */
 	for (j = 0; j < json_object_array_length(tools); j++) {
@@ -223,7 +225,7 @@ test_task_tools_happy_path(void)
 	CHECK(strcmp(jget_str(res, "structuredContent.items.0.status") ?: "", "active") == 0, "%s", JS(r));
 	DROP(r);
 	TOOL_OK("task_log_action", "{\"task_id\":\"%s\",\"action_type\":\"cli\",\"summary\":\"ran export.sh\","
-	        "\"input_data\":{\"cmd\":\"export.sh\"},\"output_data\":\"ok\",\"duration_ms\":12}", tid);
+	        "\"input_data\":{\"cmd\":\"export.sh\"},\"output_data\":{\"text\":\"ok\"},\"duration_ms\":12}", tid);
 	CHECK(jget_str(res, "structuredContent.action_id") != NULL, "%s", JS(r));
 	CHECK(jget_int(res, "structuredContent.plan_item_ordinal", -1) == 0, "%s", JS(r));
 	DROP(r);
@@ -323,8 +325,8 @@ test_task_status_aliases_and_lenient_items(void)
 	/* Leaving a final state is still refused, as the route's 409. */
 	snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"status\":\"Active\"}", tid);
 	res = mproc_tool(&p, id++, "task_update", args, &r);
-	CHECK(res && is_error(res), "%s", JS(r));
-	SC_IS("error.code", "conflict");
+	CHECK(res && is_error(res) && strstr(jget_str(res, "content.1.text") ?: "", "\"code\":\"conflict\""),
+	      "%s", JS(r));
 #undef SC_IS
 #undef TOOL_OK
 out:
@@ -419,7 +421,10 @@ test_task_tool_errors_are_tool_results(void)
 	}
 	CHECK(res && is_error(res) && strstr(result_text(res), "cannot go from skipped to active"),
 	      "%s", JS(r));
-	CHECK(strcmp(jget_str(res, "structuredContent.error.code") ?: "", "conflict") == 0, "%s", JS(r));
+	/* the daemon's error object as text, not as structuredContent (the tool
+	 * declares an outputSchema that clients check even on errors) */
+	CHECK(jget(res, "structuredContent") == NULL &&
+	      strstr(jget_str(res, "content.1.text") ?: "", "\"code\":\"conflict\""), "%s", JS(r));
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -710,12 +715,13 @@ test_screenshot_becomes_image_content(void)
 	      mproc_stderr_has(&p, "api_version 1"), "version mismatch not logged");
 	res = mproc_tool(&p, 2, "desktop_look", "{\"max_width\":1200,\"window_name\":\"Fire fox\"}", &r);
 	CHECK(res && !is_error(res), "%s", JS(r));
-	CHECK(strcmp(jget_str(res, "content.0.type") ?: "", "image") == 0 &&
-	      strcmp(jget_str(res, "content.0.data") ?: "", "/9j/AAAA") == 0 &&
-	      strcmp(jget_str(res, "content.0.mimeType") ?: "", "image/jpeg") == 0, "%s", JS(r));
-	CHECK(strstr(jget_str(res, "content.1.text") ?: "", "1200x675") &&
-	      strstr(jget_str(res, "content.1.text") ?: "", "1920x1080") &&
-	      strstr(jget_str(res, "content.1.text") ?: "", "1.6"), "%s", JS(r));
+	/* the sentence first, then the image (issue 19.3) */
+	CHECK(strcmp(jget_str(res, "content.1.type") ?: "", "image") == 0 &&
+	      strcmp(jget_str(res, "content.1.data") ?: "", "/9j/AAAA") == 0 &&
+	      strcmp(jget_str(res, "content.1.mimeType") ?: "", "image/jpeg") == 0, "%s", JS(r));
+	CHECK(strstr(jget_str(res, "content.0.text") ?: "", "1200x675") &&
+	      strstr(jget_str(res, "content.0.text") ?: "", "1920x1080") &&
+	      strstr(jget_str(res, "content.0.text") ?: "", "1.6"), "%s", JS(r));
 	CHECK(jget(res, "structuredContent.image_b64") == NULL &&
 	      jget(res, "structuredContent.screen_size") != NULL, "%s", JS(r));
 	CHECK(strstr(f.last_head, "GET /api/desktop/screenshot?format=json&window_name=Fire%20fox&max_width=1200 "),
@@ -727,7 +733,8 @@ test_screenshot_becomes_image_content(void)
 	snprintf(f.body, sizeof f.body, "oops");
 	res = mproc_tool(&p, 3, "desktop_action", "{\"action\":\"screenshot\"}", &r);
 	CHECK(res && is_error(res) && strstr(result_text(res), "HTTP 500"), "%s", JS(r));
-	CHECK(strstr(f.last_head, "POST /api/desktop/action?coords=image ") != NULL, "%s", f.last_head);
+	/* screen pixels unless the model opts in to image pixels (issue 19.2) */
+	CHECK(strstr(f.last_head, "POST /api/desktop/action ") != NULL, "%s", f.last_head);
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);

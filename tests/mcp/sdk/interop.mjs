@@ -133,12 +133,12 @@ async function main() {
 		check("desktop_look returns a JPEG image block", !r.isError && img && img.mimeType === "image/jpeg" &&
 			Buffer.from(img.data, "base64").subarray(0, 2).toString("hex") === "ffd8", text(r));
 		check("desktop_look's text gives the image and screen sizes", /400/.test(text(r)) && /800/.test(text(r)), text(r));
-		r = await client.callTool({ name: "desktop_action", arguments: { task_id: dt, action: "mouse_move", x: 100, y: 50 } });
+		r = await client.callTool({ name: "desktop_action", arguments: { task_id: dt, action: "mouse_move", x: 100, y: 50, coords: "image" } });
 		check("desktop_action succeeds", !r.isError, text(r));
 		r = await client.callTool({ name: "desktop_action", arguments: { task_id: dt, action: "get_mouse_position" } });
-		const pos = r.structuredContent || JSON.parse(text(r) || "{}");
-		check("desktop_action x,y are pixels of the last look (scale 2: 100,50 -> 200,100)",
-			!r.isError && pos.x === 200 && pos.y === 100, text(r));
+		const pos = r.structuredContent || {};
+		check("desktop_action with coords image takes pixels of the last look (scale 2: 100,50 -> 200,100), and answers in screen pixels by default",
+			!r.isError && pos.x === 200 && pos.y === 100 && pos.coords === "screen" && pos.scale === 2, text(r));
 		r = await client.callTool({ name: "video_record", arguments: { task_id: dt, duration: 1, fps: 2 } });
 		const clip = r.structuredContent || {};
 		check("video_record records a clip of the task's display", !r.isError && clip.status === "done" &&

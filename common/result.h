@@ -19,6 +19,10 @@
  * Takes ownership of body (a JSON object). Never NULL. */
 struct json_object *result_ok(const struct tool *t, struct json_object *body);
 
+/* A daemon reply as the result of tool t: result_image when t may carry
+ * a screenshot and body has one, else result_ok. Takes body. */
+struct json_object *result_shape(const struct tool *t, struct json_object *body);
+
 /* A screenshot reply: image content (base64 JPEG from body.image_b64) plus
  * a text block with the image size and scale; structuredContent = body
  * without image_b64. Takes ownership of body. Never NULL. */

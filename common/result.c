@@ -1,0 +1,426 @@
+/*
+ * result.c - see result.h. Owns the wording of tool results: the one-line
+ * summaries of daemon replies (content[0] is always one sentence with the
+ * ids the model needs next), images as image blocks (never base64 text),
+ * and the error text format. Pure JSON, in common/ so that an MCP endpoint
+ * in detmd can shape results the same way. Not here: deciding
+ * what is an error (forward.c), JSON-RPC envelopes (rpc.c).
+ */
+#include "result.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "limits.h"
+#include "utf8.h"
+
+#define SUMMARY_MAX 1024
+
+/* The version index from which structuredContent exists (2025-06-18). */
+#define VERSION_STRUCTURED 2
+
+static const char *
+res_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
+		return json_object_get_string(v);
+	return NULL;
+}
+
+/* Copy at most max bytes of s into buf (size > max) without splitting a
+ * UTF-8 sequence, so summaries stay valid UTF-8. NULL becomes "". */
+static const char *
+res_clip(const char *s, char *buf, size_t max)
+{
+	size_t n;
+
+	if (s == NULL)
+		return "";
+	n = strlen(s);
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;        /* s[n] starts the first sequence left out */
+	}
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+static bool
+res_int(struct json_object *o, const char *key, long long *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+		return false;
+	*out = json_object_get_int64(v);
+	return true;
+}
+
+static struct json_object *
+res_array(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_array))
+		return v;
+	return NULL;
+}
+
+/* "Task 3f2a9c1b "Export": active, 33% (1 of 3 items completed); current item 1 "Export" (active)." */
+static void
+res_task_line(struct json_object *b, char *out, size_t len)
+{
+	struct json_object *items = res_array(b, "items");
+	const char *cur_title = NULL, *cur_status = NULL;
+	char c1[84], c2[84], c3[404];
+	long long pct = 0, cur = -1;
+	size_t i, n = items ? json_object_array_length(items) : 0, done = 0, o;
+
+	res_int(b, "progress_pct", &pct);
+	/* The current item, as the daemon defines it: the first active item by
+	 * ordinal, else the first pending one. */
+	for (i = 0; i < n; i++) {
+		struct json_object *it = json_object_array_get_idx(items, i);
+		const char *st = res_str(it, "status");
+		if (st == NULL)
+			continue;
+		if (strcmp(st, "completed") == 0)
+			done++;
+		if ((strcmp(st, "active") == 0 && (cur_status == NULL || strcmp(cur_status, "active") != 0)) ||
+		    (strcmp(st, "pending") == 0 && cur_status == NULL)) {
+			cur_status = st;
+			cur_title = res_str(it, "title");
+			res_int(it, "ordinal", &cur);
+		}
+	}
+	o = (size_t)snprintf(out, len, "Task %s \"%s\": %s, %lld%% (%zu of %zu items completed)",
+	                     res_str(b, "task_id"), res_clip(res_str(b, "name"), c1, 80),
+	                     res_str(b, "status") ? res_str(b, "status") : "?", pct, done, n);
+	if (o < len && cur_status != NULL)
+		o += (size_t)snprintf(out + o, len - o, "; current item %lld \"%s\" (%s)",
+		                      cur, res_clip(cur_title, c2, 80), cur_status);
+	if (o < len && res_str(b, "summary") != NULL)
+		o += (size_t)snprintf(out + o, len - o, ". %s", res_clip(res_str(b, "summary"), c3, 400));
+	if (o < len)
+		snprintf(out + o, len - o, ".");
+}
+
+/* "Wait 1a2b3c4d is watching (screen: "the dialog says Done"), 12 s, 3 evaluations, last verdict NO." */
+static void
+res_wait_line(const char *verb, struct json_object *b, char *out, size_t len)
+{
+	char c1[84], c2[164];
+	long long el = 0, ev = 0;
+	size_t o;
+
+	res_int(b, "elapsed_seconds", &el);
+	res_int(b, "evaluations", &ev);
+	o = (size_t)snprintf(out, len, "%sait %s is %s", verb, res_str(b, "wait_id"),
+	                     res_str(b, "status") ? res_str(b, "status") : "?");
+	if (o < len && res_str(b, "wake_when") != NULL)
+		o += (size_t)snprintf(out + o, len - o, " (%s: \"%s\")",
+		                      res_str(b, "target") ? res_clip(res_str(b, "target"), c1, 80) : "screen",
+		                      res_clip(res_str(b, "wake_when"), c2, 160));
+	if (o < len)
+		o += (size_t)snprintf(out + o, len - o, ", %lld s, %lld evaluation(s)", el, ev);
+	if (o < len && res_str(b, "verdict") != NULL)
+		o += (size_t)snprintf(out + o, len - o, ", last verdict %s",
+		                      res_clip(res_str(b, "verdict"), c1, 40));
+	if (o < len)
+		snprintf(out + o, len - o, "; check it with wait_status %s.", res_str(b, "wait_id"));
+}
+
+/* ", at (x, y) in screen pixels (scale 2)" when b has a position. */
+static void
+res_position(struct json_object *b, char *out, size_t len)
+{
+	struct json_object *v;
+	long long x, y;
+	const char *space = res_str(b, "coords");
+
+	out[0] = '\0';
+	if (!res_int(b, "x", &x) || !res_int(b, "y", &y))
+		return;
+	snprintf(out, len, " at (%lld, %lld) in %s pixels (scale %.4g)", x, y,
+	         space != NULL && strcmp(space, "image") == 0 ? "image" : "screen",
+	         json_object_object_get_ex(b, "scale", &v) ? json_object_get_double(v) : 1.0);
+}
+
+/* One sentence for the tools whose reply is not a task, keyed by tool. */
+static bool
+res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len)
+{
+	const char *n = t->name;
+	char c1[260], c2[164], pos[120];
+	long long a = 0, m = 0;
+	struct json_object *v;
+
+	res_position(b, pos, sizeof pos);
+	if (strcmp(n, "desktop_action") == 0) {
+		snprintf(out, len, "desktop_action %s on display %s%s: %s.",
+		         res_str(b, "action") ? res_str(b, "action") : "?",
+		         res_str(b, "display") ? res_str(b, "display") : "?", pos,
+		         res_clip(res_str(b, "observation"), c1, 256));
+	} else if (strcmp(n, "gui_do") == 0) {
+		snprintf(out, len, "gui_do did %s%s for \"%s\": %s.",
+		         res_str(b, "action") ? res_str(b, "action") : "its step", pos,
+		         res_clip(res_str(b, "instruction"), c2, 160),
+		         res_clip(res_str(b, "observation"), c1, 256));
+	} else if (strcmp(n, "gui_find") == 0) {
+		snprintf(out, len, "Found \"%s\"%s; pass x and y unchanged to desktop_action or gui_do.",
+		         res_clip(res_str(b, "target"), c2, 160), pos);
+	} else if (strcmp(n, "gui_agent") == 0) {
+		res_int(b, "actions_taken", &a);
+		res_int(b, "turns", &m);
+		snprintf(out, len, "GUI agent %s after %lld action(s) in %lld turn(s): %s.",
+		         json_object_object_get_ex(b, "success", &v) && json_object_get_boolean(v) ?
+		         "succeeded" : json_object_object_get_ex(b, "escalated", &v) &&
+		         json_object_get_boolean(v) ? "escalated to a human" : "did not succeed",
+		         a, m, res_clip(res_str(b, "summary"), c1, 256));
+	} else if (strcmp(n, "video_record") == 0) {
+		res_int(b, "frames", &a);
+		snprintf(out, len, "Clip %s is %s: %.1f s, %lld frame(s), saved to %s (URL %s).",
+		         res_str(b, "clip_id") ? res_str(b, "clip_id") : "?",
+		         res_str(b, "status") ? res_str(b, "status") : "?",
+		         json_object_object_get_ex(b, "duration_s", &v) ? json_object_get_double(v) : 0.0,
+		         a, res_clip(res_str(b, "path"), c1, 256),
+		         res_str(b, "url") ? res_str(b, "url") : "none yet");
+	} else if (strncmp(n, "humanize_", 9) == 0) {
+		snprintf(out, len, "Humanised input is %s (since %s).",
+		         json_object_object_get_ex(b, "enabled", &v) && json_object_get_boolean(v) ?
+		         "on" : "off", res_str(b, "since") ? res_str(b, "since") : "start");
+	} else if (strcmp(n, "memory_search") == 0) {
+		snprintf(out, len, "Memory search found %zu match(es), best first.",
+		         res_array(b, "results") ? json_object_array_length(res_array(b, "results")) : 0);
+	} else if (strcmp(n, "memory_read") == 0) {
+		res_int(b, "offset", &a);
+		res_int(b, "total_lines", &m);
+		snprintf(out, len, "Read %s from line %lld (the file has %lld line(s)).",
+		         res_clip(res_str(b, "path") ? res_str(b, "path") : "MEMORY.md", c1, 256), a, m);
+	} else if (strcmp(n, "memory_append") == 0) {
+		snprintf(out, len, "Appended the note to %s.",
+		         res_clip(res_str(b, "path") ? res_str(b, "path") : "the memory", c1, 256));
+	} else {
+		return false;
+	}
+	return true;
+}
+
+static void
+res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
+{
+	struct json_object *arr;
+	long long n, m;
+	char c1[84];
+
+	if (res_tool_line(t, b, out, len))
+		return;
+	if (res_str(b, "wait_id") != NULL) {
+		res_wait_line(strcmp(t->name, "smart_wait") == 0 ? "Started w" : "W", b, out, len);
+	} else if ((arr = res_array(b, "waits")) != NULL) {
+		size_t i, o, nw = json_object_array_length(arr);
+		o = (size_t)snprintf(out, len, "%zu active wait(s)%s", nw, nw ? ":" : ".");
+		for (i = 0; i < nw && i < 20 && o < len; i++) {
+			struct json_object *w = json_object_array_get_idx(arr, i);
+			o += (size_t)snprintf(out + o, len - o, "%s %s %s", i ? ";" : "",
+			                      res_str(w, "wait_id") ? res_str(w, "wait_id") : "?",
+			                      res_str(w, "status") ? res_str(w, "status") : "?");
+		}
+		if (nw > 0 && o < len)
+			snprintf(out + o, len - o, ".");
+	} else if (res_str(b, "task_id") && res_str(b, "status") && res_array(b, "items") &&
+	    !res_array(b, "messages")) {
+		res_task_line(b, out, len);
+	} else if ((arr = res_array(b, "tasks")) != NULL) {
+		size_t i, o, nt = json_object_array_length(arr);
+		o = (size_t)snprintf(out, len, "%zu task(s)%s", nt, nt ? ":" : ".");
+		for (i = 0; i < nt && i < 20 && o < len; i++) {
+			struct json_object *tk = json_object_array_get_idx(arr, i);
+			n = 0;
+			res_int(tk, "progress_pct", &n);
+			o += (size_t)snprintf(out + o, len - o, "%s %s \"%s\" %s %lld%%",
+			                      i ? ";" : "", res_str(tk, "task_id") ? res_str(tk, "task_id") : "?",
+			                      res_clip(res_str(tk, "name"), c1, 40),
+			                      res_str(tk, "status") ? res_str(tk, "status") : "?", n);
+		}
+	} else if ((arr = res_array(b, "messages")) != NULL) {
+		if (!res_int(b, "message_count", &n))
+			n = (long long)json_object_array_length(arr);
+		snprintf(out, len, "Thread of task %s: showing %zu of %lld message(s), oldest first.",
+		         res_str(b, "task_id") ? res_str(b, "task_id") : "?",
+		         json_object_array_length(arr), n);
+	} else if (res_str(b, "task_id") && res_int(b, "ordinal", &n) && res_array(b, "actions")) {
+		if (!res_int(b, "action_count", &m))
+			m = (long long)json_object_array_length(res_array(b, "actions"));
+		snprintf(out, len, "Item %lld \"%s\" of task %s: %s, %lld action(s).", n,
+		         res_clip(res_str(b, "title"), c1, 80), res_str(b, "task_id"),
+		         res_str(b, "status") ? res_str(b, "status") : "?", m);
+	} else if ((arr = res_array(b, "added")) != NULL) {
+		snprintf(out, len, "Appended %zu plan item(s) to task %s.", json_object_array_length(arr),
+		         res_str(b, "task_id") ? res_str(b, "task_id") : "?");
+	} else if (res_str(b, "action_id")) {
+		if (res_int(b, "plan_item_ordinal", &n))
+			snprintf(out, len, "Logged action %s under item %lld of task %s.",
+			         res_str(b, "action_id"), n, res_str(b, "task_id") ? res_str(b, "task_id") : "?");
+		else
+			snprintf(out, len, "Logged action %s at task level of task %s.",
+			         res_str(b, "action_id"), res_str(b, "task_id") ? res_str(b, "task_id") : "?");
+	} else if (strcmp(t->name, "health_check") == 0) {
+		n = m = 0;
+		res_int(b, "uptime_s", &n);
+		res_int(b, "api_version", &m);
+		snprintf(out, len, "detmd %s is %s (api_version %lld, uptime %lld s, database %s).",
+		         res_str(b, "version") ? res_str(b, "version") : "?",
+		         res_str(b, "status") && strcmp(res_str(b, "status"), "ok") == 0 ? "healthy" : "unhealthy",
+		         m, n, res_str(b, "db") ? res_str(b, "db") : "?");
+	} else {
+		snprintf(out, len, "%s succeeded; its reply is in structuredContent.", t->name);
+	}
+}
+
+static void
+res_add_text(struct json_object *content, const char *text)
+{
+	struct json_object *blk = json_object_new_object();
+
+	json_object_object_add(blk, "type", json_object_new_string("text"));
+	json_object_object_add(blk, "text", json_object_new_string(text));
+	json_object_array_add(content, blk);
+}
+
+static struct json_object *
+res_new(struct json_object *content, struct json_object *structured, bool is_error)
+{
+	struct json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "content", content);
+	if (structured != NULL)
+		json_object_object_add(r, "structuredContent", structured);
+	if (is_error)
+		json_object_object_add(r, "isError", json_object_new_boolean(1));
+	return r;
+}
+
+/* An image block from o.image_b64 (o.mime_type or o.media_type), which
+ * is removed from o; NULL when o has none. */
+static struct json_object *
+res_take_image(struct json_object *o)
+{
+	struct json_object *img;
+	const char *mime = res_str(o, "mime_type");
+
+	if (o == NULL || res_str(o, "image_b64") == NULL)
+		return NULL;
+	if (mime == NULL)
+		mime = res_str(o, "media_type");
+	img = json_object_new_object();
+	json_object_object_add(img, "type", json_object_new_string("image"));
+	json_object_object_add(img, "data", json_object_new_string(res_str(o, "image_b64")));
+	json_object_object_add(img, "mimeType", json_object_new_string(mime ? mime : "image/jpeg"));
+	json_object_object_del(o, "image_b64");
+	return img;
+}
+
+struct json_object *
+result_ok(const struct tool *t, struct json_object *body)
+{
+	struct json_object *content = json_object_new_array(), *shot = NULL, *img;
+	const char *js;
+	char line[SUMMARY_MAX];
+	size_t jl;
+
+	res_summary(t, body, line, sizeof line);
+	utf8_fix_in_place(line, sizeof line);
+	res_add_text(content, line);
+	/* gui_do's after-screenshot is an image block, never base64 text */
+	if (!json_object_object_get_ex(body, "after", &shot) ||
+	    !json_object_object_get_ex(shot, "image_b64", NULL))
+		json_object_object_get_ex(body, "screenshot", &shot);
+	if ((img = res_take_image(shot)) != NULL)
+		json_object_array_add(content, img);
+	js = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+	jl = strlen(js);
+	/* Clients before 2025-06-18 see no structuredContent: the JSON goes in
+	 * a second text block (the spec's backwards-compatibility advice). */
+	if (jl <= LIM_TEXT_JSON) {
+		res_add_text(content, js);
+	} else {
+		char note[160];
+		snprintf(note, sizeof note, "(reply is %zu bytes of JSON; it is in structuredContent, "
+		         "ask for less detail to see it as text)", jl);
+		res_add_text(content, note);
+	}
+	return res_new(content, body, false);
+}
+
+struct json_object *
+result_image(const struct tool *t, struct json_object *body)
+{
+	struct json_object *content = json_object_new_array(), *sz;
+	long long iw = 0, ih = 0, sw = 0, sh = 0;
+	double scale = 1.0;
+	char text[SUMMARY_MAX];
+
+	if (json_object_object_get_ex(body, "image_size", &sz)) {
+		res_int(sz, "width", &iw);
+		res_int(sz, "height", &ih);
+	}
+	if (json_object_object_get_ex(body, "screen_size", &sz)) {
+		res_int(sz, "width", &sw);
+		res_int(sz, "height", &sh);
+	}
+	if (json_object_object_get_ex(body, "scale", &sz))
+		scale = json_object_get_double(sz);
+	else if (iw > 0 && sw > 0)
+		scale = (double)sw / (double)iw;
+	snprintf(text, sizeof text, "%s: a %lldx%lld image of the %lldx%lld screen, scale %.4g "
+	         "(screen pixel = image pixel x %.4g, origin top-left). Tools take screen pixels; "
+	         "pass coords: image to desktop_action to use this image's pixels.",
+	         strcmp(t->name, "desktop_look") == 0 ? "Screenshot" : t->name,
+	         iw, ih, sw, sh, scale, scale);
+	res_add_text(content, text);
+	json_object_array_add(content, res_take_image(body));
+	return res_new(content, body, false);
+}
+
+struct json_object *
+result_error(struct json_object *structured, const char *fmt, ...)
+{
+	struct json_object *content = json_object_new_array();
+	char text[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	utf8_fix_in_place(text, sizeof text);
+	res_add_text(content, text);
+	return res_new(content, structured, true);
+}
+
+void
+result_for_version(struct json_object *result, int version)
+{
+	if (version < VERSION_STRUCTURED)
+		json_object_object_del(result, "structuredContent");
+}
+
+struct json_object *
+result_shape(const struct tool *t, struct json_object *body)
+{
+	struct json_object *v;
+
+	/* gui_find and gui_do positions are screen pixels: say so */
+	if (strncmp(t->name, "gui_", 4) == 0 && json_object_object_get_ex(body, "x", &v) &&
+	    !json_object_object_get_ex(body, "coords", &v))
+		json_object_object_add(body, "coords", json_object_new_string("screen"));
+	if (res_str(body, "image_b64") != NULL)
+		return result_image(t, body);
+	return result_ok(t, body);
+}
