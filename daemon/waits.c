@@ -1489,9 +1489,13 @@ log_judges(void)
 		snprintf(model, sizeof model, "the %s model %s", W.backend, vision_model(W.vision));
 	else
 		snprintf(model, sizeof model, "refused (%.300s)", W.model_err);
-	log_info("smart waits: %zu workers; text conditions (text:\"...\", text-gone:\"...\", a quoted "
-	    "phrase) -> %s; other conditions -> %s; a wait may ask judge ocr|model|auto", W.nworkers,
-	    text, model);
+	char line[1024];
+
+	snprintf(line, sizeof line, "smart waits: %zu workers; text conditions (text:\"...\", "
+	    "text-gone:\"...\", a quoted phrase) -> %s; other conditions -> %s; a wait may ask "
+	    "judge ocr|model|auto", W.nworkers, text, model);
+	log_info("%s", line);
+	fprintf(stderr, "detmd: %s\n", line);   /* what `make run` shows at start */
 }
 
 int
