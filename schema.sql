@@ -105,3 +105,10 @@ ALTER TABLE wait_jobs ADD COLUMN backend TEXT;
 ALTER TABLE wait_jobs ADD COLUMN tokens_in INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE wait_jobs ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE wait_jobs ADD COLUMN note TEXT;
+
+-- migration 3
+-- Smart waits: the judge a wait asked for (auto | ocr | model), and how it
+-- was decided (a JSON object: judged_by, judge_reason, woken_by, wakeups,
+-- the model's confidence, summary and evidence).
+ALTER TABLE wait_jobs ADD COLUMN judge TEXT;
+ALTER TABLE wait_jobs ADD COLUMN verdict_json TEXT;

@@ -84,3 +84,27 @@ read -r ev sk < <(api GET "/api/waits/$w" | jq -r '"\(.evaluations) \(.skipped)"
 printf '   detmd: %d model calls, %d checks answered by the gate alone\n' "$ev" "$sk"
 printf '   a fixed 1 s poll asking the model each time (Python DETM): ~40 calls -> %s%% fewer calls\n' \
 	"$(awk -v e="$ev" 'BEGIN { printf "%.0f", (1 - e / 40) * 100 }')"
+
+echo "== latency from drawing to verdict (20 changes on a 1280x720 xterm, OCR judge; target <= 1.5 s)"
+t=$(api POST /api/tasks '{"name":"latency","display":true}' | jq -r .task_id)
+disp=$(api GET "/api/tasks/$t/display" | jq -r .name); auth=$(api GET "/api/tasks/$t/display" | jq -r .xauthority)
+mkfifo "$tmp/lines"
+DISPLAY=$disp XAUTHORITY=$auth xterm -geometry 80x24+0+0 -fa Mono -fs 12 -e sh -c \
+	"exec 3<>'$tmp/lines'; while read -r l <&3; do date +%s%3N > '$tmp/drawn'; echo \"\$l\"; done" 2>/dev/null &
+pids+=($!)
+exec 4>"$tmp/lines"
+sleep 2
+: >"$tmp/lat"
+for i in $(seq 20); do
+	w=$(api POST /api/waits "{\"task_id\":\"$t\",\"wake_when\":\"text:\\\"mark $i done\\\"\",\"timeout\":30}" | jq -r .wait_id)
+	sleep 1.5
+	echo "mark $i done" >&4
+	r=$(api GET "/api/waits/$w?block_s=20" | jq -r '"\(.status) \(.woken_by)"')
+	t1=$(date +%s%3N)
+	[ "${r%% *}" = resolved ] && echo "$((t1 - $(cat "$tmp/drawn"))) ${r#* }" >>"$tmp/lat"
+done
+exec 4>&-
+sort -n "$tmp/lat" | awk '{ v[NR] = $1; if ($2 == "damage") d++ } END {
+	if (NR == 0) { print "   no change resolved"; exit }
+	printf "   %d of 20 resolved; p50 %d ms, p95 %d ms, max %d ms; %d woken by XDamage\n",
+	    NR, v[int((NR + 1) / 2)], v[int(NR * 0.95 + 0.999)], v[NR], d }'

@@ -159,7 +159,10 @@ static struct tool tools[] = {
 	"'wake_when':{'type':'string','minLength':1,'description':'The condition to wait for, as visible on screen.'},"
 	"'timeout':{'type':'integer','minimum':1,'maximum':3600,'default':300,'description':'Give up after this many seconds; default 300.'},"
 	OPT_TASK_ID ","
-	"'poll_interval':{'type':'number','minimum':0.5,'maximum':60,'description':'Seconds between checks; default 2.'}}}",
+	"'poll_interval':{'type':'number','minimum':0.5,'maximum':60,'description':'Seconds between checks; default 2.'},"
+	"'judge':{'type':'string','enum':['auto','ocr','model'],'default':'auto','description':'Who decides: auto reads "
+	"text conditions (text:Done, text-gone:Saving, or a quoted phrase) with OCR inside detmd at no model cost and "
+	"sends any other condition to the vision model; ocr or model forces one. The reply says judged_by and why.'}}}",
 	OPEN, "POST", "/api/waits", NULL, "waits", 0, NULL
 },
 {

@@ -41,6 +41,7 @@ api_health(struct req *r, struct derr *e)
 	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
 	json_object_object_add(o, "data_dir", json_object_new_string(r->app->cfg->data_dir));
 	json_object_object_add(o, "wake", wake_stats());
+	json_object_object_add(o, "vision", waits_health());
 	json_object_object_add(o, "humanize", json_object_new_boolean(humanize_enabled()));
 	return req_reply(r, ok ? 200 : 503, o);
 }

@@ -1,7 +1,7 @@
 /*
  * api_waits.c - /api/waits* handlers: check the request's shape and hand it
  * to the wait engine (waits.c). Argument names follow the smart_wait MCP
- * tools: target, wake_when, timeout, poll_interval, task_id.
+ * tools: target, wake_when, timeout, poll_interval, task_id, judge.
  */
 #include <string.h>
 
@@ -42,7 +42,8 @@ api_wait_create(struct req *r, struct derr *e)
 	    jx_str(r->body, "target", false, 1, WAIT_TARGET_MAX, &w.target, e) != 0 ||
 	    jx_str(r->body, "wake_when", false, 1, WAIT_CRITERIA_MAX, &w.criteria, e) != 0 ||
 	    jx_int(r->body, "timeout", false, 1, WAIT_TIMEOUT_MAX_S, &t, &has, e) != 0 ||
-	    jx_num(r->body, "poll_interval", 0.5, 60, &poll, &has, e) != 0)
+	    jx_num(r->body, "poll_interval", 0.5, 60, &poll, &has, e) != 0 ||
+	    jx_str(r->body, "judge", false, 1, 16, &w.judge, e) != 0)
 		return -1;
 	if (w.criteria == NULL && jx_str(r->body, "criteria", true, 1, WAIT_CRITERIA_MAX, &w.criteria, e) != 0) {
 		snprintf(e->field, sizeof e->field, "wake_when");

@@ -106,6 +106,8 @@ static const struct opt opts[] = {
 	  "a screen drawn on but under the change gate is judged again after this long (nothing drawn: never)" },
 	{ "wait-max-failures", "ACU_WAIT_MAX_FAILURES", OPT_INT, O(wait_max_fails), "5", 1, 100,
 	  "a wait fails after this many evaluations in a row fail (backoff 2 s, 4 s, ... 30 s)" },
+	{ "wait-min-confidence", "ACU_WAIT_MIN_CONFIDENCE", OPT_STR, O(wait_min_conf), "0.5", 0, 0,
+	  "a model verdict 'resolved' with a FINAL_JSON confidence under this (0..1) counts as PARTIAL" },
 	{ "openclaw-cli", "ACU_OPENCLAW_CLI", OPT_STR, O(openclaw_cli), "openclaw", 0, 0,
 	  "wake-ups run 'CLI system event --text TEXT --mode now' (skipped if not on PATH; \"\" off)" },
 	{ "wake-command", "ACU_WAKE_COMMAND", OPT_STR, O(wake_command), "", 0, 0,

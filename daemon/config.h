@@ -48,6 +48,7 @@ struct config {
 	long settle_s;          /* passthrough: still this long after a change */
 	long wait_rejudge_s;    /* drawn on but under the gate: judge again after */
 	long wait_max_fails;    /* consecutive failed evaluations before a wait fails */
+	char *wait_min_conf;    /* a model's "resolved" under this confidence (0..1) is PARTIAL */
 	/* wake-ups (wake.c) */
 	char *openclaw_cli;     /* "openclaw"; "" turns the OpenClaw sink off */
 	char *wake_command;     /* argv split on blanks, event JSON on stdin; "" off */

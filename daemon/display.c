@@ -951,6 +951,38 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 	return 0;
 }
 
+int
+display_damage_peek(const char *task_id, uint64_t *seq)
+{
+	struct dentry *de = NULL;
+	int r = 0;
+
+	if (task_id != NULL && task_id[0] != '\0') {
+		pthread_mutex_lock(&reg_lock);
+		de = table != NULL ? find_task(task_id) : NULL;
+		if (de != NULL)
+			de->refs++;
+		pthread_mutex_unlock(&reg_lock);
+	}
+	if (de == NULL)
+		de = &shared;
+	if (pthread_mutex_trylock(&de->mu) != 0)
+		goto out;       /* leased: whoever holds it drains the damage */
+	if (de->d != NULL && de->damage != 0 && !xerr_io_dead(de->d) &&
+	    (!de->managed || de->state == D_RUNNING)) {
+		drain_damage(de);
+		if (!xerr_io_dead(de->d)) {
+			*seq = de->damage_seq;
+			r = 1;
+		}
+	}
+	pthread_mutex_unlock(&de->mu);
+out:
+	if (de != &shared)
+		unref(de);
+	return r;
+}
+
 void
 display_unlease(struct display_lease *l)
 {

@@ -84,6 +84,13 @@ int display_lease(const char *task_id, enum display_pick pick,
     struct display_lease *l, struct derr *e);
 void display_unlease(struct display_lease *l);   /* NULL or unleased ok */
 
+/* Without blocking: reads what the X server sent on the display a lease
+ * for task_id would pick (its own running display, else the shared one)
+ * and sets *seq to its damage counter (see display_lease.damage_seq).
+ * Returns 1, or 0 when it cannot tell right now: the display is leased
+ * (the holder drains the damage), has no open connection (nothing has
+ * leased it yet; a peek never connects) or no XDamage. Any thread. */
+int display_damage_peek(const char *task_id, uint64_t *seq);
 /* True if task_id has a per-task display registered (running or died). */
 bool display_has(const char *task_id);
 /* {"displays":[...], "shared":{...}, "max":N} (caller owns). */

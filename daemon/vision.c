@@ -507,6 +507,103 @@ json_verdict(const char *p, const char *end, enum vision_verdict *v, char *reaso
 	return -1;
 }
 
+/* The decision word of a FINAL_JSON object, or -1. */
+static int
+final_decision(const char *d)
+{
+	static const struct { const char *w; enum vision_verdict v; } words[] = {
+		{ "resolved", VISION_YES }, { "yes", VISION_YES }, { "met", VISION_YES },
+		{ "true", VISION_YES }, { "partial", VISION_PARTIAL }, { "in_progress", VISION_PARTIAL },
+		{ "progress", VISION_PARTIAL }, { "watching", VISION_NO }, { "no", VISION_NO },
+		{ "not_met", VISION_NO }, { "unresolved", VISION_NO }, { "false", VISION_NO },
+	};
+
+	for (size_t i = 0; d != NULL && i < sizeof words / sizeof words[0]; i++)
+		if (strcasecmp(d, words[i].w) == 0)
+			return (int)words[i].v;
+	return -1;
+}
+
+/* evidence: an array of strings or one string, as a JSON array text. */
+static void
+final_evidence(json_object *x, char *out, size_t cap)
+{
+	json_object *arr = json_object_new_array();
+	const char *s;
+	char item[201];
+
+	if (json_object_is_type(x, json_type_string)) {
+		s = json_object_get_string(x);
+		copy_clean(s, s + strlen(s), item, sizeof item);
+		json_object_array_add(arr, json_object_new_string(item));
+	}
+	for (size_t i = 0; json_object_is_type(x, json_type_array) && i < json_object_array_length(x) &&
+	     json_object_array_length(arr) < 8; i++) {
+		json_object *it = json_object_array_get_idx(x, i);
+
+		if (!json_object_is_type(it, json_type_string))
+			continue;
+		s = json_object_get_string(it);
+		copy_clean(s, s + strlen(s), item, sizeof item);
+		json_object_array_add(arr, json_object_new_string(item));
+	}
+	/* Whole items only: drop from the end until it fits. */
+	while (json_object_array_length(arr) > 0 &&
+	    strlen(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN)) >= cap)
+		json_object_array_del_idx(arr, json_object_array_length(arr) - 1, 1);
+	snprintf(out, cap, "%s", json_object_array_length(arr) > 0 ?
+	    json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN) : "");
+	json_object_put(arr);
+}
+
+int
+vision_parse_final(const char *text, struct vision_final *f)
+{
+	const char *p = text != NULL ? text : "", *t, *last = NULL;
+	json_tokener *tok;
+	json_object *o, *x;
+	int d = -1;
+
+	memset(f, 0, sizeof *f);
+	f->confidence = -1;
+	for (t = strstr(p, "</think>"); t != NULL; t = strstr(t + 1, "</think>"))
+		p = t + 8;
+	for (t = strstr(p, "FINAL_JSON"); t != NULL; t = strstr(t + 1, "FINAL_JSON"))
+		last = t;
+	if (last == NULL)
+		return -1;
+	for (p = last + 10; *p == ':' || *p == ' ' || *p == '\t' || *p == '*' || *p == '`'; p++)
+		;
+	if (*p != '{')
+		return -1;
+	tok = json_tokener_new();
+	o = json_tokener_parse_ex(tok, p, (int)strnlen(p, VISION_MAX_REPLY));
+	json_tokener_free(tok);
+	if (o != NULL && json_object_is_type(o, json_type_object) &&
+	    json_object_object_get_ex(o, "decision", &x) && json_object_is_type(x, json_type_string))
+		d = final_decision(json_object_get_string(x));
+	if (d >= 0) {
+		f->verdict = (enum vision_verdict)d;
+		if (json_object_object_get_ex(o, "confidence", &x) &&
+		    (json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int))) {
+			double c = json_object_get_double(x);
+
+			if (c > 1 && c <= 100)
+				c /= 100;
+			f->confidence = c >= 0 && c <= 1 ? c : -1;
+		}
+		if (json_object_object_get_ex(o, "summary", &x) && json_object_is_type(x, json_type_string)) {
+			const char *s = json_object_get_string(x);
+
+			copy_clean(s, s + strlen(s), f->summary, sizeof f->summary);
+		}
+		if (json_object_object_get_ex(o, "evidence", &x))
+			final_evidence(x, f->evidence, sizeof f->evidence);
+	}
+	json_object_put(o);
+	return d >= 0 ? 0 : -1;
+}
+
 int
 vision_parse_verdict(const char *text, enum vision_verdict *v, char *reason, size_t cap)
 {
@@ -613,13 +710,18 @@ build_prompt(const char *condition, size_t n, double elapsed_s)
 		snprintf(frames, sizeof frames, "Judge the condition on the screenshot.\n");
 	return xasprintf(
 	    "CONDITION: %s\n%s\n%s"
-	    "Answer in exactly two lines:\n"
+	    "Answer in exactly two lines, then the FINAL_JSON line:\n"
 	    "Line 1: YES, NO or PARTIAL, alone on the line.\n"
 	    "  YES = the condition is clearly true now.\n"
 	    "  PARTIAL = not true yet, but visibly in progress or partly true "
 	    "(a progress bar, a page still loading).\n"
 	    "  NO = not true.\n"
-	    "Line 2: one short sentence naming the visible evidence.",
+	    "Line 2: one short sentence naming the visible evidence.\n"
+	    "Then one more line, exactly in this form (JSON on one line):\n"
+	    "FINAL_JSON: {\"decision\": \"resolved\" | \"partial\" | \"watching\", "
+	    "\"confidence\": 0.0 to 1.0, \"evidence\": [\"what you see that decides it\"], "
+	    "\"summary\": \"one sentence\"}\n"
+	    "(resolved = YES, partial = PARTIAL, watching = NO.)",
 	    condition, since, frames);
 }
 
@@ -646,6 +748,32 @@ backoff(const struct vision *v, int attempt, long retry_after_ms)
 	if (retry_after_ms > d)
 		d = retry_after_ms < MAX_RETRY_AFTER ? retry_after_ms : MAX_RETRY_AFTER;
 	return d;
+}
+
+/* A FINAL_JSON line into out: the verdict, and as the reason the summary
+ * (or, without one, the first evidence; or the line 2 sentence). */
+static int
+final_read(const char *text, struct vision_result *out)
+{
+	struct vision_final f;
+
+	if (vision_parse_final(text, &f) != 0)
+		return -1;
+	out->parsed = true;
+	out->structured = true;
+	out->verdict = f.verdict;
+	out->confidence = f.confidence;
+	memcpy(out->summary, f.summary, sizeof out->summary);
+	memcpy(out->evidence, f.evidence, sizeof out->evidence);
+	if (f.summary[0] != '\0') {
+		snprintf(out->reason, sizeof out->reason, "%s", f.summary);
+	} else {
+		enum vision_verdict ignored;
+
+		if (vision_parse_verdict(text, &ignored, out->reason, sizeof out->reason) != 0)
+			snprintf(out->reason, sizeof out->reason, "%.300s", f.evidence[0] ? f.evidence : "(no summary)");
+	}
+	return 0;
 }
 
 /* What one attempt came to. */
@@ -676,7 +804,9 @@ judge(struct vision *v, int rc, struct httpc_resp *rs, struct vision_result *out
 
 		if (rs->json != NULL && vwire_reply(v, rs->json, &text, &out->tokens_in, &out->tokens_out,
 		    &model, err, sizeof err) == 0) {
-			out->parsed = vision_parse_verdict(text, &out->verdict, out->reason, sizeof out->reason) == 0;
+			if (final_read(text, out) != 0)
+				out->parsed = vision_parse_verdict(text, &out->verdict, out->reason,
+				    sizeof out->reason) == 0;
 			if (model != NULL && model[0] != '\0')
 				snprintf(out->model, sizeof out->model, "%s", model);
 			if (!out->parsed)
@@ -729,6 +859,7 @@ vision_eval_at(struct vision *v, const char *condition, double elapsed_s,
 
 	memset(out, 0, sizeof *out);
 	out->verdict = VISION_NO;
+	out->confidence = -1;
 	snprintf(out->model, sizeof out->model, "%s", v->model);
 	if (condition == NULL || condition[0] == '\0' || strlen(condition) > VISION_MAX_CONDITION)
 		return derr_set(e, DERR_INVALID, "condition", "the condition must be 1..%d bytes",
@@ -829,6 +960,7 @@ vision_health(struct vision *v)
 	jx_add_str(o, "url", v->base_url);
 	if (v->kind == VK_PASSTHROUGH || v->kind == VK_CLAUDE) {
 		json_object_object_add(o, "ok", json_object_new_boolean(1));
+		json_object_object_add(o, "reachable", json_object_new_boolean(1));
 		json_object_object_add(o, "detail", json_object_new_string(v->kind == VK_CLAUDE
 		    ? "ANTHROPIC_API_KEY is set (not verified: no call is made)"
 		    : "no vision model: the wait engine decides alone"));
@@ -860,6 +992,7 @@ vision_health(struct vision *v)
 		    v->name, v->model, count);
 	}
 	json_object_object_add(o, "ok", json_object_new_boolean(ok));
+	json_object_object_add(o, "reachable", json_object_new_boolean(rc == HTTPC_OK));
 	json_object_object_add(o, "detail", json_object_new_string(detail));
 	json_object_object_add(o, "latency_ms", json_object_new_int64(rs.latency_us / 1000));
 	httpc_resp_free(&rs);

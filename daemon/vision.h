@@ -78,6 +78,22 @@ struct vision_result {
 	int attempts;           /* HTTP requests made (0 for passthrough) */
 	int64_t latency_us;     /* the whole call, backoff included */
 	char model[128];        /* as the backend named it, else as configured */
+	/* From a FINAL_JSON line (structured = true); else confidence -1 and
+	 * summary, evidence "". */
+	bool structured;
+	double confidence;      /* 0..1, or -1 when the model gave none */
+	char summary[512];
+	char evidence[1024];    /* a JSON array of strings, or "" */
+};
+
+/* A structured verdict: the line `FINAL_JSON: {"decision":"resolved"|
+ * "partial"|"watching", "confidence":0..1, "evidence":[..], "summary":..}`
+ * as the Python DETM asked for it. */
+struct vision_final {
+	enum vision_verdict verdict;
+	double confidence;      /* 0..1 (a 1..100 figure is read as percent); -1 none */
+	char summary[512];
+	char evidence[1024];    /* JSON array of up to 8 strings (each cut to 200 bytes), or "" */
 };
 
 struct vision;
@@ -113,7 +129,8 @@ int vision_eval_at(struct vision *v, const char *condition, double elapsed_s,
  * vllm GET /v1/models, openrouter GET /models (and whether the model is
  * listed); claude: whether a key is set (no call); passthrough: ok.
  * Returns a new object (caller puts it):
- *   {"backend":"ollama","ok":true,"model":"minicpm-v","url":"...","detail":"..."}
+ *   {"backend":"ollama","ok":true,"reachable":true,"model":"minicpm-v","url":"...",
+ *    "detail":"..."}   (reachable: the server answered HTTP at all)
  */
 json_object *vision_health(struct vision *v);
 
@@ -129,6 +146,15 @@ json_object *vision_health(struct vision *v);
  * "unparseable model output: <excerpt>".
  */
 int vision_parse_verdict(const char *text, enum vision_verdict *v, char *reason, size_t reason_len);
+
+/*
+ * Reads the last FINAL_JSON line of text (after any </think>): decision
+ * "resolved" / "yes" / "met" is YES, "partial" / "in_progress" PARTIAL,
+ * "watching" / "no" / "not_met" NO. Returns 0 with *f filled, or -1 when
+ * there is no such line or it has no known decision (then the caller
+ * falls back to vision_parse_verdict).
+ */
+int vision_parse_final(const char *text, struct vision_final *f);
 
 const char *vision_verdict_name(enum vision_verdict v);   /* "YES", "NO", "PARTIAL" */
 

@@ -27,6 +27,21 @@
  * ACU_WAIT_REJUDGE_S (30 s) anyway; one where XDamage saw nothing drawn since the frame the model
  * judged is never judged again (the pixels are the ones it saw).
  *
+ * Event-driven ticks: every DAMAGE_PEEK_US the scheduler peeks at the
+ * XDamage counter of each watched display (display_damage_peek: no lease,
+ * no grab, no round trip). Drawing on it schedules the job's tick once a
+ * peek sees no new drawing (<= ~200 ms after the last draw) or, while it
+ * keeps drawing, DAMAGE_MAX_US after the first; a still screen costs a
+ * peek and nothing else. The poll intervals above stay as the fallback.
+ *
+ * The judge (per wait, judge_pick): a condition OCR can decide (text:"..",
+ * text-gone:"..", a quoted phrase) is read by tesseract in process (ocr.h)
+ * whatever the model backend, unless the wait asked judge "model"; any
+ * other condition goes to the configured model. A wait that needs a model
+ * the last health check could not reach (or that has no key) is refused
+ * at creation (503) rather than failing later. A model's FINAL_JSON verdict
+ * with a confidence under ACU_WAIT_MIN_CONFIDENCE counts as PARTIAL.
+ *
  * Does not: talk HTTP (api_waits.c), or know the backends' wire formats
  * (vision.c).
  */
@@ -62,6 +77,10 @@
 #define MISSING_US        1000000   /* target window not there yet */
 #define BACKOFF_MAX_US   30000000
 #define HEALTH_EVERY_US  60000000
+#define HEALTH_RETRY_US  10000000   /* while the model is unreachable */
+#define DAMAGE_PEEK_US     100000   /* peek at each watched display's XDamage counter */
+#define DAMAGE_MAX_US     1000000   /* drawing goes on: judge at least this often */
+#define STATIC_DAMAGE_US 10000000   /* a still screen whose drawing the peeks see */
 
 struct job {
 	char id[ID_LEN];
@@ -91,10 +110,25 @@ struct job {
 	unsigned char *prev_jpeg;
 	size_t prev_len;
 	int fails;
+	bool peek_live;         /* the scheduler's peeks see this display's drawing */
 	uint64_t damage_seen;   /* the display's damage_seq at the last grab */
 	bool damage_valid;
 	uint64_t damage_judged; /* ... at the grab the model last judged */
 	bool judged_valid;
+	/* the judge; under mu */
+	char judge[8];          /* asked: auto | ocr | model */
+	bool use_ocr;           /* in effect: OCR, else the model backend */
+	char judge_why[240];
+	const char *wake;       /* static: why the queued tick runs (start, poll, damage, update) */
+	const char *woken_by;   /* static: what woke the last judgement */
+	int wake_damage, wake_poll;
+	double confidence;      /* the last model verdict's, -1 none */
+	char summary[512];
+	char evidence[1024];    /* JSON array text or "" */
+	/* the scheduler's (under mu): XDamage seen by its peeks */
+	uint64_t sched_seq;
+	bool sched_valid;
+	int64_t dmg_first_us, dmg_last_us;   /* 0: no drawing pending */
 };
 
 static struct {
@@ -114,7 +148,17 @@ static struct {
 	bool ocr_mode;                  /* backend "ocr": tesseract, no model, W.vision NULL */
 	json_object *health;            /* last backend health */
 	int64_t health_at_us;
+	bool ocr_ok;                    /* tesseract loads: text conditions are read in process */
+	char ocr_err[240];              /* why not */
+	char model_err[400];            /* no model: why (ocr backend, missing key) */
+	double min_conf;                /* ACU_WAIT_MIN_CONFIDENCE */
+	pthread_t health_thread;
+	pthread_cond_t health_cv;       /* kick the health check, stop */
+	bool health_kick;
+	char (*peek_ids)[ID_LEN];       /* the scheduler's scratch: displays to peek */
+	int64_t peek_at_us;
 } W = {
+	.health_cv = PTHREAD_COND_INITIALIZER,
 	.mu = PTHREAD_MUTEX_INITIALIZER,
 	.sched_cv = PTHREAD_COND_INITIALIZER,
 	.work_cv = PTHREAD_COND_INITIALIZER,
@@ -123,20 +167,22 @@ static struct {
 
 static const char SQL_INSERT[] =
     "INSERT INTO wait_jobs (id, task_id, target, criteria, timeout_s, poll_hint_s, status, "
-    "created_at, deadline_at, action_id, backend) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'watching', ?7, ?8, ?9, ?10)";
+    "created_at, deadline_at, action_id, backend, judge, verdict_json) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'watching', ?7, ?8, ?9, ?10, ?11, ?12)";
 static const char SQL_FINISH[] =
     "UPDATE wait_jobs SET status = ?2, verdict = ?3, reason = ?4, evaluations = ?5, skipped = ?6, "
-    "last_frame_at = ?7, resolved_at = ?8, tokens_in = ?9, tokens_out = ?10 "
+    "last_frame_at = ?7, resolved_at = ?8, tokens_in = ?9, tokens_out = ?10, verdict_json = ?11 "
     "WHERE id = ?1 AND status = 'watching'";
 static const char SQL_PROGRESS[] =
     "UPDATE wait_jobs SET verdict = ?2, reason = ?3, evaluations = ?4, skipped = ?5, "
-    "last_frame_at = ?6, tokens_in = ?7, tokens_out = ?8 WHERE id = ?1 AND status = 'watching'";
+    "last_frame_at = ?6, tokens_in = ?7, tokens_out = ?8, verdict_json = ?9 "
+    "WHERE id = ?1 AND status = 'watching'";
 static const char SQL_UPDATE[] =
-    "UPDATE wait_jobs SET criteria = ?2, timeout_s = ?3, deadline_at = ?4, note = ?5 "
+    "UPDATE wait_jobs SET criteria = ?2, timeout_s = ?3, deadline_at = ?4, note = ?5, backend = ?6 "
     "WHERE id = ?1 AND status = 'watching'";
 #define WAIT_COLS "id, task_id, target, criteria, timeout_s, poll_hint_s, status, verdict, reason, " \
     "evaluations, skipped, created_at, deadline_at, last_frame_at, resolved_at, action_id, backend, " \
-    "tokens_in, tokens_out, note"
+    "tokens_in, tokens_out, note, judge, verdict_json"
 static const char SQL_GET[] = "SELECT " WAIT_COLS " FROM wait_jobs WHERE id = ?1";
 static const char SQL_LIST[] =
     "SELECT " WAIT_COLS " FROM wait_jobs WHERE (?1 IS NULL OR task_id = ?1) "
@@ -199,6 +245,44 @@ col_text(sqlite3_stmt *s, int i)
 	return t ? (const char *)t : NULL;
 }
 
+/* The keys of the JSON object text `extra` (verdict_json) into o. */
+static void
+extra_merge(json_object *o, const char *extra)
+{
+	json_object *x = extra != NULL ? json_tokener_parse(extra) : NULL;
+
+	if (x != NULL && json_object_is_type(x, json_type_object)) {
+		json_object_object_foreach(x, k, v)
+			json_object_object_add(o, k, json_object_get(v));
+	}
+	json_object_put(x);
+}
+
+/* mu held: what decided j and how (the verdict_json column), as a new
+ * JSON text. */
+static char *
+job_extra_locked(const struct job *j)
+{
+	json_object *o = json_object_new_object(), *w = json_object_new_object(), *ev = NULL;
+	char *text;
+
+	jx_add_str(o, "judged_by", j->use_ocr ? "ocr" : "model");
+	jx_add_str(o, "judge_reason", j->judge_why);
+	jx_add_str(o, "woken_by", j->woken_by);
+	json_object_object_add(w, "damage", json_object_new_int(j->wake_damage));
+	json_object_object_add(w, "poll", json_object_new_int(j->wake_poll));
+	json_object_object_add(o, "wakeups", w);
+	json_object_object_add(o, "confidence", j->confidence >= 0 ?
+	    json_object_new_double(round(j->confidence * 1000) / 1000) : NULL);
+	jx_add_str(o, "summary", j->summary[0] ? j->summary : NULL);
+	if (j->evidence[0] != '\0')
+		ev = json_tokener_parse(j->evidence);
+	json_object_object_add(o, "evidence", ev != NULL ? ev : json_object_new_array());
+	text = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return text;
+}
+
 /* A row (WAIT_COLS) as the API's JSON. */
 static json_object *
 row_json(sqlite3_stmt *s)
@@ -237,6 +321,8 @@ row_json(sqlite3_stmt *s)
 	json_object_object_add(tok, "out", json_object_new_int64(sqlite3_column_int64(s, 18)));
 	json_object_object_add(o, "tokens", tok);
 	jx_add_str(o, "note", col_text(s, 19));
+	jx_add_str(o, "judge", col_text(s, 20) ? col_text(s, 20) : "auto");
+	extra_merge(o, col_text(s, 21));
 	return o;
 }
 
@@ -261,6 +347,12 @@ overlay_live(json_object *o)
 		json_object_object_add(tok, "in", json_object_new_int64(j->tokens_in));
 		json_object_object_add(tok, "out", json_object_new_int64(j->tokens_out));
 		json_object_object_add(o, "tokens", tok);
+		{
+			char *x = job_extra_locked(j);
+
+			extra_merge(o, x);
+			free(x);
+		}
 	}
 	pthread_mutex_unlock(&W.mu);
 }
@@ -307,6 +399,7 @@ struct outcome {
 	int evaluations, skipped, timeout_s;
 	int64_t last_frame_ms, created_ms;
 	long tokens_in, tokens_out;
+	char *extra;            /* verdict_json */
 };
 
 /* Writes the outcome: the row (only if still watching), the task's wait
@@ -334,6 +427,7 @@ outcome_write(struct outcome *o)
 		sqlite3_bind_int64(s, 8, now);
 		sqlite3_bind_int64(s, 9, o->tokens_in);
 		sqlite3_bind_int64(s, 10, o->tokens_out);
+		bind_text_or_null(s, 11, o->extra);
 	}
 	if (store_exec(st, s, "wait finish", &e) == 0)
 		changed = sqlite3_changes(store_db(st));
@@ -362,6 +456,7 @@ outcome_write(struct outcome *o)
 		jx_add_str(ev, "wake_when", o->criteria);
 		jx_add_str(ev, "verdict", o->verdict);
 		jx_add_str(ev, "detail", o->reason);
+		extra_merge(ev, o->extra);
 		json_object_object_add(ev, "evaluations", json_object_new_int(o->evaluations));
 		json_object_object_add(ev, "elapsed_seconds",
 		    json_object_new_double((double)(now - o->created_ms) / 1000.0));
@@ -418,6 +513,7 @@ finish_locked(struct job *j, const char *status, const char *verdict, const char
 	o->created_ms = j->created_ms;
 	o->tokens_in = j->tokens_in;
 	o->tokens_out = j->tokens_out;
+	o->extra = job_extra_locked(j);
 	return 0;
 }
 
@@ -460,6 +556,8 @@ finish_end_locked(struct job *j, struct outcome *o)
 
 	free(o->criteria);
 	o->criteria = NULL;
+	free(o->extra);
+	o->extra = NULL;
 	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
 		if (W.jobs[i] == j)
 			W.jobs[i] = NULL;
@@ -491,10 +589,11 @@ finish(struct job *j, const char *status, const char *verdict, const char *reaso
 
 static _Thread_local struct ocr *tls_ocr;   /* one engine per worker */
 
+/* No model judges j: the passthrough backend decides alone. */
 static bool
-passthrough(void)
+passthrough(bool use_ocr)
 {
-	return !W.ocr_mode && vision_is_passthrough(W.vision);
+	return !use_ocr && W.vision != NULL && vision_is_passthrough(W.vision);
 }
 
 #define OCR_STRIP_OVERLAP 24
@@ -603,17 +702,78 @@ ocr_judge(struct job *j, const char *criteria, struct vision_result *vr, struct 
 	return 0;
 }
 
-/* The ocr backend takes only conditions it can decide. */
+#define TEXT_HOWTO "write text:\"Download complete\", text-gone:\"Saving...\", or quote the phrase " \
+    "(wait until \"Build succeeded\" appears)"
+
+/* The model backend can take a wait now: it has a key, and the last
+ * health check (cached, never waited for) reached it. 0, or -1 with e
+ * (DERR_UNAVAILABLE) naming the backend, its URL and the fix. */
 static int
-check_condition(const char *criteria, struct derr *e)
+model_ready(struct derr *e)
+{
+	json_object *h, *v;
+	bool unreachable = false;
+	char url[200] = "", detail[300] = "";
+
+	if (W.vision == NULL)
+		return derr_set(e, DERR_UNAVAILABLE, "wake_when", "%s; or %s", W.model_err, TEXT_HOWTO);
+	pthread_mutex_lock(&W.mu);
+	h = W.health;
+	if (h != NULL && json_object_object_get_ex(h, "reachable", &v) && !json_object_get_boolean(v)) {
+		unreachable = true;
+		snprintf(url, sizeof url, "%s", json_object_get_string(json_object_object_get(h, "url")));
+		snprintf(detail, sizeof detail, "%s", json_object_get_string(json_object_object_get(h, "detail")));
+	}
+	pthread_mutex_unlock(&W.mu);
+	if (!unreachable)
+		return 0;
+	return derr_set(e, DERR_UNAVAILABLE, "wake_when",
+	    "this condition needs the vision model, and the %s backend at %s is not reachable (%.160s): "
+	    "%s, or point detmd at one that runs (ACU_VISION_BACKEND, OLLAMA_URL, ACU_VLLM_URL...), "
+	    "or %s", W.backend, url, detail,
+	    strcmp(W.backend, "ollama") == 0 ? "start Ollama (ollama serve; ollama pull a vision model)" :
+	    "start the server", TEXT_HOWTO);
+}
+
+/* Which judge takes criteria for a wait that asked `want` (auto | ocr |
+ * model): *ocr, and why in why. 0, or -1 with e: DERR_INVALID for a
+ * judge that cannot take the condition, DERR_UNAVAILABLE (ready = true
+ * only) for a model that is not there. */
+static int
+judge_pick(const char *want, const char *criteria, bool ready, bool *ocr, char *why, size_t len,
+    struct derr *e)
 {
 	char phrase[OCR_MAX_PHRASE];
-	bool negate;
+	bool negate, text = ocr_condition(criteria, phrase, sizeof phrase, &negate);
 
-	if (W.ocr_mode && !ocr_condition(criteria, phrase, sizeof phrase, &negate))
-		return derr_set(e, DERR_INVALID, "wake_when",
-		    "the ocr backend judges visible text only: write text:\"Download complete\", "
-		    "text-gone:\"Saving...\", or quote the phrase (wait until \"Build succeeded\" appears)");
+	*ocr = false;
+	if (strcmp(want, "ocr") == 0 || (strcmp(want, "auto") == 0 && W.ocr_mode)) {
+		if (!text)
+			return derr_set(e, DERR_INVALID, "wake_when", "%s judges visible text only: " TEXT_HOWTO,
+			    W.ocr_mode ? "the ocr backend" : "judge \"ocr\"");
+		if (!W.ocr_ok)
+			return derr_set(e, DERR_UNAVAILABLE, "judge", "OCR is not available: %s", W.ocr_err);
+		*ocr = true;
+		snprintf(why, len, "%s: OCR reads %s\"%.120s\" in process, no model call",
+		    W.ocr_mode ? "backend ocr" : strcmp(want, "ocr") == 0 ? "judge ocr asked" :
+		    "a text condition", negate ? "that the screen no longer shows " : "", phrase);
+		return 0;
+	}
+	if (strcmp(want, "auto") == 0 && text && W.ocr_ok) {
+		*ocr = true;
+		snprintf(why, len, "a text condition: OCR reads %s\"%.120s\" in process, no model call",
+		    negate ? "that the screen no longer shows " : "", phrase);
+		return 0;
+	}
+	if (ready && model_ready(e) != 0)
+		return -1;
+	if (strcmp(want, "model") == 0)
+		snprintf(why, len, "judge model asked: the %s backend judges it", W.backend);
+	else if (text)
+		snprintf(why, len, "a text condition, but OCR is not available (%.100s): the %s backend "
+		    "judges it", W.ocr_err, W.backend);
+	else
+		snprintf(why, len, "not a text condition: the %s backend judges the picture", W.backend);
 	return 0;
 }
 
@@ -630,8 +790,10 @@ progress_write(struct job *j)
 	int ev, sk;
 	int64_t lf;
 	long ti, to;
+	char *extra;
 
 	pthread_mutex_lock(&W.mu);
+	extra = job_extra_locked(j);
 	snprintf(verdict, sizeof verdict, "%s", j->verdict);
 	snprintf(reason, sizeof reason, "%s", j->reason);
 	ev = j->evaluations;
@@ -651,10 +813,12 @@ progress_write(struct job *j)
 		bind_time_or_null(s, 6, lf);
 		sqlite3_bind_int64(s, 7, ti);
 		sqlite3_bind_int64(s, 8, to);
+		bind_text_or_null(s, 9, extra);
 	}
 	if (store_exec(st, s, "wait progress", &e) != 0)
 		log_warn("wait %s: cannot record progress: %s", j->id, e.message);
 	store_unlock(st);
+	free(extra);
 	events_publish("wait", "updated", j->task_id[0] ? j->task_id : NULL, j->id);
 }
 
@@ -702,7 +866,47 @@ next_interval(struct job *j, int64_t now, bool partial)
 		return PARTIAL_US;
 	if (still < CHANGE_WINDOW_US)
 		return j->poll_s > 0 ? (int64_t)(j->poll_s * 1e6) : CHANGING_US;
+	if (j->peek_live)
+		return STATIC_DAMAGE_US;        /* drawing wakes it at once */
 	return still > 60000000 ? STATIC_LONG_US : STATIC_US;
+}
+
+/* Asks the health thread for a fresh check (a model call just failed). */
+static void
+health_kick(void)
+{
+	pthread_mutex_lock(&W.mu);
+	W.health_kick = true;
+	pthread_cond_signal(&W.health_cv);
+	pthread_mutex_unlock(&W.mu);
+}
+
+/* Records a judgement in j: counters, verdict, what woke it, the model's
+ * summary and evidence. A YES whose confidence is under
+ * ACU_WAIT_MIN_CONFIDENCE becomes PARTIAL. */
+static void
+judged(struct job *j, struct vision_result *vr, bool use_ocr, const char *cause)
+{
+	if (!use_ocr && vr->structured && vr->verdict == VISION_YES && vr->confidence >= 0 &&
+	    vr->confidence < W.min_conf) {
+		size_t n = strlen(vr->reason);
+
+		vr->verdict = VISION_PARTIAL;
+		snprintf(vr->reason + n, sizeof vr->reason - n, " (resolved, but confidence %.2f is under "
+		    "ACU_WAIT_MIN_CONFIDENCE %.2f)", vr->confidence, W.min_conf);
+	}
+	pthread_mutex_lock(&W.mu);
+	j->evaluations++;
+	j->last_frame_ms = now_ms();
+	j->tokens_in += vr->tokens_in;
+	j->tokens_out += vr->tokens_out;
+	snprintf(j->verdict, sizeof j->verdict, "%s", vision_verdict_name(vr->verdict));
+	snprintf(j->reason, sizeof j->reason, "%.500s", vr->reason);
+	j->woken_by = cause;
+	j->confidence = use_ocr ? -1 : vr->confidence;
+	memcpy(j->summary, use_ocr ? "" : vr->summary, use_ocr ? 1 : sizeof j->summary);
+	memcpy(j->evidence, use_ocr ? "" : vr->evidence, use_ocr ? 1 : sizeof j->evidence);
+	pthread_mutex_unlock(&W.mu);
 }
 
 /* Runs one tick of j (a worker owns it). Returns the interval to the next
@@ -719,14 +923,20 @@ tick(struct job *j)
 	char *criteria, reason[600];
 	int64_t now = mono_us(), next = -1;
 	size_t nimg = 0, npix;
-	bool changed_ref, eval, force;
+	bool changed_ref, eval, force, use_ocr, pass;
+	const char *cause;
 	int r;
 
 	pthread_mutex_lock(&W.mu);
 	criteria = xstrdup(j->criteria);
 	force = j->force;
 	j->force = false;
+	use_ocr = j->use_ocr;
+	cause = j->wake != NULL ? j->wake : "poll";
+	j->wake = NULL;
+	j->peek_live = j->sched_valid;
 	pthread_mutex_unlock(&W.mu);
+	pass = passthrough(use_ocr);
 
 	if (desktop_lease(W.app, j->task_id[0] ? j->task_id : NULL, &l, &e) != 0) {
 		if (++j->fails >= W.app->cfg->wait_max_fails) {
@@ -741,20 +951,20 @@ tick(struct job *j)
 	 * is the one we have; no grab, no model call (unless it is time
 	 * for the forced re-evaluation). */
 	if (l.damage && j->damage_valid && l.damage_seq == j->damage_seen && j->ref != NULL &&
-	    !force && (passthrough() || (j->judged_valid && l.damage_seq == j->damage_judged) ||
+	    !force && (pass || (j->judged_valid && l.damage_seq == j->damage_judged) ||
 	    now - j->last_eval_us < cfg->wait_rejudge_s * 1000000LL)) {
 		display_unlease(&l);
 		pthread_mutex_lock(&W.mu);
 		j->skipped++;
 		pthread_mutex_unlock(&W.mu);
-		if (passthrough() && j->changed_once &&
+		if (pass && j->changed_once &&
 		    now - j->last_change_us >= cfg->settle_s * 1000000LL) {
 			snprintf(reason, sizeof reason, "the screen changed and then stayed still for %ld s "
 			    "(passthrough: look for yourself)", cfg->settle_s);
 			finish(j, "resolved", "CHANGED", reason);
 			goto out;
 		}
-		next = passthrough() ? 1000000 : next_interval(j, now, false);
+		next = pass ? 1000000 : next_interval(j, now, false);
 		goto out;
 	}
 	j->damage_seen = l.damage_seq;
@@ -788,7 +998,7 @@ tick(struct job *j)
 	changed_ref = j->ref == NULL ||
 	    gate_diff(j->ref, j->cur, npix, GATE_PIXEL_THRESHOLD) > GATE_CHANGED_FRACTION;
 
-	if (passthrough()) {
+	if (pass) {
 		/* No model: resolve once the screen has changed since the wait
 		 * began and then stayed still for the settle period. */
 		display_unlease(&l);
@@ -832,9 +1042,9 @@ tick(struct job *j)
 	}
 	/* The frame to judge: full resolution for OCR, <= frame_max_dim
 	 * for a model. */
-	r = grab(&l, j->target, W.ocr_mode ? 0 : (int)cfg->frame_max_dim, &j->full, &e);
+	r = grab(&l, j->target, use_ocr ? 0 : (int)cfg->frame_max_dim, &j->full, &e);
 	display_unlease(&l);
-	if (r != 0 || (!W.ocr_mode && xcap_encode(&j->full, XCAP_JPEG, (int)cfg->frame_quality, &jpeg, &e) != 0)) {
+	if (r != 0 || (!use_ocr && xcap_encode(&j->full, XCAP_JPEG, (int)cfg->frame_quality, &jpeg, &e) != 0)) {
 		next = MISSING_US;
 		goto out;
 	}
@@ -845,16 +1055,18 @@ tick(struct job *j)
 	img[nimg].jpeg = jpeg.data;
 	img[nimg++].len = jpeg.len;
 	/* The judgement: no lock, no lease. */
-	if ((W.ocr_mode ? ocr_judge(j, criteria, &vr, &e) :
+	if ((use_ocr ? ocr_judge(j, criteria, &vr, &e) :
 	    vision_eval_at(W.vision, criteria, (double)(now_ms() - j->created_ms) / 1e3, img, nimg,
 	    &vr, &e)) != 0) {
 		if (++j->fails >= W.app->cfg->wait_max_fails) {
 			snprintf(reason, sizeof reason, "the %s backend failed %d times: %.400s",
-			    W.backend, j->fails, e.message);
+			    use_ocr ? "ocr" : W.backend, j->fails, e.message);
 			finish(j, "failed", "ERROR", reason);
 			goto out;
 		}
 		log_warn("wait %s: evaluation failed (%d): %s", j->id, j->fails, e.message);
+		if (!use_ocr && e.code == DERR_UNAVAILABLE)
+			health_kick();
 		next = backoff(j->fails);
 		goto out;
 	}
@@ -871,14 +1083,7 @@ tick(struct job *j)
 		j->prev_len = jpeg.len;
 		jpeg.data = NULL;
 	}
-	pthread_mutex_lock(&W.mu);
-	j->evaluations++;
-	j->last_frame_ms = now_ms();
-	j->tokens_in += vr.tokens_in;
-	j->tokens_out += vr.tokens_out;
-	snprintf(j->verdict, sizeof j->verdict, "%s", vision_verdict_name(vr.verdict));
-	snprintf(j->reason, sizeof j->reason, "%.500s", vr.reason);
-	pthread_mutex_unlock(&W.mu);
+	judged(j, &vr, use_ocr, cause);
 	if (vr.verdict == VISION_YES) {
 		finish(j, "resolved", "YES", vr.reason);
 		goto out;
@@ -943,13 +1148,105 @@ health_refresh(void)
 		json_object_object_add(h, "ok", json_object_new_boolean(1));
 		jx_add_str(h, "model", "tesseract eng");
 		jx_add_str(h, "detail", "in process; judges text conditions only");
+	} else if (W.vision == NULL) {
+		h = json_object_new_object();
+		jx_add_str(h, "backend", W.backend);
+		json_object_object_add(h, "ok", json_object_new_boolean(0));
+		json_object_object_add(h, "reachable", json_object_new_boolean(0));
+		jx_add_str(h, "detail", W.model_err);
 	} else
 		h = vision_health(W.vision);
+	jx_add_time(h, "checked_at", now_ms());
 
 	pthread_mutex_lock(&W.mu);
 	json_object_put(W.health);
 	W.health = h;
+	W.health_at_us = mono_us();
 	pthread_mutex_unlock(&W.mu);
+}
+
+/* The backend health check, off every request's path: at start, every
+ * minute (every 10 s while the model is unreachable), and when a model
+ * call failed. */
+static void *
+health_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&W.mu);
+	while (!W.stopping) {
+		json_object *v;
+		bool down;
+		struct timespec ts;
+
+		W.health_kick = false;
+		pthread_mutex_unlock(&W.mu);
+		health_refresh();
+		pthread_mutex_lock(&W.mu);
+		down = W.health != NULL && json_object_object_get_ex(W.health, "reachable", &v) &&
+		    !json_object_get_boolean(v);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += (down ? HEALTH_RETRY_US : HEALTH_EVERY_US) / 1000000;
+		while (!W.stopping && !W.health_kick)
+			if (pthread_cond_timedwait(&W.health_cv, &W.mu, &ts) == ETIMEDOUT)
+				break;
+	}
+	pthread_mutex_unlock(&W.mu);
+	return NULL;
+}
+
+/* mu held (dropped while peeking), from the scheduler: reads the XDamage
+ * counter of every watched display and turns drawing into due ticks: once
+ * a peek sees no new drawing, or DAMAGE_MAX_US into a run of it. */
+static void
+damage_scan_locked(int64_t now)
+{
+	size_t max = (size_t)W.app->cfg->max_waits, n = 0, i, k;
+	uint64_t *seq = xcalloc(max, sizeof *seq);
+	bool *ok = xcalloc(max, sizeof *ok);
+
+	W.peek_at_us = now;
+	for (i = 0; i < max; i++) {
+		struct job *j = W.jobs[i];
+
+		if (j == NULL || j->done)
+			continue;
+		for (k = 0; k < n && strcmp(W.peek_ids[k], j->task_id) != 0; k++)
+			;
+		if (k == n)
+			memcpy(W.peek_ids[n++], j->task_id, ID_LEN);
+	}
+	pthread_mutex_unlock(&W.mu);
+	for (k = 0; k < n; k++)
+		ok[k] = display_damage_peek(W.peek_ids[k], &seq[k]) == 1;
+	pthread_mutex_lock(&W.mu);
+	for (i = 0; i < max; i++) {
+		struct job *j = W.jobs[i];
+
+		if (j == NULL || j->done)
+			continue;
+		for (k = 0; k < n && strcmp(W.peek_ids[k], j->task_id) != 0; k++)
+			;
+		if (k < n && ok[k]) {
+			if (!j->sched_valid) {
+				j->sched_valid = true;
+				j->sched_seq = seq[k];
+			} else if (seq[k] != j->sched_seq) {
+				j->sched_seq = seq[k];
+				if (j->dmg_first_us == 0)
+					j->dmg_first_us = now;
+				j->dmg_last_us = now;
+			}
+		}
+		if (j->dmg_first_us != 0 && !j->queued && !j->running &&
+		    (j->dmg_last_us != now || now - j->dmg_first_us >= DAMAGE_MAX_US)) {
+			j->dmg_first_us = 0;
+			j->next_us = now;
+			j->wake = "damage";
+			j->wake_damage++;
+		}
+	}
+	free(seq);
+	free(ok);
 }
 
 static void *
@@ -959,14 +1256,21 @@ sched_main(void *arg)
 	size_t nexp, i;
 
 	(void)arg;
-	health_refresh();
-	W.health_at_us = mono_us();
 	pthread_mutex_lock(&W.mu);
 	while (!W.stopping) {
 		int64_t now = mono_us(), wall = now_ms(), wake = now + 1000000;
 		struct timespec ts;
+		bool any = false;
 
 		nexp = 0;
+		for (i = 0; i < (size_t)W.app->cfg->max_waits && !any; i++)
+			any = W.jobs[i] != NULL && !W.jobs[i]->done;
+		if (any && now - W.peek_at_us >= DAMAGE_PEEK_US) {
+			damage_scan_locked(now);
+			continue;
+		}
+		if (any)
+			wake = W.peek_at_us + DAMAGE_PEEK_US;
 		for (i = 0; i < (size_t)W.app->cfg->max_waits; i++) {
 			struct job *j = W.jobs[i];
 
@@ -978,6 +1282,10 @@ sched_main(void *arg)
 				continue;
 			}
 			if (j->next_us <= now) {
+				if (j->wake == NULL) {
+					j->wake = "poll";
+					j->wake_poll++;
+				}
 				j->queued = true;
 				W.queue[(W.qhead + W.qlen) % (size_t)W.app->cfg->max_waits] = j;
 				W.qlen++;
@@ -1005,14 +1313,9 @@ sched_main(void *arg)
 		}
 		if (nexp > 0)
 			continue;
-		if (now - W.health_at_us > HEALTH_EVERY_US) {
-			W.health_at_us = now;
-			pthread_mutex_unlock(&W.mu);
-			health_refresh();
-			pthread_mutex_lock(&W.mu);
-			continue;
-		}
 		wake -= now;
+		if (wake < 1000)
+			wake = 1000;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += (time_t)(wake / 1000000);
 		ts.tv_nsec += (long)(wake % 1000000) * 1000;
@@ -1060,6 +1363,9 @@ job_new(const char *id, const char *task_id, const char *target, const char *cri
 	j->deadline_ms = deadline;
 	j->started_us = j->last_change_us = mono_us();
 	j->next_us = 0;
+	j->wake = "start";
+	j->confidence = -1;
+	snprintf(j->judge, sizeof j->judge, "auto");
 	return j;
 }
 
@@ -1088,6 +1394,8 @@ resume_rows(void)
 		j->last_frame_ms = sqlite3_column_int64(s, 13);
 		j->tokens_in = sqlite3_column_int64(s, 17);
 		j->tokens_out = sqlite3_column_int64(s, 18);
+		if (col_text(s, 20) != NULL)
+			snprintf(j->judge, sizeof j->judge, "%s", col_text(s, 20));
 		list[n++] = j;
 	}
 	if (s != NULL)
@@ -1097,6 +1405,13 @@ resume_rows(void)
 		struct job *j = list[i];
 		bool keep;
 
+		struct derr e;
+
+		/* The judge as this run's backends allow (a model that is
+		 * down now fails the wait later, as it would have). */
+		if (judge_pick(j->judge, j->criteria, false, &j->use_ocr, j->judge_why,
+		    sizeof j->judge_why, &e) != 0)
+			snprintf(j->judge_why, sizeof j->judge_why, "%.200s", e.message);
 		pthread_mutex_lock(&W.mu);
 		keep = j->deadline_ms > now && slot_put(j) == 0;
 		pthread_mutex_unlock(&W.mu);
@@ -1129,6 +1444,60 @@ on_task_change(const char *task_id, int from, int to, void *arg)
 	}
 }
 
+/* ACU_WAIT_MIN_CONFIDENCE: 0..1 (or a percentage 1..100). */
+static int
+min_conf_parse(const char *s, double *out, struct derr *e)
+{
+	char *end;
+	double v = s != NULL && s[0] != '\0' ? strtod(s, &end) : 0.5;
+
+	if (s != NULL && s[0] != '\0' && (*end != '\0' || !(v >= 0 && v <= 100)))
+		return derr_set(e, DERR_INVALID, "wait_min_confidence",
+		    "ACU_WAIT_MIN_CONFIDENCE must be a number 0..1 (got '%.32s')", s);
+	*out = v > 1 ? v / 100 : v;
+	return 0;
+}
+
+/* Whether tesseract loads here (W.ocr_ok); only the ocr backend needs it. */
+static int
+ocr_probe(struct derr *e)
+{
+	struct ocr *probe = ocr_new("eng", e);
+
+	W.ocr_ok = probe != NULL;
+	ocr_free(probe);
+	if (W.ocr_ok)
+		return 0;
+	snprintf(W.ocr_err, sizeof W.ocr_err, "%.200s", e->message);
+	if (strcmp(W.app->cfg->vision_backend, "ocr") == 0)
+		return -1;
+	log_warn("smart waits: no OCR (%s): text conditions go to the model too", e->message);
+	return 0;
+}
+
+/* The startup line `make run` shows: which judge takes which conditions. */
+static void
+log_judges(void)
+{
+	const char *text = W.ocr_ok ? "OCR in process (tesseract eng, no model call)" : W.backend;
+	char model[400];
+
+	if (W.vision != NULL && vision_is_passthrough(W.vision))
+		snprintf(model, sizeof model, "passthrough (no model: resolves once the screen changed "
+		    "and settled)");
+	else if (W.vision != NULL)
+		snprintf(model, sizeof model, "the %s model %s", W.backend, vision_model(W.vision));
+	else
+		snprintf(model, sizeof model, "refused (%.300s)", W.model_err);
+	char line[1024];
+
+	snprintf(line, sizeof line, "smart waits: %zu workers; text conditions (text:\"...\", "
+	    "text-gone:\"...\", a quoted phrase) -> %s; other conditions -> %s; a wait may ask "
+	    "judge ocr|model|auto", W.nworkers, text, model);
+	log_info("%s", line);
+	fprintf(stderr, "detmd: %s\n", line);   /* what `make run` shows at start */
+}
+
 int
 waits_start(struct app *app, struct derr *e)
 {
@@ -1145,20 +1514,26 @@ waits_start(struct app *app, struct derr *e)
 	size_t i;
 
 	W.app = app;
+	if (min_conf_parse(c->wait_min_conf, &W.min_conf, e) != 0)
+		return -1;
+	if (ocr_probe(e) != 0)
+		return -1;
 	if (strcmp(c->vision_backend, "ocr") == 0) {
-		struct ocr *probe = ocr_new("eng", e);   /* the model is there? */
-
-		if (probe == NULL)
-			return -1;
-		ocr_free(probe);
 		W.ocr_mode = true;
 		snprintf(W.backend, sizeof W.backend, "ocr");
-	} else {
-		if ((W.vision = vision_new(&vs, e)) == NULL)
-			return -1;
+		snprintf(W.model_err, sizeof W.model_err, "no vision model: ACU_VISION_BACKEND is ocr");
+	} else if ((W.vision = vision_new(&vs, e)) != NULL) {
 		snprintf(W.backend, sizeof W.backend, "%s", vision_backend(W.vision));
-	}
+	} else if (e->code == DERR_INVALID && strstr(e->field, "api_key") != NULL) {
+		/* No key: text conditions still work; a model wait says why not. */
+		snprintf(W.backend, sizeof W.backend, "%s", c->vision_backend);
+		snprintf(W.model_err, sizeof W.model_err, "this condition needs the vision model: %.300s",
+		    e->message);
+		log_warn("smart waits: %s", e->message);
+	} else
+		return -1;
 	W.jobs = xcalloc((size_t)c->max_waits, sizeof *W.jobs);
+	W.peek_ids = xcalloc((size_t)c->max_waits, sizeof *W.peek_ids);
 	W.queue = xcalloc((size_t)c->max_waits, sizeof *W.queue);
 	pthread_mutex_lock(&W.mu);
 	W.started = true;
@@ -1172,7 +1547,9 @@ waits_start(struct app *app, struct derr *e)
 			return derr_set(e, DERR_INTERNAL, NULL, "cannot start wait workers");
 	if (pthread_create(&W.sched, NULL, sched_main, NULL) != 0)
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot start the wait scheduler");
-	log_info("smart waits: backend %s, %zu workers", W.backend, W.nworkers);
+	if (pthread_create(&W.health_thread, NULL, health_main, NULL) != 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot start the wait health check");
+	log_judges();
 	return 0;
 }
 
@@ -1190,8 +1567,10 @@ waits_stop(void)
 	pthread_cond_broadcast(&W.sched_cv);
 	pthread_cond_broadcast(&W.work_cv);
 	pthread_cond_broadcast(&W.done_cv);
+	pthread_cond_broadcast(&W.health_cv);
 	pthread_mutex_unlock(&W.mu);
 	pthread_join(W.sched, NULL);
+	pthread_join(W.health_thread, NULL);
 	for (i = 0; i < W.nworkers; i++)
 		pthread_join(W.workers[i], NULL);
 	pthread_mutex_lock(&W.mu);
@@ -1213,6 +1592,8 @@ waits_stop(void)
 	W.health = NULL;
 	pthread_mutex_unlock(&W.mu);
 	free(W.workers);
+	free(W.peek_ids);
+	W.peek_ids = NULL;
 	vision_free(W.vision);
 	W.vision = NULL;
 }
@@ -1233,11 +1614,19 @@ waits_create(const struct wait_new *w, struct derr *e)
 	struct store *st = W.app->store;
 	char id[ID_LEN], action_id[ID_LEN] = "";
 	int64_t now = now_ms(), deadline = now + (int64_t)w->timeout_s * 1000;
+	const char *want = w->judge != NULL ? w->judge : "auto";
+	char why[sizeof ((struct job *)0)->judge_why];
 	struct job *j;
 	sqlite3_stmt *s;
+	bool use_ocr;
 	int rc;
 
-	if (check_condition(w->criteria, e) != 0)
+	if (strcmp(want, "auto") != 0 && strcmp(want, "ocr") != 0 && strcmp(want, "model") != 0)
+		return derr_set(e, DERR_INVALID, "judge", "judge must be auto, ocr or model (got '%.16s')",
+		    want), NULL;
+	if (!W.started)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is not running"), NULL;
+	if (judge_pick(want, w->criteria, true, &use_ocr, why, sizeof why, e) != 0)
 		return NULL;
 	if (strcmp(w->target, "screen") != 0 &&
 	    (strncmp(w->target, "window:", 7) != 0 || w->target[7] == '\0'))
@@ -1301,7 +1690,9 @@ waits_create(const struct wait_new *w, struct derr *e)
 		sqlite3_bind_int64(s, 7, now);
 		sqlite3_bind_int64(s, 8, deadline);
 		bind_text_or_null(s, 9, action_id);
-		sqlite3_bind_text(s, 10, W.backend, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 10, use_ocr ? "ocr" : W.backend, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 11, want, -1, SQLITE_STATIC);
+		sqlite3_bind_null(s, 12);
 	}
 	rc = store_exec(st, s, "wait insert", e);
 	store_unlock(st);
@@ -1309,6 +1700,9 @@ waits_create(const struct wait_new *w, struct derr *e)
 		return NULL;
 	j = job_new(id, w->task_id, w->target, w->criteria, w->timeout_s, w->poll_s, now, deadline,
 	    action_id);
+	snprintf(j->judge, sizeof j->judge, "%s", want);
+	j->use_ocr = use_ocr;
+	snprintf(j->judge_why, sizeof j->judge_why, "%s", why);
 	pthread_mutex_lock(&W.mu);
 	rc = W.stopping ? -1 : slot_put(j);
 	pthread_mutex_unlock(&W.mu);
@@ -1316,8 +1710,8 @@ waits_create(const struct wait_new *w, struct derr *e)
 		finish(j, "failed", "ERROR", "the wait engine is full or stopping");
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is full or stopping"), NULL;
 	}
-	log_info("wait %s: %s on %s (timeout %d s, task %s)", id, w->criteria, w->target, w->timeout_s,
-	    w->task_id ? w->task_id : "-");
+	log_info("wait %s: %s on %s (timeout %d s, task %s; judge %s: %s)", id, w->criteria, w->target,
+	    w->timeout_s, w->task_id ? w->task_id : "-", use_ocr ? "ocr" : "model", why);
 	events_publish("wait", "created", w->task_id, id);
 	return row_get(id, e);
 }
@@ -1385,13 +1779,20 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
     struct derr *e)
 {
 	struct store *st = W.app->store;
-	char *crit = NULL, *nt = NULL;
+	char *crit = NULL, *nt = NULL, want[8] = "auto", why[sizeof ((struct job *)0)->judge_why] = "";
+	const char *backend = NULL;
 	int64_t deadline = 0;
 	int tmo = 0, rc;
 	struct job *j;
 	sqlite3_stmt *s;
+	bool use_ocr = false;
 
-	if (criteria != NULL && check_condition(criteria, e) != 0)
+	pthread_mutex_lock(&W.mu);
+	j = W.started ? job_find(id) : NULL;
+	if (j != NULL)
+		memcpy(want, j->judge, sizeof want);
+	pthread_mutex_unlock(&W.mu);
+	if (criteria != NULL && judge_pick(want, criteria, true, &use_ocr, why, sizeof why, e) != 0)
 		return NULL;
 	pthread_mutex_lock(&W.mu);
 	rc = check_running(e);
@@ -1413,6 +1814,9 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 			j->criteria = xstrdup(criteria);
 			j->force = true;        /* judge the new condition at once */
 			j->next_us = 0;
+			j->wake = "update";
+			j->use_ocr = use_ocr;
+			snprintf(j->judge_why, sizeof j->judge_why, "%s", why);
 		}
 		if (timeout_s > 0) {
 			j->timeout_s = timeout_s;
@@ -1426,6 +1830,7 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 		nt = j->note ? xstrdup(j->note) : NULL;
 		tmo = j->timeout_s;
 		deadline = j->deadline_ms;
+		backend = j->use_ocr ? "ocr" : W.backend;
 		pthread_cond_signal(&W.sched_cv);
 	}
 	pthread_mutex_unlock(&W.mu);
@@ -1439,6 +1844,7 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 		sqlite3_bind_int(s, 3, tmo);
 		sqlite3_bind_int64(s, 4, deadline);
 		bind_text_or_null(s, 5, nt);
+		sqlite3_bind_text(s, 6, backend ? backend : W.backend, -1, SQLITE_STATIC);
 	}
 	rc = store_exec(st, s, "wait update", e);
 	store_unlock(st);
@@ -1507,7 +1913,7 @@ waits_task_ended(const char *task_id, const char *why)
 json_object *
 waits_health(void)
 {
-	json_object *o;
+	json_object *o, *ocr, *judges;
 	size_t i, n = 0;
 
 	pthread_mutex_lock(&W.mu);
@@ -1518,5 +1924,14 @@ waits_health(void)
 	if (json_object_object_get(o, "backend") == NULL)
 		jx_add_str(o, "backend", W.backend);
 	pthread_mutex_unlock(&W.mu);
+	ocr = json_object_new_object();
+	json_object_object_add(ocr, "ok", json_object_new_boolean(W.ocr_ok));
+	jx_add_str(ocr, "detail", W.ocr_ok ? "tesseract eng, in process" : W.ocr_err);
+	json_object_object_add(o, "ocr", ocr);
+	judges = json_object_new_object();
+	jx_add_str(judges, "text", W.ocr_ok ? "ocr" : W.backend);
+	jx_add_str(judges, "other", W.ocr_mode ? NULL : W.backend);
+	json_object_object_add(o, "judges", judges);
+	json_object_object_add(o, "min_confidence", json_object_new_double(W.min_conf));
 	return o;
 }

@@ -43,8 +43,14 @@ struct wait_new {
 	const char *criteria;   /* wake_when */
 	int timeout_s;          /* 1..WAIT_TIMEOUT_MAX_S */
 	double poll_s;          /* 0: adaptive; else the interval while the screen changes */
+	const char *judge;      /* "auto" (NULL), "ocr" or "model" */
 };
-/* 201-style reply: the wait's JSON. */
+/* 201-style reply: the wait's JSON. The judge: auto sends a condition OCR
+ * can decide (text:"..", text-gone:"..", a quoted phrase) to OCR in
+ * process and any other to the model backend. A judge that cannot take the
+ * condition is DERR_INVALID; a model the last health check could not reach,
+ * or one without its key, is DERR_UNAVAILABLE naming the backend, its URL
+ * and the fix. */
 json_object *waits_create(const struct wait_new *w, struct derr *e);
 /* The wait's JSON; with block_s > 0 it first waits (up to block_s) for the
  * wait to leave 'watching'. */
@@ -59,8 +65,10 @@ json_object *waits_update(const char *id, const char *criteria, int timeout_s,
 json_object *waits_cancel(const char *id, const char *reason, struct derr *e);
 /* The task ended or was deleted: cancel its waits. */
 void waits_task_ended(const char *task_id, const char *why);
-/* {"backend","model","ok","detail",...,"watching":N} from the last
- * background health check (refreshed every minute; never blocks). */
+/* {"backend","model","ok","reachable","url","detail","checked_at",
+ *  "watching":N,"ocr":{"ok","detail"},"judges":{"text","other"},
+ *  "min_confidence"} from the last background health check (refreshed every
+ * minute, every 10 s while unreachable; never blocks). */
 json_object *waits_health(void);
 
 #endif

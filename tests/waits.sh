@@ -219,6 +219,93 @@ check "churn: no wait is left watching" jq -e '.watching == 0' "$tmp/churn.json"
 api GET /api/health >/dev/null
 expect "churn: detmd answers health after it" 200 '.status == "ok"'
 
+# ---- issue 20: drawing wakes the check; text conditions are read by OCR
+# whatever the model backend; a model's FINAL_JSON verdict ----
+daemon_stop
+start || bad "start (issue 20)"
+ms_now() { date +%s%3N; }
+# xterm_at TASK TEXT DELAY [TEXT2 DELAY2]: a still xterm that prints TEXT after DELAY s,
+# writing the time it did (ms) to $tmp/drawn.<TEXT>
+xterm_at() {
+	local t=$1 a=$2 d=$3 b=${4:-} d2=${5:-0}
+	xrun "$t" xterm -geometry 80x24+0+0 -fa Mono -fs 12 -e sh -c \
+		"sleep $d; date +%s%3N > '$tmp/drawn.1'; echo '$a'; ${b:+sleep $d2; date +%s%3N > '$tmp/drawn.2'; echo '$b';} sleep 120"
+}
+TT=$(new_task textjudge)
+rm -f "$tmp"/drawn.*
+xterm_at "$TT" "Download complete" 7
+sleep 2
+stub_script '{"answers":["NO: a model was asked about a text condition"]}'
+api POST /api/waits "{\"task_id\":\"$TT\",\"wake_when\":\"text:\\\"Download complete\\\"\",\"timeout\":60}" >/dev/null
+expect "auto judge: a text condition on a daemon with a model backend goes to OCR, and says why" 201 \
+	'.judge == "auto" and .judged_by == "ocr" and (.judge_reason | test("text condition")) and .backend == "ocr"'
+WT=$(jqr .wait_id)
+api GET "/api/waits/$WT?block_s=40" >/dev/null; t1=$(ms_now)
+expect "auto judge: OCR resolves when the xterm prints the phrase after 5 s of stillness" 200 \
+	'.status == "resolved" and .judged_by == "ocr" and (.detail | test("Download complete"))'
+echo "   ocr wait: $(jq -r '"woken_by \(.woken_by), wakeups \(.wakeups | tojson), evaluations \(.evaluations)"' "$tmp/resp"); latency from drawing to verdict: $((t1 - $(cat "$tmp/drawn.1"))) ms (target <= 1500)"
+expect "the check that saw it was woken by XDamage, not only by the poll" 200 '.wakeups.damage >= 1'
+check "a text condition costs no model call ($(stub_count))" [ "$(stub_count)" -eq 0 ]
+
+TM=$(new_task modeljudge)
+rm -f "$tmp"/drawn.*
+xterm_at "$TM" "server ready" 7 "server ready again" 3
+sleep 2
+stub_script '{"answers":["NO: nothing yet","YES\nready, I think\nFINAL_JSON: {\"decision\":\"resolved\",\"confidence\":0.2,\"evidence\":[\"a line\"],\"summary\":\"unsure\"}","YES\nthe server says ready\nFINAL_JSON: {\"decision\":\"resolved\",\"confidence\":0.93,\"evidence\":[\"server ready line\",\"prompt below it\"],\"summary\":\"The server printed ready.\"}"]}'
+WM=$(wait_create "$TM" "the server looks ready in the terminal" 60)
+api GET "/api/waits/$WM" >/dev/null
+expect "a picture condition goes to the model, and says why" 200 '.judged_by == "model" and (.judge_reason | test("not a text condition"))'
+wait_for_s 15 test -s "$tmp/drawn.1"
+sleep 1.5
+api GET "/api/waits/$WM" >/dev/null
+expect "a FINAL_JSON resolved with confidence 0.2 < ACU_WAIT_MIN_CONFIDENCE counts as PARTIAL" 200 \
+	'.status == "watching" and .verdict == "PARTIAL" and (.detail | test("MIN_CONFIDENCE")) and .confidence == 0.2'
+api GET "/api/waits/$WM?block_s=30" >/dev/null; t1=$(ms_now)
+expect "the model wait resolves on the next drawing, with the FINAL_JSON summary and evidence" 200 \
+	'.status == "resolved" and .evaluations == 3 and .detail == "The server printed ready." and .summary == "The server printed ready." and .evidence == ["server ready line","prompt below it"] and .confidence == 0.93'
+echo "   model wait: $(jq -r '"woken_by \(.woken_by), wakeups \(.wakeups | tojson)"' "$tmp/resp"); latency from drawing to verdict: $((t1 - $(cat "$tmp/drawn.2"))) ms (target <= 1000 + the stand-in's ~0 ms)"
+expect "drawing woke its checks" 200 '.wakeups.damage >= 2'
+check "the prompt asks for FINAL_JSON and says how long the wait ran" sh -c "[ \"\$(curl -fsS $STUB/_stub/requests | jq '[.requests[] | select(.api == \"ollama\")] | last | .prompt | test(\"FINAL_JSON\") and test(\"WAITING FOR: [0-9]+s\")')\" = true ]"
+
+stub_script '{"answers":["NO: the model read it"]}'
+api POST /api/waits "{\"task_id\":\"$TM\",\"wake_when\":\"text:\\\"nothing like this\\\"\",\"timeout\":30,\"judge\":\"model\"}" >/dev/null
+expect "judge model: a text condition goes to the model when asked" 201 '.judge == "model" and .judged_by == "model"'
+WJ=$(jqr .wait_id)
+check "and the model is asked" wait_for_s 5 sh -c "[ \"\$(curl -fsS $STUB/_stub/requests | jq '[.requests[] | select(.api == \"ollama\")] | length')\" -ge 1 ]"
+api DELETE "/api/waits/$WJ" >/dev/null
+api POST /api/waits '{"wake_when":"a window opens","judge":"ocr"}' >/dev/null
+expect "judge ocr on a picture condition is 400, saying how to write a text one" 400 '.error.field == "wake_when" and (.error.message | test("text:"))'
+api POST /api/waits '{"wake_when":"text:\"x\"","judge":"oracle"}' >/dev/null
+expect "an unknown judge is 400" 400 '.error.field == "judge"'
+
+# ---- a model backend that is down: text still works, a picture is 503 at once ----
+daemon_stop
+start OLLAMA_URL=http://127.0.0.1:9 || bad "start with the model down"
+check "GET /api/health reports the model unreachable" wait_for_s 10 sh -c \
+	"curl -fsS $DETM_URL/api/health | jq -e '.vision.reachable == false and .vision.backend == \"ollama\" and .vision.ocr.ok and .vision.judges.text == \"ocr\"' >/dev/null"
+check "the startup log says which judge takes which conditions" \
+	grep -q "text conditions.*-> OCR in process.*other conditions -> the ollama model" "$DETM_DATA/stdout.log"
+TD=$(new_task modeldown)
+xterm_at "$TD" "Download complete" 4
+t0=$(ms_now)
+api POST /api/waits "{\"task_id\":\"$TD\",\"wake_when\":\"the dialog closes\",\"timeout\":60}" >/dev/null
+expect "a picture condition with the model down is 503 at creation, naming the backend, its URL and the fix" 503 \
+	'(.error.message | test("ollama")) and (.error.message | test("127.0.0.1:9")) and (.error.message | test("start Ollama")) and (.error.message | test("text:"))'
+check "at once ($(( $(ms_now) - t0 )) ms), not after retries" [ $(( $(ms_now) - t0 )) -lt 5000 ]
+api POST /api/waits "{\"task_id\":\"$TD\",\"wake_when\":\"wait until \\\"Download complete\\\" appears\",\"timeout\":60}" >/dev/null
+expect "a quoted phrase with the model down is accepted, for OCR" 201 '.judged_by == "ocr"'
+WD=$(jqr .wait_id)
+api GET "/api/waits/$WD?block_s=40" >/dev/null
+expect "and resolves by OCR" 200 '.status == "resolved" and .judged_by == "ocr" and (.detail | test("Download complete"))'
+daemon_stop
+start ACU_VISION_BACKEND=claude ANTHROPIC_API_KEY= || bad "start claude without a key"
+api POST /api/waits '{"wake_when":"the dialog closes","timeout":10}' >/dev/null
+expect "claude without a key: detmd starts, and a picture wait is 503 naming ANTHROPIC_API_KEY" 503 '.error.message | test("ANTHROPIC_API_KEY")'
+api POST /api/waits '{"wake_when":"text:\"Saved\"","timeout":10}' >/dev/null
+expect "while a text wait is taken, for OCR" 201 '.judged_by == "ocr"'
+api DELETE "/api/waits/$(jqr .wait_id)" >/dev/null
+export OLLAMA_URL="$STUB" ANTHROPIC_API_KEY="$key"
+
 # ---- ocr: text conditions judged in process, no model, no stand-in ----
 daemon_stop
 start ACU_VISION_BACKEND=ocr || bad "start ocr"

@@ -126,7 +126,35 @@ test_base64(void)
 	free(s);
 }
 
+/* FINAL_JSON lines as the Python DETM asked for them. */
+static void
+test_parse_final(void)
+{
+	struct vision_final f;
+
+	CHECK(vision_parse_final("YES\nThe build is done.\nFINAL_JSON: {\"decision\":\"resolved\","
+	    "\"confidence\":0.92,\"evidence\":[\"Build succeeded line\",\"prompt is back\"],"
+	    "\"summary\":\"The build finished.\"}", &f) == 0);
+	CHECK(f.verdict == VISION_YES && f.confidence > 0.91 && f.confidence < 0.93);
+	CHECK(strcmp(f.summary, "The build finished.") == 0);
+	CHECK(strcmp(f.evidence, "[\"Build succeeded line\",\"prompt is back\"]") == 0);
+	CHECK(vision_parse_final("FINAL_JSON: {\"decision\":\"watching\",\"summary\":\"spinner\"}", &f) == 0 &&
+	    f.verdict == VISION_NO && f.confidence < 0 && f.evidence[0] == '\0');
+	CHECK(vision_parse_final("**FINAL_JSON:** `{\"decision\":\"partial\",\"confidence\":40,"
+	    "\"evidence\":\"bar at 40%\"}`", &f) == 0 &&
+	    f.verdict == VISION_PARTIAL && f.confidence > 0.39 && f.confidence < 0.41 &&
+	    strcmp(f.evidence, "[\"bar at 40%\"]") == 0);
+	/* the last one counts; a <think> block is skipped */
+	CHECK(vision_parse_final("<think>FINAL_JSON: {\"decision\":\"resolved\"}</think>\n"
+	    "FINAL_JSON: {\"decision\":\"watching\"}", &f) == 0 && f.verdict == VISION_NO);
+	CHECK(vision_parse_final("YES\nall good", &f) == -1);
+	CHECK(vision_parse_final("FINAL_JSON: {\"decision\":\"maybe\"}", &f) == -1);
+	CHECK(vision_parse_final("FINAL_JSON: not json", &f) == -1);
+	CHECK(vision_parse_final(NULL, &f) == -1);
+}
+
 const struct vt_test parse_tests[] = {
+	{ "parse_final", test_parse_final },
 	{ "parse_table", test_parse_table },
 	{ "parse_edges", test_parse_edges },
 	{ "base64", test_base64 },
