@@ -173,17 +173,109 @@ on_task_change(const char *task_id, int from, int to, void *arg)
 		display_stop(task_id);
 }
 
+/* The data dir, its logs and recordings folders, the lock that keeps a
+ * second detmd out, and the log. 0, or -1 after saying why on stderr. */
+static int
+data_dir_open(const struct config *cfg, int *lockfd)
+{
+	char path[4096], why[512];
+
+	snprintf(path, sizeof path, "%s/logs", cfg->data_dir);
+	if (dir_create_all(cfg->data_dir, 0700) != 0 || dir_create_all(path, 0700) != 0) {
+		fprintf(stderr, "detmd: cannot create data dir %s: %s\n", cfg->data_dir, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/recordings", cfg->data_dir);
+	dir_create_all(path, 0700);
+	if ((*lockfd = lock_data_dir(cfg->data_dir)) < 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/logs/debug.log", cfg->data_dir);
+	if (log_open(path, cfg->debug) != 0)
+		fprintf(stderr, "detmd: cannot open log %s: %s (logging to stderr)\n", path, strerror(errno));
+	if (config_data_dir_exposed(cfg->data_dir, why, sizeof why)) {
+		log_warn("%s", why);
+		fprintf(stderr, "detmd: warning: %s\n", why);
+	}
+	return 0;
+}
+
+/* Opens the store and starts every module but the HTTP server, in the
+ * order their dependencies need. 0, or -1 with e set (prefix in *what). */
+static int
+modules_start(struct app *app, const char **what, struct derr *e)
+{
+	const struct config *cfg = app->cfg;
+	char path[4096], tool_err[256];
+
+	*what = "";
+	snprintf(path, sizeof path, "%s/data.db", cfg->data_dir);
+	if (store_open(path, strcmp(cfg->db_sync, "full") == 0, &app->store, e) != 0 ||
+	    wake_init(cfg, e) != 0)
+		return -1;
+	/* After the data-dir lock: only one detmd cleans up displays here. */
+	if (display_init(cfg, e) != 0)
+		return -1;
+	/* Before on_task_change: a recording ends before its display stops. */
+	if (rec_init(app, e) != 0)
+		return *what = "recordings: ", -1;
+	if (shots_init(cfg->data_dir, e) != 0)
+		return *what = "screenshots: ", -1;
+	task_hook_add(on_task_change, NULL);
+	humanize_configure(cfg->humanize);
+	if (tools_init(tool_err, sizeof tool_err) != 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "the tool table: %s", tool_err);
+	if (ground_check(cfg, e) != 0)
+		return -1;
+	if (waits_start(app, e) != 0)
+		return *what = "smart waits: ", -1;
+	return 0;
+}
+
+/* Blocks until SIGTERM or SIGINT (SIGHUP is ignored); returns it. */
+static int
+signal_wait(const sigset_t *sigs)
+{
+	int sig = 0;
+
+	for (;;) {
+		if (sigwait(sigs, &sig) != 0)
+			continue;
+		if (sig == SIGHUP) {
+			log_info("SIGHUP ignored (configuration is read at start-up)");
+			continue;
+		}
+		return sig;
+	}
+}
+
+/* Stops everything in the order that lets each part finish cleanly.
+ * Every stop accepts a module that never started. */
+static void
+modules_stop(struct app *app, struct http *h)
+{
+	waits_stop();           /* first: long polls return, workers leave the displays */
+	live_shutdown();        /* MJPEG viewers end, so their connections can */
+	events_shutdown();      /* so do event streams */
+	rec_shutdown();         /* files finished while their displays still run */
+	stuck_stop();
+	http_stop(h);
+	wake_shutdown();
+	display_shutdown();
+	store_close(app->store);
+	app->store = NULL;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct config cfg;
 	struct app app;
-	struct store *st = NULL;
 	struct http *h = NULL;
 	struct derr e;
 	sigset_t sigs;
-	char path[4096], tool_err[256], why[512];
-	int lockfd = -1, lfd = -1, sig = 0, rc = 1, c;
+	char path[4096];
+	const char *what = "";
+	int lockfd = -1, lfd = -1, sig, rc = 1, c;
 
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
@@ -206,68 +298,14 @@ main(int argc, char **argv)
 	app.started_ms = now_ms();
 	app.started_mono_us = mono_us();
 
-	snprintf(path, sizeof path, "%s/logs", cfg.data_dir);
-	if (dir_create_all(cfg.data_dir, 0700) != 0 || dir_create_all(path, 0700) != 0) {
-		fprintf(stderr, "detmd: cannot create data dir %s: %s\n", cfg.data_dir, strerror(errno));
+	if (data_dir_open(&cfg, &lockfd) != 0 || (lfd = listen_on(&cfg, &app.port)) < 0)
 		goto out;
-	}
-	snprintf(path, sizeof path, "%s/recordings", cfg.data_dir);
-	dir_create_all(path, 0700);
-	if ((lockfd = lock_data_dir(cfg.data_dir)) < 0)
-		goto out;
-	snprintf(path, sizeof path, "%s/logs/debug.log", cfg.data_dir);
-	if (log_open(path, cfg.debug) != 0)
-		fprintf(stderr, "detmd: cannot open log %s: %s (logging to stderr)\n", path, strerror(errno));
-	if (config_data_dir_exposed(cfg.data_dir, why, sizeof why)) {
-		log_warn("%s", why);
-		fprintf(stderr, "detmd: warning: %s\n", why);
-	}
-	if ((lfd = listen_on(&cfg, &app.port)) < 0)
-		goto out;
-	snprintf(path, sizeof path, "%s/data.db", cfg.data_dir);
-	if (store_open(path, strcmp(cfg.db_sync, "full") == 0, &st, &e) != 0) {
-		fprintf(stderr, "detmd: %s\n", e.message);
-		goto out;
-	}
-	app.store = st;
-	if (wake_init(&cfg, &e) != 0) {
-		fprintf(stderr, "detmd: %s\n", e.message);
-		goto out;
-	}
-	/* After the data-dir lock: only one detmd cleans up displays here. */
-	if (display_init(&cfg, &e) != 0) {
-		fprintf(stderr, "detmd: %s\n", e.message);
-		goto out;
-	}
-	/* Before on_task_change: a recording ends before its display stops. */
-	if (rec_init(&app, &e) != 0) {
-		fprintf(stderr, "detmd: recordings: %s\n", e.message);
-		goto out;
-	}
-	if (shots_init(cfg.data_dir, &e) != 0) {
-		fprintf(stderr, "detmd: screenshots: %s\n", e.message);
-		goto out;
-	}
-	task_hook_add(on_task_change, NULL);
-	humanize_configure(cfg.humanize);
-	if (tools_init(tool_err, sizeof tool_err) != 0) {
-		fprintf(stderr, "detmd: the tool table: %s\n", tool_err);
-		goto out;
-	}
-	if (ground_check(&cfg, &e) != 0) {
-		fprintf(stderr, "detmd: %s\n", e.message);
-		goto out;
-	}
-	if (waits_start(&app, &e) != 0) {
-		fprintf(stderr, "detmd: smart waits: %s\n", e.message);
-		goto out;
-	}
-	if ((h = http_start(&app, lfd, &e)) == NULL) {
-		fprintf(stderr, "detmd: %s\n", e.message);
+	if (modules_start(&app, &what, &e) != 0 || (h = http_start(&app, lfd, &e)) == NULL) {
+		fprintf(stderr, "detmd: %s%s\n", what, e.message);
 		goto out;
 	}
 	lfd = -1;               /* the server owns it now */
-	if (stuck_start(st, &cfg, &e) != 0) {
+	if (stuck_start(app.store, &cfg, &e) != 0) {
 		fprintf(stderr, "detmd: %s\n", e.message);
 		goto out;
 	}
@@ -276,28 +314,11 @@ main(int argc, char **argv)
 	    cfg.listen, app.port, cfg.data_dir, (long)getpid());
 	fprintf(stderr, "detmd %s listening on http://%s:%d (data %s)\n", DETM_VERSION,
 	    cfg.listen, app.port, cfg.data_dir);
-
-	for (;;) {
-		if (sigwait(&sigs, &sig) != 0)
-			continue;
-		if (sig == SIGHUP) {
-			log_info("SIGHUP ignored (configuration is read at start-up)");
-			continue;
-		}
-		break;
-	}
+	sig = signal_wait(&sigs);
 	log_info("signal %d: shutting down", sig);
 	rc = 0;
 out:
-	waits_stop();           /* first: long polls return, workers leave the displays */
-	live_shutdown();        /* MJPEG viewers end, so their connections can */
-	events_shutdown();      /* so do event streams */
-	rec_shutdown();         /* files finished while their displays still run */
-	stuck_stop();
-	http_stop(h);
-	wake_shutdown();
-	display_shutdown();
-	store_close(st);
+	modules_stop(&app, h);
 	if (lfd >= 0)
 		close(lfd);
 	if (lockfd >= 0) {

@@ -1626,8 +1626,6 @@ waits_create(const struct wait_new *w, struct derr *e)
 		    want), NULL;
 	if (!W.started)
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is not running"), NULL;
-	if (judge_pick(want, w->criteria, true, &use_ocr, why, sizeof why, e) != 0)
-		return NULL;
 	if (strcmp(w->target, "screen") != 0 &&
 	    (strncmp(w->target, "window:", 7) != 0 || w->target[7] == '\0'))
 		return derr_set(e, DERR_INVALID, "target",
@@ -1643,6 +1641,9 @@ waits_create(const struct wait_new *w, struct derr *e)
 			return derr_set(e, DERR_CONFLICT, "task_id", "task %s is %s; waits are for live tasks",
 			    w->task_id, task_status_name(status)), NULL;
 	}
+	/* After the input checks: a 400/404 says more than "no model". */
+	if (judge_pick(want, w->criteria, true, &use_ocr, why, sizeof why, e) != 0)
+		return NULL;
 	pthread_mutex_lock(&W.mu);
 	rc = check_running(e);
 	if (rc == 0) {
