@@ -360,6 +360,20 @@ store_rollback(struct store *st)
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+int
+store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
+{
+	int rc = -1;
+
+	store_lock(st);
+	if (store_begin(st, e) == 0 && fn(st, store_now(st), arg, e) == 0)
+		rc = store_commit(st, e);
+	if (rc != 0)
+		store_rollback(st);
+	store_unlock(st);
+	return rc;
+}
+
 bool
 store_ok(struct store *st)
 {

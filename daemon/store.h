@@ -54,6 +54,19 @@ int64_t store_now(struct store *st);
 sqlite3_stmt *store_stmt(struct store *st, const char *sql);
 sqlite3 *store_db(struct store *st);
 
+/* A write transaction's body: runs with the lock held inside a transaction,
+ * `now` read from store_now after the lock (rows written later carry no
+ * earlier time). Returns 0, or -1 with e set: then everything it wrote is
+ * undone. It must not take the lock, publish events or do slow work (other
+ * writers wait for it); do those after store_tx returns. */
+typedef int (*store_tx_fn)(struct store *st, int64_t now, void *arg, struct derr *e);
+
+/* Runs fn as one transaction: lock, now, BEGIN IMMEDIATE, fn, COMMIT (or
+ * ROLLBACK when fn or the COMMIT fails), unlock. Returns 0 only once the
+ * COMMIT has returned (durable at the configured sync level); -1 with e
+ * from fn, or DERR_INTERNAL. Takes the lock itself. */
+int store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e) DETM_NODISCARD;
+
 /* Transactions (lock held). Return 0 or -1 with e set to DERR_INTERNAL. */
 int store_begin(struct store *st, struct derr *e) DETM_NODISCARD;
 int store_commit(struct store *st, struct derr *e) DETM_NODISCARD;
