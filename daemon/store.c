@@ -5,6 +5,15 @@
  * cache is an array searched by pointer; a daemon uses a few dozen distinct
  * statements, so a linear scan is cheaper than hashing. last_now (under the
  * lock) only grows: store_now never goes back.
+ *
+ * Group commit (store_tx): a writer queues its body and, when no batch is
+ * being committed, becomes the leader: it takes the whole queue, runs every
+ * body in one BEGIN IMMEDIATE ... COMMIT, each inside its own SAVEPOINT (a
+ * body that fails is rolled back to its savepoint and fails alone), and
+ * only after the COMMIT returns marks each write done with its result.
+ * Writers that arrive while a batch commits queue for the next one, so one
+ * WAL append (and with sync full one fsync) serves many requests. Lock
+ * order: q_lock is never held while taking `lock`.
  */
 #include "store.h"
 
@@ -24,9 +33,24 @@ extern const unsigned long schema_sql_len;
 #define CHECKPOINT_RESTART_FRAMES 4096   /* ~16 MB of WAL */
 #define WAL_SIZE_LIMIT (64 * 1024 * 1024) /* a restarted WAL is cut back to this */
 
+/* A write waiting for the group commit: on the writer's stack until done. */
+struct tx_req {
+	store_tx_fn fn;
+	void *arg;
+	struct derr *e;
+	int rc;
+	bool done;              /* under q_lock: rc is final, the writer may go */
+	struct tx_req *next;
+};
+
 struct store {
 	sqlite3 *db;
 	pthread_mutex_t lock;
+	pthread_mutex_t q_lock;     /* the queue of writes and `leading` */
+	pthread_cond_t q_cond;      /* a batch ended */
+	struct tx_req *q_head, **q_tail;
+	bool leading;               /* a writer is committing a batch */
+	uint64_t n_writes, n_commits;   /* under q_lock */
 	struct {
 		const char *sql;
 		sqlite3_stmt *stmt;
@@ -211,6 +235,9 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	}
 	pthread_mutex_init(&st->ckpt_lock, NULL);
 	pthread_cond_init(&st->ckpt_cond, NULL);
+	pthread_mutex_init(&st->q_lock, NULL);
+	pthread_cond_init(&st->q_cond, NULL);
+	st->q_tail = &st->q_head;
 	st->path = xstrdup(path);
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -264,6 +291,8 @@ store_close(struct store *st)
 	pthread_mutex_destroy(&st->lock);
 	pthread_mutex_destroy(&st->ckpt_lock);
 	pthread_cond_destroy(&st->ckpt_cond);
+	pthread_mutex_destroy(&st->q_lock);
+	pthread_cond_destroy(&st->q_cond);
 	free(st->path);
 	free(st);
 }
@@ -360,18 +389,130 @@ store_rollback(struct store *st)
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* Steps one of the savepoint statements (static SQL, cached). */
+static int
+sp_exec(struct store *st, const char *sql)
+{
+	sqlite3_stmt *s = store_stmt(st, sql);
+	int rc;
+
+	if (s == NULL)
+		return -1;
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static const char SQL_SP[] = "SAVEPOINT tx";
+static const char SQL_SP_UNDO[] = "ROLLBACK TO tx";
+static const char SQL_SP_RELEASE[] = "RELEASE tx";
+
+/* Marks the writes from `from` up to (not including) `to` that had
+ * succeeded as failed: their transaction did not commit. */
+static void
+batch_lost(struct store *st, struct tx_req *from, struct tx_req *to, const char *what)
+{
+	for (; from != to; from = from->next) {
+		if (from->rc == 0)
+			from->rc = store_fail(st, what, from->e);
+	}
+}
+
+/* Runs one body in its savepoint. The transaction is open. */
+static void
+batch_one(struct store *st, struct tx_req *r)
+{
+	if (sp_exec(st, SQL_SP) != 0) {
+		r->rc = store_fail(st, "SAVEPOINT", r->e);
+		return;
+	}
+	r->rc = r->fn(st, store_now(st), r->arg, r->e);
+	if (sqlite3_get_autocommit(st->db))
+		return;         /* SQLite ended the transaction (I/O error, full disk) */
+	if (r->rc != 0 && sp_exec(st, SQL_SP_UNDO) != 0)
+		log_error("ROLLBACK TO: %s", sqlite3_errmsg(st->db));
+	if (sp_exec(st, SQL_SP_RELEASE) != 0)
+		log_error("RELEASE: %s", sqlite3_errmsg(st->db));
+}
+
+/* Commits a batch (lock held): every rc final when it returns. A
+ * transaction SQLite ends by itself fails the writes it held, and the rest
+ * go on in a new one. */
+static void
+batch_run(struct store *st, struct tx_req *batch)
+{
+	struct tx_req *r, *first = batch;
+	struct derr e;
+
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		batch_lost(st, batch, NULL, "BEGIN");
+		return;
+	}
+	for (r = batch; r != NULL; r = r->next) {
+		batch_one(st, r);
+		if (!sqlite3_get_autocommit(st->db))
+			continue;
+		batch_lost(st, first, r->next, "transaction ended by SQLite");
+		first = r->next;
+		if (first != NULL && sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+		    SQLITE_OK) {
+			batch_lost(st, first, NULL, "BEGIN");
+			return;
+		}
+	}
+	if (first != NULL && store_commit(st, &e) != 0)
+		batch_lost(st, first, NULL, "COMMIT");
+}
+
+/* Leads one batch: takes the queue (q_lock held on entry and exit). */
+static void
+batch_lead(struct store *st)
+{
+	struct tx_req *batch = st->q_head, *r, *next;
+
+	st->q_head = NULL;
+	st->q_tail = &st->q_head;
+	st->leading = true;
+	pthread_mutex_unlock(&st->q_lock);
+	store_lock(st);
+	batch_run(st, batch);
+	store_unlock(st);
+	pthread_mutex_lock(&st->q_lock);
+	for (r = batch; r != NULL; r = next) {
+		next = r->next;
+		r->done = true;
+		st->n_writes++;
+	}
+	st->n_commits++;
+	st->leading = false;
+	pthread_cond_broadcast(&st->q_cond);
+}
+
+void
+store_tx_stats(struct store *st, uint64_t *writes, uint64_t *commits)
+{
+	pthread_mutex_lock(&st->q_lock);
+	*writes = st->n_writes;
+	*commits = st->n_commits;
+	pthread_mutex_unlock(&st->q_lock);
+}
+
 int
 store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
 {
-	int rc = -1;
+	struct tx_req req = { .fn = fn, .arg = arg, .e = e, .rc = -1 };
 
-	store_lock(st);
-	if (store_begin(st, e) == 0 && fn(st, store_now(st), arg, e) == 0)
-		rc = store_commit(st, e);
-	if (rc != 0)
-		store_rollback(st);
-	store_unlock(st);
-	return rc;
+	pthread_mutex_lock(&st->q_lock);
+	*st->q_tail = &req;
+	st->q_tail = &req.next;
+	while (!req.done) {
+		if (!st->leading)
+			batch_lead(st);
+		else
+			pthread_cond_wait(&st->q_cond, &st->q_lock);
+	}
+	pthread_mutex_unlock(&st->q_lock);
+	return req.rc;
 }
 
 bool

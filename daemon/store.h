@@ -61,11 +61,19 @@ sqlite3 *store_db(struct store *st);
  * writers wait for it); do those after store_tx returns. */
 typedef int (*store_tx_fn)(struct store *st, int64_t now, void *arg, struct derr *e);
 
-/* Runs fn as one transaction: lock, now, BEGIN IMMEDIATE, fn, COMMIT (or
- * ROLLBACK when fn or the COMMIT fails), unlock. Returns 0 only once the
- * COMMIT has returned (durable at the configured sync level); -1 with e
- * from fn, or DERR_INTERNAL. Takes the lock itself. */
+/* Runs fn as one write, all or nothing, with group commit: fn may run on
+ * another writer's thread (the leader of a batch), inside one transaction
+ * shared with other writers' bodies, in its own SAVEPOINT: when fn fails
+ * only its own writes are undone. Returns 0 only once the batch's COMMIT
+ * has returned (durable at the configured sync level, so a reply sent after
+ * it survives kill -9); -1 with e from fn, or DERR_INTERNAL when the
+ * transaction could not commit. Takes the lock itself (do not hold it).
+ * fn and arg must not depend on the calling thread (no thread-locals). */
 int store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e) DETM_NODISCARD;
+
+/* Counters since open: writes done through store_tx and the COMMITs that
+ * carried them (writes / commits is the mean batch size). */
+void store_tx_stats(struct store *st, uint64_t *writes, uint64_t *commits);
 
 /* Transactions (lock held). Return 0 or -1 with e set to DERR_INTERNAL. */
 int store_begin(struct store *st, struct derr *e) DETM_NODISCARD;

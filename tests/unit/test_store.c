@@ -1,4 +1,5 @@
 /* test_store.c - store.c and the task model on a real SQLite file. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -327,7 +328,113 @@ test_wal_is_checkpointed_and_bounded_under_load(void)
 	cleanup(st);
 }
 
+/* Group commit: 16 writers, bodies that succeed, fail after a write, or
+ * hit a real constraint error after a write, all through store_tx. */
+#define GC_THREADS 16
+#define GC_WRITES 300
+
+struct gc_arg {
+	struct store *st;
+	int k, ok, bad_rc;
+};
+
+struct gc_body {
+	int k, n;
+};
+
+static const char SQL_GC_INSERT[] =
+    "INSERT INTO tasks (id, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)";
+
+static int
+gc_insert(struct store *st, const char *id, int kind, int64_t now, struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_GC_INSERT);
+	char name[8];
+
+	snprintf(name, sizeof name, "%d", kind);
+	if (s != NULL) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(s, 3, now);
+	}
+	return store_exec(st, s, "gc insert", e);
+}
+
+static int
+gc_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct gc_body *b = arg;
+	char id[ID_LEN];
+	int kind = b->n % 3;
+
+	snprintf(id, sizeof id, "%02x%06x", (unsigned)b->k, (unsigned)b->n);
+	if (gc_insert(st, id, kind, now, e) != 0)
+		return -1;
+	if (kind == 1)
+		return derr_set(e, DERR_INVALID, NULL, "fails after a write");
+	if (kind == 2)
+		return gc_insert(st, id, kind, now, e);     /* primary key taken */
+	return 0;
+}
+
+static void *
+gc_writer(void *p)
+{
+	struct gc_arg *a = p;
+	struct gc_body b = { .k = a->k };
+	struct derr e;
+
+	for (b.n = 0; b.n < GC_WRITES; b.n++) {
+		int rc;
+
+		derr_clear(&e);
+		rc = store_tx(a->st, gc_tx, &b, &e);
+		if (rc == 0 && b.n % 3 == 0)
+			a->ok++;
+		else if ((rc == 0) != (b.n % 3 == 0))
+			a->bad_rc++;
+	}
+	return NULL;
+}
+
+static void
+test_group_commit_isolates_failing_writes(void)
+{
+	struct store *st = fresh_store();
+	struct gc_arg args[GC_THREADS];
+	pthread_t th[GC_THREADS];
+	uint64_t writes, commits;
+	int i, ok = 0, bad = 0;
+
+	CHECK(st != NULL);
+	if (st == NULL)
+		return;
+	for (i = 0; i < GC_THREADS; i++) {
+		args[i] = (struct gc_arg){ .st = st, .k = i };
+		CHECK(pthread_create(&th[i], NULL, gc_writer, &args[i]) == 0);
+	}
+	for (i = 0; i < GC_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		ok += args[i].ok;
+		bad += args[i].bad_rc;
+	}
+	store_tx_stats(st, &writes, &commits);
+	fprintf(stderr, "    %llu writes in %llu commits\n", (unsigned long long)writes,
+	    (unsigned long long)commits);
+	CHECK(bad == 0);                    /* each body's own result, no other's */
+	CHECK(ok == GC_THREADS * ((GC_WRITES + 2) / 3));
+	CHECK(count(st, "SELECT count(*) FROM tasks WHERE name = '0'") == ok);
+	CHECK(count(st, "SELECT count(*) FROM tasks WHERE name != '0'") == 0);
+	CHECK(writes == (uint64_t)GC_THREADS * GC_WRITES);
+	CHECK(commits > 0 && commits < writes);     /* batches of more than one */
+	/* store_now per body, in commit order: time never goes back. */
+	CHECK(count(st, "SELECT count(*) FROM tasks a JOIN tasks b ON b.rowid = a.rowid + 1 "
+	    "WHERE b.created_at < a.created_at") == 0);
+	cleanup(st);
+}
+
 const struct unit_test store_tests[] = {
+	{ "group_commit_isolates_failing_writes", test_group_commit_isolates_failing_writes },
 	{ "wal_is_checkpointed_and_bounded_under_load", test_wal_is_checkpointed_and_bounded_under_load },
 	{ "store_applies_migrations_once_and_reopens", test_store_applies_migrations_once_and_reopens },
 	{ "store_refuses_a_database_from_a_newer_detmd", test_store_refuses_a_database_from_a_newer_detmd },
