@@ -29,6 +29,8 @@ extern const unsigned char schema_sql[];
 extern const unsigned long schema_sql_len;
 
 #define STMT_CACHE_MAX 128
+#define READERS 4                   /* read connections (one per HTTP worker and spare) */
+#define READER_CACHE_KB 1024        /* page cache of each (the writer keeps SQLite's default) */
 #define CHECKPOINT_INTERVAL_MS 100
 #define CHECKPOINT_RESTART_FRAMES 4096   /* ~16 MB of WAL */
 #define WAL_SIZE_LIMIT (64 * 1024 * 1024) /* a restarted WAL is cut back to this */
@@ -51,6 +53,12 @@ struct store {
 	struct tx_req *q_head, **q_tail;
 	bool leading;               /* a writer is committing a batch */
 	uint64_t n_writes, n_commits;   /* under q_lock */
+
+	/* Read connections, opened at first use; each is a struct store with
+	 * only db, lock and the statement cache in use (is_reader). */
+	struct store *readers[READERS];
+	unsigned next_reader;       /* round robin start (atomic, a hint only) */
+	bool is_reader;
 	struct {
 		const char *sql;
 		sqlite3_stmt *stmt;
@@ -214,6 +222,26 @@ last_message_time(sqlite3 *db)
 	return t;
 }
 
+/* The reader slots (connections open at first use). */
+static void
+readers_init(struct store *st, const char *path)
+{
+	int i;
+
+	for (i = 0; i < READERS; i++) {
+		struct store *rd = xcalloc(1, sizeof *rd);
+
+		rd->is_reader = true;
+		rd->path = xstrdup(path);
+		pthread_mutex_init(&rd->lock, NULL);
+		pthread_mutex_init(&rd->ckpt_lock, NULL);
+		pthread_cond_init(&rd->ckpt_cond, NULL);
+		pthread_mutex_init(&rd->q_lock, NULL);
+		pthread_cond_init(&rd->q_cond, NULL);
+		st->readers[i] = rd;
+	}
+}
+
 int
 store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 {
@@ -235,6 +263,7 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	}
 	pthread_mutex_init(&st->ckpt_lock, NULL);
 	pthread_cond_init(&st->ckpt_cond, NULL);
+	readers_init(st, path);
 	pthread_mutex_init(&st->q_lock, NULL);
 	pthread_cond_init(&st->q_cond, NULL);
 	st->q_tail = &st->q_head;
@@ -282,9 +311,13 @@ store_close(struct store *st)
 		pthread_mutex_unlock(&st->ckpt_lock);
 		pthread_join(st->ckpt_thread, NULL);
 	}
+	for (i = 0; i < READERS; i++)
+		store_close(st->readers[i]);
 	for (i = 0; i < st->nstmts; i++)
 		sqlite3_finalize(st->stmts[i].stmt);
-	if (st->db != NULL) {
+	if (st->is_reader) {
+		sqlite3_close(st->db);
+	} else if (st->db != NULL) {
 		sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 		sqlite3_close(st->db);
 	}
@@ -515,19 +548,78 @@ store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
 	return req.rc;
 }
 
+/* Opens a reader's connection (its lock held): query_only, a small cache. */
+static int
+reader_open(struct store *rd)
+{
+	char pragmas[160];
+
+	if (sqlite3_open_v2(rd->path, &rd->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+	    NULL) != SQLITE_OK) {
+		log_error("cannot open a read connection to %s: %s", rd->path,
+		    rd->db ? sqlite3_errmsg(rd->db) : "out of memory");
+		sqlite3_close(rd->db);
+		rd->db = NULL;
+		return -1;
+	}
+	sqlite3_busy_timeout(rd->db, 5000);
+	snprintf(pragmas, sizeof pragmas, "PRAGMA query_only = 1; PRAGMA cache_size = -%d; "
+	    "PRAGMA temp_store = MEMORY;", READER_CACHE_KB);
+	if (sqlite3_exec(rd->db, pragmas, NULL, NULL, NULL) != SQLITE_OK)
+		log_warn("read connection pragmas: %s", sqlite3_errmsg(rd->db));
+	return 0;
+}
+
+struct store *
+store_read_begin(struct store *st)
+{
+	unsigned start = __atomic_fetch_add(&st->next_reader, 1, __ATOMIC_RELAXED);
+	struct store *rd = NULL;
+	int i;
+
+	/* A free reader if there is one, else wait for the first tried. */
+	for (i = 0; i < READERS && rd == NULL; i++) {
+		if (pthread_mutex_trylock(&st->readers[(start + (unsigned)i) % READERS]->lock) == 0)
+			rd = st->readers[(start + (unsigned)i) % READERS];
+	}
+	if (rd == NULL) {
+		rd = st->readers[start % READERS];
+		pthread_mutex_lock(&rd->lock);
+	}
+	if (rd->db == NULL && reader_open(rd) != 0) {
+		/* Still correct, only slower: read under the writer's lock. */
+		pthread_mutex_unlock(&rd->lock);
+		store_lock(st);
+		return st;
+	}
+	if (sqlite3_exec(rd->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		log_warn("read BEGIN: %s", sqlite3_errmsg(rd->db));
+	return rd;
+}
+
+void
+store_read_end(struct store *rd)
+{
+	if (rd == NULL)
+		return;
+	if (rd->is_reader && !sqlite3_get_autocommit(rd->db))
+		sqlite3_exec(rd->db, "COMMIT", NULL, NULL, NULL);
+	pthread_mutex_unlock(&rd->lock);
+}
+
 bool
 store_ok(struct store *st)
 {
+	struct store *rd = store_read_begin(st);
 	sqlite3_stmt *s;
 	bool ok = false;
 
-	store_lock(st);
-	s = store_stmt(st, "SELECT count(*) FROM sqlite_master");
+	s = store_stmt(rd, "SELECT count(*) FROM sqlite_master");
 	if (s != NULL && sqlite3_step(s) == SQLITE_ROW)
 		ok = true;
 	if (s != NULL)
 		sqlite3_reset(s);
-	store_unlock(st);
+	store_read_end(rd);
 	return ok;
 }
 

@@ -2,11 +2,12 @@
  * store.h - the SQLite database: opening, migrations, locking, statements.
  *
  * One struct store per daemon holds one read-write connection in WAL mode
- * with foreign keys on. Every use goes through store_lock/store_unlock: the
- * HTTP server runs a thread per connection, and SQLite connections are not
- * shared between threads without a mutex. A write that spans several
- * statements runs inside store_begin/store_commit (BEGIN IMMEDIATE), so a
- * crash leaves it either whole or absent.
+ * with foreign keys on, used under store_lock/store_unlock (SQLite
+ * connections are not shared between threads without a mutex). Writes go
+ * through store_tx (group commit: one transaction for many requests, each
+ * all or nothing), so a crash leaves each either whole or absent. Reads go
+ * through store_read_begin/store_read_end: a small pool of read connections
+ * (WAL snapshots), so a read never waits for a write.
  *
  * Durability: synchronous=NORMAL by default. In WAL mode a committed
  * transaction survives a crash or kill -9 of detmd (the WAL is in the OS page
@@ -84,7 +85,19 @@ void store_rollback(struct store *st);
  * DERR_INTERNAL. Returns -1. */
 int store_fail(struct store *st, const char *what, struct derr *e);
 
-/* Cheap liveness check for /api/health (takes the lock). */
+/* A read snapshot that never waits for writers: one of a small pool of
+ * read connections (WAL readers, query_only), locked for the caller, in a
+ * read transaction, so every statement until store_read_end sees the same
+ * committed state (never another writer's uncommitted batch) and at least
+ * every write whose store_tx returned before the call. Use the returned
+ * store with store_stmt/store_fail and read-only helpers (task_lookup);
+ * never write through it, and do not take store_lock while holding it.
+ * Waits only when every reader is busy. Never NULL. */
+struct store *store_read_begin(struct store *st);
+/* Ends the snapshot and frees the reader. NULL is a no-op. */
+void store_read_end(struct store *rd);
+
+/* Cheap liveness check for /api/health (a read connection). */
 bool store_ok(struct store *st);
 /* Runs a prepared statement that returns no rows (lock held), then resets
  * it and clears its bindings. s may be NULL (store_stmt failed): then, or

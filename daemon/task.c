@@ -237,7 +237,7 @@ task_meta(struct store *st, const char *id, int *status, json_object **meta,
 	int rc = -1, step;
 
 	*meta = NULL;
-	store_lock(st);
+	st = store_read_begin(st);     /* a snapshot; never waits for writers */
 	s = store_stmt(st, SQL_TASK_GET);
 	if (s == NULL) {
 		store_fail(st, "task lookup", e);
@@ -259,7 +259,7 @@ task_meta(struct store *st, const char *id, int *status, json_object **meta,
 		store_fail(st, "task lookup", e);
 	sqlite3_reset(s);
 out:
-	store_unlock(st);
+	store_read_end(st);
 	return rc;
 }
 
