@@ -20,6 +20,7 @@
 #include "caps.h"
 #include "forward.h"
 #include "log.h"
+#include "result.h"
 #include "rpc.h"
 
 struct job {
@@ -37,10 +38,9 @@ static bool wk_stopping, wk_busy;
 static bool wk_aborting;          /* grace over: cancel everything */
 static char *wk_inflight;           /* key of the running tools/call */
 static atomic_int wk_cancel;        /* abort the running transfer */
-static atomic_int wk_shutdown;      /* abort the startup version check */
-static struct forward *wk_fw, *wk_version_fw;
-static pthread_t wk_thread, wk_version_thread;
-static bool wk_started;
+static struct forward *wk_fw;       /* made at the first tools/call */
+static char *wk_url, *wk_token;
+static pthread_t wk_thread;
 
 static char *
 wk_key(struct json_object *id)
@@ -102,27 +102,29 @@ wk_main(void *arg)
 	return NULL;
 }
 
-static void *
-wk_version_main(void *arg)
-{
-	(void)arg;
-	forward_check_version(wk_version_fw, &wk_shutdown);
-	return NULL;
-}
-
 int
 worker_start(const char *url, const char *token)
 {
-	wk_fw = forward_new(url, token);
-	wk_version_fw = forward_new(url, token);
-	if (pthread_create(&wk_thread, NULL, wk_main, NULL) != 0)
-		return -1;
-	if (pthread_create(&wk_version_thread, NULL, wk_version_main, NULL) != 0) {
-		worker_stop(0);
-		return -1;
-	}
-	wk_started = true;
-	return 0;
+	wk_url = strdup(url);
+	wk_token = token ? strdup(token) : NULL;
+	if (wk_url == NULL || (token != NULL && wk_token == NULL))
+		abort();
+	return pthread_create(&wk_thread, NULL, wk_main, NULL) != 0 ? -1 : 0;
+}
+
+/* The first tools/call (worker thread): load libcurl, make the connection's
+ * handle and check detmd's API version before the call goes out. NULL with
+ * a sentence in err when libcurl cannot be loaded. */
+static struct forward *
+wk_forward_get(char *err, size_t errlen)
+{
+	if (wk_fw != NULL)
+		return wk_fw;
+	if (forward_global_init(err, errlen) != 0)
+		return NULL;
+	wk_fw = forward_new(wk_url, wk_token);
+	forward_check_version(wk_fw, &wk_cancel);
+	return wk_fw;
 }
 
 int
@@ -178,14 +180,16 @@ struct json_object *
 worker_forward(const struct tool *t, struct json_object *args, struct json_object *id)
 {
 	struct json_object *res;
-	char *key = wk_key(id);
+	struct forward *fw;
+	char *key = wk_key(id), err[300];
 
 	pthread_mutex_lock(&wk_lock);
 	wk_inflight = key;
 	atomic_store(&wk_cancel, wk_aborting);
 	pthread_mutex_unlock(&wk_lock);
 
-	res = forward_call(wk_fw, t, args, &wk_cancel);
+	fw = wk_forward_get(err, sizeof err);
+	res = fw ? forward_call(fw, t, args, &wk_cancel) : result_error(NULL, "%s", err);
 
 	pthread_mutex_lock(&wk_lock);
 	wk_inflight = NULL;
@@ -213,7 +217,6 @@ worker_stop(int grace_ms)
 		deadline.tv_sec++;
 		deadline.tv_nsec -= 1000000000L;
 	}
-	atomic_store(&wk_shutdown, 1);
 	pthread_mutex_lock(&wk_lock);
 	wk_stopping = true;
 	pthread_cond_broadcast(&wk_cond);
@@ -227,12 +230,10 @@ worker_stop(int grace_ms)
 		atomic_store(&wk_cancel, 1);
 	}
 	pthread_mutex_unlock(&wk_lock);
-	if (wk_started) {
-		pthread_join(wk_version_thread, NULL);
-		wk_started = false;
-	}
 	pthread_join(wk_thread, NULL);
 	forward_free(wk_fw);
-	forward_free(wk_version_fw);
-	wk_fw = wk_version_fw = NULL;
+	wk_fw = NULL;
+	free(wk_url);
+	free(wk_token);
+	wk_url = wk_token = NULL;
 }

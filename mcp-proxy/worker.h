@@ -18,8 +18,10 @@
 
 #include "tools.h"
 
-/* Start the worker and the one-shot startup version check (both with their
- * own curl handle). 0, or -1 if a thread cannot start. */
+/* Start the worker thread (url and token are copied). libcurl is loaded,
+ * the curl handle made and detmd's API version checked (logged) only at the
+ * first tools/call, on the worker, so initialize and tools/list touch
+ * neither libcurl nor the daemon. 0, or -1 if the thread cannot start. */
 int worker_start(const char *url, const char *token) __attribute__((warn_unused_result));
 
 /* Queue msg (a tools/call request or a batch array) for rpc_execute on the
