@@ -147,7 +147,7 @@ $(BIN)/detmd: $(DAEMON_OBJS)
 $(BIN)/detm-mcp: $(PROXY_OBJS) $(PROXY_JSON_OBJS)
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(PROXY_PKGS)) -lpthread
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(filter-out libcurl,$(PROXY_PKGS))) -ldl -lpthread
 
 $(BIN)/test-unit: $(UNIT_OBJS) $(DAEMON_LIB_OBJS)
 	$(ECHO) LINK $@
@@ -213,7 +213,7 @@ bin-fuzz/fuzz_http bin-fuzz/fuzz_parse: bin-fuzz/fuzz_%: $(B)/tests/fuzz/fuzz_%.
 bin-fuzz/fuzz_rpc: $(B)/tests/fuzz/fuzz_rpc.o $(PROXY_LIB_OBJS) $(PROXY_JSON_OBJS)
 	@mkdir -p $(dir $@)
 	$(ECHO) LINK $@
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(PROXY_PKGS)) -lpthread
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(filter-out libcurl,$(PROXY_PKGS))) -ldl -lpthread
 fuzz: fuzz-bins
 	@FUZZ_SECONDS=$${FUZZ_SECONDS:-600} tests/fuzz/run.sh
 

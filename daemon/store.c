@@ -5,6 +5,15 @@
  * cache is an array searched by pointer; a daemon uses a few dozen distinct
  * statements, so a linear scan is cheaper than hashing. last_now (under the
  * lock) only grows: store_now never goes back.
+ *
+ * Group commit (store_tx): a writer queues its body and, when no batch is
+ * being committed, becomes the leader: it takes the whole queue, runs every
+ * body in one BEGIN IMMEDIATE ... COMMIT, each inside its own SAVEPOINT (a
+ * body that fails is rolled back to its savepoint and fails alone), and
+ * only after the COMMIT returns marks each write done with its result.
+ * Writers that arrive while a batch commits queue for the next one, so one
+ * WAL append (and with sync full one fsync) serves many requests. Lock
+ * order: q_lock is never held while taking `lock`.
  */
 #include "store.h"
 
@@ -20,13 +29,36 @@ extern const unsigned char schema_sql[];
 extern const unsigned long schema_sql_len;
 
 #define STMT_CACHE_MAX 128
+#define READERS 4                   /* read connections (one per HTTP worker and spare) */
+#define READER_CACHE_KB 1024        /* page cache of each (the writer keeps SQLite's default) */
 #define CHECKPOINT_INTERVAL_MS 100
 #define CHECKPOINT_RESTART_FRAMES 4096   /* ~16 MB of WAL */
 #define WAL_SIZE_LIMIT (64 * 1024 * 1024) /* a restarted WAL is cut back to this */
 
+/* A write waiting for the group commit: on the writer's stack until done. */
+struct tx_req {
+	store_tx_fn fn;
+	void *arg;
+	struct derr *e;
+	int rc;
+	bool done;              /* under q_lock: rc is final, the writer may go */
+	struct tx_req *next;
+};
+
 struct store {
 	sqlite3 *db;
 	pthread_mutex_t lock;
+	pthread_mutex_t q_lock;     /* the queue of writes and `leading` */
+	pthread_cond_t q_cond;      /* a batch ended */
+	struct tx_req *q_head, **q_tail;
+	bool leading;               /* a writer is committing a batch */
+	uint64_t n_writes, n_commits;   /* under q_lock */
+
+	/* Read connections, opened at first use; each is a struct store with
+	 * only db, lock and the statement cache in use (is_reader). */
+	struct store *readers[READERS];
+	unsigned next_reader;       /* round robin start (atomic, a hint only) */
+	bool is_reader;
 	struct {
 		const char *sql;
 		sqlite3_stmt *stmt;
@@ -190,6 +222,26 @@ last_message_time(sqlite3 *db)
 	return t;
 }
 
+/* The reader slots (connections open at first use). */
+static void
+readers_init(struct store *st, const char *path)
+{
+	int i;
+
+	for (i = 0; i < READERS; i++) {
+		struct store *rd = xcalloc(1, sizeof *rd);
+
+		rd->is_reader = true;
+		rd->path = xstrdup(path);
+		pthread_mutex_init(&rd->lock, NULL);
+		pthread_mutex_init(&rd->ckpt_lock, NULL);
+		pthread_cond_init(&rd->ckpt_cond, NULL);
+		pthread_mutex_init(&rd->q_lock, NULL);
+		pthread_cond_init(&rd->q_cond, NULL);
+		st->readers[i] = rd;
+	}
+}
+
 int
 store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 {
@@ -211,6 +263,10 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	}
 	pthread_mutex_init(&st->ckpt_lock, NULL);
 	pthread_cond_init(&st->ckpt_cond, NULL);
+	readers_init(st, path);
+	pthread_mutex_init(&st->q_lock, NULL);
+	pthread_cond_init(&st->q_cond, NULL);
+	st->q_tail = &st->q_head;
 	st->path = xstrdup(path);
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -255,15 +311,21 @@ store_close(struct store *st)
 		pthread_mutex_unlock(&st->ckpt_lock);
 		pthread_join(st->ckpt_thread, NULL);
 	}
+	for (i = 0; i < READERS; i++)
+		store_close(st->readers[i]);
 	for (i = 0; i < st->nstmts; i++)
 		sqlite3_finalize(st->stmts[i].stmt);
-	if (st->db != NULL) {
+	if (st->is_reader) {
+		sqlite3_close(st->db);
+	} else if (st->db != NULL) {
 		sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 		sqlite3_close(st->db);
 	}
 	pthread_mutex_destroy(&st->lock);
 	pthread_mutex_destroy(&st->ckpt_lock);
 	pthread_cond_destroy(&st->ckpt_cond);
+	pthread_mutex_destroy(&st->q_lock);
+	pthread_cond_destroy(&st->q_cond);
 	free(st->path);
 	free(st);
 }
@@ -360,19 +422,204 @@ store_rollback(struct store *st)
 		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/* Steps one of the savepoint statements (static SQL, cached). */
+static int
+sp_exec(struct store *st, const char *sql)
+{
+	sqlite3_stmt *s = store_stmt(st, sql);
+	int rc;
+
+	if (s == NULL)
+		return -1;
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static const char SQL_SP[] = "SAVEPOINT tx";
+static const char SQL_SP_UNDO[] = "ROLLBACK TO tx";
+static const char SQL_SP_RELEASE[] = "RELEASE tx";
+
+/* Marks the writes from `from` up to (not including) `to` that had
+ * succeeded as failed: their transaction did not commit. */
+static void
+batch_lost(struct store *st, struct tx_req *from, struct tx_req *to, const char *what)
+{
+	for (; from != to; from = from->next) {
+		if (from->rc == 0)
+			from->rc = store_fail(st, what, from->e);
+	}
+}
+
+/* Runs one body in its savepoint. The transaction is open. */
+static void
+batch_one(struct store *st, struct tx_req *r)
+{
+	if (sp_exec(st, SQL_SP) != 0) {
+		r->rc = store_fail(st, "SAVEPOINT", r->e);
+		return;
+	}
+	r->rc = r->fn(st, store_now(st), r->arg, r->e);
+	if (sqlite3_get_autocommit(st->db))
+		return;         /* SQLite ended the transaction (I/O error, full disk) */
+	if (r->rc != 0 && sp_exec(st, SQL_SP_UNDO) != 0)
+		log_error("ROLLBACK TO: %s", sqlite3_errmsg(st->db));
+	if (sp_exec(st, SQL_SP_RELEASE) != 0)
+		log_error("RELEASE: %s", sqlite3_errmsg(st->db));
+}
+
+/* Commits a batch (lock held): every rc final when it returns. A
+ * transaction SQLite ends by itself fails the writes it held, and the rest
+ * go on in a new one. */
+static void
+batch_run(struct store *st, struct tx_req *batch)
+{
+	struct tx_req *r, *first = batch;
+	struct derr e;
+
+	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		batch_lost(st, batch, NULL, "BEGIN");
+		return;
+	}
+	for (r = batch; r != NULL; r = r->next) {
+		batch_one(st, r);
+		if (!sqlite3_get_autocommit(st->db))
+			continue;
+		batch_lost(st, first, r->next, "transaction ended by SQLite");
+		first = r->next;
+		if (first != NULL && sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
+		    SQLITE_OK) {
+			batch_lost(st, first, NULL, "BEGIN");
+			return;
+		}
+	}
+	if (first != NULL && store_commit(st, &e) != 0)
+		batch_lost(st, first, NULL, "COMMIT");
+}
+
+/* Leads one batch: takes the queue (q_lock held on entry and exit). */
+static void
+batch_lead(struct store *st)
+{
+	struct tx_req *batch = st->q_head, *r, *next;
+
+	st->q_head = NULL;
+	st->q_tail = &st->q_head;
+	st->leading = true;
+	pthread_mutex_unlock(&st->q_lock);
+	store_lock(st);
+	batch_run(st, batch);
+	store_unlock(st);
+	pthread_mutex_lock(&st->q_lock);
+	for (r = batch; r != NULL; r = next) {
+		next = r->next;
+		r->done = true;
+		st->n_writes++;
+	}
+	st->n_commits++;
+	st->leading = false;
+	pthread_cond_broadcast(&st->q_cond);
+}
+
+void
+store_tx_stats(struct store *st, uint64_t *writes, uint64_t *commits)
+{
+	pthread_mutex_lock(&st->q_lock);
+	*writes = st->n_writes;
+	*commits = st->n_commits;
+	pthread_mutex_unlock(&st->q_lock);
+}
+
+int
+store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
+{
+	struct tx_req req = { .fn = fn, .arg = arg, .e = e, .rc = -1 };
+
+	pthread_mutex_lock(&st->q_lock);
+	*st->q_tail = &req;
+	st->q_tail = &req.next;
+	while (!req.done) {
+		if (!st->leading)
+			batch_lead(st);
+		else
+			pthread_cond_wait(&st->q_cond, &st->q_lock);
+	}
+	pthread_mutex_unlock(&st->q_lock);
+	return req.rc;
+}
+
+/* Opens a reader's connection (its lock held): query_only, a small cache. */
+static int
+reader_open(struct store *rd)
+{
+	char pragmas[160];
+
+	if (sqlite3_open_v2(rd->path, &rd->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+	    NULL) != SQLITE_OK) {
+		log_error("cannot open a read connection to %s: %s", rd->path,
+		    rd->db ? sqlite3_errmsg(rd->db) : "out of memory");
+		sqlite3_close(rd->db);
+		rd->db = NULL;
+		return -1;
+	}
+	sqlite3_busy_timeout(rd->db, 5000);
+	snprintf(pragmas, sizeof pragmas, "PRAGMA query_only = 1; PRAGMA cache_size = -%d; "
+	    "PRAGMA temp_store = MEMORY;", READER_CACHE_KB);
+	if (sqlite3_exec(rd->db, pragmas, NULL, NULL, NULL) != SQLITE_OK)
+		log_warn("read connection pragmas: %s", sqlite3_errmsg(rd->db));
+	return 0;
+}
+
+struct store *
+store_read_begin(struct store *st)
+{
+	unsigned start = __atomic_fetch_add(&st->next_reader, 1, __ATOMIC_RELAXED);
+	struct store *rd = NULL;
+	int i;
+
+	/* A free reader if there is one, else wait for the first tried. */
+	for (i = 0; i < READERS && rd == NULL; i++) {
+		if (pthread_mutex_trylock(&st->readers[(start + (unsigned)i) % READERS]->lock) == 0)
+			rd = st->readers[(start + (unsigned)i) % READERS];
+	}
+	if (rd == NULL) {
+		rd = st->readers[start % READERS];
+		pthread_mutex_lock(&rd->lock);
+	}
+	if (rd->db == NULL && reader_open(rd) != 0) {
+		/* Still correct, only slower: read under the writer's lock. */
+		pthread_mutex_unlock(&rd->lock);
+		store_lock(st);
+		return st;
+	}
+	if (sqlite3_exec(rd->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		log_warn("read BEGIN: %s", sqlite3_errmsg(rd->db));
+	return rd;
+}
+
+void
+store_read_end(struct store *rd)
+{
+	if (rd == NULL)
+		return;
+	if (rd->is_reader && !sqlite3_get_autocommit(rd->db))
+		sqlite3_exec(rd->db, "COMMIT", NULL, NULL, NULL);
+	pthread_mutex_unlock(&rd->lock);
+}
+
 bool
 store_ok(struct store *st)
 {
+	struct store *rd = store_read_begin(st);
 	sqlite3_stmt *s;
 	bool ok = false;
 
-	store_lock(st);
-	s = store_stmt(st, "SELECT count(*) FROM sqlite_master");
+	s = store_stmt(rd, "SELECT count(*) FROM sqlite_master");
 	if (s != NULL && sqlite3_step(s) == SQLITE_ROW)
 		ok = true;
 	if (s != NULL)
 		sqlite3_reset(s);
-	store_unlock(st);
+	store_read_end(rd);
 	return ok;
 }
 

@@ -2,11 +2,12 @@
  * store.h - the SQLite database: opening, migrations, locking, statements.
  *
  * One struct store per daemon holds one read-write connection in WAL mode
- * with foreign keys on. Every use goes through store_lock/store_unlock: the
- * HTTP server runs a thread per connection, and SQLite connections are not
- * shared between threads without a mutex. A write that spans several
- * statements runs inside store_begin/store_commit (BEGIN IMMEDIATE), so a
- * crash leaves it either whole or absent.
+ * with foreign keys on, used under store_lock/store_unlock (SQLite
+ * connections are not shared between threads without a mutex). Writes go
+ * through store_tx (group commit: one transaction for many requests, each
+ * all or nothing), so a crash leaves each either whole or absent. Reads go
+ * through store_read_begin/store_read_end: a small pool of read connections
+ * (WAL snapshots), so a read never waits for a write.
  *
  * Durability: synchronous=NORMAL by default. In WAL mode a committed
  * transaction survives a crash or kill -9 of detmd (the WAL is in the OS page
@@ -55,6 +56,27 @@ int64_t store_now(struct store *st);
 sqlite3_stmt *store_stmt(struct store *st, const char *sql);
 sqlite3 *store_db(struct store *st);
 
+/* A write transaction's body: runs with the lock held inside a transaction,
+ * `now` read from store_now after the lock (rows written later carry no
+ * earlier time). Returns 0, or -1 with e set: then everything it wrote is
+ * undone. It must not take the lock, publish events or do slow work (other
+ * writers wait for it); do those after store_tx returns. */
+typedef int (*store_tx_fn)(struct store *st, int64_t now, void *arg, struct derr *e);
+
+/* Runs fn as one write, all or nothing, with group commit: fn may run on
+ * another writer's thread (the leader of a batch), inside one transaction
+ * shared with other writers' bodies, in its own SAVEPOINT: when fn fails
+ * only its own writes are undone. Returns 0 only once the batch's COMMIT
+ * has returned (durable at the configured sync level, so a reply sent after
+ * it survives kill -9); -1 with e from fn, or DERR_INTERNAL when the
+ * transaction could not commit. Takes the lock itself (do not hold it).
+ * fn and arg must not depend on the calling thread (no thread-locals). */
+int store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e) DETM_NODISCARD;
+
+/* Counters since open: writes done through store_tx and the COMMITs that
+ * carried them (writes / commits is the mean batch size). */
+void store_tx_stats(struct store *st, uint64_t *writes, uint64_t *commits);
+
 /* Transactions (lock held). Return 0 or -1 with e set to DERR_INTERNAL. */
 int store_begin(struct store *st, struct derr *e) DETM_NODISCARD;
 int store_commit(struct store *st, struct derr *e) DETM_NODISCARD;
@@ -64,7 +86,19 @@ void store_rollback(struct store *st);
  * DERR_INTERNAL. Returns -1. */
 int store_fail(struct store *st, const char *what, struct derr *e);
 
-/* Cheap liveness check for /api/health (takes the lock). */
+/* A read snapshot that never waits for writers: one of a small pool of
+ * read connections (WAL readers, query_only), locked for the caller, in a
+ * read transaction, so every statement until store_read_end sees the same
+ * committed state (never another writer's uncommitted batch) and at least
+ * every write whose store_tx returned before the call. Use the returned
+ * store with store_stmt/store_fail and read-only helpers (task_lookup);
+ * never write through it, and do not take store_lock while holding it.
+ * Waits only when every reader is busy. Never NULL. */
+struct store *store_read_begin(struct store *st);
+/* Ends the snapshot and frees the reader. NULL is a no-op. */
+void store_read_end(struct store *rd);
+
+/* Cheap liveness check for /api/health (a read connection). */
 bool store_ok(struct store *st);
 /* Runs a prepared statement that returns no rows (lock held), then resets
  * it and clears its bindings. s may be NULL (store_stmt failed): then, or

@@ -1,12 +1,14 @@
 /*
  * task.c - writes to the task model. See task.h for the contract.
  *
- * Each public function: lock, read the clock (store_now, after the lock, so
- * created_at never decreases in rowid order), BEGIN IMMEDIATE, check the
- * task exists and the transition is legal, write rows, write the thread
- * message that records the change, bump tasks.updated_at (stuck detection
- * reads it), COMMIT, unlock. On any failure the transaction is rolled back,
- * so a request either happens whole or not at all. The thread is ordered by
+ * Each public function hands a body (`*_tx`) to store_tx, which takes the
+ * lock, reads the clock (store_now, after the lock, so created_at never
+ * decreases in rowid order) and runs it in a transaction. The body checks
+ * the task exists and the transition is legal, writes rows, writes the
+ * thread message that records the change and bumps tasks.updated_at (stuck
+ * detection reads it). On any failure its writes are rolled back, so a
+ * request either happens whole or not at all. Events and hooks run after
+ * store_tx returns, outside the lock. The thread is ordered by
  * rowid; every status change writes its lifecycle message in the same
  * transaction, so the thread replays as a walk of the status machine.
  *
@@ -235,7 +237,7 @@ task_meta(struct store *st, const char *id, int *status, json_object **meta,
 	int rc = -1, step;
 
 	*meta = NULL;
-	store_lock(st);
+	st = store_read_begin(st);     /* a snapshot; never waits for writers */
 	s = store_stmt(st, SQL_TASK_GET);
 	if (s == NULL) {
 		store_fail(st, "task lookup", e);
@@ -257,7 +259,7 @@ task_meta(struct store *st, const char *id, int *status, json_object **meta,
 		store_fail(st, "task lookup", e);
 	sqlite3_reset(s);
 out:
-	store_unlock(st);
+	store_read_end(st);
 	return rc;
 }
 
@@ -359,48 +361,52 @@ items_insert(struct store *st, const char *task_id, json_object *titles,
 	return 0;
 }
 
+struct reg_tx {
+	const struct task_reg *in;
+	const char *meta;
+	char *id_out;
+	struct buf text;
+	char *msg;
+};
+
+static int
+register_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct reg_tx *t = arg;
+	const struct task_reg *in = t->in;
+	size_t nitems = in->plan ? json_object_array_length(in->plan) : 0;
+	sqlite3_stmt *s = store_stmt(st, SQL_TASK_INSERT);
+
+	if (s != NULL) {
+		sqlite3_bind_text(s, 2, in->name, -1, SQLITE_STATIC);
+		bind_text_or_null(s, 3, in->agent_id);
+		sqlite3_bind_text(s, 4, t->meta, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, now);
+	}
+	if (insert_row(st, s, t->id_out, "insert task", e) != 0)
+		return -1;
+	if (in->plan != NULL && items_insert(st, t->id_out, in->plan, NULL, &t->text, e) != 0)
+		return -1;
+	t->msg = nitems ? xasprintf("Task registered: %s (%zu item%s: %s)", in->name, nitems,
+	    nitems == 1 ? "" : "s", t->text.data ? t->text.data : "")
+	    : xasprintf("Task registered: %s (no plan yet)", in->name);
+	return sys_msg(st, t->id_out, "lifecycle", t->msg, now, e);
+}
+
 int
 task_register(struct store *st, const struct task_reg *in, char id_out[ID_LEN],
     struct derr *e)
 {
-	int64_t now;
-	const char *meta = in->metadata ? jx_string(in->metadata, NULL) : "{}";
-	size_t nitems = in->plan ? json_object_array_length(in->plan) : 0;
-	struct buf text;
-	sqlite3_stmt *s;
-	char *msg = NULL;
-	int rc = -1;
+	struct reg_tx t = { .in = in, .id_out = id_out };
+	int rc;
 
-	buf_init(&text, 8192);
-	store_lock(st);
-	now = store_now(st);
-	if (store_begin(st, e) != 0)
-		goto out;
-	s = store_stmt(st, SQL_TASK_INSERT);
-	if (s != NULL) {
-		sqlite3_bind_text(s, 2, in->name, -1, SQLITE_STATIC);
-		bind_text_or_null(s, 3, in->agent_id);
-		sqlite3_bind_text(s, 4, meta, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 5, now);
-	}
-	if (insert_row(st, s, id_out, "insert task", e) != 0)
-		goto out;
-	if (in->plan != NULL && items_insert(st, id_out, in->plan, NULL, &text, e) != 0)
-		goto out;
-	msg = nitems ? xasprintf("Task registered: %s (%zu item%s: %s)", in->name, nitems,
-	    nitems == 1 ? "" : "s", text.data ? text.data : "")
-	    : xasprintf("Task registered: %s (no plan yet)", in->name);
-	if (sys_msg(st, id_out, "lifecycle", msg, now, e) != 0)
-		goto out;
-	rc = store_commit(st, e);
-out:
-	if (rc != 0)
-		store_rollback(st);
-	store_unlock(st);
+	t.meta = in->metadata ? jx_string(in->metadata, NULL) : "{}";
+	buf_init(&t.text, 8192);
+	rc = store_tx(st, register_tx, &t, e);
 	if (rc == 0)
 		events_publish("task", "created", id_out, NULL);
-	buf_free(&text);
-	free(msg);
+	buf_free(&t.text);
+	free(t.msg);
 	return rc;
 }
 
@@ -457,75 +463,92 @@ metadata_merge(const char *stored, json_object *patch, struct derr *e)
 	return outs;
 }
 
-int
-task_update(struct store *st, const char *id, const struct task_patch *p,
-    struct derr *e)
-{
-	int64_t now;
-	sqlite3_stmt *s;
-	char *name = NULL, *meta = NULL;
-	char item_id[ID_LEN];
-	int64_t ord;
-	int cur, rc = -1, found;
+struct update_tx {
+	const char *id;
+	const struct task_patch *p;
+	int cur;
+};
 
-	store_lock(st);
-	now = store_now(st);
-	if (store_begin(st, e) != 0)
-		goto out;
-	s = store_stmt(st, SQL_TASK_GET);
-	if (s == NULL) {
-		store_fail(st, "task get", e);
-		goto out;
-	}
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+/* The task's row for an update: status, the new name and merged metadata
+ * (malloc'd). */
+static int
+update_read(struct store *st, struct update_tx *t, char **name, char **meta, struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_TASK_GET);
+	const struct task_patch *p = t->p;
+
+	if (s == NULL)
+		return store_fail(st, "task get", e);
+	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
 	if (sqlite3_step(s) != SQLITE_ROW) {
 		sqlite3_reset(s);
-		derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", id);
-		goto out;
+		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", t->id);
 	}
-	cur = task_status_parse((const char *)sqlite3_column_text(s, 0));
-	name = xstrdup(p->name ? p->name : (const char *)sqlite3_column_text(s, 1));
-	meta = p->metadata ? metadata_merge((const char *)sqlite3_column_text(s, 2), p->metadata, e)
+	t->cur = task_status_parse((const char *)sqlite3_column_text(s, 0));
+	*name = xstrdup(p->name ? p->name : (const char *)sqlite3_column_text(s, 1));
+	*meta = p->metadata ? metadata_merge((const char *)sqlite3_column_text(s, 2), p->metadata, e)
 	    : xstrdup((const char *)sqlite3_column_text(s, 2));
 	sqlite3_reset(s);
-	if (meta == NULL)
+	return *meta == NULL ? -1 : 0;
+}
+
+static int
+update_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct update_tx *t = arg;
+	const struct task_patch *p = t->p;
+	const char *id = t->id;
+	sqlite3_stmt *s;
+	char *name = NULL, *meta = NULL;
+	char item_id[ID_LEN], mid[ID_LEN];
+	int64_t ord;
+	int rc = -1, found;
+
+	if (update_read(st, t, &name, &meta, e) != 0)
 		goto out;
-	if (p->status >= 0 && !task_status_can(cur, p->status)) {
-		status_conflict(id, cur, p->status, e);
+	if (p->status >= 0 && !task_status_can(t->cur, p->status)) {
+		status_conflict(id, t->cur, p->status, e);
 		goto out;
 	}
 	s = store_stmt(st, SQL_TASK_SET);
 	if (s != NULL) {
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, task_status_name(p->status >= 0 ? p->status : cur), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, task_status_name(p->status >= 0 ? p->status : t->cur), -1,
+		    SQLITE_STATIC);
 		sqlite3_bind_text(s, 4, meta, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 5, now);
 	}
 	if (store_exec(st, s, "task set", e) != 0)
 		goto out;
-	if (p->status >= 0 && p->status != cur && lifecycle_msg(st, id, cur, p->status, now, e) != 0)
+	if (p->status >= 0 && p->status != t->cur &&
+	    lifecycle_msg(st, id, t->cur, p->status, now, e) != 0)
 		goto out;
 	if (p->message != NULL) {
-		char mid[ID_LEN];
-
 		found = task_current_item(st, id, item_id, &ord, e);
 		if (found < 0 || note_insert(st, id, found == 0 ? item_id : NULL, p->message, now, e) != 0)
 			goto out;
 		if (msg_insert(st, id, "agent", "text", p->message, now, mid, e) != 0)
 			goto out;
 	}
-	rc = store_commit(st, e);
+	rc = 0;
 out:
-	if (rc != 0)
-		store_rollback(st);
-	store_unlock(st);
-	if (rc == 0)
-		events_publish("task", "updated", id, NULL);
-	if (rc == 0 && p->status >= 0 && p->status != cur)
-		run_hooks(id, cur, p->status);
 	free(name);
 	free(meta);
+	return rc;
+}
+
+int
+task_update(struct store *st, const char *id, const struct task_patch *p,
+    struct derr *e)
+{
+	struct update_tx t = { .id = id, .p = p, .cur = -1 };
+	int rc = store_tx(st, update_tx, &t, e);
+
+	if (rc == 0)
+		events_publish("task", "updated", id, NULL);
+	if (rc == 0 && p->status >= 0 && p->status != t.cur)
+		run_hooks(id, t.cur, p->status);
 	return rc;
 }
 
@@ -554,24 +577,25 @@ control_text(int cur, int to, const char *reason)
 /* One transaction, one clock reading: the status row, then the control
  * message, then the lifecycle message; or, when the task is already in
  * `to`, only a control message saying nothing changed. */
-int
-task_control(struct store *st, const char *id, int to, const char *reason,
-    struct derr *e)
-{
-	sqlite3_stmt *s;
-	char *msg = NULL;
-	int cur = -1, rc = -1;
-	int64_t now;
+struct control_tx {
+	const char *id, *reason;
+	int to, cur;
+	char *msg;
+};
 
-	store_lock(st);
-	now = store_now(st);
-	if (store_begin(st, e) != 0 || task_lookup(st, id, &cur, e) != 0)
-		goto out;
-	if (!task_status_can(cur, to)) {
-		status_conflict(id, cur, to, e);
-		goto out;
-	}
-	if (cur != to) {
+static int
+control_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct control_tx *t = arg;
+	const char *id = t->id;
+	int to = t->to;
+	sqlite3_stmt *s;
+
+	if (task_lookup(st, id, &t->cur, e) != 0)
+		return -1;
+	if (!task_status_can(t->cur, to))
+		return status_conflict(id, t->cur, to, e);
+	if (t->cur != to) {
 		s = store_stmt(st, SQL_TASK_STATUS);
 		if (s != NULL) {
 			sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
@@ -579,51 +603,54 @@ task_control(struct store *st, const char *id, int to, const char *reason,
 			sqlite3_bind_int64(s, 3, now);
 		}
 		if (store_exec(st, s, "task status", e) != 0)
-			goto out;
+			return -1;
 	}
-	msg = control_text(cur, to, reason);
-	if (sys_msg(st, id, "control", msg, now, e) != 0)
-		goto out;
-	if ((cur != to ? lifecycle_msg(st, id, cur, to, now, e) : touch(st, id, now, true, e)) != 0)
-		goto out;
-	rc = store_commit(st, e);
-out:
-	if (rc != 0)
-		store_rollback(st);
-	store_unlock(st);
+	t->msg = control_text(t->cur, to, t->reason);
+	if (sys_msg(st, id, "control", t->msg, now, e) != 0)
+		return -1;
+	return t->cur != to ? lifecycle_msg(st, id, t->cur, to, now, e)
+	    : touch(st, id, now, true, e);
+}
+
+int
+task_control(struct store *st, const char *id, int to, const char *reason,
+    struct derr *e)
+{
+	struct control_tx t = { .id = id, .reason = reason, .to = to, .cur = -1 };
+	int rc = store_tx(st, control_tx, &t, e);
+
 	if (rc == 0) {
-		if (cur != to)
+		if (t.cur != to)
 			events_publish("task", "updated", id, NULL);
 		events_publish("message", "created", id, NULL);
 	}
-	if (rc == 0 && cur != to)
-		run_hooks(id, cur, to);
-	free(msg);
+	if (rc == 0 && t.cur != to)
+		run_hooks(id, t.cur, to);
+	free(t.msg);
 	return rc;
+}
+
+static int
+delete_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	const char *id = *(const char **)arg;
+	sqlite3_stmt *s = store_stmt(st, SQL_TASK_DELETE);
+
+	(void)now;
+	if (s != NULL)
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (store_exec(st, s, "delete task", e) != 0)
+		return -1;
+	if (sqlite3_changes(store_db(st)) == 0)
+		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", id);
+	return 0;
 }
 
 int
 task_delete(struct store *st, const char *id, struct derr *e)
 {
-	sqlite3_stmt *s;
-	int rc = -1;
+	int rc = store_tx(st, delete_tx, &id, e);
 
-	store_lock(st);
-	s = store_stmt(st, SQL_TASK_DELETE);
-	if (s == NULL) {
-		store_fail(st, "delete task", e);
-		goto out;
-	}
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	if (store_exec(st, s, "delete task", e) != 0)
-		goto out;
-	if (sqlite3_changes(store_db(st)) == 0) {
-		derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", id);
-		goto out;
-	}
-	rc = 0;
-out:
-	store_unlock(st);
 	if (rc == 0) {
 		events_publish("task", "deleted", id, NULL);
 		run_hooks(id, -1, TASK_HOOK_DELETED);
@@ -631,42 +658,49 @@ out:
 	return rc;
 }
 
+struct append_tx {
+	const char *id, *note;
+	json_object *titles, *added;
+	struct buf text;
+	char *msg;
+};
+
+static int
+append_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct append_tx *t = arg;
+	size_t n = json_object_array_length(t->titles);
+	int cur;
+
+	t->added = json_object_new_array();
+	if (task_lookup(st, t->id, &cur, e) != 0 ||
+	    items_insert(st, t->id, t->titles, t->added, &t->text, e) != 0)
+		return -1;
+	t->msg = xasprintf("%s%sPlan updated: added %zu item%s: %s", t->note ? t->note : "",
+	    t->note ? " | " : "", n, n == 1 ? "" : "s", t->text.data ? t->text.data : "");
+	if (sys_msg(st, t->id, "plan", t->msg, now, e) != 0)
+		return -1;
+	return touch(st, t->id, now, true, e);
+}
+
 int
 task_items_append(struct store *st, const char *id, json_object *titles,
     const char *note, json_object **added_out, struct derr *e)
 {
-	json_object *added = json_object_new_array();
-	int64_t now;
-	struct buf text;
-	char *msg = NULL;
-	int cur, rc = -1;
-	size_t n = json_object_array_length(titles);
+	struct append_tx t = { .id = id, .note = note, .titles = titles };
+	int rc;
 
 	*added_out = NULL;
-	buf_init(&text, 8192);
-	store_lock(st);
-	now = store_now(st);
-	if (store_begin(st, e) != 0 || task_lookup(st, id, &cur, e) != 0)
-		goto out;
-	if (items_insert(st, id, titles, added, &text, e) != 0)
-		goto out;
-	msg = xasprintf("%s%sPlan updated: added %zu item%s: %s", note ? note : "",
-	    note ? " | " : "", n, n == 1 ? "" : "s", text.data ? text.data : "");
-	if (sys_msg(st, id, "plan", msg, now, e) != 0 || touch(st, id, now, true, e) != 0)
-		goto out;
-	rc = store_commit(st, e);
-out:
-	if (rc != 0)
-		store_rollback(st);
-	store_unlock(st);
-	if (rc == 0)
+	buf_init(&t.text, 8192);
+	rc = store_tx(st, append_tx, &t, e);
+	if (rc == 0) {
 		events_publish("item", "created", id, NULL);
-	if (rc == 0)
-		*added_out = added;
-	else
-		json_object_put(added);
-	buf_free(&text);
-	free(msg);
+		*added_out = t.added;
+		t.added = NULL;
+	}
+	json_object_put(t.added);
+	buf_free(&t.text);
+	free(t.msg);
 	return rc;
 }
 
@@ -700,122 +734,146 @@ item_get(struct store *st, const char *task_id, int64_t ordinal, char id[ID_LEN]
 	return 0;
 }
 
-int
-task_item_update(struct store *st, const char *id, int64_t ordinal,
-    const struct item_patch *p, struct derr *e)
-{
-	int64_t now, started, completed = 0;
-	double duration = -1;
-	char item_id[ID_LEN], allowed[128];
-	char *title = NULL, *msg = NULL;
-	sqlite3_stmt *s;
-	int cur, tstatus, to, rc = -1;
+struct item_tx {
+	const char *id;
+	int64_t ordinal;
+	const struct item_patch *p;
+};
 
-	store_lock(st);
-	now = store_now(st);
-	if (store_begin(st, e) != 0 || task_lookup(st, id, &tstatus, e) != 0)
-		goto out;
-	if (item_get(st, id, ordinal, item_id, &cur, &title, &started, e) != 0)
-		goto out;
-	to = p->status >= 0 ? p->status : cur;
-	if (!item_status_can(cur, to)) {
-		item_status_allowed(cur, allowed, sizeof allowed);
-		derr_set(e, DERR_CONFLICT, "status",
-		    "plan item %lld cannot go from %s to %s (allowed: %s)", (long long)ordinal,
-		    item_status_name(cur), item_status_name(to), allowed);
-		goto out;
-	}
+/* The item's row after a move from cur to to (or a rename when equal). */
+static int
+item_write(struct store *st, const char *item_id, int cur, int to, const char *title,
+    int64_t started, int64_t now, struct derr *e)
+{
+	int64_t completed = 0;
+	double duration = -1;
+	sqlite3_stmt *s;
+
 	if (to == cur) {
 		/* Status unchanged: keep the clock fields, maybe rename. */
 		s = store_stmt(st, SQL_ITEM_RENAME);
 		if (s != NULL) {
 			sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
-			sqlite3_bind_text(s, 2, p->title ? p->title : title, -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 2, title, -1, SQLITE_STATIC);
 		}
-	} else {
-		/* Completed or failed straight from pending: it started
-		 * when it ended (started_at = completed_at, 0 s). */
-		if (started <= 0 && (to == ITEM_ACTIVE || to == ITEM_COMPLETED || to == ITEM_FAILED))
-			started = now;
-		if (item_status_ends(to)) {
-			completed = now;
-			if (started > 0)
-				duration = (double)(now - started) / 1000.0;
-		}
-		s = store_stmt(st, SQL_ITEM_SET);
-		if (s != NULL) {
-			sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
-			sqlite3_bind_text(s, 2, item_status_name(to), -1, SQLITE_STATIC);
-			sqlite3_bind_text(s, 3, p->title ? p->title : title, -1, SQLITE_STATIC);
-			if (started > 0)
-				sqlite3_bind_int64(s, 4, started);
-			if (completed > 0)
-				sqlite3_bind_int64(s, 5, completed);
-			if (duration >= 0)
-				sqlite3_bind_double(s, 6, duration);
-		}
+		return store_exec(st, s, "item set", e);
 	}
-	if (store_exec(st, s, "item set", e) != 0)
+	/* Completed or failed straight from pending: it started when it
+	 * ended (started_at = completed_at, 0 s). */
+	if (started <= 0 && (to == ITEM_ACTIVE || to == ITEM_COMPLETED || to == ITEM_FAILED))
+		started = now;
+	if (item_status_ends(to)) {
+		completed = now;
+		if (started > 0)
+			duration = (double)(now - started) / 1000.0;
+	}
+	s = store_stmt(st, SQL_ITEM_SET);
+	if (s != NULL) {
+		sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, item_status_name(to), -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, title, -1, SQLITE_STATIC);
+		if (started > 0)
+			sqlite3_bind_int64(s, 4, started);
+		if (completed > 0)
+			sqlite3_bind_int64(s, 5, completed);
+		if (duration >= 0)
+			sqlite3_bind_double(s, 6, duration);
+	}
+	return store_exec(st, s, "item set", e);
+}
+
+static int
+item_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct item_tx *t = arg;
+	const struct item_patch *p = t->p;
+	int64_t started;
+	char item_id[ID_LEN], allowed[128];
+	char *title = NULL, *msg = NULL;
+	int cur, tstatus, to, rc = -1;
+
+	if (task_lookup(st, t->id, &tstatus, e) != 0 ||
+	    item_get(st, t->id, t->ordinal, item_id, &cur, &title, &started, e) != 0)
+		goto out;
+	to = p->status >= 0 ? p->status : cur;
+	if (!item_status_can(cur, to)) {
+		item_status_allowed(cur, allowed, sizeof allowed);
+		derr_set(e, DERR_CONFLICT, "status",
+		    "plan item %lld cannot go from %s to %s (allowed: %s)", (long long)t->ordinal,
+		    item_status_name(cur), item_status_name(to), allowed);
+		goto out;
+	}
+	if (item_write(st, item_id, cur, to, p->title ? p->title : title, started, now, e) != 0)
 		goto out;
 	if (to != cur) {
-		msg = xasprintf("Item %lld (%s): %s → %s", (long long)ordinal,
+		msg = xasprintf("Item %lld (%s): %s → %s", (long long)t->ordinal,
 		    p->title ? p->title : title, item_status_name(cur), item_status_name(to));
-		if (sys_msg(st, id, "progress", msg, now, e) != 0)
+		if (sys_msg(st, t->id, "progress", msg, now, e) != 0)
 			goto out;
 	}
-	if (p->note != NULL && note_insert(st, id, item_id, p->note, now, e) != 0)
+	if (p->note != NULL && note_insert(st, t->id, item_id, p->note, now, e) != 0)
 		goto out;
-	if (touch(st, id, now, true, e) != 0)
-		goto out;
-	rc = store_commit(st, e);
+	rc = touch(st, t->id, now, true, e);
 out:
-	if (rc != 0)
-		store_rollback(st);
-	store_unlock(st);
-	if (rc == 0) {
-		char ref[24];
-
-		snprintf(ref, sizeof ref, "%lld", (long long)ordinal);
-		events_publish("item", "updated", id, ref);
-	}
 	free(title);
 	free(msg);
 	return rc;
 }
 
 int
-task_action_add(struct store *st, const char *task_id, const struct action_new *a,
-    char id_out[ID_LEN], int64_t *ordinal_out, struct derr *e)
+task_item_update(struct store *st, const char *id, int64_t ordinal,
+    const struct item_patch *p, struct derr *e)
 {
-	int64_t now, started;
-	char item_id[ID_LEN], log_id[ID_LEN];
-	const char *item = NULL;
-	size_t i, nlogs = a->logs ? json_object_array_length(a->logs) : 0;
-	int cur, rc = -1, found;
+	struct item_tx t = { .id = id, .ordinal = ordinal, .p = p };
+	int rc = store_tx(st, item_tx, &t, e);
 
-	*ordinal_out = -1;
-	store_lock(st);
-	now = store_now(st);
-	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0)
-		goto out;
+	if (rc == 0) {
+		char ref[24];
+
+		snprintf(ref, sizeof ref, "%lld", (long long)ordinal);
+		events_publish("item", "updated", id, ref);
+	}
+	return rc;
+}
+
+struct action_tx {
+	const char *task_id;
+	const struct action_new *a;
+	char *id_out;
+	int64_t *ordinal_out;
+};
+
+static int
+action_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct action_tx *t = arg;
+	const struct action_new *a = t->a;
+	const char *task_id = t->task_id, *item = NULL;
+	int64_t started;
+	char item_id[ID_LEN], log_id[ID_LEN];
+	size_t i, nlogs = a->logs ? json_object_array_length(a->logs) : 0;
+	int cur, found;
+
+	if (task_lookup(st, task_id, &cur, e) != 0)
+		return -1;
 	if (a->has_ordinal) {
 		if (item_get(st, task_id, a->ordinal, item_id, &cur, NULL, &started, e) != 0) {
 			/* An unknown ordinal in a body is a bad argument, not
 			 * a missing resource (that is for path ordinals). */
 			if (e->code == DERR_NOT_FOUND)
 				e->code = DERR_INVALID;
-			goto out;
+			return -1;
 		}
 		item = item_id;
-		*ordinal_out = a->ordinal;
+		*t->ordinal_out = a->ordinal;
 	} else {
-		found = task_current_item(st, task_id, item_id, ordinal_out, e);
+		found = task_current_item(st, task_id, item_id, t->ordinal_out, e);
 		if (found < 0)
-			goto out;
+			return -1;
 		item = found == 0 ? item_id : NULL;
 	}
-	if (action_insert(st, task_id, item, a, now, id_out, e) != 0)
-		goto out;
+	if (action_insert(st, task_id, item, a, now, t->id_out, e) != 0)
+		return -1;
 	for (i = 0; i < nlogs; i++) {
 		json_object *l = json_object_array_get_idx(a->logs, i), *v;
 		const char *type = NULL, *content = NULL;
@@ -824,19 +882,25 @@ task_action_add(struct store *st, const char *task_id, const struct action_new *
 			type = json_object_get_string(v);
 		if (json_object_object_get_ex(l, "content", &v))
 			content = json_object_get_string(v);
-		if (log_insert(st, id_out, type, content, now, log_id, e) != 0)
-			goto out;
+		if (log_insert(st, t->id_out, type, content, now, log_id, e) != 0)
+			return -1;
 	}
-	if (touch(st, task_id, now, false, e) != 0)
-		goto out;
-	rc = store_commit(st, e);
-out:
-	if (rc != 0) {
-		store_rollback(st);
+	return touch(st, task_id, now, false, e);
+}
+
+int
+task_action_add(struct store *st, const char *task_id, const struct action_new *a,
+    char id_out[ID_LEN], int64_t *ordinal_out, struct derr *e)
+{
+	struct action_tx t = { .task_id = task_id, .a = a, .id_out = id_out,
+	    .ordinal_out = ordinal_out };
+	int rc;
+
+	*ordinal_out = -1;
+	rc = store_tx(st, action_tx, &t, e);
+	if (rc != 0)
 		*ordinal_out = -1;
-	}
-	store_unlock(st);
-	if (rc == 0)
+	else
 		events_publish("action", "created", task_id, id_out);
 	return rc;
 }
@@ -862,23 +926,26 @@ action_check(struct store *st, const char *task_id, const char *action_id,
 	    task_id, action_id);
 }
 
-int
-task_action_update(struct store *st, const char *task_id, const char *action_id,
-    const struct action_patch *p, struct derr *e)
-{
-	int64_t now;
-	sqlite3_stmt *s;
-	int cur, rc = -1;
+struct action_up_tx {
+	const char *task_id, *action_id;
+	const struct action_patch *p;
+};
 
-	store_lock(st);
-	now = store_now(st);
-	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0 ||
-	    action_check(st, task_id, action_id, e) != 0)
-		goto out;
+static int
+action_up_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct action_up_tx *t = arg;
+	const struct action_patch *p = t->p;
+	sqlite3_stmt *s;
+	int cur;
+
+	if (task_lookup(st, t->task_id, &cur, e) != 0 ||
+	    action_check(st, t->task_id, t->action_id, e) != 0)
+		return -1;
 	s = store_stmt(st, SQL_ACTION_SET);
 	if (s != NULL) {
-		sqlite3_bind_text(s, 1, action_id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, task_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 1, t->action_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, t->task_id, -1, SQLITE_STATIC);
 		bind_text_or_null(s, 3, p->status);
 		bind_text_or_null(s, 4, p->output_json);
 		if (p->duration_ms >= 0)
@@ -886,73 +953,90 @@ task_action_update(struct store *st, const char *task_id, const char *action_id,
 		else
 			sqlite3_bind_null(s, 5);
 	}
-	if (store_exec(st, s, "action set", e) != 0 || touch(st, task_id, now, false, e) != 0)
-		goto out;
-	rc = store_commit(st, e);
-out:
-	if (rc != 0)
-		store_rollback(st);
-	store_unlock(st);
+	if (store_exec(st, s, "action set", e) != 0)
+		return -1;
+	return touch(st, t->task_id, now, false, e);
+}
+
+int
+task_action_update(struct store *st, const char *task_id, const char *action_id,
+    const struct action_patch *p, struct derr *e)
+{
+	struct action_up_tx t = { .task_id = task_id, .action_id = action_id, .p = p };
+	int rc = store_tx(st, action_up_tx, &t, e);
+
 	if (rc == 0)
 		events_publish("action", "updated", task_id, action_id);
 	return rc;
+}
+
+struct log_tx {
+	const char *task_id, *action_id, *log_type, *content;
+	char *id_out;
+};
+
+static int
+log_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct log_tx *t = arg;
+	int cur;
+
+	if (task_lookup(st, t->task_id, &cur, e) != 0 ||
+	    action_check(st, t->task_id, t->action_id, e) != 0 ||
+	    log_insert(st, t->action_id, t->log_type, t->content, now, t->id_out, e) != 0)
+		return -1;
+	return touch(st, t->task_id, now, false, e);
 }
 
 int
 task_log_add(struct store *st, const char *task_id, const char *action_id,
     const char *log_type, const char *content, char id_out[ID_LEN], struct derr *e)
 {
-	int64_t now;
-	int cur, rc = -1;
+	struct log_tx t = { .task_id = task_id, .action_id = action_id,
+	    .log_type = log_type, .content = content, .id_out = id_out };
+	int rc = store_tx(st, log_tx, &t, e);
 
-	store_lock(st);
-	now = store_now(st);
-	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0 ||
-	    action_check(st, task_id, action_id, e) != 0)
-		goto out;
-	if (log_insert(st, action_id, log_type, content, now, id_out, e) != 0 ||
-	    touch(st, task_id, now, false, e) != 0)
-		goto out;
-	rc = store_commit(st, e);
-out:
-	if (rc != 0)
-		store_rollback(st);
-	store_unlock(st);
 	if (rc == 0)
 		events_publish("log", "created", task_id, action_id);
 	return rc;
+}
+
+struct msg_tx {
+	const char *task_id, *role, *msg_type, *content;
+	char id[ID_LEN];
+	int64_t now;
+};
+
+static int
+msg_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct msg_tx *t = arg;
+	int cur;
+
+	t->now = now;
+	if (task_lookup(st, t->task_id, &cur, e) != 0 ||
+	    msg_insert(st, t->task_id, t->role, t->msg_type, t->content, now, t->id, e) != 0)
+		return -1;
+	return touch(st, t->task_id, now, false, e);
 }
 
 json_object *
 task_message_add(struct store *st, const char *task_id, const char *role,
     const char *msg_type, const char *content, struct derr *e)
 {
-	int64_t now;
-	json_object *m = NULL;
-	char id[ID_LEN];
-	int cur, rc = -1;
+	struct msg_tx t = { .task_id = task_id, .role = role, .msg_type = msg_type,
+	    .content = content };
+	json_object *m;
 
-	store_lock(st);
-	now = store_now(st);
-	if (store_begin(st, e) != 0 || task_lookup(st, task_id, &cur, e) != 0)
-		goto out;
-	if (msg_insert(st, task_id, role, msg_type, content, now, id, e) != 0 ||
-	    touch(st, task_id, now, false, e) != 0)
-		goto out;
-	rc = store_commit(st, e);
-out:
-	if (rc != 0)
-		store_rollback(st);
-	store_unlock(st);
-	if (rc == 0) {
-		events_publish("message", "created", task_id, id);
-		m = json_object_new_object();
-		json_object_object_add(m, "message_id", json_object_new_string(id));
-		json_object_object_add(m, "task_id", json_object_new_string(task_id));
-		json_object_object_add(m, "role", json_object_new_string(role));
-		json_object_object_add(m, "msg_type", json_object_new_string(msg_type));
-		json_object_object_add(m, "content", json_object_new_string(content));
-		jx_add_time(m, "created_at", now);
-	}
+	if (store_tx(st, msg_tx, &t, e) != 0)
+		return NULL;
+	events_publish("message", "created", task_id, t.id);
+	m = json_object_new_object();
+	json_object_object_add(m, "message_id", json_object_new_string(t.id));
+	json_object_object_add(m, "task_id", json_object_new_string(task_id));
+	json_object_object_add(m, "role", json_object_new_string(role));
+	json_object_object_add(m, "msg_type", json_object_new_string(msg_type));
+	json_object_object_add(m, "content", json_object_new_string(content));
+	jx_add_time(m, "created_at", t.now);
 	return m;
 }

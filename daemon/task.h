@@ -4,8 +4,9 @@
  * Writes (task.c) validate the status machines (taskstate.h), fill the
  * timestamps and durations, write the thread messages that record what
  * happened, and run in one transaction each. Reads (taskview.c) build the
- * JSON views the API returns. Every function takes the store lock itself, so
- * callers hold no lock. Ids are borrowed strings; any JSON object returned
+ * JSON views the API returns. Every function takes what it needs itself
+ * (writes: store_tx; reads: a read snapshot, store_read_begin), so callers
+ * hold no lock. Ids are borrowed strings; any JSON object returned
  * is new and owned by the caller.
  *
  * Errors: -1 (or NULL) with e filled: DERR_NOT_FOUND for an unknown task,

@@ -1,8 +1,10 @@
 /*
  * taskview.c - the read side of the task model: JSON views. See task.h.
  *
- * Views are built under the store lock from a handful of queries (no N+1 per
- * action: logs for a page of actions come from one query). input_data and
+ * Views are built on a read connection (store_read_begin: one WAL snapshot
+ * per view, so a view is consistent and never waits for writers) from a
+ * handful of queries (no N+1 per action: logs for a page of actions come
+ * from one query). input_data and
  * output_data are stored as JSON text and parsed back, so a client gets
  * the same JSON value it sent.
  */
@@ -349,9 +351,9 @@ task_summary(struct store *st, const char *id, enum task_detail detail,
 {
 	json_object *sum;
 
-	store_lock(st);
+	st = store_read_begin(st);     /* a snapshot; never waits for writers */
 	sum = summary_locked(st, id, detail, sentence, e);
-	store_unlock(st);
+	store_read_end(st);
 	return sum;
 }
 
@@ -363,7 +365,7 @@ task_list(struct store *st, const struct task_query *q, struct derr *e)
 	size_t i, n;
 	int rc;
 
-	store_lock(st);
+	st = store_read_begin(st);     /* a snapshot; never waits for writers */
 	s = store_stmt(st, SQL_LIST);
 	if (s == NULL) {
 		store_fail(st, "task list", e);
@@ -394,7 +396,7 @@ task_list(struct store *st, const struct task_query *q, struct derr *e)
 	json_object_object_add(out, "count", json_object_new_int64((int64_t)n));
 	tasks = NULL;
 out:
-	store_unlock(st);
+	store_read_end(st);
 	json_object_put(tasks);
 	json_object_put(ids);
 	return out;
@@ -409,7 +411,7 @@ task_item_view(struct store *st, const char *id, int64_t ordinal, int limit,
 	char item_id[ID_LEN];
 	int status, rc;
 
-	store_lock(st);
+	st = store_read_begin(st);     /* a snapshot; never waits for writers */
 	if (task_lookup(st, id, &status, e) != 0)
 		goto out;
 	s = store_stmt(st, SQL_ITEM_ROW);
@@ -451,7 +453,7 @@ task_item_view(struct store *st, const char *id, int64_t ordinal, int limit,
 	json_object_object_add(out, "limit", json_object_new_int(limit));
 	json_object_object_add(out, "offset", json_object_new_int(offset));
 out:
-	store_unlock(st);
+	store_read_end(st);
 	return out;
 }
 
@@ -463,7 +465,7 @@ task_action_view(struct store *st, const char *task_id, const char *action_id,
 	sqlite3_stmt *s;
 	int rc;
 
-	store_lock(st);
+	st = store_read_begin(st);     /* a snapshot; never waits for writers */
 	s = store_stmt(st, SQL_ACTION_ONE);
 	if (s == NULL) {
 		store_fail(st, "action row", e);
@@ -500,7 +502,7 @@ task_action_view(struct store *st, const char *task_id, const char *action_id,
 		json_object_array_add(logs, log_json(s));
 	sqlite3_reset(s);
 out:
-	store_unlock(st);
+	store_read_end(st);
 	return a;
 }
 
@@ -512,7 +514,7 @@ task_thread(struct store *st, const char *id, int limit, struct derr *e)
 	size_t i, n;
 	int rc;
 
-	store_lock(st);
+	st = store_read_begin(st);     /* a snapshot; never waits for writers */
 	sum = summary_locked(st, id, DETAIL_ITEMS, false, e);
 	if (sum == NULL)
 		goto out;
@@ -566,6 +568,6 @@ fail:
 	json_object_put(out);
 	out = NULL;
 out:
-	store_unlock(st);
+	store_read_end(st);
 	return out;
 }

@@ -12,12 +12,19 @@
  *   connect/resolve failure       -> "detmd is not reachable at URL ...; start it"
  *   timeout, oversize, non-JSON   -> one sentence each
  *
+ * libcurl is loaded with dlopen at the first tools/call (forward_global_init):
+ * initialize and tools/list never map it and its ~30 dependent libraries
+ * (that loading was most of detm-mcp's start-up time). After the load, the
+ * table `fw_curl` is read-only.
+ *
  * Not here: argument checking (schema.c, done before), threads and
  * cancellation bookkeeping (worker.c), the wording of results (result.c).
  */
 #include "forward.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +56,64 @@ struct fw_reply {
 
 enum { FW_OK = 0, FW_TRANSPORT = -1, FW_CANCELLED = -2 };
 
-int
-forward_global_init(void)
+/* The libcurl functions used here, from dlopen. */
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	void (*easy_cleanup)(CURL *);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	CURLcode (*easy_perform)(CURL *);
+	void (*easy_reset)(CURL *);
+	const char *(*easy_strerror)(CURLcode);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+} fw_curl;
+static pthread_once_t fw_curl_once = PTHREAD_ONCE_INIT;
+static int fw_curl_rc = -1;
+static char fw_curl_err[256];
+
+#define FW_SYM(field, name) { #name, (void **)&fw_curl.field }
+
+static void
+fw_curl_load(void)
 {
-	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+	const struct { const char *name; void **slot; } syms[] = {
+		FW_SYM(global_init, curl_global_init), FW_SYM(easy_init, curl_easy_init),
+		FW_SYM(easy_cleanup, curl_easy_cleanup), FW_SYM(easy_setopt, curl_easy_setopt),
+		FW_SYM(easy_getinfo, curl_easy_getinfo), FW_SYM(easy_perform, curl_easy_perform),
+		FW_SYM(easy_reset, curl_easy_reset), FW_SYM(easy_strerror, curl_easy_strerror),
+		FW_SYM(slist_append, curl_slist_append), FW_SYM(slist_free_all, curl_slist_free_all),
+	};
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	size_t i;
+
+	if (h == NULL) {
+		snprintf(fw_curl_err, sizeof fw_curl_err, "libcurl is unavailable: %s "
+		    "(Debian package libcurl4)", dlerror());
+		return;
+	}
+	for (i = 0; i < sizeof syms / sizeof syms[0]; i++) {
+		*syms[i].slot = dlsym(h, syms[i].name);
+		if (*syms[i].slot == NULL) {
+			snprintf(fw_curl_err, sizeof fw_curl_err, "libcurl has no %s", syms[i].name);
+			return;     /* the handle stays open: harmless, once */
+		}
+	}
+	if (fw_curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(fw_curl_err, sizeof fw_curl_err, "libcurl failed to initialise");
+		return;
+	}
+	fw_curl_rc = 0;
+}
+
+int
+forward_global_init(char *err, size_t errlen)
+{
+	pthread_once(&fw_curl_once, fw_curl_load);
+	if (fw_curl_rc != 0)
+		snprintf(err, errlen, "%s", fw_curl_err);
+	return fw_curl_rc;
 }
 
 static char *
@@ -71,7 +132,7 @@ forward_new(const char *base_url, const char *token)
 	struct forward *fw = calloc(1, sizeof *fw);
 	size_t n;
 
-	if (fw == NULL || (fw->curl = curl_easy_init()) == NULL)
+	if (fw == NULL || (fw->curl = fw_curl.easy_init()) == NULL)
 		abort();
 	fw->base = fw_strdup(base_url);
 	n = strlen(fw->base);
@@ -92,7 +153,7 @@ forward_free(struct forward *fw)
 {
 	if (fw == NULL)
 		return;
-	curl_easy_cleanup(fw->curl);
+	fw_curl.easy_cleanup(fw->curl);
 	free(fw->base);
 	free(fw->auth);
 	free(fw);
@@ -188,44 +249,44 @@ fw_request(struct forward *fw, const char *method, const char *path, struct json
 	memset(r, 0, sizeof *r);
 	snprintf(url, sizeof url, "%s%s", fw->base, path);
 	/* reset keeps the connection cache, so keep-alive survives */
-	curl_easy_reset(c);
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	hdrs = curl_slist_append(hdrs, "Expect:");
+	fw_curl.easy_reset(c);
+	hdrs = fw_curl.slist_append(hdrs, "Accept: application/json");
+	hdrs = fw_curl.slist_append(hdrs, "Expect:");
 	if (fw->auth != NULL)
-		hdrs = curl_slist_append(hdrs, fw->auth);
+		hdrs = fw_curl.slist_append(hdrs, fw->auth);
 	if (body != NULL) {
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+		hdrs = fw_curl.slist_append(hdrs, "Content-Type: application/json");
 		payload = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, payload);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
+		fw_curl.easy_setopt(c, CURLOPT_POSTFIELDS, payload);
+		fw_curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)strlen(payload));
 	}
 	if (strcmp(method, "GET") == 0)
-		curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+		fw_curl.easy_setopt(c, CURLOPT_HTTPGET, 1L);
 	else
-		curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "detm-mcp/" DETM_MCP_VERSION);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, TIME_CONNECT_S);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
-	curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fw_on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, fw_on_progress);
-	curl_easy_setopt(c, CURLOPT_XFERINFODATA, ctl);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->cerr);
+		fw_curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+	fw_curl.easy_setopt(c, CURLOPT_URL, url);
+	fw_curl.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+	fw_curl.easy_setopt(c, CURLOPT_USERAGENT, "detm-mcp/" DETM_MCP_VERSION);
+	fw_curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	fw_curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, TIME_CONNECT_S);
+	fw_curl.easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	fw_curl.easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	fw_curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	fw_curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, fw_on_data);
+	fw_curl.easy_setopt(c, CURLOPT_WRITEDATA, r);
+	fw_curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+	fw_curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, fw_on_progress);
+	fw_curl.easy_setopt(c, CURLOPT_XFERINFODATA, ctl);
+	fw_curl.easy_setopt(c, CURLOPT_ERRORBUFFER, r->cerr);
 
-	r->cc = curl_easy_perform(c);
+	r->cc = fw_curl.easy_perform(c);
 	if (r->cc == CURLE_ABORTED_BY_CALLBACK) {
 		rc = FW_CANCELLED;
 		goto out;
 	}
 	if (r->cc != CURLE_OK)
 		goto out;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+	fw_curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 	if (r->data != NULL) {
 		r->json = json_tokener_parse(r->data);
 		/* Numbers past 64 bits keep their text (daemon/jxkeep.h). */
@@ -235,9 +296,9 @@ fw_request(struct forward *fw, const char *method, const char *path, struct json
 	rc = FW_OK;
 out:
 	log_debug("%s %s -> %ld (%s)", method, path, r->status,
-	          r->cc == CURLE_OK ? "ok" : curl_easy_strerror(r->cc));
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
-	curl_slist_free_all(hdrs);
+	          r->cc == CURLE_OK ? "ok" : fw_curl.easy_strerror(r->cc));
+	fw_curl.easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+	fw_curl.slist_free_all(hdrs);
 	return rc;
 }
 
@@ -292,7 +353,7 @@ fw_failure(struct forward *fw, const struct tool *t, const char *method, const c
 			return result_error(NULL, "detmd is not reachable at %s (%s): start it with "
 				"`make run` in the detm source tree or by running `detmd`, or point "
 				"detm-mcp at it with --url or ACU_DAEMON_URL.", fw->base,
-				r->cerr[0] ? r->cerr : curl_easy_strerror(r->cc));
+				r->cerr[0] ? r->cerr : fw_curl.easy_strerror(r->cc));
 		case CURLE_OPERATION_TIMEDOUT:
 			return result_error(NULL, "detmd at %s did not answer %s %s within %ld s (%s).",
 				fw->base, method, path, t->timeout_s, r->cerr);
@@ -302,7 +363,7 @@ fw_failure(struct forward *fw, const struct tool *t, const char *method, const c
 					"ask for less (a smaller limit or detail level).", method, path,
 					CAP_HTTP_BODY >> 20);
 			return result_error(NULL, "the request %s %s to detmd at %s failed: %s.",
-				method, path, fw->base, r->cerr[0] ? r->cerr : curl_easy_strerror(r->cc));
+				method, path, fw->base, r->cerr[0] ? r->cerr : fw_curl.easy_strerror(r->cc));
 		}
 	}
 	r->json = NULL;             /* body now ours */
@@ -524,7 +585,7 @@ forward_check_version(struct forward *fw, atomic_int *cancel)
 		if (r.cc != CURLE_ABORTED_BY_CALLBACK)
 			log_warn("detmd is not reachable at %s yet (%s); tool calls will fail until it "
 			         "runs (make run, or detmd)", fw->base,
-			         r.cerr[0] ? r.cerr : curl_easy_strerror(r.cc));
+			         r.cerr[0] ? r.cerr : fw_curl.easy_strerror(r.cc));
 		goto out;
 	}
 	if (json_object_object_get_ex(r.json, "api_version", &v) &&

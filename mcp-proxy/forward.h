@@ -13,13 +13,16 @@
 
 #include <json-c/json.h>
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "tools.h"
 
 struct forward;
 
-/* Once per process, before threads: curl_global_init. 0 or -1. */
-int forward_global_init(void) __attribute__((warn_unused_result));
+/* Loads libcurl (dlopen) and runs curl_global_init, once per process (later
+ * calls return the first result); call it before forward_new, on the thread
+ * of the first tools/call. 0, or -1 with a sentence in err. */
+int forward_global_init(char *err, size_t errlen) __attribute__((warn_unused_result));
 
 /* base_url: "http://host:port" (a trailing slash is ignored); token may be
  * NULL. Both are copied. Aborts on out-of-memory. */

@@ -9,7 +9,8 @@
  * and on EOF stop the worker and exit.
  *
  * Threads: this one reads stdin and answers the cheap methods; worker.c
- * runs tool calls; a third checks detmd's API version once at startup.
+ * runs tool calls (and loads libcurl and checks detmd's API version at the
+ * first one).
  * Not here: JSON-RPC semantics (rpc.c), HTTP (forward.c), the tools
  * (tools.c).
  */
@@ -158,10 +159,6 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (tools_init(err, sizeof err) != 0) {
 		log_error("tool table: %s", err);
-		goto out;
-	}
-	if (forward_global_init() != 0) {
-		log_error("libcurl failed to initialise");
 		goto out;
 	}
 	if (worker_start(url, token) != 0) {

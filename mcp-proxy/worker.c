@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +23,7 @@
 #include "caps.h"
 #include "forward.h"
 #include "log.h"
+#include "result.h"
 #include "rpc.h"
 
 struct job {
@@ -42,10 +44,14 @@ static bool wk_stopping;
 static bool wk_aborting;            /* grace over: cancel everything */
 static atomic_int wk_shutdown;      /* abort the startup version check */
 static char *wk_url, *wk_token;
-static struct forward *wk_version_fw;
-static pthread_t wk_threads[CAP_WORKERS], wk_version_thread;
+static pthread_t wk_threads[CAP_WORKERS];
 static size_t wk_nthreads;
-static bool wk_version_started;
+/* libcurl and the API version check come with the first tools/call, on
+ * whichever worker runs it, so initialize and tools/list touch neither
+ * libcurl nor detmd. Under wk_init_lock: 1 not yet, 0 ready, -1 failed. */
+static pthread_mutex_t wk_init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int wk_init_state = 1;
+static char wk_init_err[300];
 
 /* The job this pool thread runs, and its connection to detmd. */
 static _Thread_local struct job *wk_cur;
@@ -113,8 +119,6 @@ wk_main(void *arg)
 		if (j == NULL)
 			break;
 		if (ran) {
-			if (wk_fw == NULL)
-				wk_fw = forward_new(wk_url, wk_token);
 			wk_cur = j;
 			resp = rpc_execute(j->msg);
 			wk_cur = NULL;
@@ -135,12 +139,33 @@ wk_main(void *arg)
 	return NULL;
 }
 
-static void *
-wk_version_main(void *arg)
+/* The first call on any worker loads libcurl and checks detmd's API
+ * version (logged on a mismatch); later calls find it done. Each worker
+ * then makes its own connection's handle. NULL with a sentence in err when
+ * libcurl cannot be loaded. */
+static struct forward *
+wk_forward_get(char *err, size_t errlen)
 {
-	(void)arg;
-	forward_check_version(wk_version_fw, &wk_shutdown);
-	return NULL;
+	int state;
+
+	pthread_mutex_lock(&wk_init_lock);
+	if (wk_init_state == 1) {
+		wk_init_state = forward_global_init(wk_init_err, sizeof wk_init_err) == 0 ? 0 : -1;
+		if (wk_init_state == 0) {
+			struct forward *fw = forward_new(wk_url, wk_token);
+
+			forward_check_version(fw, &wk_shutdown);
+			forward_free(fw);
+		}
+	}
+	state = wk_init_state;
+	snprintf(err, errlen, "%s", wk_init_err);
+	pthread_mutex_unlock(&wk_init_lock);
+	if (state != 0)
+		return NULL;
+	if (wk_fw == NULL)
+		wk_fw = forward_new(wk_url, wk_token);
+	return wk_fw;
 }
 
 int
@@ -154,13 +179,10 @@ worker_start(const char *url, const char *token)
 		if (pthread_create(&wk_threads[wk_nthreads], NULL, wk_main,
 		                   (void *)(uintptr_t)wk_nthreads) != 0)
 			break;
-	wk_version_fw = forward_new(url, token);
-	if (wk_nthreads == 0 ||
-	    pthread_create(&wk_version_thread, NULL, wk_version_main, NULL) != 0) {
+	if (wk_nthreads == 0) {
 		worker_stop(0);
 		return -1;
 	}
-	wk_version_started = true;
 	return 0;
 }
 
@@ -224,7 +246,8 @@ worker_forward(const struct tool *t, struct json_object *args, struct json_objec
 	struct forward_ctl ctl = { 0 };
 	struct json_object *res;
 	struct job *j = wk_cur;
-	char *key = wk_key(id);
+	struct forward *fw;
+	char *key = wk_key(id), err[300];
 
 	pthread_mutex_lock(&wk_lock);
 	free(j->inflight);
@@ -237,7 +260,8 @@ worker_forward(const struct tool *t, struct json_object *args, struct json_objec
 		ctl.progress = rpc_progress;
 		ctl.ud = progress_token;
 	}
-	res = forward_call(wk_fw, t, args, &ctl);
+	fw = wk_forward_get(err, sizeof err);
+	res = fw != NULL ? forward_call(fw, t, args, &ctl) : result_error(NULL, "%s", err);
 
 	pthread_mutex_lock(&wk_lock);
 	j->inflight = NULL;
@@ -283,15 +307,9 @@ worker_stop(int grace_ms)
 				atomic_store(&wk_running[i]->cancel, 1);
 	}
 	pthread_mutex_unlock(&wk_lock);
-	if (wk_version_started) {
-		pthread_join(wk_version_thread, NULL);
-		wk_version_started = false;
-	}
 	for (i = 0; i < wk_nthreads; i++)
 		pthread_join(wk_threads[i], NULL);
 	wk_nthreads = 0;
-	forward_free(wk_version_fw);
-	wk_version_fw = NULL;
 	free(wk_url);
 	free(wk_token);
 	wk_url = wk_token = NULL;

@@ -20,8 +20,10 @@
 
 #include "tools.h"
 
-/* Start the pool and the one-shot startup version check. 0, or -1 if a
- * thread cannot start. */
+/* Start the pool (url and token are copied). libcurl is loaded and
+ * detmd's API version checked (logged) only at the first tools/call, so
+ * initialize and tools/list touch neither libcurl nor the daemon. 0, or -1
+ * if no thread can start. */
 int worker_start(const char *url, const char *token) __attribute__((warn_unused_result));
 
 /* Queue msg (a tools/call request or a batch array) for rpc_execute on a

@@ -2,8 +2,8 @@
 # load.sh - the load suite: detmd under sustained writes, concurrency and a
 # kill -9, with a recording and smart waits running throughout.
 #
-#   crash survival: 8 writers post actions and messages over keep-alive
-#     connections (tests/load/loadgen.py) to tasks while a task display is
+#   crash survival: 16 writers post actions and messages over keep-alive
+#     connections (tests/load/loadgen.py, group commit batching them) to tasks while a task display is
 #     recorded and a smart wait watches; detmd is killed -9 mid-stream and
 #     restarted: every acknowledged write is in the database, integrity_check
 #     is ok, the wait is watching again, the recording plays (ffprobe) and is
@@ -42,7 +42,7 @@ api POST /api/waits "{\"task_id\":\"${tasks[0]}\",\"target\":\"screen\",\"wake_w
 W=$(jqr .wait_id)
 wait_for 10 sh -c "[ \$(curl -s $DETM_URL/api/tasks/$R | jq .recording.frames) -ge 4 ]"
 xvfb_pid=$(curl -s "$DETM_URL/api/displays" | jq -r ".displays[] | select(.task_id == \"$R\") | .pid")
-tests/load/loadgen.py writes "$DETM_URL" 40 8 "$tmp/acked" "${tasks[@]}" >"$tmp/writes.out" 2>&1 &
+tests/load/loadgen.py writes "$DETM_URL" 40 16 "$tmp/acked" "${tasks[@]}" >"$tmp/writes.out" 2>&1 &
 lg=$!
 # Kill once the writers are well under way (not after a fixed time: on a
 # busy machine the first acknowledgements can take seconds to come).
@@ -50,7 +50,7 @@ wait_for 30 sh -c "[ \$(cat '$tmp/acked' 2>/dev/null | wc -l) -ge 300 ]"
 daemon_kill9
 wait "$lg"
 acked=$(wc -l <"$tmp/acked")
-echo "   writes before kill -9: $(cat "$tmp/writes.out") (8 connections)"
+echo "   writes before kill -9: $(cat "$tmp/writes.out") (16 connections, group commit)"
 check "the writers got acknowledgements before the kill ($acked)" [ "$acked" -ge 100 ]
 daemon_start --vision-backend passthrough || { bad "restart"; finish; exit 1; }
 db "SELECT id FROM actions" | sort >"$tmp/present"

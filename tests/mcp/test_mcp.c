@@ -618,6 +618,23 @@ out:
 
 /* ---- daemon down, fake daemon ---- */
 
+/* Whether the process maps a file whose path contains name. */
+static bool
+maps_have(pid_t pid, const char *name)
+{
+	char path[64], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	while (f != NULL && fgets(line, sizeof line, f) != NULL)
+		found = found || strstr(line, name) != NULL;
+	if (f != NULL)
+		fclose(f);
+	return found;
+}
+
 static int
 test_daemon_down_says_where_and_how_to_start(void)
 {
@@ -638,12 +655,14 @@ test_daemon_down_says_where_and_how_to_start(void)
 	r = mproc_call(&p, 2, "tools/list", NULL);
 	CHECK(r && json_object_array_length(jget(r, "result.tools")) > 10, "tools/list without daemon");
 	DROP(r);
+	CHECK(!maps_have(p.pid, "libcurl"), "libcurl was loaded before the first tools/call");
 	res = mproc_tool(&p, 3, "task_list", NULL, &r);
 	CHECK(res && is_error(res), "%s", JS(r));
 	CHECK(strstr(result_text(res), down) && strstr(result_text(res), "make run") &&
 	      strstr(result_text(res), "detmd"), "%s", result_text(res));
 	DROP(r);
 	CHECK(mproc_stderr_has(&p, "not reachable"), "startup check logs the unreachable daemon");
+	CHECK(maps_have(p.pid, "libcurl"), "the call loaded libcurl (the check above can fail)");
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -709,11 +728,13 @@ test_screenshot_becomes_image_content(void)
 	args[1] = u;
 	CHECK(mproc_open(&p, args) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
-	/* the startup check saw api_version 2 and logged both versions (wait
-	 * for it first, so that the fake's last request is the tool's) */
+	/* initialize asked nothing of the daemon */
+	CHECK(f.requests == 0, "initialize reached the daemon (%d requests)", f.requests);
+	res = mproc_tool(&p, 2, "desktop_look", "{\"max_width\":1200,\"window_name\":\"Fire fox\"}", &r);
+	/* the version check ran before the first call (so the fake's last
+	 * request is the tool's), saw api_version 2 and logged both versions */
 	CHECK(mproc_stderr_has(&p, "mismatch") && mproc_stderr_has(&p, "api_version 2") &&
 	      mproc_stderr_has(&p, "api_version 1"), "version mismatch not logged");
-	res = mproc_tool(&p, 2, "desktop_look", "{\"max_width\":1200,\"window_name\":\"Fire fox\"}", &r);
 	CHECK(res && !is_error(res), "%s", JS(r));
 	/* the sentence first, then the image (issue 19.3) */
 	CHECK(strcmp(jget_str(res, "content.1.type") ?: "", "image") == 0 &&

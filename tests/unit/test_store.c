@@ -1,4 +1,5 @@
 /* test_store.c - store.c and the task model on a real SQLite file. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -327,7 +328,175 @@ test_wal_is_checkpointed_and_bounded_under_load(void)
 	cleanup(st);
 }
 
+/* Group commit: 16 writers, bodies that succeed, fail after a write, or
+ * hit a real constraint error after a write, all through store_tx, and a
+ * reader on the read pool meanwhile. */
+#define GC_THREADS 16
+#define GC_WRITES 300
+
+struct gc_arg {
+	struct store *st;
+	int k, ok, bad_rc;
+};
+
+struct gc_body {
+	int k, n;
+};
+
+static const char SQL_GC_INSERT[] =
+    "INSERT INTO tasks (id, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)";
+
+static int
+gc_insert(struct store *st, const char *id, int kind, int64_t now, struct derr *e)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_GC_INSERT);
+	char name[8];
+
+	snprintf(name, sizeof name, "%d", kind);
+	if (s != NULL) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(s, 3, now);
+	}
+	return store_exec(st, s, "gc insert", e);
+}
+
+static int
+gc_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct gc_body *b = arg;
+	char id[ID_LEN];
+	int kind = b->n % 3;
+
+	snprintf(id, sizeof id, "%02x%06x", (unsigned)b->k, (unsigned)b->n);
+	if (gc_insert(st, id, kind, now, e) != 0)
+		return -1;
+	if (kind == 1)
+		return derr_set(e, DERR_INVALID, NULL, "fails after a write");
+	if (kind == 2)
+		return gc_insert(st, id, kind, now, e);     /* primary key taken */
+	return 0;
+}
+
+static int gc_acked;        /* successful writes acknowledged so far (atomic) */
+static int gc_stop;         /* the writers are done (atomic) */
+
+struct gc_reader {
+	struct store *st;
+	int reads, uncommitted_seen, acked_missing, went_back;
+};
+
+static int64_t
+reader_count(struct store *rd, const char *sql)
+{
+	sqlite3_stmt *s = store_stmt(rd, sql);
+	int64_t n = -1;
+
+	if (s != NULL && sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int64(s, 0);
+	if (s != NULL)
+		sqlite3_reset(s);
+	return n;
+}
+
+/* Reads during the storm: never a row of a failed body (they exist only
+ * inside an uncommitted batch), always every write acknowledged before the
+ * read began, never fewer rows than the read before. */
+static void *
+gc_read(void *p)
+{
+	static const char SQL_OK[] = "SELECT count(*) FROM tasks WHERE name = '0'";
+	static const char SQL_BAD[] = "SELECT count(*) FROM tasks WHERE name != '0'";
+	struct gc_reader *g = p;
+	int64_t last = 0;
+
+	while (!__atomic_load_n(&gc_stop, __ATOMIC_ACQUIRE)) {
+		int acked = __atomic_load_n(&gc_acked, __ATOMIC_ACQUIRE);
+		struct store *rd = store_read_begin(g->st);
+		int64_t n = reader_count(rd, SQL_OK);
+
+		if (reader_count(rd, SQL_BAD) != 0)
+			g->uncommitted_seen++;
+		store_read_end(rd);
+		if (n < acked)
+			g->acked_missing++;
+		if (n < last)
+			g->went_back++;
+		last = n;
+		g->reads++;
+	}
+	return NULL;
+}
+
+static void *
+gc_writer(void *p)
+{
+	struct gc_arg *a = p;
+	struct gc_body b = { .k = a->k };
+	struct derr e;
+
+	for (b.n = 0; b.n < GC_WRITES; b.n++) {
+		int rc;
+
+		derr_clear(&e);
+		rc = store_tx(a->st, gc_tx, &b, &e);
+		if (rc == 0 && b.n % 3 == 0) {
+			a->ok++;
+			__atomic_add_fetch(&gc_acked, 1, __ATOMIC_RELEASE);
+		}
+		else if ((rc == 0) != (b.n % 3 == 0))
+			a->bad_rc++;
+	}
+	return NULL;
+}
+
+static void
+test_group_commit_isolates_failing_writes(void)
+{
+	struct store *st = fresh_store();
+	struct gc_arg args[GC_THREADS];
+	struct gc_reader rdr = { .st = st };
+	pthread_t th[GC_THREADS], rth;
+	uint64_t writes, commits;
+	int i, ok = 0, bad = 0;
+
+	CHECK(st != NULL);
+	if (st == NULL)
+		return;
+	gc_acked = gc_stop = 0;
+	CHECK(pthread_create(&rth, NULL, gc_read, &rdr) == 0);
+	for (i = 0; i < GC_THREADS; i++) {
+		args[i] = (struct gc_arg){ .st = st, .k = i };
+		CHECK(pthread_create(&th[i], NULL, gc_writer, &args[i]) == 0);
+	}
+	for (i = 0; i < GC_THREADS; i++) {
+		pthread_join(th[i], NULL);
+		ok += args[i].ok;
+		bad += args[i].bad_rc;
+	}
+	__atomic_store_n(&gc_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(rth, NULL);
+	store_tx_stats(st, &writes, &commits);
+	fprintf(stderr, "    %llu writes in %llu commits, %d reads during them\n",
+	    (unsigned long long)writes, (unsigned long long)commits, rdr.reads);
+	CHECK(rdr.reads > 0);
+	CHECK(rdr.uncommitted_seen == 0);
+	CHECK(rdr.acked_missing == 0);
+	CHECK(rdr.went_back == 0);
+	CHECK(bad == 0);                    /* each body's own result, no other's */
+	CHECK(ok == GC_THREADS * ((GC_WRITES + 2) / 3));
+	CHECK(count(st, "SELECT count(*) FROM tasks WHERE name = '0'") == ok);
+	CHECK(count(st, "SELECT count(*) FROM tasks WHERE name != '0'") == 0);
+	CHECK(writes == (uint64_t)GC_THREADS * GC_WRITES);
+	CHECK(commits > 0 && commits < writes);     /* batches of more than one */
+	/* store_now per body, in commit order: time never goes back. */
+	CHECK(count(st, "SELECT count(*) FROM tasks a JOIN tasks b ON b.rowid = a.rowid + 1 "
+	    "WHERE b.created_at < a.created_at") == 0);
+	cleanup(st);
+}
+
 const struct unit_test store_tests[] = {
+	{ "group_commit_isolates_failing_writes", test_group_commit_isolates_failing_writes },
 	{ "wal_is_checkpointed_and_bounded_under_load", test_wal_is_checkpointed_and_bounded_under_load },
 	{ "store_applies_migrations_once_and_reopens", test_store_applies_migrations_once_and_reopens },
 	{ "store_refuses_a_database_from_a_newer_detmd", test_store_refuses_a_database_from_a_newer_detmd },
