@@ -185,33 +185,13 @@ prop_has_atom(const struct ctx *c, Window w, Atom prop, Atom want)
 
 /* ---- text ---- */
 
-/* Copies src[0..len) (stopping at a NUL) into dst[cap] as UTF-8: valid
- * sequences are kept, invalid bytes become '?', and it stops before a
- * sequence that would not fit, so dst is always valid and terminated. */
+/* Copies src[0..len) (stopping at a NUL) into dst[cap] as UTF-8 with the
+ * one repair rule of common/utf8.c: valid sequences are kept, invalid bytes
+ * become U+FFFD, and it stops before a sequence that would not fit. */
 static void
 put_utf8(char *dst, size_t cap, const char *src, size_t len)
 {
-	const unsigned char *s = (const unsigned char *)src;
-	size_t i = 0, o = 0;
-
-	while (i < len && s[i] != '\0') {
-		size_t k = s[i] < 0x80 ? 1 : (s[i] & 0xe0) == 0xc0 ? 2 :
-		    (s[i] & 0xf0) == 0xe0 ? 3 : (s[i] & 0xf8) == 0xf0 ? 4 : 0;
-
-		if (k == 0 || i + k > len || !utf8_valid(src + i, k)) {
-			if (o + 1 >= cap)
-				break;
-			dst[o++] = '?';
-			i++;
-			continue;
-		}
-		if (o + k >= cap)
-			break;
-		memcpy(dst + o, src + i, k);
-		o += k;
-		i += k;
-	}
-	dst[o] = '\0';
+	utf8_fix(dst, cap, src, strnlen(src, len));
 }
 
 /* Latin-1 (ICCCM STRING) to UTF-8, same truncation rule as put_utf8. */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "httpcase.h"
+#include "../oracle/utf8.h"
 
 struct ctx {
 	const struct hc_response *resp;
@@ -333,40 +334,6 @@ check_one(struct ctx *c, const struct hc_expect *x)
 	free(val);
 }
 
-/* Strict UTF-8 (Unicode Table 3-7), written apart from the daemon's
- * utf8.c so the check does not share its bugs. */
-static int
-utf8_strict(const unsigned char *s, size_t n)
-{
-	size_t i = 0, k, len;
-	unsigned lo, hi;
-
-	while (i < n) {
-		unsigned c = s[i];
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		lo = 0x80;
-		hi = 0xbf;
-		if (c >= 0xc2 && c <= 0xdf)
-			len = 2;
-		else if (c >= 0xe0 && c <= 0xef)
-			len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-		else if (c >= 0xf0 && c <= 0xf4)
-			len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-		else
-			return 0;
-		if (i + len > n || s[i + 1] < lo || s[i + 1] > hi)
-			return 0;
-		for (k = 2; k < len; k++)
-			if (s[i + k] < 0x80 || s[i + k] > 0xbf)
-				return 0;
-		i += len;
-	}
-	return 1;
-}
 
 int
 hc_check_step(const struct hc_step *step, const struct hc_response *resp,
@@ -389,7 +356,7 @@ hc_check_step(const struct hc_step *step, const struct hc_response *resp,
 	/* Every reply that is text must be valid UTF-8, in every case. */
 	if (resp->headers != NULL && (strcasestr(resp->headers, "content-type: application/json") ||
 	    strcasestr(resp->headers, "content-type: text/")) &&
-	    !utf8_strict((const unsigned char *)resp->body, resp->body_len))
+	    !utf8_strict(resp->body, resp->body_len))
 		fail(&c, step->lineno, "the reply is not valid UTF-8");
 	/* Status first, so it leads the failure text. */
 	for (i = 0; i < step->nex; i++)
