@@ -14,6 +14,12 @@
  * Writers that arrive while a batch commits queue for the next one, so one
  * WAL append (and with sync full one fsync) serves many requests. Lock
  * order: q_lock is never held while taking `lock`.
+ *
+ * Readers: READERS struct stores of their own (is_reader: a connection,
+ * its lock and statement cache; no queue, no checkpointer), opened at first
+ * use. store_read_begin takes a free one (or waits for one), BEGINs a read
+ * transaction (a WAL snapshot of committed data), store_read_end COMMITs it
+ * so the next read sees the newest commit.
  */
 #include "store.h"
 
