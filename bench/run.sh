@@ -7,9 +7,13 @@
 #   POST /api/tasks/{id}/actions   bench/http/post_action.lua
 #   GET  /api/tasks/{id}           bench/http/get_task.lua
 # and afterwards checks that the rows in `actions` equal the 2xx responses
-# wrk saw. Targets never fail the run; a daemon that fails to start, dies or
-# stops answering does (exit 1). Tunables: BENCH_THREADS (2), BENCH_CONNS
-# (16), BENCH_DURATION (10s), DETM_BIN (bin).
+# wrk saw. Also: the floor (GET /api/health, same wrk settings), GET p99
+# *during* the POST run (a second wrk, -t1 -c4, on the same task), and the
+# POST run again on a daemon started with --db-sync full. Ends with the
+# issue-21 table. Targets never fail the run; a daemon that fails to start,
+# dies or stops answering does (exit 1). Tunables: BENCH_THREADS (2),
+# BENCH_CONNS (16), BENCH_DURATION (10s), DETM_BIN (bin), BENCH_MORE (the
+# other benches run after: "desktop capture waits gui record").
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -67,6 +71,32 @@ bench_run() {
 	alive || die "detmd stopped answering during $name"
 }
 
+# bench_bg URL SCRIPT OUT : a second wrk (-t1 -c4) in the background.
+bench_bg() {
+	wrk -t1 -c4 -d"$DURATION" --latency -s "$2" "$1" >"$3" 2>&1 &
+	BG_PID=$!
+}
+
+# bg_vars OUT : set G_* from a background wrk's BENCH line.
+bg_vars() {
+	local line kv
+	line=$(grep '^BENCH ' "$1" | tail -n 1)
+	[ -n "$line" ] || { cat "$1" >&2; die "no BENCH line from the second wrk"; }
+	for kv in ${line#BENCH }; do
+		eval "G_${kv%%=*}=${kv#*=}"
+	done
+}
+
+# new_task : register a task with item 0 active; sets T.
+new_task() {
+	T=$(curl -fsS -X POST "$DETM_URL/api/tasks" -H 'Content-Type: application/json' \
+		-d '{"name":"bench","plan":["log actions","read back"]}' |
+		sed -n 's/.*"task_id":"\([0-9a-f]*\)".*/\1/p')
+	[ -n "$T" ] || die "cannot register the bench task"
+	curl -fsS -o /dev/null -X PATCH "$DETM_URL/api/tasks/$T/items/0" -H 'Content-Type: application/json' \
+		-d '{"status":"active"}' || die "cannot start item 0"
+}
+
 # report NAME : the numbers of the last bench_run against the targets.
 report() {
 	local rps_int=${B_rps%.*}
@@ -83,12 +113,7 @@ daemon_start || die "detmd did not start"
 echo "$("$DETM_BIN/detmd" --version 2>/dev/null | head -n 1), pid $DETM_PID at $DETM_URL"
 echo "data dir $DETM_DATA; $(nproc) CPUs; wrk -t$THREADS -c$CONNS -d$DURATION"
 
-T=$(curl -fsS -X POST "$DETM_URL/api/tasks" -H 'Content-Type: application/json' \
-	-d '{"name":"bench","plan":["log actions","read back"]}' |
-	sed -n 's/.*"task_id":"\([0-9a-f]*\)".*/\1/p')
-[ -n "$T" ] || die "cannot register the bench task"
-curl -fsS -o /dev/null -X PATCH "$DETM_URL/api/tasks/$T/items/0" -H 'Content-Type: application/json' \
-	-d '{"status":"active"}' || die "cannot start item 0"
+new_task
 
 sleep 1
 idle=$(rss_kb)
@@ -101,7 +126,7 @@ printf '   RSS        %s   target <= 15 MB: %s\n' "$(mb "$idle")" \
 rows_before=$(sqlite3 "$DETM_DATA/data.db" 'SELECT count(*) FROM actions') || die "sqlite3 cannot read data.db"
 bench_run "POST /api/tasks/{id}/actions" "$DETM_URL/api/tasks/$T/actions" bench/http/post_action.lua
 report POST
-post_ok=$B_ok2xx
+post_ok=$B_ok2xx post_rps=$B_rps post_p50=$B_p50_us post_p99=$B_p99_us
 rows=$(sqlite3 "$DETM_DATA/data.db" 'SELECT count(*) FROM actions') || die "sqlite3 cannot read data.db"
 rows=$((rows - rows_before))
 if [ "$rows" -eq "$post_ok" ]; then same=yes; else same=no; fi
@@ -116,12 +141,28 @@ elif [ "$extra" -gt 0 ]; then
 		"$extra" "$CONNS" "$([ "$extra" -le "$CONNS" ] && echo consistent || echo "NOT consistent")"
 fi
 
-bench_run "GET /api/tasks/{id}" "$DETM_URL/api/tasks/$T" bench/http/get_task.lua
+bench_run "GET /api/tasks/{id} (after the POST run)" "$DETM_URL/api/tasks/$T" bench/http/get_task.lua
 report GET
+get_rps=$B_rps get_p99=$B_p99_us
+
+bench_run "GET /api/health (the floor: an almost empty handler)" "$DETM_URL/api/health" bench/http/health.lua
+report floor
+floor_rps=$B_rps floor_p99=$B_p99_us
+
+bench_bg "$DETM_URL/api/tasks/$T" bench/http/get_task.lua "$tmp/bg.out"
+bench_run "POST /api/tasks/{id}/actions with GET /api/tasks/{id} at the same time (wrk -t1 -c4)" \
+	"$DETM_URL/api/tasks/$T/actions" bench/http/post_action.lua
+wait "$BG_PID"
+report POST
+bg_vars "$tmp/bg.out"
+printf '   GET during %s req/s   p50 %s   p99 %s   (2xx %s, non-2xx %s)\n' "$G_rps" \
+	"$(ms "$G_p50_us")" "$(ms "$G_p99_us")" "$G_ok2xx" "$G_non2xx"
+post2_rps=$B_rps post2_p99=$B_p99_us
 
 echo
 echo "== after load"
-printf '   RSS        %s\n' "$(mb "$(rss_kb)")"
+after=$(rss_kb)
+printf '   RSS        %s\n' "$(mb "$after")"
 
 # bench/mcp (the MCP proxy's overhead) runs against the same daemon when
 # node and detm-mcp are there; it is a report too, so its failure is noted only.
@@ -140,9 +181,33 @@ if [ "${DETM_RC:-1}" -ne 0 ]; then
 	failed=1
 fi
 
+# The same POST run with every commit fsync'ed.
+rm -rf "$DETM_DATA"
+DETM_DATA=
+daemon_start --db-sync full || die "detmd --db-sync full did not start"
+new_task
+bench_run "POST /api/tasks/{id}/actions, --db-sync full" "$DETM_URL/api/tasks/$T/actions" \
+	bench/http/post_action.lua
+report POST
+full_rps=$B_rps full_p50=$B_p50_us full_p99=$B_p99_us
+daemon_stop
+
+echo
+echo "== issue 21 (bench/README.md; $(nproc) CPUs, wrk -t$THREADS -c$CONNS -d$DURATION on the same machine)"
+printf '   %-58s %s\n' "POST actions, $CONNS keep-alive conns" \
+	"$post_rps req/s, p50 $(ms "$post_p50"), p99 $(ms "$post_p99")"
+printf '   %-58s %s\n' "POST actions, --db-sync full" \
+	"$full_rps req/s, p50 $(ms "$full_p50"), p99 $(ms "$full_p99")"
+printf '   %-58s %s\n' "GET task after the POST run" "$get_rps req/s, p99 $(ms "$get_p99")"
+printf '   %-58s %s\n' "GET task during a POST run (POST: $post2_rps req/s, p99 $(ms "$post2_p99"))" \
+	"$G_rps req/s, p99 $(ms "$G_p99_us")"
+printf '   %-58s %s\n' "floor: GET /api/health" "$floor_rps req/s, p99 $(ms "$floor_p99")"
+printf '   %-58s %s\n' "RSS idle / after the load" "$(mb "$idle") / $(mb "$after")"
+echo "   (click through HTTP: bench/desktop.sh below; detm-mcp spawn -> tools/list: bench/mcp above)"
+
 # The desktop, capture and smart-wait benches each start their own daemon
 # and displays; a failure to run is counted, a missed target is not.
-for b in desktop capture waits gui record; do
+for b in ${BENCH_MORE-desktop capture waits gui record}; do
 	echo
 	echo "######## bench/$b.sh"
 	if ! DETM_BIN=$DETM_BIN DETM_DATA= bench/$b.sh; then
