@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # capture.sh - xcap microbenchmark: builds bench/capture.c with daemon/xcap.c
-# (and the few modules it needs) at -O2 (-iquote: daemon/limits.h must not
+# (and the few modules it needs) at -O2 (-iquote: common/limits.h must not
 # shadow <limits.h>), starts a private Xvfb 1920x1080x24
 # with three xterms full of text and an xlogo on a solid background, and
 # prints per-operation medians/p95 next to ImageMagick `import` and plain
@@ -36,8 +36,8 @@ done
 
 mkdir -p build/bench
 # shellcheck disable=SC2086
-$CC $WARN $CFLAGS -iquote daemon $(pkg-config --cflags $PKGS) -o "$OUT" bench/capture.c \
-	daemon/xcap.c daemon/xerr.c daemon/derr.c daemon/util.c daemon/log.c \
+$CC $WARN $CFLAGS -iquote daemon -iquote common $(pkg-config --cflags $PKGS) -o "$OUT" bench/capture.c \
+	daemon/xcap.c daemon/xerr.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
 	$(pkg-config --libs $PKGS) -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-capbench.XXXXXX)

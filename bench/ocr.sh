@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ocr.sh - OCR microbenchmark: builds bench/ocr.c (which includes
-# daemon/ocr.c) at -O2 (-iquote: daemon/limits.h must not shadow
+# daemon/ocr.c) at -O2 (-iquote: common/limits.h must not shadow
 # <limits.h>), starts a private Xvfb 1920x1080x24 with four xterms of text
 # (the 6x13 bitmap font, black-on-white, Xft DejaVu Sans Mono 11, and one
 # that prints "Tests passed: 42 of 42" six seconds after it starts), and
@@ -45,9 +45,9 @@ done
 
 mkdir -p build/bench
 # shellcheck disable=SC2086
-$CC $WARN $CFLAGS -iquote daemon $(pkg-config --cflags $PKGS) -o "$OUT" bench/ocr.c \
-	daemon/xcap.c daemon/xerr.c daemon/derr.c daemon/util.c daemon/log.c \
-	$(pkg-config --libs $PKGS) -lpthread || exit 1
+$CC $WARN $CFLAGS -iquote daemon -iquote common $(pkg-config --cflags $PKGS) -o "$OUT" bench/ocr.c \
+	daemon/xcap.c daemon/xerr.c daemon/dynlib.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
+	$(pkg-config --libs $PKGS) -ldl -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-ocrbench.XXXXXX)
 pids=()

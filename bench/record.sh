@@ -25,9 +25,9 @@ for tool in Xvfb xterm ffmpeg; do
 done
 mkdir -p build/bench
 # shellcheck disable=SC2086
-$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -iquote daemon $(pkg-config --cflags $PKGS) \
+$CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -iquote daemon -iquote common $(pkg-config --cflags $PKGS) \
 	-o "$OUT" bench/rec_bench.c daemon/enc.c daemon/dynlib.c daemon/xcap.c daemon/xerr.c \
-	daemon/derr.c daemon/util.c daemon/log.c $(pkg-config --libs $PKGS) -ldl -lpthread || exit 1
+	common/derr.c common/utf8.c daemon/util.c daemon/log.c $(pkg-config --libs $PKGS) -ldl -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-recbench.XXXXXX)
 pids=()
