@@ -155,7 +155,9 @@ static struct {
 	pthread_t health_thread;
 	pthread_cond_t health_cv;       /* kick the health check, stop */
 	bool health_kick;
-	char (*peek_ids)[ID_LEN];       /* the scheduler's scratch: displays to peek */
+	char (*peek_ids)[ID_LEN];       /* the scheduler's scratch: displays to peek, */
+	uint64_t *peek_seq;             /* their damage counters, */
+	bool *peek_ok;                  /* and whether each peek answered */
 	int64_t peek_at_us;
 } W = {
 	.health_cv = PTHREAD_COND_INITIALIZER,
@@ -1201,8 +1203,8 @@ static void
 damage_scan_locked(int64_t now)
 {
 	size_t max = (size_t)W.app->cfg->max_waits, n = 0, i, k;
-	uint64_t *seq = xcalloc(max, sizeof *seq);
-	bool *ok = xcalloc(max, sizeof *ok);
+	uint64_t *seq = W.peek_seq;     /* allocated once at start: this runs every 100 ms */
+	bool *ok = W.peek_ok;
 
 	W.peek_at_us = now;
 	for (i = 0; i < max; i++) {
@@ -1245,8 +1247,6 @@ damage_scan_locked(int64_t now)
 			j->wake_damage++;
 		}
 	}
-	free(seq);
-	free(ok);
 }
 
 static void *
@@ -1534,6 +1534,8 @@ waits_start(struct app *app, struct derr *e)
 		return -1;
 	W.jobs = xcalloc((size_t)c->max_waits, sizeof *W.jobs);
 	W.peek_ids = xcalloc((size_t)c->max_waits, sizeof *W.peek_ids);
+	W.peek_seq = xcalloc((size_t)c->max_waits, sizeof *W.peek_seq);
+	W.peek_ok = xcalloc((size_t)c->max_waits, sizeof *W.peek_ok);
 	W.queue = xcalloc((size_t)c->max_waits, sizeof *W.queue);
 	pthread_mutex_lock(&W.mu);
 	W.started = true;
@@ -1594,6 +1596,10 @@ waits_stop(void)
 	free(W.workers);
 	free(W.peek_ids);
 	W.peek_ids = NULL;
+	free(W.peek_seq);
+	W.peek_seq = NULL;
+	free(W.peek_ok);
+	W.peek_ok = NULL;
 	vision_free(W.vision);
 	W.vision = NULL;
 }
