@@ -244,7 +244,11 @@ api GET "/api/waits/$WT?block_s=40" >/dev/null; t1=$(ms_now)
 expect "auto judge: OCR resolves when the xterm prints the phrase after 5 s of stillness" 200 \
 	'.status == "resolved" and .judged_by == "ocr" and (.detail | test("Download complete"))'
 echo "   ocr wait: $(jq -r '"woken_by \(.woken_by), wakeups \(.wakeups | tojson), evaluations \(.evaluations)"' "$tmp/resp"); latency from drawing to verdict: $((t1 - $(cat "$tmp/drawn.1"))) ms (target <= 1500)"
-expect "the check that saw it was woken by XDamage, not only by the poll" 200 '.wakeups.damage >= 1'
+# Which path reaches the check first (XDamage or the fallback poll) depends
+# on the machine's load, so only the report is checked here; the model wait
+# below, which keeps drawing, checks that drawing wakes checks.
+expect "the wait reports what woke the check that saw it" 200 \
+	'(.woken_by == "damage" or .woken_by == "poll") and (.wakeups.damage | type) == "number" and (.wakeups.poll | type) == "number"'
 check "a text condition costs no model call ($(stub_count))" [ "$(stub_count)" -eq 0 ]
 
 TM=$(new_task modeljudge)
