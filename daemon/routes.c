@@ -74,6 +74,8 @@ const struct route api_routes[] = {
 	{ "POST",   "/api/memory/append",                       api_memory_append,  B, "append a note to the workspace memory" },
 	{ "GET",    "/api/tools",                               api_tools_list,     0, "the MCP tools, callable over HTTP" },
 	{ "POST",   "/api/tools/{name}",                        api_tool_call,      LIM_BODY_PLAN, "call a tool with its MCP arguments" },
+	{ "POST",   "/mcp",                                     api_mcp_post,       LIM_BODY_PLAN, "MCP over Streamable HTTP (JSON or SSE replies)" },
+	{ "DELETE", "/mcp",                                     api_mcp_delete,     0, "end an MCP session (2025 era)" },
 	/* The Python DETM's routes, kept so its scripts and plugins work. */
 	{ "GET",    "/health",                                  api_health,         0, "Python DETM: daemon health" },
 	{ "GET",    "/humanize",                                api_humanize_get,   0, "Python DETM: is input humanised" },
