@@ -32,7 +32,7 @@ static const char *const mcp_versions[MCP_V_COUNT] = {
 
 /* Which era serves a method: */
 enum { ERA_LEGACY = 1, ERA_MODERN = 2, ERA_BOTH = 3 };
-enum mcp_method { M_INITIALIZE, M_PING, M_DISCOVER, M_LIST, M_CALL };
+enum mcp_method { M_INITIALIZE, M_PING, M_DISCOVER, M_LIST, M_CALL, M_SETLEVEL };
 static const struct {
 	const char *name;
 	enum mcp_method m;
@@ -40,6 +40,7 @@ static const struct {
 } mcp_methods[] = {
 	{ "initialize",      M_INITIALIZE, ERA_LEGACY },
 	{ "ping",            M_PING,       ERA_LEGACY },
+	{ "logging/setLevel", M_SETLEVEL,  ERA_LEGACY },
 	{ "server/discover", M_DISCOVER,   ERA_MODERN },
 	{ "tools/list",      M_LIST,       ERA_BOTH },
 	{ "tools/call",      M_CALL,       ERA_BOTH },
@@ -143,14 +144,35 @@ mcp_modern_result(const struct mcp_session *s, struct json_object *res, bool cac
 	json_object_object_add(meta, MCP_META_SERVER, mcp_server_info(s, MCP_V_MODERN));
 }
 
+/* legacy: the logging capability too. detm sends no log notifications
+ * (it logs to stderr), so any level is honoured trivially; it is declared
+ * so that clients may call logging/setLevel. */
 static struct json_object *
-mcp_capabilities(void)
+mcp_capabilities(bool legacy)
 {
 	struct json_object *caps = json_object_new_object(), *tools = json_object_new_object();
 
 	json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
 	json_object_object_add(caps, "tools", tools);
+	if (legacy)
+		json_object_object_add(caps, "logging", json_object_new_object());
 	return caps;
+}
+
+static struct json_object *
+mcp_set_level(struct json_object *id, struct json_object *params)
+{
+	static const char *const levels[] = { "debug", "info", "notice", "warning", "error",
+	                                      "critical", "alert", "emergency" };
+	struct json_object *l;
+
+	if (params != NULL && json_object_object_get_ex(params, "level", &l) &&
+	    json_object_is_type(l, json_type_string))
+		for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+			if (strcmp(json_object_get_string(l), levels[i]) == 0)
+				return mcp_response(id, json_object_new_object());
+	return mcp_error(id, MCP_E_PARAMS, NULL, "logging/setLevel needs params.level, one of debug, "
+	                 "info, notice, warning, error, critical, alert, emergency");
 }
 
 static struct json_object *
@@ -177,7 +199,7 @@ mcp_initialize(struct mcp_session *s, struct json_object *id, struct json_object
 	out->version = v;
 	res = json_object_new_object();
 	json_object_object_add(res, "protocolVersion", json_object_new_string(mcp_versions[v]));
-	json_object_object_add(res, "capabilities", mcp_capabilities());
+	json_object_object_add(res, "capabilities", mcp_capabilities(true));
 	json_object_object_add(res, "serverInfo", mcp_server_info(s, v));
 	json_object_object_add(res, "instructions", json_object_new_string(tools_instructions()));
 	return mcp_response(id, res);
@@ -191,7 +213,7 @@ mcp_discover(struct mcp_session *s, struct json_object *id)
 	for (int v = MCP_V_COUNT - 1; v >= 0; v--)
 		json_object_array_add(vs, json_object_new_string(mcp_versions[v]));
 	json_object_object_add(res, "supportedVersions", vs);
-	json_object_object_add(res, "capabilities", mcp_capabilities());
+	json_object_object_add(res, "capabilities", mcp_capabilities(false));
 	json_object_object_add(res, "instructions", json_object_new_string(tools_instructions()));
 	mcp_modern_result(s, res, true);
 	return mcp_response(id, res);
@@ -380,12 +402,13 @@ mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *
 		v = atomic_load(&s->version);
 	}
 	era = v == MCP_V_MODERN ? ERA_MODERN : ERA_LEGACY;
-	if (v != MCP_NONE && !(mcp_methods[i].eras & era)) {
+	if (v != MCP_NONE && !(mcp_methods[i].eras & era) && mcp_methods[i].m != M_INITIALIZE) {
 		out->reply = mcp_error(id, MCP_E_METHOD, NULL, "Method not found: %s (not part of "
 		                       "protocol %s)", method, mcp_versions[v]);
 		return;
 	}
-	if (v == MCP_V_MODERN && mcp_envelope_version(msg) == NULL && mcp_methods[i].m != M_DISCOVER) {
+	if (v == MCP_V_MODERN && mcp_envelope_version(msg) == NULL && mcp_methods[i].m != M_DISCOVER &&
+	    mcp_methods[i].m != M_INITIALIZE) {
 		out->reply = mcp_error(id, MCP_E_PARAMS, NULL, "Request is missing the required _meta "
 		                       "envelope for protocol revision 2026-07-28 (%s, %s)",
 		                       MCP_META_VERSION, MCP_META_CAPS);
@@ -403,6 +426,12 @@ mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *
 	case M_DISCOVER:
 		out->reply = mcp_discover(s, id);
 		return;
+	case M_SETLEVEL:
+		if (v != MCP_NONE) {
+			out->reply = mcp_set_level(id, params);
+			return;
+		}
+		break;
 	default:
 		break;
 	}
