@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# run.sh - the mcp suite: bin/test-mcp (C, drives bin/detm-mcp over pipes)
-# and tests/mcp/sdk/interop.mjs (the official MCP TypeScript SDK client),
-# both against a real detmd started here. Prints one closing line
+# run.sh - the mcp suite: bin/test-mcp (C, drives bin/detm-mcp over pipes),
+# tests/mcp/sdk/*.mjs (the official MCP TypeScript SDK clients 1.x and 2.x,
+# over stdio and over detmd's /mcp) and tests/mcp/conformance (the official
+# conformance suite against /mcp), all against a real detmd started here. Prints one closing line
 # "N passed, N failed" (the sum of both parts) and exits non-zero on any
 # failure. Node.js is required: a missing node fails the suite, loudly.
 set -u
@@ -42,7 +43,8 @@ sdk=tests/mcp/sdk
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "FAIL sdk interop: node/npm not found on PATH; install Node.js >= 18 to run the MCP SDK interop test"
 	total_fail=$((total_fail + 1))
-elif [ ! -d "$sdk/node_modules/@modelcontextprotocol/sdk" ] &&
+elif { [ ! -d "$sdk/node_modules/@modelcontextprotocol/sdk" ] ||
+       [ ! -d "$sdk/node_modules/@modelcontextprotocol/client" ]; } &&
      ! (cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log); then
 	echo "FAIL sdk interop: npm ci failed in $sdk:"
 	cat "$sdk/npm-ci.log"
@@ -51,7 +53,10 @@ else
 	rm -f "$sdk/npm-ci.log"
 	run_part sdk-interop node "$sdk/interop.mjs"
 	run_part sdk-agent-side node "$sdk/agentside.mjs"
+	run_part sdk-eras node "$sdk/eras.mjs"
 fi
+# The official conformance suite against detmd's /mcp (Node 22 from npm).
+run_part conformance tests/mcp/conformance/run.sh
 
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]
