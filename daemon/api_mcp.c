@@ -250,14 +250,17 @@ static json_object *
 mc_dispatch(struct mcall *c, const char *method, const char *path, json_object *query,
             json_object *body, json_object **json)
 {
+	json_object *none = json_object_new_object(), *res;
 	struct req s;
 	struct derr e;
 	int rc;
 
 	derr_clear(&e);
 	sub_init(&s, c->app, method, path);
-	rc = req_dispatch(&s, method, path, query, body, &e);
-	return mc_outcome(c->tool, rc, &s, &e, json);
+	rc = req_dispatch(&s, method, path, query, body != NULL ? body : none, &e);
+	res = mc_outcome(c->tool, rc, &s, &e, json);
+	json_object_put(none);
+	return res;
 }
 
 static void
