@@ -25,7 +25,22 @@ printf '%s\n' "{\"answers\":[\"click(start_box='(320,240)')\"]}" >"$stubdir/scri
 stub_pid=$!
 for _ in $(seq 1 100); do [ -s "$stubdir/port" ] && break; sleep 0.05; done
 export OLLAMA_URL="http://127.0.0.1:$(cat "$stubdir/port")" ACU_GUI_AGENT_BACKEND=uitars
-cleanup() { daemon_stop; kill "$stub_pid" 2>/dev/null; wait "$stub_pid" 2>/dev/null; rm -rf "$stubdir"; }
+# gui_agent's supervisor model: a second stub speaking OpenRouter's wire
+# format, answering "wait 0.2 s" slowly and forever (agentcancel.mjs).
+key="stub-key-$$"
+"$DETM_BIN/vision-stub" --port 0 --port-file "$stubdir/sup.port" --key "$key" 2>"$stubdir/sup.log" &
+sup_pid=$!
+for _ in $(seq 1 100); do [ -s "$stubdir/sup.port" ] && break; sleep 0.05; done
+export SUPERVISOR_URL="http://127.0.0.1:$(cat "$stubdir/sup.port")"
+curl -fsS -X POST "$SUPERVISOR_URL/_stub/script" \
+	-d '{"answers":["TOOL_CALL wait {\"seconds\":0.2}"],"delay_ms":300}' >/dev/null
+export OPENROUTER_API_KEY=$key ACU_OPENROUTER_URL=$SUPERVISOR_URL
+cleanup() {
+	daemon_stop
+	kill "$stub_pid" "$sup_pid" 2>/dev/null
+	wait "$stub_pid" "$sup_pid" 2>/dev/null
+	rm -rf "$stubdir"
+}
 if ! daemon_start; then
 	echo "0 passed, 1 failed"
 	exit 1
@@ -54,6 +69,7 @@ else
 	run_part sdk-interop node "$sdk/interop.mjs"
 	run_part sdk-agent-side node "$sdk/agentside.mjs"
 	run_part sdk-eras node "$sdk/eras.mjs"
+	run_part sdk-agent-cancel node "$sdk/agentcancel.mjs"
 fi
 # The official conformance suite against detmd's /mcp (Node 22 from npm).
 run_part conformance tests/mcp/conformance/run.sh
