@@ -22,7 +22,8 @@
  *
  * Calls: each tools/call runs on its own thread (at most MCP_CALLS_MAX at
  * once), so a quick call never waits for a long one. It stops early when
- * notifications/cancelled names it or the client hangs up on its stream:
+ * notifications/cancelled names it (same session, same id; a stateless
+ * client cancels by closing the stream) or the client hangs up on its stream:
  * a clip (video_record) is stopped on the recorder, a gui_agent run ends
  * at its next step (cancel.h); other calls run to their end and their
  * result is dropped.
@@ -511,7 +512,10 @@ mc_done(void *cls)
 }
 
 /* Start tools/call `o` of message msg: on its own thread with an SSE reply
- * (sse), or here with a JSON reply. Takes o->args. */
+ * (sse), or here with a JSON reply. Takes o->args. mcp_mu orders the call
+ * table; c->mu guards the SSE buffer, and every json-c object of the call
+ * is touched by one thread at a time (the reply and progress events are
+ * built under c->mu). */
 static int
 mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *msg,
          const char *skey, bool sse, struct derr *e)
@@ -525,7 +529,11 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 	c->refs = 2;
 	c->app = r->app;
 	c->tool = o->tool;
-	c->args = o->args;
+	/* a private copy: the values are shared with the request body, which
+	 * the HTTP thread frees, and json-c reference counts are not atomic */
+	if (json_object_deep_copy(o->args, &c->args, NULL) != 0)
+		abort();
+	json_object_put(o->args);
 	c->sess = (struct mcp_session){ atomic_load(&s->version), s->server_name };
 	c->out = *o;
 	if (json_object_deep_copy(msg, &c->msg, NULL) != 0)
@@ -627,7 +635,11 @@ api_mcp_post(struct req *r, struct derr *e)
 	case MCP_ACT_NONE:
 		return mcp_accepted(r);
 	case MCP_ACT_CANCEL:
-		mc_cancel(sid != NULL ? sid : "", o.cancel_id);
+		/* Within a session only: stateless clients cancel by closing the
+		 * call's stream, and their request ids are not unique across
+		 * clients. */
+		if (sid != NULL)
+			mc_cancel(sid, o.cancel_id);
 		return mcp_accepted(r);
 	case MCP_ACT_REPLY:
 		if (o.initialized) {
