@@ -7,7 +7,7 @@
 // Every client: connects, checks the era it got, lists the tools, calls
 // health_check and task_register. Four of them (1.x and pinned 2.x, stdio
 // and /mcp) also:
-//  - run an 8 s video_record with a 3 s request timeout and
+//  - run an 8 s video_record with a 4 s request timeout and
 //    resetTimeoutOnProgress: it succeeds only because progress arrives
 //    (the same rule that keeps a 70 s call alive under the 60 s default);
 //  - make a quick call while that clip records: it answers before the end;
@@ -102,22 +102,22 @@ async function longCalls(name, c, tid, control) {
 	if (control) {
 		// the control: without resetTimeoutOnProgress the same call times out
 		const t = await callWith(c, { name: "video_record", arguments: { task_id: tid, duration: 8, fps: 2 } },
-			{ timeout: 3000, onprogress: () => {} }).then(() => null, (e) => e);
-		check(`${name}: without resetTimeoutOnProgress the 8 s call times out at 3 s (the control)`,
+			{ timeout: 4000, onprogress: () => {} }).then(() => null, (e) => e);
+		check(`${name}: without resetTimeoutOnProgress the 8 s call times out at 4 s (the control)`,
 			t && (t.code === -32001 || /timed out/i.test(String(t.message))), String(t));
 	}
-	// 8 s clip, 3 s timeout: only progress keeps it alive
+	// 8 s clip, 4 s timeout: only progress keeps it alive
 	const msgs = [];
 	let done = false;
 	const long = callWith(c, { name: "video_record", arguments: { task_id: tid, duration: 8, fps: 2 } },
-		{ timeout: 3000, resetTimeoutOnProgress: true, onprogress: (p) => msgs.push(p.message || "") })
+		{ timeout: 4000, resetTimeoutOnProgress: true, onprogress: (p) => msgs.push(p.message || "") })
 		.then((x) => { done = true; return x; }, (e) => { done = true; return { error: e }; });
 	while (msgs.length === 0 && !done) await sleep(100);
 	const q = await c.callTool({ name: "task_log_action", arguments: { task_id: tid, action_type: "other", summary: "during a clip" } });
 	check(`${name}: a quick call during a long one answers before it ends`, !done && !q.isError, first(q));
 	const r = await long;
 	const clip = (r && r.structuredContent) || {};
-	check(`${name}: an 8 s video_record under a 3 s request timeout succeeds with resetTimeoutOnProgress`,
+	check(`${name}: an 8 s video_record under a 4 s request timeout succeeds with resetTimeoutOnProgress`,
 		!r.error && !r.isError && clip.status === "done", r.error ? String(r.error) : first(r));
 	check(`${name}: its progress says how far the clip is`, msgs.some((m) => /recording clip [0-9a-f]{8}, \d+\/8 s/.test(m)),
 		msgs.slice(0, 3).join(" | "));
