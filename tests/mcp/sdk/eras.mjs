@@ -134,6 +134,39 @@ async function longCalls(name, c, tid, control) {
 		clipId && st.status && st.status !== "recording" && st.duration_s < 30, `${clipId} ${JSON.stringify(st)}`);
 }
 
+// /mcp's transport rules, with plain fetch.
+async function rawHttp() {
+	const post = (body, extra = {}) => fetch(`${url}/mcp`, { method: "POST",
+		headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers, ...extra },
+		body: JSON.stringify(body) });
+	const env = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
+	let r = await post({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+	const sid = r.headers.get("mcp-session-id");
+	check("/mcp: initialize answers with an Mcp-Session-Id of 32 hex digits", r.status === 200 && /^[0-9a-f]{32}$/.test(sid || ""), `${r.status} ${sid}`);
+	r = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+	check("/mcp: a handshake-era request without the session header is 400", r.status === 400, String(r.status));
+	r = await post({ jsonrpc: "2.0", id: 3, method: "tools/list" }, { "Mcp-Session-Id": sid });
+	check("/mcp: with it, tools/list answers", r.status === 200 && ((await r.json()).result || {}).tools, String(r.status));
+	r = await fetch(`${url}/mcp`, { method: "DELETE", headers: { ...headers, "Mcp-Session-Id": sid } });
+	check("/mcp: DELETE ends the session", r.status === 200, String(r.status));
+	r = await post({ jsonrpc: "2.0", id: 4, method: "tools/list" }, { "Mcp-Session-Id": sid });
+	check("/mcp: an ended session is 404", r.status === 404, String(r.status));
+	r = await post({ jsonrpc: "2.0", id: 5, method: "tools/list", params: { _meta: env } }, { "MCP-Protocol-Version": "2025-11-25", "Mcp-Method": "tools/list" });
+	let j = await r.json();
+	check("/mcp: an MCP-Protocol-Version header that disagrees with _meta is 400 with -32020", r.status === 400 && j.error && j.error.code === -32020, JSON.stringify(j));
+	r = await post({ jsonrpc: "2.0", id: 6, method: "tools/list", params: { _meta: env } }, { "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call" });
+	j = await r.json();
+	check("/mcp: an Mcp-Method header that disagrees with the body is 400 with -32020", r.status === 400 && j.error && j.error.code === -32020, JSON.stringify(j));
+	r = await post({ jsonrpc: "2.0", id: 7, method: "tools/list", params: { _meta: { ...env, "io.modelcontextprotocol/protocolVersion": "2030-01-01" } } });
+	j = await r.json();
+	check("/mcp: an unsupported version in _meta is 400 with -32022 naming 2026-07-28", r.status === 400 && j.error && j.error.code === -32022 &&
+		(j.error.data.supported || []).includes("2026-07-28"), JSON.stringify(j));
+	r = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, { "Mcp-Session-Id": "0".repeat(32) });
+	check("/mcp: a notification to an unknown session is 404", r.status === 404, String(r.status));
+	r = await fetch(`${url}/mcp`, { headers });
+	check("/mcp: GET is 405 (no server-initiated stream)", r.status === 405, String(r.status));
+}
+
 async function main() {
 	if (!url) { console.log("DETM_URL is not set"); console.log("0 passed, 1 failed"); process.exit(1); }
 	const runs = [
@@ -167,6 +200,7 @@ async function main() {
 			if (c) await c.close().catch(() => {});
 		}
 	}
+	await rawHttp().catch((e) => { failed++; console.log(`FAIL eras: raw /mcp: ${e && e.stack ? e.stack : e}`); });
 	console.log(`${passed} passed, ${failed} failed`);
 	process.exit(failed ? 1 : 0);
 }
