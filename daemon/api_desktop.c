@@ -119,11 +119,8 @@ api_desktop_screenshot(struct req *r, struct derr *e)
 
 		rc = desktop_window_id(v, &q.window, e);
 		json_object_put(v);
-		if (rc != 0) {
-			e->field[0] = '\0';
-			snprintf(e->field, sizeof e->field, "window");
-			return -1;
-		}
+		if (rc != 0)
+			return derr_refield(e, "window");
 		rc = -1;
 	}
 	q.window_name = req_query(r, "window_name");
@@ -180,13 +177,9 @@ command_result(const char *action, const char *status, const char *obs, json_obj
 	json_object_object_add(o, "status", json_object_new_string(status));
 	json_object_object_add(o, "observation", obs ? json_object_new_string(obs) : NULL);
 	json_object_object_add(o, "data", data);
-	if (err != NULL) {
-		/* derr_to_json gives {"error":{...}}: keep the inner object. */
-		json_object *outer = derr_to_json(err);
-
-		json_object_object_add(o, "error", json_object_get(json_object_object_get(outer, "error")));
-		json_object_put(outer);
-	} else
+	if (err != NULL)
+		derr_add_json(o, err);
+	else
 		json_object_object_add(o, "error", NULL);
 	return o;
 }

@@ -100,10 +100,8 @@ want_display(struct req *r, json_object *meta, bool *want, int *w, int *h, struc
 		*want = json_object_get_boolean(v);
 	if (api_display_size(r->body, "display_", w, h, e) != 0)
 		return -1;
-	if (*w == 0 && meta != NULL && api_display_size(meta, "display_", w, h, e) != 0) {
-		snprintf(e->field, sizeof e->field, "metadata");
-		return -1;
-	}
+	if (*w == 0 && meta != NULL && api_display_size(meta, "display_", w, h, e) != 0)
+		return derr_refield(e, "metadata");
 	return 0;
 }
 

@@ -45,11 +45,11 @@ api_wait_create(struct req *r, struct derr *e)
 	    jx_num(r->body, "poll_interval", 0.5, 60, &poll, &has, e) != 0 ||
 	    jx_str(r->body, "judge", false, 1, 16, &w.judge, e) != 0)
 		return -1;
-	if (w.criteria == NULL && jx_str(r->body, "criteria", true, 1, WAIT_CRITERIA_MAX, &w.criteria, e) != 0) {
-		snprintf(e->field, sizeof e->field, "wake_when");
-		snprintf(e->message, sizeof e->message, "wake_when is required: the condition to wait for");
-		return -1;
-	}
+	/* "criteria" is the older name; either way a missing or unusable
+	 * condition is reported on wake_when. */
+	if (w.criteria == NULL && (jx_str(r->body, "criteria", true, 1, WAIT_CRITERIA_MAX, &w.criteria,
+	    e) != 0))
+		return derr_set(e, DERR_INVALID, "wake_when", "wake_when is required: the condition to wait for");
 	if (w.target == NULL)
 		w.target = "screen";
 	if (w.task_id != NULL && !id_valid(w.task_id))

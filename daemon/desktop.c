@@ -749,7 +749,7 @@ log_action(struct app *app, const char *task_id, const char *action, json_object
 		}
 		snprintf(summary, sizeof summary, "%s: %s", action, out->observation);
 	} else {
-		json_object_object_add(res, "error", derr_to_json(err));
+		derr_add_json(res, err);
 		snprintf(summary, sizeof summary, "%s failed: %.*s", action,
 		    utf8_prec(err->message, 200), err->message);
 	}

@@ -681,7 +681,7 @@ log_gui(struct app *app, const char *task_id, const char *tool, const char *text
 			model = json_object_get_string(v);
 	}
 	if (err != NULL)
-		json_object_object_add(out, "error", derr_to_json(err));
+		derr_add_json(out, err);
 	if (err == NULL)
 		snprintf(summary, sizeof summary, "%s (%s%s%s): %.*s", tool, backend, model[0] ? " " : "",
 		    model, utf8_prec(json_object_get_string(json_object_object_get(result,
