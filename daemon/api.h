@@ -1,5 +1,6 @@
 /*
- * api.h - what route handlers see: the request, the reply, the app.
+ * api.h - what route handlers see: the request, the reply, the route table
+ * (the app they serve is app.h's).
  *
  * http.c parses and checks a request (auth, Host/Origin, route, body cap,
  * content type, JSON) before a handler runs; a handler reads r->body and
@@ -15,22 +16,11 @@
 
 #include <json-c/json.h>
 
-#include "config.h"
+#include "app.h"
 #include "derr.h"
 #include "util.h"
-#include "store.h"
 
 struct MHD_Connection;
-
-/* Everything the daemon shares between requests. Set up by main.c before
- * the server starts; read-only afterwards except where a module says so. */
-struct app {
-	const struct config *cfg;
-	struct store *store;
-	int64_t started_ms;
-	int64_t started_mono_us;
-	int port;               /* the bound port */
-};
 
 #define ROUTE_MAX_PARAMS 4
 #define REQ_MAX_HEADERS 8
@@ -68,17 +58,37 @@ struct req {
 
 typedef int (*route_fn)(struct req *r, struct derr *e);
 
+/* A route's body policy (docs/api.md "Bodies"). By default a route is
+ * strict: a body field not in its list is 400 invalid_argument naming the
+ * field, so a misspelt argument is reported, never silently dropped. */
+#define ROUTE_LENIENT 0x1u      /* unknown body fields are ignored (the Python DETM's routes did) */
+#define ROUTE_TOOL    0x2u      /* the body is a tool's arguments, checked against its inputSchema */
+
 struct route {
 	const char *method;     /* GET (also answers HEAD), POST, PATCH, DELETE */
 	const char *pattern;    /* "/api/tasks/{id}/items/{ordinal}" */
 	route_fn fn;
 	size_t max_body;        /* 0: the route takes no body */
 	const char *summary;    /* one line, for docs and 404 hints */
+	unsigned flags;         /* ROUTE_* */
+	const char *const *fields;  /* the body's fields, NULL-terminated; NULL: no
+	                         * body (max_body 0) or a tool's (ROUTE_TOOL) */
 };
 
 /* The route table (routes.c). */
 extern const struct route api_routes[];
 extern const size_t api_nroutes;
+
+/* The row of the route table that r came through, known by its handler
+ * (self) and method, and by its path where several rows share them (the
+ * Python DETM's aliases). NULL if self serves no such route. */
+const struct route *api_route_of(const struct req *r, route_fn self) DETM_NODISCARD;
+/* The route's body policy, applied to r->body: every handler of a route
+ * that takes a body calls it first. A strict route's unknown field is
+ * DERR_INVALID on that field, the message listing the accepted ones; a
+ * lenient or tool route passes (api_tool_call applies the policy to the
+ * tool's arguments). 0 or -1. */
+int api_body_check(struct req *r, route_fn self, struct derr *e) DETM_NODISCARD;
 
 /* Sets the reply; takes ownership of obj. Returns 0. */
 int req_reply(struct req *r, int status, json_object *obj);
@@ -160,14 +170,14 @@ int api_live_shared(struct req *r, struct derr *e);
 int api_frame_task(struct req *r, struct derr *e);
 int api_frame_shared(struct req *r, struct derr *e);
 int api_live_list(struct req *r, struct derr *e);
-/* dashboard.c */
+/* api_dashboard.c */
 int api_dashboard(struct req *r, struct derr *e);
 int api_dashboard_file(struct req *r, struct derr *e);
-/* memory.c */
+/* api_memory.c */
 int api_memory_search(struct req *r, struct derr *e);
 int api_memory_read(struct req *r, struct derr *e);
 int api_memory_append(struct req *r, struct derr *e);
-/* shots.c */
+/* api_shots.c */
 int api_screenshot(struct req *r, struct derr *e);
 /* events.c */
 int api_events(struct req *r, struct derr *e);

@@ -18,11 +18,10 @@
 int
 api_gui_find(struct req *r, struct derr *e)
 {
-	static const char *const keys[] = { "task_id", "description" };
 	const char *task_id = NULL, *desc;
 	json_object *out;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	if (api_body_check(r, api_gui_find, e) != 0 ||
 	    api_opt_task_id(r, false, &task_id, e) != 0 ||
 	    jx_str(r->body, "description", true, 1, GROUND_MAX_DESCRIPTION, &desc, e) != 0 ||
 	    gui_find(r->app, task_id, desc, &out, e) != 0)
@@ -33,12 +32,11 @@ api_gui_find(struct req *r, struct derr *e)
 int
 api_gui_do(struct req *r, struct derr *e)
 {
-	static const char *const keys[] = { "task_id", "instruction", "after_screenshot" };
 	const char *task_id = NULL, *instr;
 	bool after = true, has;
 	json_object *out;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	if (api_body_check(r, api_gui_do, e) != 0 ||
 	    api_opt_task_id(r, false, &task_id, e) != 0 ||
 	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
 	    jx_bool(r->body, "after_screenshot", &after, &has, e) != 0 ||
@@ -52,13 +50,12 @@ api_gui_do(struct req *r, struct derr *e)
 int
 api_gui_agent(struct req *r, struct derr *e)
 {
-	static const char *const keys[] = { "task_id", "instruction", "timeout", "context" };
 	const char *task_id = NULL, *instr, *context = NULL;
 	int64_t timeout = AGENT_TIMEOUT_DEFAULT_S;
 	json_object *out, *in, *meta = NULL;
 	int st;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	if (api_body_check(r, api_gui_agent, e) != 0 ||
 	    api_opt_task_id(r, false, &task_id, e) != 0 ||
 	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
 	    jx_int(r->body, "timeout", false, 1, AGENT_TIMEOUT_MAX_S, &timeout, NULL, e) != 0 ||

@@ -38,7 +38,8 @@ api_wait_create(struct req *r, struct derr *e)
 	double poll = 0;
 	bool has;
 
-	if (jx_str(r->body, "task_id", false, 1, 64, &w.task_id, e) != 0 ||
+	if (api_body_check(r, api_wait_create, e) != 0 ||
+	    jx_str(r->body, "task_id", false, 1, 64, &w.task_id, e) != 0 ||
 	    jx_str(r->body, "target", false, 1, WAIT_TARGET_MAX, &w.target, e) != 0 ||
 	    jx_str(r->body, "wake_when", false, 1, WAIT_CRITERIA_MAX, &w.criteria, e) != 0 ||
 	    jx_int(r->body, "timeout", false, 1, WAIT_TIMEOUT_MAX_S, &t, &has, e) != 0 ||
@@ -103,7 +104,8 @@ api_wait_patch(struct req *r, struct derr *e)
 	int64_t t = 0;
 	bool has;
 
-	if (wait_id(r, &id, e) != 0 ||
+	if (api_body_check(r, api_wait_patch, e) != 0 ||
+	    wait_id(r, &id, e) != 0 ||
 	    jx_str(r->body, "wake_when", false, 1, WAIT_CRITERIA_MAX, &crit, e) != 0 ||
 	    jx_int(r->body, "timeout", false, 1, WAIT_TIMEOUT_MAX_S, &t, &has, e) != 0 ||
 	    jx_str(r->body, "message", false, 1, LIM_NOTE, &note, e) != 0)
@@ -118,7 +120,8 @@ api_wait_delete(struct req *r, struct derr *e)
 {
 	const char *id, *reason = req_query(r, "reason");
 
-	if (wait_id(r, &id, e) != 0)
+	if (api_body_check(r, api_wait_delete, e) != 0 ||
+	    wait_id(r, &id, e) != 0)
 		return -1;
 	if (reason == NULL && jx_str(r->body, "reason", false, 0, LIM_REASON, &reason, e) != 0)
 		return -1;

@@ -51,10 +51,10 @@ struct act {
 };
 
 /* Every parameter any action takes; anything else is a typo worth a 400. */
-static const char *const known_params[] = {
+const char *const desktop_params[] = {
 	"action", "task_id", "x", "y", "x2", "y2", "button", "text", "keys", "key",
 	"direction", "amount", "window_id", "window_name", "width", "height", "force",
-	"ms", "max_width", "quality", "format", "w", "h", "coords",
+	"ms", "max_width", "quality", "format", "w", "h", "coords", NULL
 };
 
 static void
@@ -77,10 +77,10 @@ check_params(json_object *p, struct derr *e)
 		size_t i;
 
 		(void)val;
-		for (i = 0; i < ARRAY_LEN(known_params); i++)
-			if (strcmp(key, known_params[i]) == 0)
+		for (i = 0; desktop_params[i] != NULL; i++)
+			if (strcmp(key, desktop_params[i]) == 0)
 				break;
-		if (i == ARRAY_LEN(known_params))
+		if (desktop_params[i] == NULL)
 			return derr_set(e, DERR_INVALID, key, "unknown parameter '%.*s'",
 			    utf8_prec(key, 64), key);
 	}

@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "api.h"
+#include "app.h"
 #include "derr.h"
 #include "util.h"
 #include "display.h"
@@ -40,6 +40,9 @@ int desktop_run(struct app *app, const char *task_id, const char *action,
 
 /* The action names, in table order (for capabilities and error hints). */
 const char *desktop_action_name(size_t i);   /* NULL past the end */
+/* Every parameter any action takes (NULL-terminated): the fields of
+ * POST /api/desktop/action and of a command's "parameters". */
+extern const char *const desktop_params[];
 
 /* A screenshot request, as the query string or the screenshot action
  * gives it. */
