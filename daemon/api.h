@@ -121,12 +121,12 @@ const char *req_query(struct req *r, const char *key);
  * reply (JSON or raw, with headers) becomes r's; returns 0, or -1 with e
  * set (404/405 when no route takes it). Used by the tool router. */
 int req_dispatch(struct req *r, const char *method, const char *path,
-    json_object *query, json_object *body, struct derr *e);
+    json_object *query, json_object *body, struct derr *e) DETM_NODISCARD;
 
 /* Validate-or-fail helpers for path and query parameters. */
-int req_task_id(struct req *r, int i, const char **out, struct derr *e);
+int req_task_id(struct req *r, int i, const char **out, struct derr *e) DETM_NODISCARD;
 int req_query_int(struct req *r, const char *key, int64_t min, int64_t max,
-    int64_t def, int64_t *out, struct derr *e);
+    int64_t def, int64_t *out, struct derr *e) DETM_NODISCARD;
 
 /* Handlers (api_task.c, api_sys.c). */
 int api_health(struct req *r, struct derr *e);
@@ -203,13 +203,13 @@ int api_humanize_set(struct req *r, struct derr *e);
 /* The optional task_id of a request: the body's, else (from_query) the
  * query's; "" counts as absent (*out NULL). An id that cannot exist is
  * DERR_NOT_FOUND. *out is borrowed from the request. */
-int api_opt_task_id(struct req *r, bool from_query, const char **out, struct derr *e);
+int api_opt_task_id(struct req *r, bool from_query, const char **out, struct derr *e) DETM_NODISCARD;
 /* Display size from {"<p>width","<p>height"} or {"<p>resolution":"WxH"}
  * (p is a key prefix such as "display_"); 0x0 when absent. */
-int api_display_size(json_object *body, const char *p, int *w, int *h, struct derr *e);
+int api_display_size(json_object *body, const char *p, int *w, int *h, struct derr *e) DETM_NODISCARD;
 /* Starts task_id's display and records it in the task's metadata; on
  * failure nothing is left running. *info: the display (caller owns). */
 int api_task_display_start(struct req *r, const char *task_id, int w, int h,
-    json_object **info, struct derr *e);
+    json_object **info, struct derr *e) DETM_NODISCARD;
 
 #endif

@@ -36,7 +36,7 @@ struct desk_out {
  * `gui` action (failed ones too) with its input, result and duration.
  * Returns 0, or -1 with e. */
 int desktop_run(struct app *app, const char *task_id, const char *action,
-    json_object *params, bool image_coords, struct desk_out *out, struct derr *e);
+    json_object *params, bool image_coords, struct desk_out *out, struct derr *e) DETM_NODISCARD;
 
 /* The action names, in table order (for capabilities and error hints). */
 const char *desktop_action_name(size_t i);   /* NULL past the end */
@@ -64,15 +64,15 @@ struct desk_shot {
  * (xcap_image_free); *meta (caller owns) has image_size, screen_size,
  * scale, region and display. */
 int desktop_shot(struct app *app, const struct desk_shot *q, struct xcap_image *img,
-    json_object **meta, struct derr *e);
+    json_object **meta, struct derr *e) DETM_NODISCARD;
 
 /* Resolves which display a task uses and leases it: the task's own
  * display; if it has none, the shared desktop. A task whose own display
  * was released or is gone is DERR_CONFLICT with a hint. */
 int desktop_lease(struct app *app, const char *task_id, struct display_lease *l,
-    struct derr *e);
+    struct derr *e) DETM_NODISCARD;
 
 /* Window id from "0x1a00003", "27262979" or a JSON integer. */
-int desktop_window_id(json_object *v, unsigned long *out, struct derr *e);
+int desktop_window_id(json_object *v, unsigned long *out, struct derr *e) DETM_NODISCARD;
 
 #endif
