@@ -9,6 +9,7 @@
 
 #include "agent.h"
 #include "api.h"
+#include "desktop.h"
 #include "gui.h"
 #include "jx.h"
 #include "log.h"
@@ -69,25 +70,17 @@ api_gui_agent(struct req *r, struct derr *e)
 	if (agent_run(r->app, task_id, instr, (int)timeout, context, &out, e) != 0)
 		return -1;
 	if (task_id != NULL) {
-		struct action_new a = { .type = "gui" };
-		char summary[300], id[ID_LEN];
-		struct derr e2;
-		int64_t ord;
+		bool done = json_object_get_boolean(json_object_object_get(out, "success"));
+		char summary[300];
 
 		in = json_object_new_object();
 		jx_add_str(in, "tool", "gui_agent");
 		jx_add_str(in, "instruction", instr);
 		json_object_object_add(in, "timeout", json_object_new_int64(timeout));
 		snprintf(summary, sizeof summary, "gui_agent: %.*s -> %s", utf8_prec(instr, 200),
-		    instr,
-		    json_object_get_boolean(json_object_object_get(out, "success")) ? "done" : "not done");
-		a.summary = summary;
-		a.status = json_object_get_boolean(json_object_object_get(out, "success")) ? "completed" : "failed";
-		a.input_json = jx_string(in, NULL);
-		a.output_json = jx_string(out, NULL);
-		a.duration_ms = json_object_get_double(json_object_object_get(out, "elapsed_s")) * 1000.0;
-		if (task_action_add(r->app->store, task_id, &a, id, &ord, &e2) != 0)
-			log_warn("could not log gui_agent on task %s: %s", task_id, e2.message);
+		    instr, done ? "done" : "not done");
+		desktop_log(r->app, task_id, "gui_agent", summary, done, in, out,
+		    json_object_get_double(json_object_object_get(out, "elapsed_s")) * 1000.0);
 		json_object_put(in);
 	}
 	return req_reply(r, 200, out);

@@ -725,17 +725,30 @@ a_screenshot(struct dctx *c, struct derr *e)
 
 /* ---- runner ---- */
 
+void
+desktop_log(struct app *app, const char *task_id, const char *what, const char *summary,
+    bool ok, json_object *in, json_object *out, double ms)
+{
+	struct action_new a = { .type = "gui", .duration_ms = ms, .summary = summary };
+	char id[ID_LEN];
+	struct derr e2;
+	int64_t ord;
+
+	a.status = ok ? "completed" : "failed";
+	a.input_json = jx_string(in, NULL);
+	a.output_json = jx_string(out, NULL);
+	if (task_action_add(app->store, task_id, &a, id, &ord, &e2) != 0)
+		log_warn("could not log %s on task %s: %s", what, task_id, e2.message);
+}
+
 /* The action's input and output as JSON text for the gui action row; the
  * image (if any) is left out. */
 static void
 log_action(struct app *app, const char *task_id, const char *action, json_object *params,
     const struct desk_out *out, const struct derr *err)
 {
-	struct action_new a = { .type = "gui", .duration_ms = out->duration_ms };
 	json_object *in = json_object_new_object(), *res = json_object_new_object();
-	char summary[320], id[ID_LEN];
-	struct derr e2;
-	int64_t ord;
+	char summary[320];
 
 	json_object_object_add(in, "action", json_object_new_string(action));
 	json_object_object_foreach(params, k, v) {
@@ -754,12 +767,7 @@ log_action(struct app *app, const char *task_id, const char *action, json_object
 		    utf8_prec(err->message, 200), err->message);
 	}
 	json_object_object_add(res, "display", json_object_new_string(out->display));
-	a.summary = summary;
-	a.status = err == NULL ? "completed" : "failed";
-	a.input_json = jx_string(in, NULL);
-	a.output_json = jx_string(res, NULL);
-	if (task_action_add(app->store, task_id, &a, id, &ord, &e2) != 0)
-		log_warn("could not log %s on task %s: %s", action, task_id, e2.message);
+	desktop_log(app, task_id, action, summary, err == NULL, in, res, out->duration_ms);
 	json_object_put(in);
 	json_object_put(res);
 }

@@ -40,6 +40,12 @@ int desktop_run(struct app *app, const char *task_id, const char *action,
 
 /* The action names, in table order (for capabilities and error hints). */
 const char *desktop_action_name(size_t i);   /* NULL past the end */
+/* Logs one `gui` action on task_id (what names it in the warning logged
+ * when that fails; a failure never reaches the caller): summary, status
+ * completed or (!ok) failed, in and out as JSON text (borrowed), ms. The
+ * one writer of gui action rows for desktop.c, gui.c and gui_agent. */
+void desktop_log(struct app *app, const char *task_id, const char *what, const char *summary,
+    bool ok, json_object *in, json_object *out, double ms);
 /* Every parameter any action takes (NULL-terminated): the fields of
  * POST /api/desktop/action and of a command's "parameters". */
 extern const char *const desktop_params[];

@@ -692,13 +692,10 @@ static void
 log_gui(struct app *app, const char *task_id, const char *tool, const char *text,
     json_object *result, const struct derr *err, double ms)
 {
-	struct action_new a = { .type = "gui", .duration_ms = ms };
 	json_object *in = json_object_new_object(), *out = json_object_new_object();
-	char summary[400], id[ID_LEN];
+	char summary[400];
 	const char *backend = "direct", *model = "";
 	json_object *v;
-	struct derr e2;
-	int64_t ord;
 
 	if (task_id == NULL)
 		goto out;
@@ -728,12 +725,7 @@ log_gui(struct app *app, const char *task_id, const char *tool, const char *text
 	else
 		snprintf(summary, sizeof summary, "%s (%s) failed: %.*s", tool, backend,
 		    utf8_prec(err->message, 300), err->message);
-	a.summary = summary;
-	a.status = err == NULL ? "completed" : "failed";
-	a.input_json = jx_string(in, NULL);
-	a.output_json = jx_string(out, NULL);
-	if (task_action_add(app->store, task_id, &a, id, &ord, &e2) != 0)
-		log_warn("could not log %s on task %s: %s", tool, task_id, e2.message);
+	desktop_log(app, task_id, tool, summary, err == NULL, in, out, ms);
 out:
 	json_object_put(in);
 	json_object_put(out);
