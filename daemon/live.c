@@ -22,10 +22,12 @@
 #include "display.h"
 #include "log.h"
 #include "task.h"
+#include "takeover.h"
 #include "util.h"
 #include "xcap.h"
 
 #define LIVE_MAX_WIDTH  1280
+#define LIVE_FPS_HUMAN  20      /* while a human drives (takeover.h) */
 #define LIVE_QUALITY    60
 #define RESEND_MS       2000    /* a still screen: the last frame again */
 #define VIEWERS_MAX     64      /* per display */
@@ -155,7 +157,7 @@ capture(void *arg)
 			pthread_cond_broadcast(&lv->cv);
 		}
 		xcap_image_free(&img);
-		deadline(&ts, 1000 / LIVE_FPS);
+		deadline(&ts, 1000 / (takeover_live_fast(key) ? LIVE_FPS_HUMAN : LIVE_FPS));
 		while (!down && lv->viewers > 0 &&
 		    pthread_cond_timedwait(&lv->cv, &mu, &ts) != ETIMEDOUT)
 			;
