@@ -263,6 +263,16 @@ live_task(const char *task_id, struct derr *e)
 	return 0;
 }
 
+/* A number printed with one decimal. */
+static json_object *
+num1(double v)
+{
+	char s[32];
+
+	snprintf(s, sizeof s, "%.1f", v);
+	return json_object_new_double_s(v, s);
+}
+
 static json_object *
 drv_json(const struct drv *d)
 {
@@ -278,8 +288,7 @@ drv_json(const struct drv *d)
 		jx_add_str(o, "reason", d->reason);
 		jx_add_str(o, "display", d->display);
 		json_object_object_add(o, "allow_screenshots", json_object_new_boolean(d->allow_shots));
-		json_object_object_add(o, "idle_s", json_object_new_double(
-		    (double)(mono_us() - d->last_us) / 1e6));
+		json_object_object_add(o, "idle_s", num1((double)(mono_us() - d->last_us) / 1e6));
 	}
 	if (d->help_id[0] != '\0') {
 		h = json_object_new_object();
@@ -415,7 +424,7 @@ summary_json(const char *task_id, const struct summary *s, const char *note_text
 	json_object_object_add(o, "driver", json_object_new_string("agent"));
 	json_object_object_add(o, "ended_by", json_object_new_string(ev == TKE_IDLE ? "idle_timeout" :
 	    ev == TKE_TASK_END ? "task_ended" : "release"));
-	json_object_object_add(o, "duration_s", json_object_new_double(s->secs));
+	json_object_object_add(o, "duration_s", num1(s->secs));
 	json_object_object_add(o, "clicks", json_object_new_int64(s->n.clicks));
 	json_object_object_add(o, "keystrokes", json_object_new_int64(s->n.keystrokes));
 	json_object_object_add(o, "chords", json_object_new_int64(s->n.chords));
