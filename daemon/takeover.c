@@ -59,6 +59,7 @@ struct drv {
 	bool allow_shots, releasing;
 	int inflight;
 	struct takeover_counts n;
+	long typed;                 /* an open run of typed text, not yet audited */
 	unsigned long *wins;        /* top-level windows at takeover */
 	size_t nwins;
 	char help_id[ID_LEN];       /* helping (and human, if it was asked for) */
@@ -478,6 +479,17 @@ hand_back(struct drv *d, const char *note_text, int ev, char **text, struct derr
 	}
 	free(now);
 	pthread_mutex_lock(&mu);
+	if (d->typed > 0) {         /* the last run of text, as a count */
+		char *ts = xasprintf("human: typed %ld character%s", d->typed, d->typed == 1 ? "" : "s");
+		struct action_new a = { .type = "other", .summary = ts, .status = "completed",
+		    .input_json = "{\"actor\":\"human\"}", .duration_ms = -1 };
+		char aid[ID_LEN];
+		int64_t ord;
+
+		if (task_action_add(store, d->task_id, &a, aid, &ord, &we) != 0)
+			log_warn("task %s: human typing not audited: %s", d->task_id, we.message);
+		free(ts);
+	}
 	s.reason = d->reason;
 	*text = summary_text(&s, note_text, ev);
 	o = summary_json(d->task_id, &s, note_text, ev);
@@ -647,7 +659,8 @@ takeover_live_fast(const char *key)
 }
 
 int
-takeover_input_begin(const char *task_id, const char *lease, struct store **st, struct derr *e)
+takeover_input_begin(const char *task_id, const char *lease, struct store **st, long *typed,
+    struct derr *e)
 {
 	struct drv *d;
 	int rc = -1;
@@ -663,6 +676,8 @@ takeover_input_begin(const char *task_id, const char *lease, struct store **st, 
 		d->inflight++;
 		d->last_us = mono_us();
 		*st = store;
+		*typed = d->typed;
+		d->typed = 0;
 		rc = 0;
 	}
 	pthread_mutex_unlock(&mu);
@@ -670,7 +685,7 @@ takeover_input_begin(const char *task_id, const char *lease, struct store **st, 
 }
 
 void
-takeover_input_end(const char *task_id, const struct takeover_counts *c)
+takeover_input_end(const char *task_id, const struct takeover_counts *c, long typed)
 {
 	struct drv *d;
 
@@ -682,6 +697,7 @@ takeover_input_end(const char *task_id, const struct takeover_counts *c)
 		d->n.chords += c->chords;
 		d->n.scrolls += c->scrolls;
 		d->n.drags += c->drags;
+		d->typed += typed;
 		d->last_us = mono_us();
 		pthread_cond_broadcast(&cv);
 	}

@@ -14,7 +14,8 @@
  * The whole batch runs under one display lease, in order. Audit: each
  * click, drag, chord or key becomes a `human:` action in the task tree;
  * text only as a count of characters (never the text: it may be a
- * password); motion and wheel as counts.
+ * password), one action per run of text even when it spans batches (the
+ * open run's count waits in takeover.c); motion and wheel as counts.
  *
  * Not here: who may send input (takeover.c checks the lease), HTTP.
  */
@@ -246,9 +247,11 @@ takeover_input(const char *task_id, const char *lease, json_object *events, int 
 		    INPUT_MAX_EVENTS);
 		return NULL;
 	}
-	if (takeover_input_begin(task_id, lease, &st, e) != 0)
-		return NULL;
 	b = xcalloc(1, sizeof *b);
+	if (takeover_input_begin(task_id, lease, &st, &b->typed, e) != 0) {
+		free(b);
+		return NULL;
+	}
 	if (display_lease(task_id, DISPLAY_TASK_OR_SHARED, &b->l, e) != 0)
 		goto out;
 	b->iw = iw > 0 ? iw : b->l.width;
@@ -256,7 +259,6 @@ takeover_input(const char *task_id, const char *lease, json_object *events, int 
 	for (i = 0; i < n; i++, b->injected++)
 		if (one(b, json_object_array_get_idx(events, i), e) != 0)
 			break;
-	end_text(b);
 	display_unlease(&b->l);
 	write_audit(st, task_id, b);
 	if (i == n) {
@@ -269,7 +271,7 @@ takeover_input(const char *task_id, const char *lease, json_object *events, int 
 		snprintf(e->field, sizeof e->field, "events");
 	}
 out:
-	takeover_input_end(task_id, &b->n);
+	takeover_input_end(task_id, &b->n, b->typed);
 	free(b);
 	return o;
 }
