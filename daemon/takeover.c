@@ -643,19 +643,19 @@ takeover_gate_look(const char *task_id, struct derr *e)
 	return gate(task_id, true, e);
 }
 
-bool
-takeover_live_fast(const char *key)
+int
+takeover_live_interval_ms(const char *key)
 {
-	bool fast = false;
+	int ms = 0;
 
 	if (atomic_load(&nhuman) == 0)
-		return false;
+		return 0;
 	pthread_mutex_lock(&mu);
-	for (const struct drv *d = drivers; d != NULL && !fast; d = d->next)
-		fast = d->state == TAKEOVER_HUMAN && (strcmp(d->key, key) == 0 ||
-		    strcmp(d->task_id, key) == 0);
+	for (const struct drv *d = drivers; d != NULL && ms == 0; d = d->next)
+		if (d->state == TAKEOVER_HUMAN && (strcmp(d->key, key) == 0 || strcmp(d->task_id, key) == 0))
+			ms = mono_us() - d->last_us < 500000 ? TAKEOVER_LIVE_HOT_MS : TAKEOVER_LIVE_MS;
 	pthread_mutex_unlock(&mu);
-	return fast;
+	return ms;
 }
 
 int

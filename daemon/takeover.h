@@ -90,9 +90,13 @@ int takeover_gate_look(const char *task_id, struct derr *e);
 json_object *takeover_input(const char *task_id, const char *lease, json_object *events,
     int iw, int ih, struct derr *e);
 
-/* True when a human drives the display that the live view `key` (a task
- * id, "" for the shared display) shows: it streams faster. */
-bool takeover_live_fast(const char *key);
+/* The live view's capture interval for `key` (a task id, "" for the
+ * shared display) while a human drives it: TAKEOVER_LIVE_HOT_MS for half a
+ * second after their last input (the answer to a click shows at once),
+ * else TAKEOVER_LIVE_MS (20 fps); 0 when no human drives it. */
+#define TAKEOVER_LIVE_MS     50
+#define TAKEOVER_LIVE_HOT_MS 12
+int takeover_live_interval_ms(const char *key);
 
 /* The invariants, checked: true when they hold; else false and a sentence
  * in why. */
