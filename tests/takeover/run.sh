@@ -91,6 +91,8 @@ limits() {
 	check "and the agent still drives" driver_is "$T" agent
 	tapi POST "/api/tasks/$T/takeover" '{"reason":"with token"}'
 	expect "token mode: with the token the takeover starts" 200 '.driver == "human" and (.lease | test("^[0-9a-f]{8}$"))'
+	curl -s -N --max-time 2 -H "Authorization: Bearer $DETM_TOKEN" "$DETM_URL/api/events?since=0" >"$tmp/events" 2>/dev/null
+	check "the event stream carries the takeover" grep -q "^event: takeover" "$tmp/events"
 	check "the idle timeout hands the desktop back by itself" wait_for 20 driver_is "$T" agent
 	check "and the thread says why" thread_has "$T" "no human input for the idle timeout"
 	check "and the agent is woken with the summary" wait_for 10 sh -c \
