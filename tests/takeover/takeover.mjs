@@ -36,7 +36,7 @@ const read = (f) => existsSync(f) ? readFileSync(f, "utf8") : "";
 
 // xev's ButtonPress events as {x, y} root coordinates.
 let xevOut = "";
-const presses = () => [...xevOut.matchAll(/ButtonPress event[^]*?root:\((\d+),(\d+)\)/g)].map((m) => ({ x: +m[1], y: +m[2] }));
+const presses = () => [...xevOut.matchAll(/ButtonPress event[^]*?root:\((\d+),(\d+)\)[^]*?button (\d+)/g)].map((m) => ({ x: +m[1], y: +m[2], b: +m[3] }));
 const pressedNear = (x, y) => presses().some((p) => Math.abs(p.x - x) <= 2 && Math.abs(p.y - y) <= 2);
 
 // A minimal MCP client over detm-mcp's stdio.
@@ -103,6 +103,19 @@ async function main() {
   check("a click in the live view is a ButtonPress at the mapped screen point (100, 80)",
     await until(() => pressedNear(100, 80)), JSON.stringify(presses()));
 
+  p = await viewPoint(page, 120, 100, 800, 600);
+  await page.mouse.dblclick(p.x, p.y);
+  check("a double click is two presses there", await until(() => presses().filter((q) => Math.abs(q.x - 120) <= 2 && Math.abs(q.y - 100) <= 2).length === 2));
+  p = await viewPoint(page, 130, 200, 800, 600);
+  await page.mouse.click(p.x, p.y, { button: "right" });
+  check("a right click is button 3", await until(() => presses().some((q) => q.b === 3 && Math.abs(q.x - 130) <= 2 && Math.abs(q.y - 200) <= 2)));
+  const q0 = await viewPoint(page, 40, 250, 800, 600), q1 = await viewPoint(page, 240, 260, 800, 600);
+  await page.mouse.move(q0.x, q0.y);
+  await page.mouse.down();
+  await page.mouse.move(q1.x, q1.y, { steps: 5 });
+  await page.mouse.up();
+  check("a drag presses at its start", await until(() => pressedNear(40, 250)));
+
   // ---- the agent is fenced off meanwhile ----
   const before = presses().length;
   const da = await api("POST", "/api/desktop/action", { task_id: T, action: "click", x: 50, y: 50 });
@@ -154,7 +167,9 @@ async function main() {
   const acts = sum.items[0].action_details.map((a) => a.summary);
   check("human input is in the task tree: clicks at x,y, typed N characters, the chord",
     acts.includes("human: click at (100, 80)") && acts.includes(`human: typed ${[...text].length} characters`) &&
-    acts.includes("human: pressed ctrl+l") && acts.includes("human: pressed Return"), acts.join(" | "));
+    acts.includes("human: pressed ctrl+l") && acts.includes("human: pressed Return") &&
+    acts.includes("human: right-click at (130, 200)") && acts.some((a) => /^human: drag from \(40, 250\) to \(2[34]\d, 2[56]\d\)$/.test(a)),
+    acts.join(" | "));
   check("the typed text itself is recorded nowhere in the tree", !JSON.stringify(sum).includes("Привет"));
 
   // ---- hand back ----
