@@ -56,7 +56,7 @@ browser() {
 	DETM_URL=$DETM_URL CHROMIUM=$chrome WAKE_LOG=$tmp/wake.log OUT=$tmp DETM_BIN=$DETM_BIN \
 		node tests/takeover/takeover.mjs
 	local rc=$?
-	daemon_kill9
+	daemon_stop     # SIGTERM: detmd stops the displays it started
 	kill "$RECV_PID" 2>/dev/null
 	return $rc
 }
@@ -100,7 +100,7 @@ limits() {
 	tapi POST "/api/tasks/$T/release" '{}'
 	expect "releasing what is no longer taken over is a conflict" 409 '.error.code == "conflict"'
 	unset DETM_TOKEN
-	daemon_kill9
+	daemon_stop
 	kill "$RECV_PID" 2>/dev/null
 	finish
 }
