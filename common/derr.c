@@ -25,6 +25,7 @@ static const struct {
 	[DERR_INTERNAL] = { 500, "internal" },
 	[DERR_NOT_IMPLEMENTED] = { 501, "not_implemented" },
 	[DERR_UNAVAILABLE] = { 503, "unavailable" },
+	[DERR_HUMAN_CONTROL] = { 409, "human_control" },
 };
 
 int

@@ -32,6 +32,7 @@ enum derr_code {
 	DERR_INTERNAL,          /* 500 internal */
 	DERR_NOT_IMPLEMENTED,   /* 501 not_implemented */
 	DERR_UNAVAILABLE,       /* 503 unavailable */
+	DERR_HUMAN_CONTROL,     /* 409 human_control: a human drives the display */
 	DERR__COUNT
 };
 

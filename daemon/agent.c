@@ -37,6 +37,7 @@
 #include "httpc.h"
 #include "jx.h"
 #include "log.h"
+#include "takeover.h"
 #include "task.h"
 #include "taskstate.h"
 #include "util.h"
@@ -431,6 +432,8 @@ task_stopped(struct state *s, char *why, size_t len)
 	struct derr e;
 	int st;
 
+	if (takeover_gate(s->task_id, &e) != 0)   /* a human took the display over mid-run */
+		return snprintf(why, len, "stopped: a human took over the desktop"), true;
 	if (s->task_id == NULL)
 		return false;
 	if (task_meta(s->app->store, s->task_id, &st, &meta, &e) != 0) {

@@ -172,6 +172,12 @@ int api_live_shared(struct req *r, struct derr *e);
 int api_frame_task(struct req *r, struct derr *e);
 int api_frame_shared(struct req *r, struct derr *e);
 int api_live_list(struct req *r, struct derr *e);
+/* api_takeover.c */
+int api_takeover_start(struct req *r, struct derr *e);
+int api_takeover_get(struct req *r, struct derr *e);
+int api_takeover_release(struct req *r, struct derr *e);
+int api_takeover_input(struct req *r, struct derr *e);
+int api_takeover_help(struct req *r, struct derr *e);
 /* api_dashboard.c */
 int api_dashboard(struct req *r, struct derr *e);
 int api_dashboard_file(struct req *r, struct derr *e);

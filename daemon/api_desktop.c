@@ -21,6 +21,7 @@
 #include "recorder.h"
 #include "task.h"
 #include "taskstate.h"
+#include "takeover.h"
 
 #define COMMANDS_MAX 100
 #define COMMANDS_TIMEOUT_DEFAULT_MS 30000
@@ -56,7 +57,7 @@ api_desktop_action(struct req *r, struct derr *e)
 	bool img;
 
 	if (api_body_check(r, api_desktop_action, e) != 0 ||
-	    api_opt_task_id(r, true, &task_id, e) != 0 ||
+	    api_opt_task_id(r, true, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
 	    jx_str(r->body, "action", true, 1, 64, &action, e) != 0 ||
 	    image_coords(r, r->body, &img, e) != 0 ||
 	    desktop_run(r->app, task_id, action, r->body, img, &out, e) != 0)
@@ -99,7 +100,7 @@ api_desktop_screenshot(struct req *r, struct derr *e)
 	bool json = false;
 	int rc = -1;
 
-	if (api_opt_task_id(r, true, &q.task_id, e) != 0 ||
+	if (api_opt_task_id(r, true, &q.task_id, e) != 0 || takeover_gate_look(q.task_id, e) != 0 ||
 	    query_int(r, "max_width", 16, 16384, &q.max_width, e) != 0 ||
 	    query_int(r, "quality", 1, 100, &q.quality, e) != 0 ||
 	    query_int(r, "x", 0, 16384, &q.x, e) != 0 ||
@@ -196,7 +197,7 @@ api_commands(struct req *r, struct derr *e)
 	size_t i, n;
 
 	if (api_body_check(r, api_commands, e) != 0 ||
-	    api_opt_task_id(r, true, &task_id, e) != 0 ||
+	    api_opt_task_id(r, true, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
 	    jx_int(r->body, "timeout_ms", false, 1, COMMANDS_TIMEOUT_MAX_MS, &timeout_ms, &has, e) != 0 ||
 	    jx_bool(r->body, "stop_on_error", &stop, &has, e) != 0 ||
 	    image_coords(r, r->body, &img, e) != 0)

@@ -14,6 +14,7 @@
 #include "jx.h"
 #include "log.h"
 #include "task.h"
+#include "takeover.h"
 #include "util.h"
 
 int
@@ -23,7 +24,7 @@ api_gui_find(struct req *r, struct derr *e)
 	json_object *out;
 
 	if (api_body_check(r, api_gui_find, e) != 0 ||
-	    api_opt_task_id(r, false, &task_id, e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 || takeover_gate_look(task_id, e) != 0 ||
 	    jx_str(r->body, "description", true, 1, GROUND_MAX_DESCRIPTION, &desc, e) != 0 ||
 	    gui_find(r->app, task_id, desc, &out, e) != 0)
 		return -1;
@@ -38,7 +39,7 @@ api_gui_do(struct req *r, struct derr *e)
 	json_object *out;
 
 	if (api_body_check(r, api_gui_do, e) != 0 ||
-	    api_opt_task_id(r, false, &task_id, e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
 	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
 	    jx_bool(r->body, "after_screenshot", &after, &has, e) != 0 ||
 	    gui_do(r->app, task_id, instr, after, &out, e) != 0)
@@ -57,7 +58,7 @@ api_gui_agent(struct req *r, struct derr *e)
 	int st;
 
 	if (api_body_check(r, api_gui_agent, e) != 0 ||
-	    api_opt_task_id(r, false, &task_id, e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
 	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
 	    jx_int(r->body, "timeout", false, 1, AGENT_TIMEOUT_MAX_S, &timeout, NULL, e) != 0 ||
 	    jx_str(r->body, "context", false, 0, 8000, &context, e) != 0)

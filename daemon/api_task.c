@@ -14,6 +14,7 @@
 #include "log.h"
 #include "task.h"
 #include "taskstate.h"
+#include "takeover.h"
 
 static const char *const action_types[] = { "cli", "gui", "wait", "vision", "reasoning", "other" };
 static const char *const action_states[] = { "started", "completed", "failed" };
@@ -169,6 +170,8 @@ api_task_list(struct req *r, struct derr *e)
 
 		if (tid != NULL)
 			json_object_object_add(t, "recording", rec_task_status(tid));
+		if (tid != NULL)
+			json_object_object_add(t, "driver", takeover_status(tid));
 	}
 	return req_reply(r, 200, out);
 }
@@ -198,6 +201,7 @@ api_task_get(struct req *r, struct derr *e)
 	if ((sum = task_summary(r->app->store, id, d, false, e)) == NULL)
 		return -1;
 	json_object_object_add(sum, "recording", rec_task_status(id));
+	json_object_object_add(sum, "driver", takeover_status(id));
 	return req_reply(r, 200, sum);
 }
 
