@@ -8,12 +8,14 @@
 #include <strings.h>
 
 #include "api.h"
+#include "budget.h"
 #include "recorder.h"
 #include "jx.h"
 #include "limits.h"
 #include "log.h"
 #include "task.h"
 #include "taskstate.h"
+#include "usage.h"
 
 static const char *const action_types[] = { "cli", "gui", "wait", "vision", "reasoning", "other" };
 static const char *const action_states[] = { "started", "completed", "failed" };
@@ -111,10 +113,14 @@ int
 api_task_create(struct req *r, struct derr *e)
 {
 	struct task_reg in = { 0 };
+	struct budget bud;
 	char id[ID_LEN];
-	bool disp;
+	bool disp, has_bud;
 	int w, h;
 
+	if (budget_parse(r->body, &bud, &has_bud, e) != 0)
+		return -1;
+	in.budget = has_bud ? &bud : NULL;
 	if (jx_str(r->body, "name", true, 1, LIM_TASK_NAME, &in.name, e) != 0 ||
 	    jx_strarray(r->body, "plan", false, 0, LIM_PLAN_ITEMS, 1, LIM_ITEM_TITLE, &in.plan, e) != 0 ||
 	    jx_obj(r->body, "metadata", &in.metadata, e) != 0 ||
@@ -199,6 +205,7 @@ api_task_get(struct req *r, struct derr *e)
 	if ((sum = task_summary(r->app->store, id, d, false, e)) == NULL)
 		return -1;
 	json_object_object_add(sum, "recording", rec_task_status(id));
+	usage_summary_add(r->app->store, id, sum);     /* usage totals and budget */
 	return req_reply(r, 200, sum);
 }
 
@@ -207,7 +214,12 @@ api_task_patch(struct req *r, struct derr *e)
 {
 	struct task_patch p = { .status = -1 };
 	const char *id, *query = NULL;
+	struct budget bud;
+	bool has_bud;
 
+	if (budget_parse(r->body, &bud, &has_bud, e) != 0)
+		return -1;
+	p.budget = has_bud ? &bud : NULL;
 	if (req_task_id(r, 0, &id, e) != 0 ||
 	    jx_str(r->body, "name", false, 1, LIM_TASK_NAME, &p.name, e) != 0 ||
 	    body_task_status(r->body, &p.status, e) != 0 ||
@@ -215,10 +227,11 @@ api_task_patch(struct req *r, struct derr *e)
 	    jx_str(r->body, "message", false, 1, LIM_MESSAGE, &p.message, e) != 0 ||
 	    jx_str(r->body, "query", false, 0, LIM_MESSAGE, &query, e) != 0)
 		return -1;
-	if (p.name == NULL && p.status < 0 && p.metadata == NULL && p.message == NULL && query == NULL)
+	if (p.name == NULL && p.status < 0 && p.metadata == NULL && p.message == NULL && query == NULL &&
+	    p.budget == NULL)
 		return derr_set(e, DERR_INVALID, NULL,
-		    "nothing to update: give status, name, metadata, message or query");
-	if ((p.name || p.status >= 0 || p.metadata || p.message) &&
+		    "nothing to update: give status, name, metadata, message, budget or query");
+	if ((p.name || p.status >= 0 || p.metadata || p.message || p.budget) &&
 	    task_update(r->app->store, id, &p, e) != 0)
 		return -1;
 	return reply_summary(r, id, 200, query != NULL, e);

@@ -19,6 +19,7 @@
 #include "desktop.h"
 #include "display.h"
 #include "gui.h"
+#include "usage.h"
 #include "shots.h"
 #include "jx.h"
 #include "log.h"
@@ -721,6 +722,8 @@ gui_find(struct app *app, const char *task_id, const char *description,
 		    "'%.*s'; start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser "
 		    "(gui_do accepts explicit coordinates: %s)", utf8_prec(description, 100),
 		    description, GUI_FORMS);
+	if (usage_scope(task_id, "ground", e) != 0)     /* usage.h: the task's model calls, its budget */
+		return -1;
 	if (desktop_lease(app, task_id, &l, e) != 0)
 		return -1;
 	s.screen_w = l.width;
@@ -898,6 +901,8 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 		    need1 ? c->target : c->target2, GUI_FORMS);
 		goto out;
 	}
+	if ((need1 || need2) && usage_scope(task_id, "ground", e) != 0)  /* usage.h */
+		goto out;
 	if (desktop_lease(app, task_id, &l, e) != 0)
 		goto out;
 	leased = true;
