@@ -10,8 +10,9 @@
  * one pause.
  *
  * The budget thread pauses queued tasks (task_control_by, then a wake-up)
- * and, once a second, queues the active tasks whose minutes ran out. It
- * holds no lock while it writes.
+ * and, once a second and whenever a budget changes, queues the active tasks
+ * that are at or over a limit (minutes run out; a budget set below what is
+ * already spent). It holds no lock while it writes.
  *
  * Does not: record usage (usage.c) or refuse calls itself (usage.c asks
  * budget_check).
@@ -370,6 +371,7 @@ budget_changed(const char *task_id)
 		put_locked(&en);        /* tripped is false: a new budget may pause again */
 	else if (r == 0)
 		remove_locked(task_id);
+	pthread_cond_signal(&B.cv);     /* a budget already spent pauses at once */
 	pthread_mutex_unlock(&B.mu);
 	if (r < 0)
 		log_warn("budget: cannot read the budget of task %s", task_id);
@@ -457,8 +459,8 @@ thread_main(void *arg)
 		struct timespec ts;
 		int64_t now = now_ms();
 
-		for (size_t i = 0; i < B.n; i++)
-			if (B.e[i].has[BUDGET_MINUTES] && reached(&B.e[i], now) == BUDGET_MINUTES)
+		for (size_t i = 0; i < B.n; i++)     /* minutes run out; a budget set below what is spent */
+			if (reached(&B.e[i], now) >= 0)
 				trip_locked(&B.e[i]);
 		while (B.nq > 0 && !B.stopping) {
 			char id[ID_LEN];

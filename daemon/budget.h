@@ -8,13 +8,14 @@
  * minutes since the task was registered. A limit is reached when the spent
  * figure is >= the limit.
  *
- * When a limit is reached (after the call that crossed it, or at the
- * minute, or when a call is attempted over it) and the task is active, the
+ * When a limit is reached (after the call that crossed it, at the minute,
+ * when a budget is set below what is spent, or when a call is attempted
+ * over it; checked at once and then every second) and the task is active, the
  * budget thread pauses it with a control message that names the limit and
  * the figures, and posts a "budget_reached" wake-up (wake.h) with the same
  * text. From then on every model call for the task is refused before it is
  * sent (usage.h), until the budget is raised; resuming without raising it
- * pauses the task again at its next model call (or at once for minutes).
+ * pauses the task again within a second.
  * Calls already in flight when the limit is crossed still finish, so a
  * budget can be overshot by the calls running in parallel (at most the
  * wait workers plus one per request thread).
