@@ -92,6 +92,20 @@ api GET "/api/tasks/$T"
 check_near "a call priced from prices.json (2/4 USD per Mtok) adds 0.0022" "$(jqr .usage.cost_usd)" 0.00231
 rm -f "$DETM_DATA/prices.json"
 
+# A reply without token counts: the model has a price, the call's cost is unknown.
+stub_script '{"answers":["click(point='"'"'<point>10 20</point>'"'"')"],"usage":false}'
+N=$(new_task nousage)
+gfind "$N"
+api GET "/api/usage/stats?task_id=$N"
+expect "no usage in the reply: tokens 0, cost null (not 0)" 200 \
+	'.rows[0].requests == 1 and .rows[0].input_tokens == 0 and .rows[0].cost_usd == null'
+# OpenRouter's own usage.cost is believed over the table.
+stub_script '{"answers":["click(point='"'"'<point>10 20</point>'"'"')"],"tokens_in":1000,"tokens_out":50,"cost":0.0042}'
+gfind "$N"
+api GET "/api/usage/stats?task_id=$N"
+expect "a provider-reported cost is used as reported" 200 \
+	'.totals.requests == 2 and .totals.unpriced_requests == 1 and (.totals.cost_usd - 0.0042 | fabs) < 1e-9'
+
 # A model nobody priced costs null, not 0.
 start ACU_GUI_AGENT_BACKEND=uitars OPENROUTER_API_KEY="$key" ACU_UITARS_OPENROUTER_MODEL=acme/mystery-7b || { finish; exit 1; }
 stub_script "$UITARS"
@@ -103,7 +117,7 @@ expect "unknown model: cost null, counted as unpriced" 200 \
 	 and .totals.cost_usd == null and .rows[0].input_tokens == 1000'
 api GET "/api/usage/stats"
 expect "all tasks: the known costs add up, the unpriced call is not counted as 0" 200 \
-	'.totals.requests == 3 and .totals.unpriced_requests == 1 and (.totals.cost_usd - 0.00231 | fabs) < 1e-9'
+	'.totals.requests == 5 and .totals.unpriced_requests == 2 and (.totals.cost_usd - 0.00651 | fabs) < 1e-9'
 api GET "/api/usage/stats?since=abc"
 expect "since must be days" 400 '.error.field == "since"'
 
