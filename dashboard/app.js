@@ -274,6 +274,7 @@ function renderTask(t) {
   $("b-cancel").disabled = FINAL.has(t.status);
   renderItems(t);
   renderScreen(t);
+  if (window.detmUsage) window.detmUsage.task(t);   // usage.js: the usage panel
 }
 
 function actionFacts(a) {

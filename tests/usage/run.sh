@@ -17,6 +17,7 @@ cd "$(dirname "$0")/../.."
 
 tmp=$(mktemp -d /tmp/detm-usage.XXXXXX)
 pids=()
+total_pass=0 total_fail=0
 cleanup() {
 	daemon_stop
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
@@ -255,6 +256,18 @@ check "model calls by backend" [ "$(metric 'detm_model_calls_total{provider="ope
 check "active tasks and watching waits are gauges" [ "$(metric 'detm_waits_watching')" -ge 1 ]
 check "wake deliveries are counted" [ "$(metric 'detm_wake_events_total{result="delivered"}')" -ge 1 ]
 check "the database size is there" [ "$(metric 'detm_db_size_bytes{file="data.db"}')" -gt 0 ]
+
+# ======== the dashboard's usage panel (headless chromium) ========
+chrome=${CHROMIUM:-/usr/bin/chromium}
+if [ ! -d tests/dashboard/node_modules/playwright-core ] && [ -x "$chrome" ]; then
+	(cd tests/dashboard && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1)
+fi
+if [ -x "$chrome" ] && [ -d tests/dashboard/node_modules/playwright-core ]; then
+	run_part dashboard env DETM_URL="$DETM_URL" CHROMIUM="$chrome" TASK="$C" node tests/usage/dashboard.mjs
+	PASS=$((PASS + total_pass)) FAIL=$((FAIL + total_fail))
+else
+	bad "dashboard panel" "needs $chrome and playwright-core (npm ci in tests/dashboard)"
+fi
 
 DETM_TOKEN=tok-$$ start || { finish; exit 1; }
 code=$(curl -s -o /dev/null -w '%{http_code}' "$DETM_URL/metrics")
