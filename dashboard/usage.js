@@ -15,6 +15,7 @@ function el(tag, attrs = {}, ...kids) {
     if (v === null || v === undefined || v === false) continue;
     if (k === "class") e.className = v;
     else if (k === "text") e.textContent = v;
+    else if (k === "width") e.style.width = v;   // CSSOM: the CSP forbids style attributes
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? "" : v);
   }
@@ -108,7 +109,7 @@ function rows(list, total) {
     return el("tr", {}, el("td", { text: r.provider }), el("td", { text: r.model }),
       el("td", { text: num(r.requests) }), el("td", { text: num(r.input_tokens) }),
       el("td", { text: num(r.output_tokens) }), el("td", { text: usd(r.cost_usd) }),
-      el("td", {}, el("span", { class: "u-share", style: `width:${share.toFixed(1)}%` })));
+      el("td", {}, el("span", { class: "u-share", width: `${share.toFixed(1)}%` })));
   }));
 }
 
@@ -142,7 +143,7 @@ function budget(t) {
     const spent = b.spent[k] || 0, pct = Math.min(100, b[k] > 0 ? (spent / b[k]) * 100 : 100);
     return el("div", { class: `u-limit${b.reached === k ? " reached" : ""}` },
       el("span", { text: `${label}: ${k === "usd" ? usd(spent) : num(Math.round(spent * 100) / 100)} of ${k === "usd" ? usd(b[k]) : num(b[k])}` }),
-      el("span", { class: "u-meter" }, el("span", { style: `width:${pct.toFixed(1)}%` })));
+      el("span", { class: "u-meter" }, el("span", { width: `${pct.toFixed(1)}%` })));
   });
   const form = el("form", { class: "u-bform" }, ...LIMITS.map(([k, label]) =>
     el("label", {}, `${label} `, el("input", { name: k, type: "number", min: "0", step: "any", value: b && b[k] !== null && b[k] !== undefined ? String(b[k]) : "", size: "8" }))),

@@ -27,6 +27,7 @@ try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => { if (m.type() === "error" && !/Failed to load resource/.test(m.text())) errors.push(m.text()); });   // CSP refusals too
   await page.goto(`${url}/dashboard`);
   check("the panel shows every task's usage",
     await until(async () => (await page.textContent("#u-title")) === "Usage, all tasks"));
@@ -37,6 +38,9 @@ try {
   check("the daily chart: 30 bars, today's drawn", await page.locator("#u-chart rect").count() === 30 &&
     Number(await page.locator("#u-chart rect").nth(29).getAttribute("height")) > 0);
   check("one table row per provider/model", await page.locator("#u-rows tr").count() === stats.rows.length);
+  check("the share bars are drawn (widths set through CSSOM, allowed by the CSP)",
+    await page.locator("#u-rows .u-share").first().evaluate((e) => e.getBoundingClientRect().width > 0));
+  await page.screenshot({ path: `${process.env.SHOTS || "/tmp"}/usage-panel.png`, fullPage: true });
   await page.goto("about:blank");
   await page.goto(`${url}/dashboard#task=${task}`);   // a fresh load: app.js selects the task
   const shown = await until(async () => (await page.textContent("#u-title")).startsWith("Usage of") &&
