@@ -380,13 +380,21 @@ budget_changed(const char *task_id)
 json_object *
 budget_json(struct store *st, const char *task_id)
 {
-	struct entry en;
 	struct store *rd = store_read_begin(st);
+	json_object *o = budget_json_read(rd, task_id);
+
+	store_read_end(rd);
+	return o;
+}
+
+json_object *
+budget_json_read(struct store *rd, const char *task_id)
+{
+	struct entry en;
 	int r = entry_read(rd, task_id, &en), k;
 	int64_t now = now_ms();
 	json_object *o, *sp;
 
-	store_read_end(rd);
 	if (r <= 0)
 		return NULL;
 	o = json_object_new_object();

@@ -75,5 +75,7 @@ void budget_note(const char *task_id, double cost, int64_t tokens);
  * spent:{usd,model_calls,tokens,minutes}, reached: null or the limit's
  * name, unpriced_calls}; NULL when the task has none. */
 json_object *budget_json(struct store *st, const char *task_id);
+/* The same inside the caller's read snapshot (store_read_begin). */
+json_object *budget_json_read(struct store *rd, const char *task_id);
 
 #endif

@@ -344,18 +344,20 @@ usage_call_end(const struct usage_call *uc, int rc, const struct httpc_resp *rs)
 	struct store *st;
 	struct derr e;
 	double reported = -1;
-	bool have = false;
+	bool have = false, answered;
 
 	if (!uc->model)
 		return;
 	r.outcome = outcome_of(rc, rs);
 	r.status = rs->status;
 	r.latency_ms = (double)rs->latency_us / 1000.0;
-	if (rc == HTTPC_OK && rs->status >= 200 && rs->status <= 299)
+	answered = rc == HTTPC_OK && rs->status >= 200 && rs->status <= 299;
+	if (answered)
 		have = usage_tokens(rs->json, &r.in, &r.out, &reported);
-	/* A call that got no answer used no tokens; one that did and says
-	 * nothing about them has an unknown cost (unless the model is free). */
-	r.cost = rc == HTTPC_OK ? cost_of(uc, r.in, r.out, reported, have) : cost_of(uc, 0, 0, -1, true);
+	/* A call that got no answer (or an error status) used no tokens; one
+	 * that answered and says nothing about them has an unknown cost
+	 * (unless the model is free). */
+	r.cost = answered ? cost_of(uc, r.in, r.out, reported, have) : cost_of(uc, 0, 0, -1, true);
 	pthread_mutex_lock(&U.mu);
 	st = U.st;
 	c = counter_locked(uc->provider, uc->name);

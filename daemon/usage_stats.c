@@ -155,10 +155,10 @@ fail:
 	return NULL;
 }
 
-json_object *
-usage_task_totals(struct store *st, const char *task_id)
+/* The task's totals inside a read snapshot. */
+static json_object *
+totals_read(struct store *rd, const char *task_id)
 {
-	struct store *rd = store_read_begin(st);
 	sqlite3_stmt *s = store_stmt(rd, SQL_TOTALS);
 	json_object *o = json_object_new_object();
 
@@ -168,21 +168,30 @@ usage_task_totals(struct store *st, const char *task_id)
 			sums_add(o, s, 0);
 		sqlite3_reset(s);
 	}
+	return o;
+}
+
+json_object *
+usage_task_totals(struct store *st, const char *task_id)
+{
+	struct store *rd = store_read_begin(st);
+	json_object *o = totals_read(rd, task_id);
+
 	store_read_end(rd);
-	if (json_object_object_get_ex(o, "requests", NULL))
-		return o;
-	json_object_object_add(o, "requests", json_object_new_int(0));
 	return o;
 }
 
 void
 usage_summary_add(struct store *st, const char *task_id, json_object *summary)
 {
+	struct store *rd;
 	json_object *b;
 
 	if (summary == NULL || task_id == NULL)
 		return;
-	json_object_object_add(summary, "usage", usage_task_totals(st, task_id));
-	if ((b = budget_json(st, task_id)) != NULL)
+	rd = store_read_begin(st);     /* one snapshot for both */
+	json_object_object_add(summary, "usage", totals_read(rd, task_id));
+	if ((b = budget_json_read(rd, task_id)) != NULL)
 		json_object_object_add(summary, "budget", b);
+	store_read_end(rd);
 }
