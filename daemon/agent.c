@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "cancel.h"
 #include "api.h"
 #include "display.h"
 #include "gui.h"
@@ -479,6 +480,10 @@ agent_run(struct app *app, const char *task_id, const char *instruction, int tim
 
 		if (task_stopped(&s, why, sizeof why))
 			break;
+		if (cancel_requested()) {       /* the MCP client cancelled, or hung up */
+			snprintf(why, sizeof why, "cancelled by the client");
+			break;
+		}
 		if (mono_us() >= deadline) {
 			snprintf(why, sizeof why, "timed out after %d s", timeout_s);
 			break;

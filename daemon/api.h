@@ -178,6 +178,9 @@ int api_events(struct req *r, struct derr *e);
 /* api_tools.c */
 int api_tools_list(struct req *r, struct derr *e);
 int api_tool_call(struct req *r, struct derr *e);
+/* api_mcp.c */
+int api_mcp_post(struct req *r, struct derr *e);
+int api_mcp_delete(struct req *r, struct derr *e);
 /* api_waits.c */
 int api_wait_create(struct req *r, struct derr *e);
 int api_wait_list(struct req *r, struct derr *e);

@@ -74,6 +74,8 @@ const struct route api_routes[] = {
 	{ "POST",   "/api/memory/append",                       api_memory_append,  B, "append a note to the workspace memory" },
 	{ "GET",    "/api/tools",                               api_tools_list,     0, "the MCP tools, callable over HTTP" },
 	{ "POST",   "/api/tools/{name}",                        api_tool_call,      LIM_BODY_PLAN, "call a tool with its MCP arguments" },
+	{ "POST",   "/mcp",                                     api_mcp_post,       LIM_BODY_PLAN, "MCP over Streamable HTTP (JSON or SSE replies)" },
+	{ "DELETE", "/mcp",                                     api_mcp_delete,     0, "end an MCP session (2025 era)" },
 	{ "GET",    "/api/usage/stats",                         api_usage_stats,    0, "model usage and cost (?since=days&task_id)" },
 	{ "GET",    "/api/usage/prices",                        api_usage_prices,   0, "the price table in effect" },
 	{ "GET",    "/metrics",                                 api_metrics,        0, "Prometheus metrics (text format)" },
