@@ -34,6 +34,13 @@
 /* canceled: the US spelling, an alias detmd accepts for cancelled. */
 #define TASK_STATUS "'enum':['active','paused','completed','failed','cancelled','canceled']"
 #define WAIT_ID "'wait_id':{'type':'string'," ID_PATTERN ",'description':'Wait id (8 hex digits) returned by smart_wait.'}"
+/* A task's spending limits (task_register, task_update). */
+#define BUDGET "'budget':{'type':'object','additionalProperties':false,'properties':{" \
+	"'usd':{'type':'number','minimum':0},'model_calls':{'type':'integer','minimum':0}," \
+	"'tokens':{'type':'integer','minimum':0},'minutes':{'type':'number','minimum':0}}," \
+	"'description':'Spending limits (any of usd, model_calls, tokens, minutes). When one is reached detmd " \
+	"pauses the task, refuses its model calls and wakes you; an operator raises it and resumes. usd counts " \
+	"priced model calls; minutes run from registration; keys not given keep their limit.'}"
 
 static struct tool tools[] = {
 {
@@ -49,7 +56,7 @@ static struct tool tools[] = {
 	"'plan':{'type':'array','maxItems':500,'items':{'type':'string','minLength':1,'maxLength':500},'description':'Step titles in order; ordinals start at 0.'},"
 	"'metadata':{'type':'object','description':'Free-form key/value context stored with the task.'},"
 	"'display':{'type':'boolean','description':'Give the task its own virtual display (Xvfb), isolated from other tasks; desktop tools with this task_id act there.'},"
-	"'display_resolution':{'type':'string','pattern':'^[0-9]+x[0-9]+$','description':'Size of its own display, e.g. 1920x1080; default 1280x720.'}}}",
+	"'display_resolution':{'type':'string','pattern':'^[0-9]+x[0-9]+$','description':'Size of its own display, e.g. 1920x1080; default 1280x720.'}," BUDGET "}}",
 	0, "POST", "/api/tasks", NULL, "tasks", 0, NULL
 },
 {
@@ -64,7 +71,7 @@ static struct tool tools[] = {
 	"'message':{'type':'string','minLength':1,'description':'Reasoning note or progress message to record.'},"
 	"'query':{'type':'string','minLength':1,'description':'A question about progress; the reply then includes a summary sentence.'},"
 	"'name':{'type':'string','minLength':1,'maxLength':200,'description':'New task name.'},"
-	"'metadata':{'type':'object','description':'Keys to merge into the metadata; a null value removes a key.'}}}",
+	"'metadata':{'type':'object','description':'Keys to merge into the metadata; a null value removes a key.'}," BUDGET "}}",
 	DES, "PATCH", "/api/tasks/{task_id}", NULL, "tasks", 0, NULL
 },
 {

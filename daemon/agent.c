@@ -40,6 +40,7 @@
 #include "takeover.h"
 #include "task.h"
 #include "taskstate.h"
+#include "usage.h"
 #include "util.h"
 #include "xcap.h"
 
@@ -353,6 +354,8 @@ ask(struct state *s, json_object *messages, long timeout_ms, json_object **msg, 
 	long status = 0;
 	int rc = -1;
 
+	if (usage_scope(s->task_id, "agent", e) != 0)     /* usage.h: the task's budget */
+		goto out;
 	for (char *p = tj; *p != '\0'; p++)
 		if (*p == '\'')
 			*p = '"';

@@ -153,6 +153,10 @@ int api_log_create(struct req *r, struct derr *e);
 int api_messages_get(struct req *r, struct derr *e);
 int api_message_create(struct req *r, struct derr *e);
 int api_device(struct req *r, struct derr *e);
+/* api_usage.c */
+int api_usage_stats(struct req *r, struct derr *e);
+int api_usage_prices(struct req *r, struct derr *e);
+int api_metrics(struct req *r, struct derr *e);
 /* api_gui.c */
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "api.h"
+#include "budget.h"
 #include "recorder.h"
 #include "jx.h"
 #include "limits.h"
@@ -15,6 +16,7 @@
 #include "task.h"
 #include "taskstate.h"
 #include "takeover.h"
+#include "usage.h"
 
 static const char *const action_types[] = { "cli", "gui", "wait", "vision", "reasoning", "other" };
 static const char *const action_states[] = { "started", "completed", "failed" };
@@ -110,12 +112,15 @@ int
 api_task_create(struct req *r, struct derr *e)
 {
 	struct task_reg in = { 0 };
+	struct budget bud;
 	char id[ID_LEN];
-	bool disp;
+	bool disp, has_bud;
 	int w, h;
 
-	if (api_body_check(r, api_task_create, e) != 0 ||
-	    jx_str(r->body, "name", true, 1, LIM_TASK_NAME, &in.name, e) != 0 ||
+	if (api_body_check(r, api_task_create, e) != 0 || budget_parse(r->body, &bud, &has_bud, e) != 0)
+		return -1;
+	in.budget = has_bud ? &bud : NULL;
+	if (jx_str(r->body, "name", true, 1, LIM_TASK_NAME, &in.name, e) != 0 ||
 	    jx_strarray(r->body, "plan", false, 0, LIM_PLAN_ITEMS, 1, LIM_ITEM_TITLE, &in.plan, e) != 0 ||
 	    jx_obj(r->body, "metadata", &in.metadata, e) != 0 ||
 	    jx_str(r->body, "agent_id", false, 0, LIM_AGENT_ID, &in.agent_id, e) != 0)
@@ -202,6 +207,7 @@ api_task_get(struct req *r, struct derr *e)
 		return -1;
 	json_object_object_add(sum, "recording", rec_task_status(id));
 	json_object_object_add(sum, "driver", takeover_status(id));
+	usage_summary_add(r->app->store, id, sum);     /* usage totals and budget */
 	return req_reply(r, 200, sum);
 }
 
@@ -210,19 +216,24 @@ api_task_patch(struct req *r, struct derr *e)
 {
 	struct task_patch p = { .status = -1 };
 	const char *id, *query = NULL;
+	struct budget bud;
+	bool has_bud;
 
-	if (api_body_check(r, api_task_patch, e) != 0 ||
-	    req_task_id(r, 0, &id, e) != 0 ||
+	if (api_body_check(r, api_task_patch, e) != 0 || budget_parse(r->body, &bud, &has_bud, e) != 0)
+		return -1;
+	p.budget = has_bud ? &bud : NULL;
+	if (req_task_id(r, 0, &id, e) != 0 ||
 	    jx_str(r->body, "name", false, 1, LIM_TASK_NAME, &p.name, e) != 0 ||
 	    body_task_status(r->body, &p.status, e) != 0 ||
 	    jx_obj(r->body, "metadata", &p.metadata, e) != 0 ||
 	    jx_str(r->body, "message", false, 1, LIM_MESSAGE, &p.message, e) != 0 ||
 	    jx_str(r->body, "query", false, 0, LIM_MESSAGE, &query, e) != 0)
 		return -1;
-	if (p.name == NULL && p.status < 0 && p.metadata == NULL && p.message == NULL && query == NULL)
+	if (p.name == NULL && p.status < 0 && p.metadata == NULL && p.message == NULL && query == NULL &&
+	    p.budget == NULL)
 		return derr_set(e, DERR_INVALID, NULL,
-		    "nothing to update: give status, name, metadata, message or query");
-	if ((p.name || p.status >= 0 || p.metadata || p.message) &&
+		    "nothing to update: give status, name, metadata, message, budget or query");
+	if ((p.name || p.status >= 0 || p.metadata || p.message || p.budget) &&
 	    task_update(r->app->store, id, &p, e) != 0)
 		return -1;
 	return reply_summary(r, id, 200, query != NULL, e);

@@ -19,6 +19,7 @@
 #include "desktop.h"
 #include "display.h"
 #include "gui.h"
+#include "usage.h"
 #include "shots.h"
 #include "jx.h"
 #include "log.h"
@@ -752,6 +753,8 @@ gui_find(struct app *app, const char *task_id, const char *description,
 		    "'%.*s'; start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser "
 		    "(gui_do accepts explicit coordinates: %s)", utf8_prec(description, 100),
 		    description, GUI_FORMS);
+	if (usage_scope(task_id, "ground", e) != 0)     /* usage.h: the task's model calls, its budget */
+		return -1;
 	if (desktop_lease(app, task_id, &l, e) != 0)
 		return -1;
 	s.screen_w = l.width;
@@ -996,6 +999,7 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 		goto out;
 	}
 	if (do_parse(app, instruction, c, r, &need1, &need2, e) != 0 ||
+	    ((need1 || need2) && usage_scope(task_id, "ground", e) != 0) ||  /* usage.h */
 	    desktop_lease(app, task_id, &l, e) != 0)
 		goto out;
 	leased = true;

@@ -23,6 +23,7 @@
 #include "jx.h"
 #include "limits.h"
 #include "log.h"
+#include "metrics.h"
 
 struct http {
 	struct MHD_Daemon *mhd;
@@ -625,6 +626,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_debug("request ended early (code %d)", (int)toe);
+	metrics_observe(hr->route != NULL ? (int)(hr->route - api_routes) : -1, conn, mono_us() - hr->t0);
 	buf_free(&hr->body);
 	for (i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(hr->param_copies[i]);

@@ -276,6 +276,7 @@ function renderTask(t) {
   renderItems(t);
   renderScreen(t);
   document.dispatchEvent(new CustomEvent("detm:task", { detail: t }));   // takeover.js
+  if (window.detmUsage) window.detmUsage.task(t);   // usage.js: the usage panel
 }
 
 function actionFacts(a) {
