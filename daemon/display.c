@@ -133,15 +133,6 @@ registry_check_locked(void)
 #endif
 }
 
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 static bool
 file_exists(const char *path)
 {

@@ -92,136 +92,177 @@ ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+/* ---- the backends ------------------------------------------------------ */
+
+static void
+ollama_init(struct vision *v, const struct vision_settings *s, struct vision_conf *c)
+{
+	c->url = pick(s->ollama_url, "http://127.0.0.1:11434");
+	c->url_field = "ollama_url";
+	c->model = pick(s->ollama_model, "minicpm-v");
+	v->keep_alive = xstrdup(pick(s->ollama_keep_alive, "10m"));
+}
+
+static void
+vllm_init(struct vision *v, const struct vision_settings *s, struct vision_conf *c)
+{
+	c->url = pick(s->vllm_url, "http://127.0.0.1:8000");
+	c->url_field = "vllm_url";
+	c->model = pick(s->vllm_model, "ui-tars-1.5-7b");
+	c->key = pick(s->vllm_api_key, NULL);
+	c->key_field = "vllm_api_key";
+}
+
+static void
+claude_init(struct vision *v, const struct vision_settings *s, struct vision_conf *c)
+{
+	c->url = pick(s->claude_url, "https://api.anthropic.com");
+	c->url_field = "claude_url";
+	c->model = pick(s->claude_model, "claude-sonnet-4-20250514");
+	c->key = pick(s->anthropic_api_key, NULL);
+	c->key_field = "anthropic_api_key";
+}
+
+static void
+openrouter_init(struct vision *v, const struct vision_settings *s, struct vision_conf *c)
+{
+	c->url = pick(s->openrouter_url, "https://openrouter.ai/api/v1");
+	c->url_field = "openrouter_url";
+	c->model = pick(s->openrouter_model, "google/gemini-2.0-flash-001");
+	c->key = pick(s->openrouter_api_key, NULL);
+	c->key_field = "openrouter_api_key";
+}
+
+static void
+passthrough_init(struct vision *v, const struct vision_settings *s, struct vision_conf *c)
+{
+	c->model = "";
+}
+
+#define BEARER "Authorization: Bearer "
+
+/* One row per backend (vision_int.h). */
+static const struct vbackend backends[] = {
+	{ .name = "ollama", .init = ollama_init, .call = vwire_ollama_call,
+	  .parse = vwire_ollama_parse, .chat_path = "/api/chat", .health_path = "/api/tags",
+	  .pulls_models = true },
+	{ .name = "vllm", .init = vllm_init, .call = vwire_openai_call, .parse = vwire_openai_parse,
+	  .key_env = "the vLLM API key", .auth_prefix = BEARER, .v1_optional = true,
+	  .chat_path = "/chat/completions", .health_path = "/models" },
+	{ .name = "claude", .init = claude_init, .call = vwire_claude_call,
+	  .parse = vwire_claude_parse, .key_required = true, .key_env = "ANTHROPIC_API_KEY",
+	  .auth_prefix = "x-api-key: ", .v1_optional = true, .chat_path = "/messages",
+	  .health_detail = "ANTHROPIC_API_KEY is set (not verified: no call is made)",
+	  .extra_headers = { "anthropic-version: 2023-06-01" } },
+	{ .name = "openrouter", .init = openrouter_init, .call = vwire_openai_call,
+	  .parse = vwire_openai_parse, .key_required = true, .key_env = "OPENROUTER_API_KEY",
+	  .auth_prefix = BEARER, .chat_path = "/chat/completions", .health_path = "/models",
+	  .extra_headers = { "HTTP-Referer: https://github.com/detm/detm", "X-Title: detm smart wait" } },
+	{ .name = "passthrough", .init = passthrough_init,
+	  .health_detail = "no vision model: the wait engine decides alone" },
+};
+
+static const struct vbackend *
+backend_find(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_LEN(backends); i++)
+		if (strcmp(backends[i].name, name) == 0)
+			return &backends[i];
+	return NULL;
+}
+
+/* ---- vision_new ------------------------------------------------------- */
+
+/* Step 1: the row's settings are well formed (URL, model, key). */
+static int
+check_conf(const struct vision *v, const struct vision_conf *c, struct derr *e)
+{
+	if (c->url != NULL && check_url(c->url, c->url_field, e) != 0)
+		return -1;
+	if (check_text(c->model, 127, "model", e) != 0)
+		return -1;
+	if (v->keep_alive != NULL && check_text(v->keep_alive, 32, "ollama_keep_alive", e) != 0)
+		return -1;
+	if (v->be->key_required && c->key == NULL)
+		return derr_set(e, DERR_INVALID, c->key_field, "vision backend %s needs an API key: set %s",
+		    v->be->name, v->be->key_env);
+	if (c->key != NULL && check_text(c->key, 512, c->key_field, e) != 0)
+		return -1;
+	return 0;
+}
+
+/* Step 2: timeouts and retries (shared by every backend). */
+static int
+set_limits(struct vision *v, const struct vision_settings *s, struct derr *e)
+{
+	if (s->timeout_ms != 0 && (s->timeout_ms < 100 || s->timeout_ms > 600000))
+		return derr_set(e, DERR_INVALID, "timeout_ms", "vision timeout must be 100..600000 ms, not %ld",
+		    s->timeout_ms);
+	if (s->max_retries > 10 || s->max_retries < VISION_NO_RETRIES)
+		return derr_set(e, DERR_INVALID, "max_retries", "vision max_retries must be 0..10, not %d",
+		    s->max_retries);
+	if (s->retry_backoff_ms != 0 && (s->retry_backoff_ms < 1 || s->retry_backoff_ms > 10000))
+		return derr_set(e, DERR_INVALID, "retry_backoff_ms", "vision retry backoff must be 1..10000 ms");
+	v->timeout_ms = s->timeout_ms ? s->timeout_ms : DEF_TIMEOUT_MS;
+	v->max_retries = s->max_retries == 0 ? DEF_RETRIES : s->max_retries < 0 ? 0 : s->max_retries;
+	v->backoff_ms = s->retry_backoff_ms ? s->retry_backoff_ms : DEF_BACKOFF_MS;
+	return 0;
+}
+
+/* Step 3: the endpoints and request headers the row asks for. */
+static void
+set_wire(struct vision *v, const struct vision_conf *c)
+{
+	const struct vbackend *be = v->be;
+	int nh = 0;
+
+	if (c->url != NULL) {
+		const char *v1;
+
+		v->base_url = base_copy(c->url);
+		v1 = be->v1_optional && !ends_with(v->base_url, "/v1") ? "/v1" : "";
+		v->chat_url = xasprintf("%s%s%s", v->base_url, v1, be->chat_path);
+		if (be->health_path != NULL)
+			v->health_url = xasprintf("%s%s%s", v->base_url, v1, be->health_path);
+	}
+	if (c->key != NULL && be->auth_prefix != NULL)
+		v->auth_header = xasprintf("%s%s", be->auth_prefix, c->key);
+	if (v->auth_header != NULL)
+		v->headers[nh++] = v->auth_header;
+	for (size_t i = 0; i < ARRAY_LEN(be->extra_headers) && be->extra_headers[i] != NULL; i++)
+		v->headers[nh++] = be->extra_headers[i];
+	v->headers[nh] = NULL;
+}
+
 struct vision *
 vision_new(const struct vision_settings *s, struct derr *e)
 {
 	static const struct vision_settings none;
-	const char *backend, *url = NULL, *model = NULL, *key = NULL, *url_field = NULL;
-	const char *key_field = NULL;
+	struct vision_conf c = { 0 };
+	const struct vbackend *be;
+	const char *backend;
 	struct vision *v;
-	int nh = 0;
 
 	if (s == NULL)
 		s = &none;
 	backend = pick(s->backend, "ollama");
-	v = xcalloc(1, sizeof *v);
-	if (strcmp(backend, "ollama") == 0) {
-		v->kind = VK_OLLAMA;
-		v->name = "ollama";
-		url = pick(s->ollama_url, "http://127.0.0.1:11434");
-		url_field = "ollama_url";
-		model = pick(s->ollama_model, "minicpm-v");
-		v->keep_alive = xstrdup(pick(s->ollama_keep_alive, "10m"));
-	} else if (strcmp(backend, "vllm") == 0) {
-		v->kind = VK_VLLM;
-		v->name = "vllm";
-		url = pick(s->vllm_url, "http://127.0.0.1:8000");
-		url_field = "vllm_url";
-		model = pick(s->vllm_model, "ui-tars-1.5-7b");
-		key = pick(s->vllm_api_key, NULL);
-		key_field = "vllm_api_key";
-		v->key_env = "the vLLM API key";
-	} else if (strcmp(backend, "claude") == 0) {
-		v->kind = VK_CLAUDE;
-		v->name = "claude";
-		url = pick(s->claude_url, "https://api.anthropic.com");
-		url_field = "claude_url";
-		model = pick(s->claude_model, "claude-sonnet-4-20250514");
-		key = pick(s->anthropic_api_key, NULL);
-		key_field = "anthropic_api_key";
-		v->key_env = "ANTHROPIC_API_KEY";
-	} else if (strcmp(backend, "openrouter") == 0) {
-		v->kind = VK_OPENROUTER;
-		v->name = "openrouter";
-		url = pick(s->openrouter_url, "https://openrouter.ai/api/v1");
-		url_field = "openrouter_url";
-		model = pick(s->openrouter_model, "google/gemini-2.0-flash-001");
-		key = pick(s->openrouter_api_key, NULL);
-		key_field = "openrouter_api_key";
-		v->key_env = "OPENROUTER_API_KEY";
-	} else if (strcmp(backend, "passthrough") == 0) {
-		v->kind = VK_PASSTHROUGH;
-		v->name = "passthrough";
-		model = "";
-	} else {
+	be = backend_find(backend);
+	if (be == NULL) {
 		derr_set(e, DERR_INVALID, "backend",
 		    "unknown vision backend \"%.*s\" (ollama, vllm, claude, openrouter or passthrough)",
 		    utf8_prec(backend, 64), backend);
-		goto fail;
+		return NULL;
 	}
-
-	if (url != NULL && check_url(url, url_field, e) != 0)
-		goto fail;
-	if (check_text(model, 127, "model", e) != 0)
-		goto fail;
-	if (v->keep_alive != NULL && check_text(v->keep_alive, 32, "ollama_keep_alive", e) != 0)
-		goto fail;
-	if ((v->kind == VK_CLAUDE || v->kind == VK_OPENROUTER) && key == NULL) {
-		derr_set(e, DERR_INVALID, key_field, "vision backend %s needs an API key: set %s",
-		    v->name, v->key_env);
-		goto fail;
+	v = xcalloc(1, sizeof *v);
+	v->be = be;
+	be->init(v, s, &c);
+	if (check_conf(v, &c, e) != 0 || set_limits(v, s, e) != 0) {
+		vision_free(v);
+		return NULL;
 	}
-	if (key != NULL && check_text(key, 512, key_field, e) != 0)
-		goto fail;
-	if (s->timeout_ms != 0 && (s->timeout_ms < 100 || s->timeout_ms > 600000)) {
-		derr_set(e, DERR_INVALID, "timeout_ms", "vision timeout must be 100..600000 ms, not %ld", s->timeout_ms);
-		goto fail;
-	}
-	if (s->max_retries > 10 || s->max_retries < VISION_NO_RETRIES) {
-		derr_set(e, DERR_INVALID, "max_retries", "vision max_retries must be 0..10, not %d", s->max_retries);
-		goto fail;
-	}
-	if (s->retry_backoff_ms != 0 && (s->retry_backoff_ms < 1 || s->retry_backoff_ms > 10000)) {
-		derr_set(e, DERR_INVALID, "retry_backoff_ms", "vision retry backoff must be 1..10000 ms");
-		goto fail;
-	}
-	v->timeout_ms = s->timeout_ms ? s->timeout_ms : DEF_TIMEOUT_MS;
-	v->max_retries = s->max_retries == 0 ? DEF_RETRIES : s->max_retries < 0 ? 0 : s->max_retries;
-	v->backoff_ms = s->retry_backoff_ms ? s->retry_backoff_ms : DEF_BACKOFF_MS;
-	v->model = xstrdup(model);
-
-	if (url != NULL) {
-		v->base_url = base_copy(url);
-		switch (v->kind) {
-		case VK_OLLAMA:
-			v->chat_url = xasprintf("%s/api/chat", v->base_url);
-			v->health_url = xasprintf("%s/api/tags", v->base_url);
-			break;
-		case VK_VLLM: {
-			const char *v1 = ends_with(v->base_url, "/v1") ? "" : "/v1";
-
-			v->chat_url = xasprintf("%s%s/chat/completions", v->base_url, v1);
-			v->health_url = xasprintf("%s%s/models", v->base_url, v1);
-			break;
-		}
-		case VK_OPENROUTER:
-			v->chat_url = xasprintf("%s/chat/completions", v->base_url);
-			v->health_url = xasprintf("%s/models", v->base_url);
-			break;
-		case VK_CLAUDE:
-			v->chat_url = xasprintf("%s%s/messages", v->base_url,
-			    ends_with(v->base_url, "/v1") ? "" : "/v1");
-			break;
-		case VK_PASSTHROUGH:
-			break;
-		}
-	}
-	if (key != NULL)
-		v->auth_header = v->kind == VK_CLAUDE ? xasprintf("x-api-key: %s", key)
-		                                      : xasprintf("Authorization: Bearer %s", key);
-	if (v->auth_header != NULL)
-		v->headers[nh++] = v->auth_header;
-	if (v->kind == VK_CLAUDE)
-		v->headers[nh++] = "anthropic-version: 2023-06-01";
-	if (v->kind == VK_OPENROUTER) {
-		v->headers[nh++] = "HTTP-Referer: https://github.com/detm/detm";
-		v->headers[nh++] = "X-Title: detm smart wait";
-	}
-	v->headers[nh] = NULL;
+	v->model = xstrdup(c.model);
+	set_wire(v, &c);
 	return v;
-fail:
-	vision_free(v);
-	return NULL;
 }
 
 void
@@ -241,7 +282,7 @@ vision_free(struct vision *v)
 const char *
 vision_backend(const struct vision *v)
 {
-	return v->name;
+	return v->be->name;
 }
 
 const char *
@@ -253,7 +294,7 @@ vision_model(const struct vision *v)
 bool
 vision_is_passthrough(const struct vision *v)
 {
-	return v->kind == VK_PASSTHROUGH;
+	return v->be->call == NULL;
 }
 
 const char *
@@ -725,15 +766,6 @@ build_prompt(const char *condition, size_t n, double elapsed_s)
 	    condition, since, frames);
 }
 
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0)
-		;
-}
-
 static long
 backoff(const struct vision *v, int attempt, long retry_after_ms)
 {
@@ -810,7 +842,7 @@ judge(struct vision *v, int rc, struct httpc_resp *rs, struct vision_result *out
 			if (model != NULL && model[0] != '\0')
 				snprintf(out->model, sizeof out->model, "%s", model);
 			if (!out->parsed)
-				log_warn("vision %s: %s", v->name, out->reason);
+				log_warn("vision %s: %s", v->be->name, out->reason);
 			return OK;
 		}
 		if (rs->json != NULL && vwire_error_text(rs->json, etext, sizeof etext) == 0) {
@@ -832,8 +864,8 @@ judge(struct vision *v, int rc, struct httpc_resp *rs, struct vision_result *out
 	}
 	if (rs->status == 401 || rs->status == 403)
 		snprintf(msg, cap, "HTTP %ld: %s; check %s", rs->status, etext,
-		    v->key_env != NULL ? v->key_env : "the backend's API key");
-	else if (rs->status == 404 && v->kind == VK_OLLAMA)
+		    v->be->key_env != NULL ? v->be->key_env : "the backend's API key");
+	else if (rs->status == 404 && v->be->pulls_models)
 		snprintf(msg, cap, "HTTP 404: %s (is the model pulled? ollama pull %s)", etext, v->model);
 	else
 		snprintf(msg, cap, "HTTP %ld: %s", rs->status, etext);
@@ -873,14 +905,14 @@ vision_eval_at(struct vision *v, const char *condition, double elapsed_s,
 			return derr_set(e, DERR_INVALID, "images",
 			    "image %zu is not a JPEG of at most %d bytes", i, VISION_MAX_IMAGE_BYTES);
 	}
-	if (v->kind == VK_PASSTHROUGH) {
+	if (v->be->call == NULL) {
 		snprintf(out->reason, sizeof out->reason, "passthrough backend: no vision model evaluates conditions");
 		out->parsed = true;
 		return 0;
 	}
 
 	prompt = build_prompt(condition, n, elapsed_s);
-	body = vwire_request(v, system_prompt, prompt, images, n);
+	body = v->be->call(v, system_prompt, prompt, images, n);
 	for (int attempt = 1;; attempt++) {
 		struct httpc_req rq = { "POST", v->chat_url, v->headers, body, v->timeout_ms, VISION_MAX_REPLY };
 		struct httpc_resp rs;
@@ -893,7 +925,7 @@ vision_eval_at(struct vision *v, const char *condition, double elapsed_s,
 			httpc_resp_free(&rs);
 			break;
 		}
-		log_debug("vision %s: attempt %d: %s; retrying", v->name, attempt, msg);
+		log_debug("vision %s: attempt %d: %s; retrying", v->be->name, attempt, msg);
 		sleep_ms(backoff(v, attempt, rs.retry_after_ms));
 		httpc_resp_free(&rs);
 	}
@@ -904,8 +936,8 @@ vision_eval_at(struct vision *v, const char *condition, double elapsed_s,
 		return 0;
 	if (out->attempts > 1)
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "vision backend %s: %s (after %d attempts)",
-		    v->name, msg, out->attempts);
-	return derr_set(e, DERR_UNAVAILABLE, NULL, "vision backend %s: %s", v->name, msg);
+		    v->be->name, msg, out->attempts);
+	return derr_set(e, DERR_UNAVAILABLE, NULL, "vision backend %s: %s", v->be->name, msg);
 }
 
 /* ---- health ------------------------------------------------------------ */
@@ -955,15 +987,13 @@ vision_health(struct vision *v)
 	size_t count;
 	int rc;
 
-	json_object_object_add(o, "backend", json_object_new_string(v->name));
-	jx_add_str(o, "model", v->kind == VK_PASSTHROUGH ? NULL : v->model);
+	json_object_object_add(o, "backend", json_object_new_string(v->be->name));
+	jx_add_str(o, "model", v->be->call == NULL ? NULL : v->model);
 	jx_add_str(o, "url", v->base_url);
-	if (v->kind == VK_PASSTHROUGH || v->kind == VK_CLAUDE) {
+	if (v->health_url == NULL) {         /* the row makes no health call */
 		json_object_object_add(o, "ok", json_object_new_boolean(1));
 		json_object_object_add(o, "reachable", json_object_new_boolean(1));
-		json_object_object_add(o, "detail", json_object_new_string(v->kind == VK_CLAUDE
-		    ? "ANTHROPIC_API_KEY is set (not verified: no call is made)"
-		    : "no vision model: the wait engine decides alone"));
+		json_object_object_add(o, "detail", json_object_new_string(v->be->health_detail));
 		return o;
 	}
 	rc = httpc_do(&rq, &rs);
@@ -976,20 +1006,20 @@ vision_health(struct vision *v)
 			snprintf(etext, sizeof etext, "%.*s", utf8_prec(rs.excerpt, 160),
 			    rs.excerpt);
 		snprintf(detail, sizeof detail, "%s: HTTP %ld: %s%s%s", v->health_url, rs.status, etext,
-		    (rs.status == 401 || rs.status == 403) && v->key_env ? "; check " : "",
-		    (rs.status == 401 || rs.status == 403) && v->key_env ? v->key_env : "");
+		    (rs.status == 401 || rs.status == 403) && v->be->key_env ? "; check " : "",
+		    (rs.status == 401 || rs.status == 403) && v->be->key_env ? v->be->key_env : "");
 	} else if (rs.json == NULL) {
 		snprintf(detail, sizeof detail, "%s: HTTP %ld but not JSON: %.*s", v->health_url,
 		    rs.status, utf8_prec(rs.excerpt, 120), rs.excerpt);
 	} else if (lists_model(rs.json, v->model, &count)) {
 		ok = true;
 		snprintf(detail, sizeof detail, "model %s is available (%zu listed)", v->model, count);
-	} else if (v->kind == VK_OLLAMA) {
+	} else if (v->be->pulls_models) {
 		snprintf(detail, sizeof detail, "ollama answers but model %s is not pulled (ollama pull %s)",
 		    v->model, v->model);
 	} else {
 		snprintf(detail, sizeof detail, "%s answers but does not list model %s (%zu models listed)",
-		    v->name, v->model, count);
+		    v->be->name, v->model, count);
 	}
 	json_object_object_add(o, "ok", json_object_new_boolean(ok));
 	json_object_object_add(o, "reachable", json_object_new_boolean(rc == HTTPC_OK));

@@ -1910,9 +1910,7 @@ waits_task_ended(const char *task_id, const char *why)
 			pthread_mutex_unlock(&W.mu);
 		} else {
 			/* Another thread is finishing it: let it leave the table. */
-			struct timespec ts = { 0, 5000000 };
-
-			nanosleep(&ts, NULL);
+			sleep_ms(5);
 		}
 	}
 }

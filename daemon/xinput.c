@@ -110,15 +110,6 @@ struct keymap {
 	bool dirty[POOL_MAX];           /* bound[] not yet sent */
 };
 
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 /* ---- pointer ---------------------------------------------------------- */
 
 /* The size Xlib learnt at connection time (kept current by Xlib when a
