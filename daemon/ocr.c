@@ -918,67 +918,46 @@ scan_words(const char *s, size_t n, bool *state, bool *gone)
 	}
 }
 
-int
-ocr_condition(const char *condition, char *phrase, size_t len, bool *negate)
+/* A prefixed condition ("text: Saved", "text-gone: \"Saving...\""): the
+ * rest (s, n bytes, after the prefix) is the phrase, or one quoted phrase.
+ * 1 with phrase set, 0 when it is not one. */
+static int
+cond_prefixed(const char *s, size_t n, char *phrase, size_t len)
 {
-	static const struct {
-		const char *prefix;
-		bool negate;
-	} prefixes[] = {
-		{ "text-gone:", true }, { "text_gone:", true }, { "no-text:", true },
-		{ "!text:", true }, { "text:", false },
-	};
-	const char *s, *found = NULL, *close;
-	size_t n, found_len = 0;
-	bool neg = false, state = false, gone = false;
+	const char *close;
+	size_t ql;
 
-	if (negate != NULL)
-		*negate = false;
-	if (condition == NULL || phrase == NULL || len == 0)
-		return 0;
-	phrase[0] = '\0';
-	s = condition;
-	while (is_space(*s))
+	while (n > 0 && is_space(*s)) {
 		s++;
-	n = strnlen(s, COND_MAX + 1);
-	if (n > COND_MAX)
-		return 0;
-
-	for (size_t i = 0; i < ARRAY_LEN(prefixes); i++) {
-		size_t pl = strlen(prefixes[i].prefix);
-		size_t ql;
-
-		if (strncasecmp(s, prefixes[i].prefix, pl) != 0)
-			continue;
-		s += pl;
-		n -= pl;
-		while (n > 0 && is_space(*s)) {
-			s++;
-			n--;
-		}
-		while (n > 0 && is_space(s[n - 1]))
-			n--;
-		ql = quote_open(s, &close);
-		if (ql > 0) {
-			size_t cl = strlen(close);
-
-			/* The whole rest must be one quoted phrase. */
-			if (n < ql + cl || strncmp(s + n - cl, close, cl) != 0)
-				return 0;
-			for (const char *q = s + ql; q < s + n - cl; q++)
-				if (strncmp(q, close, cl) == 0)
-					return 0;
-			s += ql;
-			n -= ql + cl;
-		}
-		if (!phrase_put(s, n, phrase, len))
-			return 0;
-		if (negate != NULL)
-			*negate = prefixes[i].negate;
-		return 1;
+		n--;
 	}
+	while (n > 0 && is_space(s[n - 1]))
+		n--;
+	ql = quote_open(s, &close);
+	if (ql > 0) {
+		size_t cl = strlen(close);
 
-	/* Free text: exactly one distinct quoted phrase. */
+		/* The whole rest must be one quoted phrase. */
+		if (n < ql + cl || strncmp(s + n - cl, close, cl) != 0)
+			return 0;
+		for (const char *q = s + ql; q < s + n - cl; q++)
+			if (strncmp(q, close, cl) == 0)
+				return 0;
+		s += ql;
+		n -= ql + cl;
+	}
+	return phrase_put(s, n, phrase, len) ? 1 : 0;
+}
+
+/* Free text: exactly one distinct quoted phrase (repeats of it allowed).
+ * 1 with *found, *found_len, 0 when there is none or two differ. */
+static int
+cond_quoted(const char *s, size_t n, const char **found, size_t *found_len)
+{
+	const char *close;
+
+	*found = NULL;
+	*found_len = 0;
 	for (size_t i = 0; i < n;) {
 		size_t ql = quote_open(s + i, &close), cl;
 		const char *body, *end;
@@ -992,18 +971,23 @@ ocr_condition(const char *condition, char *phrase, size_t len, bool *negate)
 		end = strstr(body, close);
 		if (end == NULL || end > s + n)
 			break;
-		if (found != NULL && ((size_t)(end - body) != found_len ||
-		    strncasecmp(found, body, found_len) != 0))
+		if (*found != NULL && ((size_t)(end - body) != *found_len ||
+		    strncasecmp(*found, body, *found_len) != 0))
 			return 0;
-		found = body;
-		found_len = (size_t)(end - body);
+		*found = body;
+		*found_len = (size_t)(end - body);
 		i = (size_t)(end - s) + cl;
 	}
-	if (found == NULL || !phrase_put(found, found_len, phrase, len)) {
-		phrase[0] = '\0';
-		return 0;
-	}
-	/* The words outside the quotes. */
+	return *found != NULL;
+}
+
+/* The words outside the quotes of free text: whether they describe a
+ * state (*state: not a text condition) or the text going away (*gone). */
+static void
+cond_words(const char *s, size_t n, bool *state, bool *gone)
+{
+	const char *close;
+
 	for (size_t i = 0; i < n;) {
 		size_t ql = quote_open(s + i, &close);
 		const char *end;
@@ -1013,7 +997,7 @@ ocr_condition(const char *condition, char *phrase, size_t len, bool *negate)
 
 			while (j < n && quote_open(s + j, &close) == 0)
 				j++;
-			scan_words(s + i, j - i, &state, &gone);
+			scan_words(s + i, j - i, state, gone);
 			i = j;
 			continue;
 		}
@@ -1022,13 +1006,55 @@ ocr_condition(const char *condition, char *phrase, size_t len, bool *negate)
 			break;
 		i = (size_t)(end - s) + strlen(close);
 	}
+}
+
+int
+ocr_condition(const char *condition, char *phrase, size_t len, bool *negate)
+{
+	static const struct {
+		const char *prefix;
+		bool negate;
+	} prefixes[] = {
+		{ "text-gone:", true }, { "text_gone:", true }, { "no-text:", true },
+		{ "!text:", true }, { "text:", false },
+	};
+	const char *s, *found;
+	size_t n, found_len;
+	bool state = false, gone = false;
+
+	if (negate != NULL)
+		*negate = false;
+	if (condition == NULL || phrase == NULL || len == 0)
+		return 0;
+	phrase[0] = '\0';
+	s = condition;
+	while (is_space(*s))
+		s++;
+	n = strnlen(s, COND_MAX + 1);
+	if (n > COND_MAX)
+		return 0;
+	for (size_t i = 0; i < ARRAY_LEN(prefixes); i++) {
+		size_t pl = strlen(prefixes[i].prefix);
+
+		if (strncasecmp(s, prefixes[i].prefix, pl) != 0)
+			continue;
+		if (cond_prefixed(s + pl, n - pl, phrase, len) == 0)
+			return 0;
+		if (negate != NULL)
+			*negate = prefixes[i].negate;
+		return 1;
+	}
+	if (!cond_quoted(s, n, &found, &found_len) || !phrase_put(found, found_len, phrase, len)) {
+		phrase[0] = '\0';
+		return 0;
+	}
+	cond_words(s, n, &state, &gone);
 	if (state) {
 		phrase[0] = '\0';
 		return 0;
 	}
-	neg = gone;
 	if (negate != NULL)
-		*negate = neg;
+		*negate = gone;
 	return 1;
 }
 
