@@ -207,6 +207,16 @@ content_text(json_object *c)
 	return NULL;
 }
 
+/* 0 when the reply had a text; else -1 with `missing` in err. */
+static int
+text_found(const char *text, char *err, size_t errlen, const char *missing)
+{
+	if (text != NULL)
+		return 0;
+	snprintf(err, errlen, "%s", missing);
+	return -1;
+}
+
 int
 vwire_ollama_parse(json_object *r, const char **text, long *tin, long *tout,
     char *err, size_t errlen)
@@ -214,11 +224,7 @@ vwire_ollama_parse(json_object *r, const char **text, long *tin, long *tout,
 	*text = dig_str(r, (const char *const[]){ "message", "content", NULL });
 	*tin = dig_long(r, (const char *const[]){ "prompt_eval_count", NULL });
 	*tout = dig_long(r, (const char *const[]){ "eval_count", NULL });
-	if (*text == NULL) {
-		snprintf(err, errlen, "reply has no message.content");
-		return -1;
-	}
-	return 0;
+	return text_found(*text, err, errlen, "reply has no message.content");
 }
 
 int
@@ -228,11 +234,7 @@ vwire_openai_parse(json_object *r, const char **text, long *tin, long *tout,
 	*text = content_text(dig(r, (const char *const[]){ "choices", "0", "message", "content", NULL }));
 	*tin = dig_long(r, (const char *const[]){ "usage", "prompt_tokens", NULL });
 	*tout = dig_long(r, (const char *const[]){ "usage", "completion_tokens", NULL });
-	if (*text == NULL) {
-		snprintf(err, errlen, "reply has no choices[0].message.content");
-		return -1;
-	}
-	return 0;
+	return text_found(*text, err, errlen, "reply has no choices[0].message.content");
 }
 
 int
@@ -253,11 +255,7 @@ vwire_claude_parse(json_object *r, const char **text, long *tin, long *tout,
 	}
 	*tin = dig_long(r, (const char *const[]){ "usage", "input_tokens", NULL });
 	*tout = dig_long(r, (const char *const[]){ "usage", "output_tokens", NULL });
-	if (*text == NULL) {
-		snprintf(err, errlen, "reply has no text content block");
-		return -1;
-	}
-	return 0;
+	return text_found(*text, err, errlen, "reply has no text content block");
 }
 
 int
