@@ -1,6 +1,7 @@
 /*
- * vision.c - settings, the prompt, retries, health and the verdict parser.
- * See vision.h; the wire formats are in vision_wire.c.
+ * vision.c - the backend table (one row per backend: name, init, call,
+ * parse, endpoints, headers), settings, the prompt, retries, health and the
+ * verdict parser. See vision.h; the wire formats are in vision_wire.c.
  */
 #include "vision.h"
 
