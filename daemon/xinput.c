@@ -11,20 +11,21 @@
  * Keyboard: text and key names become keysyms. A keysym already in the
  * keyboard map is sent as its keycode, with Shift and/or ISO_Level3_Shift
  * held as its column needs. Any other keysym is sent by binding it to a
- * spare keycode (NoSymbol in every column) for the duration of the call.
- * The spare pool is derived from the server's map on every call, so there
- * is no per-Display state and no global other than const tables.
+ * spare keycode (NoSymbol in every column). Those bindings are kept per
+ * Display for later calls (xinput_keymap.c's cache) until xinput_idle or
+ * xinput_forget puts them back to NoSymbol.
  *
  * Invariants:
  *  - every key and button this module presses is released in the same call
  *    (keys in reverse order), whatever fails; requests are only buffered
  *    between a press and its release, so nothing can stop half-way;
- *  - the keyboard map is what it was on entry when a call returns (spare
- *    keycodes go back to NoSymbol), unless the X server itself went away;
+ *  - the keyboard map is what it was on entry when a call returns, plus the
+ *    spare keycodes kept bound for later calls, unless the X server itself
+ *    went away;
  *  - a spare keycode is never rebound while clients may still be
- *    translating events for its previous keysym: a rebind or the final
- *    restore waits SETTLE_MS after the last key event first (clients fetch
- *    the new map lazily, after the MappingNotify, when they next translate);
+ *    translating events for its previous keysym: a rebind waits QUIET_MS
+ *    after its last key event first (clients fetch the new map lazily,
+ *    after the MappingNotify, when they next translate);
  *  - sizes a client controls are capped: text bytes, chords, keys per
  *    chord, click count, scroll amount.
  *
