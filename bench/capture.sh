@@ -37,7 +37,7 @@ done
 mkdir -p build/bench
 # shellcheck disable=SC2086
 $CC $WARN $CFLAGS -iquote daemon -iquote common $(pkg-config --cflags $PKGS) -o "$OUT" bench/capture.c \
-	daemon/xcap.c daemon/xerr.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
+	daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
 	$(pkg-config --libs $PKGS) -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-capbench.XXXXXX)

@@ -46,7 +46,7 @@ done
 mkdir -p build/bench
 # shellcheck disable=SC2086
 $CC $WARN $CFLAGS -iquote daemon -iquote common $(pkg-config --cflags $PKGS) -o "$OUT" bench/ocr.c \
-	daemon/xcap.c daemon/xerr.c daemon/dynlib.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
+	daemon/ocr_phrase.c daemon/ocr_boxes.c daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c daemon/dynlib.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
 	$(pkg-config --libs $PKGS) -ldl -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-ocrbench.XXXXXX)

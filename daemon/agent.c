@@ -69,32 +69,6 @@ static const char system_prompt[] =
 	"the instruction is carried out (success true) or cannot be (success false); call escalate "
 	"when a human must step in (a login, a CAPTCHA, a choice you must not make).";
 
-/* The tools, as OpenAI function declarations (JSON with ' for "). */
-static const char tools_json[] =
-	"[{'type':'function','function':{'name':'move_to','description':'Move the pointer onto a target.',"
-	"'parameters':{'type':'object','properties':{'target':{'type':'string'},'x':{'type':'integer'},'y':{'type':'integer'}}}}},"
-	"{'type':'function','function':{'name':'click','description':'Click a target (or where the pointer is).',"
-	"'parameters':{'type':'object','properties':{'target':{'type':'string'},'x':{'type':'integer'},'y':{'type':'integer'},"
-	"'button':{'type':'string','enum':['left','right','middle']}}}}},"
-	"{'type':'function','function':{'name':'double_click','description':'Double-click a target.',"
-	"'parameters':{'type':'object','properties':{'target':{'type':'string'},'x':{'type':'integer'},'y':{'type':'integer'}}}}},"
-	"{'type':'function','function':{'name':'type_text','description':'Type text into the focused field (\\\\n is Enter).',"
-	"'parameters':{'type':'object','required':['text'],'properties':{'text':{'type':'string'}}}}},"
-	"{'type':'function','function':{'name':'key_press','description':'Press a key or chord, e.g. Return, ctrl+s.',"
-	"'parameters':{'type':'object','required':['key'],'properties':{'key':{'type':'string'}}}}},"
-	"{'type':'function','function':{'name':'scroll','description':'Scroll where the pointer is.',"
-	"'parameters':{'type':'object','required':['direction'],'properties':{'direction':{'type':'string','enum':['up','down','left','right']},"
-	"'amount':{'type':'integer'}}}}},"
-	"{'type':'function','function':{'name':'drag','description':'Drag from one target to another.',"
-	"'parameters':{'type':'object','properties':{'from_target':{'type':'string'},'to_target':{'type':'string'},"
-	"'x1':{'type':'integer'},'y1':{'type':'integer'},'x2':{'type':'integer'},'y2':{'type':'integer'}}}}},"
-	"{'type':'function','function':{'name':'wait','description':'Wait for the screen to change (seconds, at most 10).',"
-	"'parameters':{'type':'object','properties':{'seconds':{'type':'number'}}}}},"
-	"{'type':'function','function':{'name':'done','description':'Finish: the instruction is done (or cannot be).',"
-	"'parameters':{'type':'object','required':['summary','success'],'properties':{'summary':{'type':'string'},'success':{'type':'boolean'}}}}},"
-	"{'type':'function','function':{'name':'escalate','description':'Stop and ask a human.',"
-	"'parameters':{'type':'object','required':['reason'],'properties':{'reason':{'type':'string'}}}}}]";
-
 /* The first element of a JSON array, or NULL for anything else (json-c
  * asserts on a non-array). */
 static json_object *
@@ -229,101 +203,226 @@ quoted(const char *t)
 	return q;
 }
 
-/* Carries out one tool call; the result text for the model in out. Returns
- * 1 when the run is over (done/escalate), 0 to go on. */
+/* ---- the tools: one row each (name, description, parameters, handler) ---- */
+
+/* What a handler makes of one call. */
+enum step_kind {
+	STEP_DO,        /* carry out instr through gui_do */
+	STEP_SAID,      /* nothing to carry out: out is the result */
+	STEP_OVER,      /* the run is over (done, escalate): out is the result */
+	STEP_REFUSED,   /* why says what is wrong with the call */
+};
+
+struct step {
+	char instr[GUI_MAX_TEXT * 2 + 64];   /* STEP_DO: a gui_do explicit form */
+	char why[512];                       /* STEP_REFUSED */
+	char *out;                           /* the result for the model */
+	size_t outlen;
+};
+
+typedef enum step_kind tool_fn(struct state *s, const char *name, json_object *args,
+    json_object *reply, struct step *st);
+
+static const char *
+arg_str(json_object *args, const char *key)
+{
+	return json_object_get_string(json_object_object_get(args, key));
+}
+
+/* done and escalate: the run's reply. */
+static enum step_kind
+tool_finish(struct state *s, const char *name, json_object *args, json_object *reply, struct step *st)
+{
+	bool esc = name[0] == 'e';
+	const char *str = arg_str(args, esc ? "reason" : "summary");
+
+	json_object_object_add(reply, "success", json_object_new_boolean(!esc &&
+	    json_object_get_boolean(json_object_object_get(args, "success"))));
+	jx_add_str(reply, "summary", str ? str : (esc ? "escalated" : "done"));
+	json_object_object_add(reply, "escalated", json_object_new_boolean(esc));
+	json_object_object_add(reply, "escalation_reason", esc && str ? json_object_new_string(str) : NULL);
+	snprintf(st->out, st->outlen, "finished");
+	return STEP_OVER;
+}
+
+static enum step_kind
+tool_wait(struct state *s, const char *name, json_object *args, json_object *reply, struct step *st)
+{
+	double sec = json_object_get_double(json_object_object_get(args, "seconds"));
+
+	sec = sec > 0 ? fmin(sec, 10) : 1;
+	sleep_ms(lround(sec * 1000));
+	snprintf(st->out, st->outlen, "waited %.1f s", sec);
+	return STEP_SAID;
+}
+
+/* move_to, click, double_click: a target, x and y, or (clicks) where the
+ * pointer is. */
+static enum step_kind
+tool_pointer(struct state *s, const char *name, json_object *args, json_object *reply, struct step *st)
+{
+	const char *button = arg_str(args, "button");
+	bool has = json_object_object_get_ex(args, "target", NULL) || json_object_object_get_ex(args, "x", NULL);
+	int x, y;
+
+	if (has && point(s, args, "target", "x", "y", &x, &y, st->why, sizeof st->why) != 0)
+		return STEP_REFUSED;
+	if (!has) {
+		if (strcmp(name, "move_to") == 0 || s->px < 0) {
+			snprintf(st->why, sizeof st->why, "%s needs a target or x and y", name);
+			return STEP_REFUSED;
+		}
+		x = s->px;
+		y = s->py;
+	}
+	snprintf(st->instr, sizeof st->instr, "%s(%d, %d)", strcmp(name, "move_to") == 0 ? "move" :
+	    strcmp(name, "double_click") == 0 ? "double_click" :
+	    button && strcmp(button, "right") == 0 ? "right_click" :
+	    button && strcmp(button, "middle") == 0 ? "middle_click" : "click", x, y);
+	s->px = x;
+	s->py = y;
+	return STEP_DO;
+}
+
+/* type_text and key_press. */
+static enum step_kind
+tool_keys(struct state *s, const char *name, json_object *args, json_object *reply, struct step *st)
+{
+	bool typing = name[0] == 't';
+	const char *str = arg_str(args, typing ? "text" : "key");
+	char *q;
+
+	if (str == NULL || str[0] == '\0' || strlen(str) > GUI_MAX_TEXT) {
+		snprintf(st->why, sizeof st->why, "%s needs a non-empty %s", name, typing ? "text" : "key");
+		return STEP_REFUSED;
+	}
+	q = quoted(str);
+	snprintf(st->instr, sizeof st->instr, "%s(%s)", typing ? "type" : "press", q);
+	free(q);
+	return STEP_DO;
+}
+
+static enum step_kind
+tool_scroll(struct state *s, const char *name, json_object *args, json_object *reply, struct step *st)
+{
+	const char *dir = arg_str(args, "direction");
+	int n = json_object_get_int(json_object_object_get(args, "amount"));
+
+	snprintf(st->instr, sizeof st->instr, "scroll(%d, %d, \"%s\", %d)", s->px < 0 ? 10 : s->px,
+	    s->py < 0 ? 10 : s->py, dir ? dir : "down", n > 0 && n <= 100 ? n : 3);
+	return STEP_DO;
+}
+
+static enum step_kind
+tool_drag(struct state *s, const char *name, json_object *args, json_object *reply, struct step *st)
+{
+	int x, y, x2, y2;
+
+	if (point(s, args, "from_target", "x1", "y1", &x, &y, st->why, sizeof st->why) != 0 ||
+	    point(s, args, "to_target", "x2", "y2", &x2, &y2, st->why, sizeof st->why) != 0)
+		return STEP_REFUSED;
+	snprintf(st->instr, sizeof st->instr, "drag(%d, %d, %d, %d)", x, y, x2, y2);
+	s->px = x2;
+	s->py = y2;
+	return STEP_DO;
+}
+
+#define XY "'x':{'type':'integer'},'y':{'type':'integer'}"
+
+/* The tools offered to the supervisor, in the order it is shown them.
+ * params: the OpenAI function parameters as JSON with ' for ". */
+static const struct agent_tool {
+	const char *name;
+	const char *description;
+	const char *params;
+	tool_fn *run;
+} tools[] = {
+	{ "move_to", "Move the pointer onto a target.",
+	  "{'type':'object','properties':{'target':{'type':'string'}," XY "}}", tool_pointer },
+	{ "click", "Click a target (or where the pointer is).",
+	  "{'type':'object','properties':{'target':{'type':'string'}," XY ","
+	  "'button':{'type':'string','enum':['left','right','middle']}}}", tool_pointer },
+	{ "double_click", "Double-click a target.",
+	  "{'type':'object','properties':{'target':{'type':'string'}," XY "}}", tool_pointer },
+	{ "type_text", "Type text into the focused field (\\n is Enter).",
+	  "{'type':'object','required':['text'],'properties':{'text':{'type':'string'}}}", tool_keys },
+	{ "key_press", "Press a key or chord, e.g. Return, ctrl+s.",
+	  "{'type':'object','required':['key'],'properties':{'key':{'type':'string'}}}", tool_keys },
+	{ "scroll", "Scroll where the pointer is.",
+	  "{'type':'object','required':['direction'],'properties':{'direction':{'type':'string',"
+	  "'enum':['up','down','left','right']},'amount':{'type':'integer'}}}", tool_scroll },
+	{ "drag", "Drag from one target to another.",
+	  "{'type':'object','properties':{'from_target':{'type':'string'},'to_target':{'type':'string'},"
+	  "'x1':{'type':'integer'},'y1':{'type':'integer'},'x2':{'type':'integer'},'y2':{'type':'integer'}}}",
+	  tool_drag },
+	{ "wait", "Wait for the screen to change (seconds, at most 10).",
+	  "{'type':'object','properties':{'seconds':{'type':'number'}}}", tool_wait },
+	{ "done", "Finish: the instruction is done (or cannot be).",
+	  "{'type':'object','required':['summary','success'],'properties':{'summary':{'type':'string'},"
+	  "'success':{'type':'boolean'}}}", tool_finish },
+	{ "escalate", "Stop and ask a human.",
+	  "{'type':'object','required':['reason'],'properties':{'reason':{'type':'string'}}}", tool_finish },
+};
+
+/* The table as OpenAI tool declarations (a new array). */
+static json_object *
+tools_declare(void)
+{
+	json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < ARRAY_LEN(tools); i++) {
+		json_object *t = json_object_new_object(), *f = json_object_new_object();
+		char *params = xstrdup(tools[i].params);
+
+		for (char *p = params; *p != '\0'; p++)
+			if (*p == '\'')
+				*p = '"';
+		jx_add_str(f, "name", tools[i].name);
+		jx_add_str(f, "description", tools[i].description);
+		json_object_object_add(f, "parameters", json_tokener_parse(params));
+		free(params);
+		jx_add_str(t, "type", "function");
+		json_object_object_add(t, "function", f);
+		json_object_array_add(arr, t);
+	}
+	return arr;
+}
+
+/* Carries out one tool call through its row; the result text for the model
+ * in out. Returns 1 when the run is over (done/escalate), 0 to go on. */
 static int
 act(struct state *s, const char *name, json_object *args, json_object *reply, char *out, size_t outlen)
 {
-	char instr[GUI_MAX_TEXT * 2 + 64] = "", why[512] = "";
-	int x, y, x2, y2;
-	char *q = NULL;
+	struct step st = { .out = out, .outlen = outlen };
+	const struct agent_tool *t = NULL;
 	json_object *res = NULL;
+	enum step_kind k;
 	struct derr e;
-	const char *str;
 
-	if (strcmp(name, "done") == 0 || strcmp(name, "escalate") == 0) {
-		bool esc = name[0] == 'e';
-
-		str = json_object_get_string(json_object_object_get(args, esc ? "reason" : "summary"));
-		json_object_object_add(reply, "success", json_object_new_boolean(!esc &&
-		    json_object_get_boolean(json_object_object_get(args, "success"))));
-		jx_add_str(reply, "summary", str ? str : (esc ? "escalated" : "done"));
-		json_object_object_add(reply, "escalated", json_object_new_boolean(esc));
-		json_object_object_add(reply, "escalation_reason", esc && str ? json_object_new_string(str) : NULL);
-		snprintf(out, outlen, "finished");
-		return 1;
-	}
-	if (strcmp(name, "wait") == 0) {
-		double sec = json_object_get_double(json_object_object_get(args, "seconds"));
-		struct timespec ts;
-
-		sec = sec > 0 ? fmin(sec, 10) : 1;
-		ts.tv_sec = (time_t)sec;
-		ts.tv_nsec = (long)((sec - (double)ts.tv_sec) * 1e9);
-		nanosleep(&ts, NULL);
-		snprintf(out, outlen, "waited %.1f s", sec);
-		return 0;
-	}
-	if (strcmp(name, "move_to") == 0 || strcmp(name, "click") == 0 || strcmp(name, "double_click") == 0) {
-		const char *button = json_object_get_string(json_object_object_get(args, "button"));
-		bool has = json_object_object_get_ex(args, "target", NULL) || json_object_object_get_ex(args, "x", NULL);
-
-		if (has && point(s, args, "target", "x", "y", &x, &y, why, sizeof why) != 0)
-			goto fail;
-		if (!has) {
-			if (strcmp(name, "move_to") == 0 || s->px < 0) {
-				snprintf(why, sizeof why, "%s needs a target or x and y", name);
-				goto fail;
-			}
-			x = s->px;
-			y = s->py;
-		}
-		snprintf(instr, sizeof instr, "%s(%d, %d)", strcmp(name, "move_to") == 0 ? "move" :
-		    strcmp(name, "double_click") == 0 ? "double_click" :
-		    button && strcmp(button, "right") == 0 ? "right_click" :
-		    button && strcmp(button, "middle") == 0 ? "middle_click" : "click", x, y);
-		s->px = x;
-		s->py = y;
-	} else if (strcmp(name, "type_text") == 0 || strcmp(name, "key_press") == 0) {
-		bool typing = name[0] == 't';
-
-		str = json_object_get_string(json_object_object_get(args, typing ? "text" : "key"));
-		if (str == NULL || str[0] == '\0' || strlen(str) > GUI_MAX_TEXT) {
-			snprintf(why, sizeof why, "%s needs a non-empty %s", name, typing ? "text" : "key");
-			goto fail;
-		}
-		q = quoted(str);
-		snprintf(instr, sizeof instr, "%s(%s)", typing ? "type" : "press", q);
-	} else if (strcmp(name, "scroll") == 0) {
-		str = json_object_get_string(json_object_object_get(args, "direction"));
-		x = json_object_get_int(json_object_object_get(args, "amount"));
-		snprintf(instr, sizeof instr, "scroll(%d, %d, \"%s\", %d)", s->px < 0 ? 10 : s->px,
-		    s->py < 0 ? 10 : s->py, str ? str : "down", x > 0 && x <= 100 ? x : 3);
-	} else if (strcmp(name, "drag") == 0) {
-		if (point(s, args, "from_target", "x1", "y1", &x, &y, why, sizeof why) != 0 ||
-		    point(s, args, "to_target", "x2", "y2", &x2, &y2, why, sizeof why) != 0)
-			goto fail;
-		snprintf(instr, sizeof instr, "drag(%d, %d, %d, %d)", x, y, x2, y2);
-		s->px = x2;
-		s->py = y2;
+	for (size_t i = 0; i < ARRAY_LEN(tools) && t == NULL; i++)
+		if (strcmp(tools[i].name, name) == 0)
+			t = &tools[i];
+	if (t == NULL) {
+		snprintf(st.why, sizeof st.why, "there is no tool '%.*s'", utf8_prec(name, 60), name);
+		k = STEP_REFUSED;
 	} else {
-		snprintf(why, sizeof why, "there is no tool '%.*s'", utf8_prec(name, 60), name);
-		goto fail;
+		k = t->run(s, name, args, reply, &st);
 	}
+	if (k == STEP_OVER || k == STEP_SAID)
+		return k == STEP_OVER;
 	derr_clear(&e);
-	if (gui_do(s->app, s->task_id, instr, false, &res, &e) != 0) {
-		snprintf(why, sizeof why, "%.*s failed: %.*s", utf8_prec(instr, 150), instr,
+	if (k == STEP_DO && gui_do(s->app, s->task_id, st.instr, false, &res, &e) != 0) {
+		snprintf(st.why, sizeof st.why, "%.*s failed: %.*s", utf8_prec(st.instr, 150), st.instr,
 		    utf8_prec(e.message, 300), e.message);
-		goto fail;
+		k = STEP_REFUSED;
+	}
+	if (k == STEP_REFUSED) {
+		snprintf(out, outlen, "error: %s", st.why);
+		return 0;
 	}
 	s->actions++;
 	snprintf(out, outlen, "ok: %s", json_object_get_string(json_object_object_get(res, "observation")));
 	json_object_put(res);
-	free(q);
-	return 0;
-fail:
-	snprintf(out, outlen, "error: %s", why);
-	free(q);
 	return 0;
 }
 
@@ -349,20 +448,16 @@ ask(struct state *s, json_object *messages, long timeout_ms, json_object **msg, 
 	char *url = xasprintf("%s/chat/completions", cfg->openrouter_url);
 	char *auth = xasprintf("Authorization: Bearer %s", cfg->openrouter_api_key);
 	const char *headers[] = { auth, "X-Title: detm gui_agent", NULL };
-	json_object *body = json_object_new_object(), *tools, *m, *reply = NULL;
-	char *tj = xstrdup(tools_json), err[256] = "";
+	json_object *body = json_object_new_object(), *m, *reply = NULL;
+	char err[256] = "";
 	long status = 0;
 	int rc = -1;
 
 	if (usage_scope(s->task_id, "agent", e) != 0)     /* usage.h: the task's budget */
 		goto out;
-	for (char *p = tj; *p != '\0'; p++)
-		if (*p == '\'')
-			*p = '"';
-	tools = json_tokener_parse(tj);
 	jx_add_str(body, "model", cfg->openrouter_live_model);
 	json_object_object_add(body, "messages", json_object_get(messages));
-	json_object_object_add(body, "tools", tools);
+	json_object_object_add(body, "tools", tools_declare());
 	jx_add_str(body, "tool_choice", "auto");
 	json_object_object_add(body, "max_tokens", json_object_new_int(600));
 	json_object_object_add(body, "temperature", json_object_new_double(0.2));
@@ -388,7 +483,6 @@ ask(struct state *s, json_object *messages, long timeout_ms, json_object **msg, 
 out:
 	json_object_put(reply);
 	json_object_put(body);
-	free(tj);
 	free(url);
 	free(auth);
 	return rc;
@@ -450,16 +544,175 @@ task_stopped(struct state *s, char *why, size_t len)
 	return true;
 }
 
+/* ---- the run ---- */
+
+/* One run's loop state besides struct state. */
+struct loop {
+	json_object *first;     /* the instruction message */
+	json_object *history;   /* assistant messages and their answers */
+	json_object *reply;     /* what agent_run returns */
+	int64_t deadline;       /* mono_us */
+	int timeout_s;
+	int turn, bad;
+	char why[600];          /* why the loop stopped, when it was not done */
+};
+
+enum turn_end {
+	TURN_GO_ON,
+	TURN_DONE,      /* a tool ended the run (done, escalate): the reply is set */
+	TURN_STOP,      /* stopped: l->why says why */
+	TURN_FAILED,    /* e says why */
+};
+
+/* The limits checked before each turn; true (with l->why) when one is hit. */
+static bool
+limit_hit(struct state *s, struct loop *l)
+{
+	if (task_stopped(s, l->why, sizeof l->why))
+		return true;
+	if (cancel_requested()) {       /* the MCP client cancelled, or hung up */
+		snprintf(l->why, sizeof l->why, "cancelled by the client");
+		return true;
+	}
+	if (mono_us() >= l->deadline) {
+		snprintf(l->why, sizeof l->why, "timed out after %d s", l->timeout_s);
+		return true;
+	}
+	if (l->turn >= s->app->cfg->gui_agent_max_turns) {
+		snprintf(l->why, sizeof l->why, "stopped after %d turns (ACU_GUI_AGENT_MAX_TURNS)", l->turn);
+		return true;
+	}
+	return false;
+}
+
+/* An answer without a usable tool call: its words stay in the history (as
+ * plain text), then a nudge, a pair like a tool call and its answer; after
+ * AGENT_FORMAT_TRIES in a row the loop stops. Takes msg. */
+static enum turn_end
+nudge(struct loop *l, json_object *msg)
+{
+	json_object *n;
+
+	if (++l->bad >= AGENT_FORMAT_TRIES) {
+		json_object_put(msg);
+		snprintf(l->why, sizeof l->why, "the supervisor model did not call a tool (%d answers in a row)",
+		    l->bad);
+		return TURN_STOP;
+	}
+	json_object_object_del(msg, "tool_calls");
+	if (json_object_get_string(json_object_object_get(msg, "content")) == NULL)
+		jx_add_str(msg, "content", "(no tool call)");
+	json_object_array_add(l->history, msg);
+	n = json_object_new_object();
+	jx_add_str(n, "role", "user");
+	jx_add_str(n, "content", "Answer by calling exactly one of the tools, with JSON arguments.");
+	json_object_array_add(l->history, n);
+	return TURN_GO_ON;
+}
+
+/* Carries out the tool call of msg (taken) and keeps the pair in the
+ * history. */
+static enum turn_end
+carry_out(struct state *s, struct loop *l, json_object *msg)
+{
+	json_object *calls = json_object_object_get(msg, "tool_calls");
+	json_object *call = json_object_object_get(first_of(calls), "function"), *args, *tmsg;
+	const char *name = json_object_get_string(json_object_object_get(call, "name"));
+	const char *argtext = json_object_get_string(json_object_object_get(call, "arguments"));
+	const char *cid = json_object_get_string(json_object_object_get(first_of(calls), "id"));
+	char result[1024];
+	int over;
+
+	args = argtext ? json_tokener_parse(argtext) : NULL;
+	if (name == NULL || args == NULL || !json_object_is_type(args, json_type_object)) {
+		json_object_put(args);
+		return nudge(l, msg);
+	}
+	l->bad = 0;
+	over = act(s, name, args, l->reply, result, sizeof result);
+	log_step(s, name, args, result);
+	json_object_object_del(msg, "reasoning");
+	tmsg = json_object_new_object();
+	jx_add_str(tmsg, "role", "tool");
+	jx_add_str(tmsg, "tool_call_id", cid ? cid : "call");   /* cid lives in msg */
+	jx_add_str(tmsg, "content", result);
+	json_object_array_add(l->history, msg);
+	json_object_array_add(l->history, tmsg);
+	json_object_put(args);
+	return over ? TURN_DONE : TURN_GO_ON;
+}
+
+/* One turn: a screenshot, the model's answer, its tool call. */
+static enum turn_end
+turn_once(struct state *s, struct loop *l, struct derr *e)
+{
+	json_object *msgs, *msg = NULL;
+	char *shot;
+	int rc;
+
+	l->turn++;
+	if ((shot = screenshot(s, e)) == NULL)
+		return TURN_FAILED;
+	msgs = compose(l->first, l->history, shot, l->turn);
+	free(shot);
+	rc = ask(s, msgs, (long)fmin(AGENT_CALL_MAX_MS, (double)(l->deadline - mono_us()) / 1000.0 + 1000),
+	    &msg, e);
+	json_object_put(msgs);
+	if (rc != 0)
+		return TURN_FAILED;
+	return carry_out(s, l, msg);
+}
+
+/* The reply's counters and the last AGENT_LOG_KEEP steps. */
+static void
+reply_finish(struct state *s, struct loop *l, const char *session, int64_t t0)
+{
+	size_t n = json_object_array_length(s->log);
+	json_object *last = json_object_new_array(), *reply = l->reply;
+
+	for (size_t i = n > AGENT_LOG_KEEP ? n - AGENT_LOG_KEEP : 0; i < n; i++)
+		json_object_array_add(last, json_object_get(json_object_array_get_idx(s->log, i)));
+	json_object_object_add(reply, "actions_taken", json_object_new_int(s->actions));
+	json_object_object_add(reply, "actions_log", last);
+	jx_add_str(reply, "session_id", session);
+	json_object_object_add(reply, "elapsed_s", json_object_new_double((double)(mono_us() - t0) / 1e6));
+	json_object_object_add(reply, "turns", json_object_new_int(l->turn));
+	json_object_object_add(reply, "tokens_in", json_object_new_int64(s->tin));
+	json_object_object_add(reply, "tokens_out", json_object_new_int64(s->tout));
+	jx_add_str(reply, "model", s->app->cfg->openrouter_live_model);
+}
+
+/* The loop until a tool ends the run or a limit stops it (then the reply
+ * says why, unsuccessful). 0, or -1 with e when a turn failed. */
+static int
+run_loop(struct state *s, struct loop *l, struct derr *e)
+{
+	enum turn_end t = TURN_GO_ON;
+
+	while (t == TURN_GO_ON)
+		t = limit_hit(s, l) ? TURN_STOP : turn_once(s, l, e);
+	if (t == TURN_FAILED)
+		return -1;
+	if (t == TURN_STOP) {
+		json_object_object_add(l->reply, "success", json_object_new_boolean(0));
+		jx_add_str(l->reply, "summary", l->why);
+		json_object_object_add(l->reply, "escalated", json_object_new_boolean(0));
+		json_object_object_add(l->reply, "escalation_reason", NULL);
+	}
+	return 0;
+}
+
 int
 agent_run(struct app *app, const char *task_id, const char *instruction, int timeout_s,
     const char *context, json_object **out, struct derr *e)
 {
 	struct state s = { .app = app, .task_id = task_id, .scale = 1, .px = -1, .py = -1,
 		.log = json_object_new_array() };
-	json_object *reply = json_object_new_object(), *history = json_object_new_array(), *first = NULL;
-	char session[ID_LEN], key[ID_LEN + 8], why[600] = "", *intro;
-	int64_t t0 = mono_us(), deadline = t0 + (int64_t)timeout_s * 1000000;
-	int turn = 0, bad = 0, over = 0, rc = -1;
+	int64_t t0 = mono_us();
+	struct loop l = { .history = json_object_new_array(), .reply = json_object_new_object(),
+		.deadline = t0 + (int64_t)timeout_s * 1000000, .timeout_s = timeout_s };
+	char session[ID_LEN], key[ID_LEN + 8], *intro;
+	int rc = -1;
 
 	if (app->cfg->openrouter_api_key[0] == '\0') {
 		derr_set(e, DERR_UNAVAILABLE, NULL, "gui_agent needs a supervisor model: set OPENROUTER_API_KEY "
@@ -470,114 +723,23 @@ agent_run(struct app *app, const char *task_id, const char *instruction, int tim
 	snprintf(key, sizeof key, "%s", task_id != NULL && display_has(task_id) ? task_id : "shared");
 	if (claim(key, session, e) != 0)
 		goto fail;
-	first = json_object_new_object();
-	jx_add_str(first, "role", "user");
+	l.first = json_object_new_object();
+	jx_add_str(l.first, "role", "user");
 	intro = xasprintf("Instruction: %s%s%s", instruction, context ? "\nContext: " : "", context ? context : "");
-	jx_add_str(first, "content", intro);
+	jx_add_str(l.first, "content", intro);
 	free(intro);
-	while (!over) {
-		json_object *msgs, *msg = NULL, *calls, *call, *args, *tmsg;
-		const char *name, *cid, *argtext;
-		char result[1024];
-		char *shot;
-
-		if (task_stopped(&s, why, sizeof why))
-			break;
-		if (cancel_requested()) {       /* the MCP client cancelled, or hung up */
-			snprintf(why, sizeof why, "cancelled by the client");
-			break;
-		}
-		if (mono_us() >= deadline) {
-			snprintf(why, sizeof why, "timed out after %d s", timeout_s);
-			break;
-		}
-		if (turn >= app->cfg->gui_agent_max_turns) {
-			snprintf(why, sizeof why, "stopped after %d turns (ACU_GUI_AGENT_MAX_TURNS)", turn);
-			break;
-		}
-		turn++;
-		if ((shot = screenshot(&s, e)) == NULL)
-			goto out;
-		msgs = compose(first, history, shot, turn);
-		free(shot);
-		rc = ask(&s, msgs, (long)fmin(AGENT_CALL_MAX_MS, (double)(deadline - mono_us()) / 1000.0 + 1000),
-		    &msg, e);
-		json_object_put(msgs);
-		if (rc != 0)
-			goto out;
-		rc = -1;
-		calls = json_object_object_get(msg, "tool_calls");
-		call = json_object_object_get(first_of(calls), "function");
-		name = json_object_get_string(json_object_object_get(call, "name"));
-		argtext = json_object_get_string(json_object_object_get(call, "arguments"));
-		cid = json_object_get_string(json_object_object_get(first_of(calls), "id"));
-		args = argtext ? json_tokener_parse(argtext) : NULL;
-		if (name == NULL || args == NULL || !json_object_is_type(args, json_type_object)) {
-			json_object *nudge = json_object_new_object();
-
-			json_object_put(args);
-			if (++bad >= AGENT_FORMAT_TRIES) {
-				json_object_put(msg);
-				json_object_put(nudge);
-				snprintf(why, sizeof why, "the supervisor model did not call a tool (%d answers in a row)", bad);
-				break;
-			}
-			/* Its words stay in the history (as plain text), then a nudge:
-			 * a pair, like a tool call and its answer. */
-			json_object_object_del(msg, "tool_calls");
-			if (json_object_get_string(json_object_object_get(msg, "content")) == NULL)
-				jx_add_str(msg, "content", "(no tool call)");
-			json_object_array_add(history, msg);
-			jx_add_str(nudge, "role", "user");
-			jx_add_str(nudge, "content", "Answer by calling exactly one of the tools, with JSON arguments.");
-			json_object_array_add(history, nudge);
-			continue;
-		}
-		bad = 0;
-		over = act(&s, name, args, reply, result, sizeof result);
-		log_step(&s, name, args, result);
-		json_object_object_del(msg, "reasoning");
-		json_object_array_add(history, msg);
-		tmsg = json_object_new_object();
-		jx_add_str(tmsg, "role", "tool");
-		jx_add_str(tmsg, "tool_call_id", cid ? cid : "call");
-		jx_add_str(tmsg, "content", result);
-		json_object_array_add(history, tmsg);
-		json_object_put(args);
-	}
-	if (!over) {
-		json_object_object_add(reply, "success", json_object_new_boolean(0));
-		jx_add_str(reply, "summary", why);
-		json_object_object_add(reply, "escalated", json_object_new_boolean(0));
-		json_object_object_add(reply, "escalation_reason", NULL);
-	}
-	rc = 0;
-out:
+	rc = run_loop(&s, &l, e);
 	release(session);
-	json_object_put(first);
-	if (rc == 0) {
-		size_t n = json_object_array_length(s.log);
-		json_object *last = json_object_new_array();
-
-		for (size_t i = n > AGENT_LOG_KEEP ? n - AGENT_LOG_KEEP : 0; i < n; i++)
-			json_object_array_add(last, json_object_get(json_object_array_get_idx(s.log, i)));
-		json_object_object_add(reply, "actions_taken", json_object_new_int(s.actions));
-		json_object_object_add(reply, "actions_log", last);
-		jx_add_str(reply, "session_id", session);
-		json_object_object_add(reply, "elapsed_s", json_object_new_double(
-		    (double)(mono_us() - t0) / 1e6));
-		json_object_object_add(reply, "turns", json_object_new_int(turn));
-		json_object_object_add(reply, "tokens_in", json_object_new_int64(s.tin));
-		json_object_object_add(reply, "tokens_out", json_object_new_int64(s.tout));
-		jx_add_str(reply, "model", app->cfg->openrouter_live_model);
-	}
+	json_object_put(l.first);
+	if (rc == 0)
+		reply_finish(&s, &l, session, t0);
 fail:
-	json_object_put(history);
+	json_object_put(l.history);
 	json_object_put(s.log);
 	if (rc != 0) {
-		json_object_put(reply);
+		json_object_put(l.reply);
 		return -1;
 	}
-	*out = reply;
+	*out = l.reply;
 	return 0;
 }

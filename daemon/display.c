@@ -22,6 +22,9 @@
  * xinput's cache lock. reg_lock is never taken while waiting for an entry
  * mutex (the janitor only trylocks entries).
  *
+ * The X server processes (Xvfb, the window manager, their cookie files and
+ * stopping them) are display_proc.c's, over display_int.h.
+ *
  * Does not: know about tasks in the database (the API layer reads task
  * metadata), scale coordinates, or log actions.
  */
@@ -45,6 +48,7 @@
 #include <X11/extensions/Xdamage.h>
 
 #include "display.h"
+#include "display_int.h"
 #include "log.h"
 #include "util.h"
 #include "xcap.h"
@@ -54,36 +58,6 @@
 #define FIRST_NUMBER 100
 #define LAST_NUMBER 999
 #define START_TRIES 8
-#define READY_TIMEOUT_MS 10000
-#define STOP_GRACE_MS 2000
-#define COOKIE_LEN 16
-
-extern char **environ;
-
-enum dstate { D_RUNNING, D_DIED, D_STOPPED };
-
-struct dentry {
-	pthread_mutex_t mu;     /* the connection: d, cap, look */
-	int refs;               /* under reg_lock */
-	enum dstate state;      /* under reg_lock */
-	bool managed;
-	char task_id[ID_LEN];
-	char name[16];          /* ":101" */
-	int number;
-	int width, height;
-	pid_t pid, wm_pid;
-	int exit_status;        /* when D_DIED */
-	int64_t started_at;     /* ms since epoch */
-	int64_t start_us;       /* how long Xvfb took to become ready */
-	unsigned char cookie[COOKIE_LEN];
-	char auth_path[PATH_MAX];
-	Display *d;
-	struct xcap *cap;
-	struct display_look look;
-	unsigned long damage;   /* XDamage handle on the root, 0 if none */
-	int damage_event;       /* XDamageNotify's event type */
-	uint64_t damage_seq;
-};
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t auth_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -133,15 +107,6 @@ registry_check_locked(void)
 #endif
 }
 
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 static bool
 file_exists(const char *path)
 {
@@ -164,117 +129,6 @@ number_taken(int n)
 		return true;
 	snprintf(path, sizeof path, "/tmp/.X%d-lock", n);
 	return file_exists(path);
-}
-
-/* An Xauthority file with one FamilyWild entry for display n. */
-static int
-write_auth(const char *path, int n, const unsigned char *cookie)
-{
-	static const char proto[] = "MIT-MAGIC-COOKIE-1";
-	unsigned char buf[128];
-	char num[16];
-	size_t o = 0, nl;
-	int fd, rc = -1;
-
-	nl = (size_t)snprintf(num, sizeof num, "%d", n);
-#define PUT16(v) do { buf[o++] = (unsigned char)((v) >> 8); buf[o++] = (unsigned char)(v); } while (0)
-	PUT16(0xffff);                  /* FamilyWild: any address */
-	PUT16(0);
-	PUT16(nl);
-	memcpy(buf + o, num, nl);
-	o += nl;
-	PUT16(sizeof proto - 1);
-	memcpy(buf + o, proto, sizeof proto - 1);
-	o += sizeof proto - 1;
-	PUT16(COOKIE_LEN);
-	memcpy(buf + o, cookie, COOKIE_LEN);
-	o += COOKIE_LEN;
-#undef PUT16
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	if (write(fd, buf, o) == (ssize_t)o)
-		rc = 0;
-	close(fd);
-	return rc;
-}
-
-static void
-random_bytes(unsigned char *p, size_t n)
-{
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-	size_t got = 0;
-
-	while (fd >= 0 && got < n) {
-		ssize_t r = read(fd, p + got, n - got);
-
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	if (fd >= 0)
-		close(fd);
-	if (got < n)
-		log_error("cannot read /dev/urandom; display cookies are weak");
-	for (; got < n; got++)
-		p[got] = (unsigned char)(rand() ^ (int)mono_us());
-}
-
-/* posix_spawn with signals unblocked and default (main blocks them before
- * starting threads), in its own process group, stdout/stderr to logpath. */
-static pid_t
-spawn(char *const argv[], const char *logpath, int pass_fd, char *const envp[])
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, all;
-	pid_t pid = -1;
-	int err;
-
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	if (pass_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, pass_fd, 3);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-	    POSIX_SPAWN_SETPGROUP);
-	err = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (err != 0) {
-		log_warn("cannot start %s: %s", argv[0], strerror(err));
-		return -1;
-	}
-	return pid;
-}
-
-/* SIGTERM to the process group, up to STOP_GRACE_MS, then SIGKILL; reaps. */
-static void
-kill_wait(pid_t pid)
-{
-	int waited;
-
-	if (pid <= 0)
-		return;
-	kill(-pid, SIGTERM);
-	kill(pid, SIGTERM);
-	for (waited = 0; waited < STOP_GRACE_MS; waited += 5) {
-		pid_t r = waitpid(pid, NULL, WNOHANG);
-
-		if (r == pid || (r < 0 && errno == ECHILD))
-			return;
-		sleep_ms(5);
-	}
-	kill(-pid, SIGKILL);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
 }
 
 static Display *
@@ -387,122 +241,6 @@ remove_files(int number)
 
 /* ---- start ---- */
 
-/* Spawns Xvfb for de->number and waits for it to report ready on the
- * displayfd pipe. 0 ready; 1 the number was taken (try another); -1 error. */
-static int
-xvfb_launch(struct dentry *de, struct derr *e)
-{
-	char num[16], geom[32], logpath[PATH_MAX];
-	char *argv[20];
-	struct pollfd pfd;
-	char buf[32];
-	size_t got = 0;
-	int p[2], argc = 0, rc = -1, status;
-	int64_t t0 = mono_us(), left;
-
-	snprintf(num, sizeof num, ":%d", de->number);
-	snprintf(geom, sizeof geom, "%dx%dx24", de->width, de->height);
-	snprintf(logpath, sizeof logpath, "%s/xvfb-%d.log", log_dir, de->number);
-	argv[argc++] = cfg->xvfb;
-	argv[argc++] = num;
-	argv[argc++] = (char *)(uintptr_t)"-displayfd";
-	argv[argc++] = (char *)(uintptr_t)"3";
-	argv[argc++] = (char *)(uintptr_t)"-screen";
-	argv[argc++] = (char *)(uintptr_t)"0";
-	argv[argc++] = geom;
-	argv[argc++] = (char *)(uintptr_t)"-nolisten";
-	argv[argc++] = (char *)(uintptr_t)"tcp";
-	if (de->auth_path[0] != '\0') {      /* the shared one has none */
-		argv[argc++] = (char *)(uintptr_t)"-auth";
-		argv[argc++] = de->auth_path;
-	}
-	argv[argc++] = (char *)(uintptr_t)"-noreset";
-	/* No blanking: Xvfb's default screen saver blanks an idle screen after
-	 * 10 min, which a long smart wait or a recording would then watch. */
-	argv[argc++] = (char *)(uintptr_t)"-s";
-	argv[argc++] = (char *)(uintptr_t)"0";
-	argv[argc++] = (char *)(uintptr_t)"-dpms";
-	if (!cfg->display_glx) {
-		argv[argc++] = (char *)(uintptr_t)"-extension";
-		argv[argc++] = (char *)(uintptr_t)"GLX";
-	}
-	argv[argc] = NULL;
-
-	if (pipe2(p, O_CLOEXEC) != 0)
-		return derr_set(e, DERR_INTERNAL, NULL, "pipe: %s", strerror(errno));
-	de->pid = spawn(argv, logpath, p[1], environ);
-	close(p[1]);
-	if (de->pid < 0) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "cannot start %s (is the xvfb package installed?)",
-		    cfg->xvfb);
-		goto out;
-	}
-	pfd.fd = p[0];
-	pfd.events = POLLIN;
-	for (;;) {
-		ssize_t n;
-
-		left = READY_TIMEOUT_MS - (mono_us() - t0) / 1000;
-		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0) {
-			if (left > 0 && errno == EINTR)
-				continue;
-			derr_set(e, DERR_UNAVAILABLE, NULL, "Xvfb %s did not become ready in %d ms",
-			    num, READY_TIMEOUT_MS);
-			kill_wait(de->pid);
-			goto out;
-		}
-		n = read(p[0], buf + got, sizeof buf - 1 - got);
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (memchr(buf, '\n', got) != NULL || got == sizeof buf - 1)
-			break;
-	}
-	buf[got] = '\0';
-	if (got == 0 || atoi(buf) != de->number) {
-		/* EOF without a number: Xvfb exited (most likely the number was
-		 * taken by a server we could not see). */
-		waitpid(de->pid, &status, 0);
-		log_info("Xvfb %s exited before it was ready (status %d); see %s", num, status, logpath);
-		rc = 1;
-		goto out;
-	}
-	de->start_us = mono_us() - t0;
-	rc = 0;
-out:
-	close(p[0]);
-	return rc;
-}
-
-static void
-start_wm(struct dentry *de)
-{
-	char logpath[PATH_MAX], disp[32], xauth[PATH_MAX + 16];
-	char *argv[16], *envp[256], *copy, *tok, *save = NULL;
-	size_t n = 0, i;
-
-	if (cfg->window_manager[0] == '\0')
-		return;
-	copy = xstrdup(cfg->window_manager);
-	for (tok = strtok_r(copy, " \t", &save); tok && n < ARRAY_LEN(argv) - 1;
-	    tok = strtok_r(NULL, " \t", &save))
-		argv[n++] = tok;
-	argv[n] = NULL;
-	snprintf(disp, sizeof disp, "DISPLAY=%s", de->name);
-	snprintf(xauth, sizeof xauth, "XAUTHORITY=%s", de->auth_path);
-	n = 0;
-	envp[n++] = disp;
-	envp[n++] = xauth;
-	for (i = 0; environ[i] != NULL && n < ARRAY_LEN(envp) - 1; i++)
-		if (strncmp(environ[i], "DISPLAY=", 8) != 0 && strncmp(environ[i], "XAUTHORITY=", 11) != 0)
-			envp[n++] = environ[i];
-	envp[n] = NULL;
-	snprintf(logpath, sizeof logpath, "%s/wm-%d.log", log_dir, de->number);
-	if (argv[0] != NULL)
-		de->wm_pid = spawn(argv, logpath, -1, envp);
-	free(copy);
-}
-
 static int
 write_pidfile(const struct dentry *de)
 {
@@ -599,9 +337,9 @@ xvfb_spawn(struct dentry *de, struct derr *e)
 			return derr_set(e, DERR_UNAVAILABLE, "display",
 			    "no free display number from :%d to :%d", FIRST_NUMBER, LAST_NUMBER);
 		snprintf(de->auth_path, sizeof de->auth_path, "%s/%d.auth", dir, de->number);
-		if (write_auth(de->auth_path, de->number, de->cookie) != 0)
+		if (dproc_write_auth(de->auth_path, de->number, de->cookie) != 0)
 			return derr_set(e, DERR_INTERNAL, NULL, "cannot write the display's auth file");
-		r = xvfb_launch(de, e);
+		r = dproc_xvfb_launch(de, cfg, log_dir, e);
 		if (r == 0)
 			return 0;
 		remove_files(de->number);       /* failed, or lost the number: next */
@@ -628,7 +366,7 @@ xvfb_connect(struct dentry *de, struct derr *e)
 	if (de->d != NULL)
 		return 0;
 	derr_set(e, DERR_UNAVAILABLE, "display", "Xvfb %s started but refuses connections", de->name);
-	kill_wait(de->pid);
+	dproc_kill_wait(de->pid);
 	remove_files(de->number);
 	return -1;
 }
@@ -661,7 +399,7 @@ display_start(const char *task_id, int width, int height, json_object **info,
 	de->width = width;
 	de->height = height;
 	snprintf(de->task_id, sizeof de->task_id, "%s", task_id);
-	random_bytes(de->cookie, COOKIE_LEN);
+	dproc_random_bytes(de->cookie, COOKIE_LEN);
 	if (xvfb_spawn(de, e) != 0)
 		goto out;
 	snprintf(de->name, sizeof de->name, ":%d", de->number);
@@ -670,7 +408,7 @@ display_start(const char *task_id, int width, int height, json_object **info,
 		log_warn("cannot write the pid file for %s", de->name);
 	if (xvfb_connect(de, e) != 0)
 		goto out;
-	start_wm(de);
+	dproc_start_wm(de, cfg, log_dir);
 	pthread_mutex_lock(&reg_lock);
 	de->state = D_RUNNING;
 	table[slot] = de;
@@ -766,9 +504,9 @@ teardown(struct dentry *de)
 	pthread_mutex_lock(&de->mu);
 	close_conn(de);
 	pthread_mutex_unlock(&de->mu);
-	kill_wait(de->wm_pid);
+	dproc_kill_wait(de->wm_pid);
 	if (de->state != D_DIED)
-		kill_wait(de->pid);
+		dproc_kill_wait(de->pid);
 	remove_files(de->number);
 	log_info("display %s of task %s stopped", de->name, de->task_id);
 }
@@ -822,7 +560,7 @@ display_shutdown(void)
 	pthread_mutex_unlock(&shared.mu);
 	if (shared.pid > 0) {
 		log_info("stopping the shared display %s (Xvfb pid %ld)", shared.name, (long)shared.pid);
-		kill_wait(shared.pid);
+		dproc_kill_wait(shared.pid);
 		shared.pid = 0;
 	}
 }
@@ -1049,54 +787,6 @@ display_xvfb_found(void)
 
 /* ---- startup ---- */
 
-/* Reads /proc/PID/WHAT into buf (NUL-terminated); bytes read, or -1. */
-static ssize_t
-proc_read(pid_t pid, const char *what, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%ld/%s", (long)pid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return n;
-}
-
-/* True if pid is an X server started with -auth auth_path. */
-static bool
-is_our_server(pid_t pid, const char *auth_path)
-{
-	char buf[4096];
-	ssize_t n = proc_read(pid, "cmdline", buf, sizeof buf);
-	bool after_auth = false;
-
-	if (n <= 0)
-		return false;
-	for (char *a = buf; a < buf + n; a += strlen(a) + 1) {
-		if (after_auth)
-			return strcmp(a, auth_path) == 0;
-		after_auth = strcmp(a, "-auth") == 0;
-	}
-	return false;
-}
-
-/* Alive and not a zombie (an orphan whose new parent does not reap). */
-static bool
-pid_alive(pid_t pid)
-{
-	char buf[256], *p;
-
-	if (proc_read(pid, "stat", buf, sizeof buf) <= 0)
-		return false;
-	p = strrchr(buf, ')');
-	return p != NULL && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
-}
-
 /* Kills the Xvfb servers (and their process groups) a previous detmd
  * with this data dir left behind, and removes their files. */
 static void
@@ -1123,15 +813,15 @@ cleanup_stale(void)
 				pid = 0;
 			fclose(f);
 		}
-		if (pid > 1 && is_our_server((pid_t)pid, auth)) {
+		if (pid > 1 && dproc_is_our_server((pid_t)pid, auth)) {
 			int waited;
 
 			log_info("removing display :%d (Xvfb pid %ld) left by an earlier detmd", number, pid);
 			kill(-(pid_t)pid, SIGTERM);
 			kill((pid_t)pid, SIGTERM);
-			for (waited = 0; waited < STOP_GRACE_MS && pid_alive((pid_t)pid); waited += 10)
+			for (waited = 0; waited < STOP_GRACE_MS && dproc_alive((pid_t)pid); waited += 10)
 				sleep_ms(10);
-			if (pid_alive((pid_t)pid)) {
+			if (dproc_alive((pid_t)pid)) {
 				kill(-(pid_t)pid, SIGKILL);
 				kill((pid_t)pid, SIGKILL);
 			}
@@ -1172,7 +862,7 @@ shared_autostart(void)
 	shared.height = h;
 	shared.auth_path[0] = '\0';
 	derr_clear(&e);
-	if (xvfb_launch(&shared, &e) != 0) {
+	if (dproc_xvfb_launch(&shared, cfg, log_dir, &e) != 0) {
 		log_warn("cannot start the shared display %s: %s", shared.name,
 		    e.code != DERR_OK ? e.message : "the number is taken");
 		shared.pid = 0;

@@ -405,9 +405,6 @@ g_uitars(const struct config *cfg, const struct ground_req *q, struct ground_res
 	const char *text = NULL;
 	int rc = -1;
 
-	snprintf(r->provider, sizeof r->provider, "%s", openrouter ? "openrouter" : "ollama");
-	snprintf(r->model, sizeof r->model, "%s",
-	    openrouter ? cfg->uitars_openrouter_model : cfg->uitars_ollama_model);
 	snprintf(who, sizeof who, "uitars (%s)", r->provider);
 	json_object_object_add(body, "model", json_object_new_string(r->model));
 	json_object_object_add(m, "role", json_object_new_string("user"));
@@ -510,8 +507,6 @@ g_claude_cu(const struct config *cfg, const struct ground_req *q, struct ground_
 	int rc = -1;
 	size_t i;
 
-	snprintf(r->provider, sizeof r->provider, "anthropic");
-	snprintf(r->model, sizeof r->model, "%s", cfg->claude_model);
 	if (cfg->anthropic_api_key[0] == '\0') {
 		derr_set(e, DERR_UNAVAILABLE, NULL,
 		    "the claude_cu backend needs ANTHROPIC_API_KEY (not set)");
@@ -617,147 +612,194 @@ word_score(const char *s, const char *t)
 	return score;
 }
 
+/* OmniParser step 1: POST the screenshot to /parse/; *list gets its
+ * parsed_content_list (a reference of the caller's), *n how many of its
+ * elements count (at most GROUND_MAX_ELEMENTS, at least 1). */
 static int
-g_omniparser(const struct config *cfg, const struct ground_req *q, struct ground_result *r,
-    struct derr *e)
+omni_parse(const struct config *cfg, const char *b64, json_object **reply, json_object **list,
+    size_t *n, struct ground_result *r, struct derr *e)
 {
-	json_object *body = json_object_new_object(), *reply = NULL, *list = NULL, *pick = NULL, *v;
-	char *b64 = b64_encode(q->jpeg, q->len, NULL), *url = NULL, *prompt = NULL;
-	struct buf_s { char *p; size_t n, cap; } els = { NULL, 0, 0 };
-	size_t n, i;
-	long chosen = -1;
-	double bx[4];
-	int rc = -1;
+	json_object *body = json_object_new_object(), *l;
+	char *url = join_url(cfg->omniparser_url, "/parse/");
+	int rc;
 
-	snprintf(r->provider, sizeof r->provider, "%s",
-	    cfg->anthropic_api_key[0] ? "omniparser+claude" : "omniparser+words");
-	snprintf(r->model, sizeof r->model, "%s",
-	    cfg->anthropic_api_key[0] ? cfg->omniparser_picker_model : "word-match");
-	if (cfg->omniparser_url[0] == '\0') {
-		derr_set(e, DERR_UNAVAILABLE, NULL,
-		    "the omniparser backend needs ACU_OMNIPARSER_URL (an OmniParser server, POST /parse/)");
-		goto out;
-	}
-	url = join_url(cfg->omniparser_url, "/parse/");
 	json_object_object_add(body, "base64_image", json_object_new_string(b64));
-	if (post("omniparser", url, NULL, body, cfg->grounding_timeout_ms, &reply, &r->latency_us, e) != 0)
-		goto out;
-	list = jpath(reply, "parsed_content_list", NULL);
-	if (list == NULL || !json_object_is_type(list, json_type_array)) {
-		list = NULL;
-		derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser answered without parsed_content_list: %.*s",
-		    utf8_prec(jx_string(reply, NULL), 200), jx_string(reply, NULL));
-		goto out;
-	}
-	json_object_get(list);   /* outlives the parse reply (the picker replaces it) */
-	n = json_object_array_length(list);
-	if (n > GROUND_MAX_ELEMENTS)
-		n = GROUND_MAX_ELEMENTS;
-	if (n == 0) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser found no elements on the screen");
-		goto out;
-	}
-	/* The element list, numbered as OmniParser's overlay numbers them. */
-	els.cap = n * (ELEMENT_TEXT_MAX + 32) + 1;
-	els.p = malloc(els.cap);
-	if (els.p == NULL) {
-		derr_set(e, DERR_INTERNAL, NULL, "out of memory");
-		goto out;
-	}
-	els.p[0] = '\0';
-	for (i = 0; i < n; i++) {
+	rc = post("omniparser", url, NULL, body, cfg->grounding_timeout_ms, reply, &r->latency_us, e);
+	json_object_put(body);
+	free(url);
+	if (rc != 0)
+		return -1;
+	l = jpath(*reply, "parsed_content_list", NULL);
+	if (l == NULL || !json_object_is_type(l, json_type_array))
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser answered without parsed_content_list: %.*s",
+		    utf8_prec(jx_string(*reply, NULL), 200), jx_string(*reply, NULL));
+	*list = json_object_get(l);   /* outlives the parse reply (the picker replaces it) */
+	*n = json_object_array_length(l);
+	if (*n > GROUND_MAX_ELEMENTS)
+		*n = GROUND_MAX_ELEMENTS;
+	if (*n == 0)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser found no elements on the screen");
+	return 0;
+}
+
+/* Step 2: the element list, numbered as OmniParser's overlay numbers them
+ * (malloc'd; NULL when out of memory). */
+static char *
+omni_list_text(json_object *list, size_t n)
+{
+	size_t cap = n * (ELEMENT_TEXT_MAX + 32) + 1, len = 0;
+	char *p = malloc(cap);
+
+	if (p == NULL)
+		return NULL;
+	p[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
 		json_object *el = json_object_array_get_idx(list, i);
 		const char *c = json_object_get_string(jpath(el, "content", NULL));
 		const char *ty = json_object_get_string(jpath(el, "type", NULL));
 
-		els.n += (size_t)snprintf(els.p + els.n, els.cap - els.n, "%zu: %s: %.*s\n", i,
+		len += (size_t)snprintf(p + len, cap - len, "%zu: %s: %.*s\n", i,
 		    ty ? ty : "element", ELEMENT_TEXT_MAX, c ? c : "");
 	}
-	if (cfg->anthropic_api_key[0] != '\0') {
-		json_object *m = json_object_new_object(), *content = json_object_new_array();
-		json_object *msgs = json_object_new_array(), *blocks, *t;
-		const char *som = json_object_get_string(jpath(reply, "som_image_base64", NULL));
-		char *end;
+	return p;
+}
 
-		pick = json_object_new_object();
-		prompt = xasprintf("The screenshot's interactive elements, numbered as in the overlay:\n%s\n"
-		    "Which element number best matches: %s\nAnswer with the number only.", els.p, q->description);
-		json_object_array_add(content, anthropic_image(som != NULL && som[0] ? som : b64));
-		json_object_array_add(content, text_part(prompt));
-		json_object_object_add(m, "role", json_object_new_string("user"));
-		json_object_object_add(m, "content", content);
-		json_object_array_add(msgs, m);
-		json_object_object_add(pick, "model", json_object_new_string(r->model));
-		json_object_object_add(pick, "max_tokens", json_object_new_int(PICKER_MAX_TOKENS));
-		json_object_object_add(pick, "messages", msgs);
-		json_object_put(reply);
-		reply = NULL;
-		if (anthropic_call(cfg, "omniparser picker (claude)", pick, false, &reply,
-		    &r->latency_us, e) != 0)
-			goto out;
-		blocks = jpath(reply, "content", NULL);
-		t = blocks != NULL && json_object_is_type(blocks, json_type_array) ?
-		    jpath(json_object_array_get_idx(blocks, 0), "text", NULL) : NULL;
-		copy_trim(r->raw, sizeof r->raw, t != NULL ? json_object_get_string(t) : "");
-		for (i = 0; r->raw[i] != '\0' && !isdigit((unsigned char)r->raw[i]); i++)
-			;
-		chosen = r->raw[i] ? strtol(r->raw + i, &end, 10) : -1;
-		if (chosen < 0 || (size_t)chosen >= n) {
-			derr_set(e, DERR_UNAVAILABLE, NULL,
-			    "the omniparser picker answered '%.*s', not an element number 0..%zu",
-			    utf8_prec(r->raw, 200), r->raw, n - 1);
-			goto out;
-		}
-	} else {
-		int best = 0;
+/* Step 3a: Claude names the element by number, shown the overlay image
+ * (som_image_base64 of the parse reply, else the screenshot). */
+static int
+omni_pick_claude(const struct config *cfg, const struct ground_req *q, const char *b64,
+    json_object *parse_reply, const char *els, size_t n, long *chosen, struct ground_result *r,
+    struct derr *e)
+{
+	json_object *pick = json_object_new_object(), *m = json_object_new_object();
+	json_object *content = json_object_new_array(), *msgs = json_object_new_array();
+	json_object *reply = NULL, *blocks, *t;
+	const char *som = json_object_get_string(jpath(parse_reply, "som_image_base64", NULL));
+	char *prompt, *end;
+	size_t i;
+	int rc = -1;
 
-		for (i = 0; i < n; i++) {
-			const char *c = json_object_get_string(jpath(json_object_array_get_idx(list, i),
-			    "content", NULL));
-			int s = c != NULL ? word_score(q->description, c) : 0;
-
-			if (s > best) {
-				best = s;
-				chosen = (long)i;
-			}
-		}
-		snprintf(r->raw, sizeof r->raw, "%ld", chosen);
-		if (chosen < 0) {
-			derr_set(e, DERR_UNAVAILABLE, NULL, "no OmniParser element caption (of %zu) shares a "
-			    "word with '%.*s' (set ANTHROPIC_API_KEY for a model picker)", n,
-			    utf8_prec(q->description, 100), q->description);
-			goto out;
-		}
-	}
-	v = jpath(json_object_array_get_idx(list, (size_t)chosen), "bbox", NULL);
-	if (v == NULL || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 4) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser element %ld has no 4-number bbox", chosen);
+	prompt = xasprintf("The screenshot's interactive elements, numbered as in the overlay:\n%s\n"
+	    "Which element number best matches: %s\nAnswer with the number only.", els, q->description);
+	json_object_array_add(content, anthropic_image(som != NULL && som[0] ? som : b64));
+	json_object_array_add(content, text_part(prompt));
+	json_object_object_add(m, "role", json_object_new_string("user"));
+	json_object_object_add(m, "content", content);
+	json_object_array_add(msgs, m);
+	json_object_object_add(pick, "model", json_object_new_string(r->model));
+	json_object_object_add(pick, "max_tokens", json_object_new_int(PICKER_MAX_TOKENS));
+	json_object_object_add(pick, "messages", msgs);
+	if (anthropic_call(cfg, "omniparser picker (claude)", pick, false, &reply,
+	    &r->latency_us, e) != 0)
+		goto out;
+	blocks = jpath(reply, "content", NULL);
+	t = blocks != NULL && json_object_is_type(blocks, json_type_array) ?
+	    jpath(json_object_array_get_idx(blocks, 0), "text", NULL) : NULL;
+	copy_trim(r->raw, sizeof r->raw, t != NULL ? json_object_get_string(t) : "");
+	for (i = 0; r->raw[i] != '\0' && !isdigit((unsigned char)r->raw[i]); i++)
+		;
+	*chosen = r->raw[i] ? strtol(r->raw + i, &end, 10) : -1;
+	if (*chosen < 0 || (size_t)*chosen >= n) {
+		derr_set(e, DERR_UNAVAILABLE, NULL,
+		    "the omniparser picker answered '%.*s', not an element number 0..%zu",
+		    utf8_prec(r->raw, 200), r->raw, n - 1);
 		goto out;
 	}
-	for (i = 0; i < 4; i++)
+	rc = 0;
+out:
+	json_object_put(pick);
+	json_object_put(reply);
+	free(prompt);
+	return rc;
+}
+
+/* Step 3b, without a key: the caption sharing the most words. */
+static int
+omni_pick_words(const struct ground_req *q, json_object *list, size_t n, long *chosen,
+    struct ground_result *r, struct derr *e)
+{
+	int best = 0;
+
+	*chosen = -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *c = json_object_get_string(jpath(json_object_array_get_idx(list, i),
+		    "content", NULL));
+		int s = c != NULL ? word_score(q->description, c) : 0;
+
+		if (s > best) {
+			best = s;
+			*chosen = (long)i;
+		}
+	}
+	snprintf(r->raw, sizeof r->raw, "%ld", *chosen);
+	if (*chosen < 0)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "no OmniParser element caption (of %zu) shares a "
+		    "word with '%.*s' (set ANTHROPIC_API_KEY for a model picker)", n,
+		    utf8_prec(q->description, 100), q->description);
+	return 0;
+}
+
+/* Step 4: the chosen element's box (0..1 ratios) in image pixels; its
+ * centre is the point. */
+static int
+omni_point(const struct ground_req *q, json_object *list, long chosen, struct ground_result *r,
+    struct derr *e)
+{
+	json_object *el = json_object_array_get_idx(list, (size_t)chosen);
+	json_object *v = jpath(el, "bbox", NULL);
+	double bx[4];
+
+	if (v == NULL || !json_object_is_type(v, json_type_array) || json_object_array_length(v) != 4)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser element %ld has no 4-number bbox", chosen);
+	for (size_t i = 0; i < 4; i++)
 		bx[i] = json_object_get_double(json_object_array_get_idx(v, i)) *
 		    ((i % 2) == 0 ? q->width : q->height);
-	v = jpath(json_object_array_get_idx(list, (size_t)chosen), "content", NULL);
+	v = jpath(el, "content", NULL);
 	copy_trim(r->element, sizeof r->element, v != NULL ? json_object_get_string(v) : "");
 	r->has_box = true;
 	memcpy(r->box, bx, sizeof bx);
 	r->x = (bx[0] + bx[2]) / 2;
 	r->y = (bx[1] + bx[3]) / 2;
-	if (r->x < 0 || r->y < 0 || r->x >= q->width || r->y >= q->height) {
-		derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser element %ld's box centre (%.0f, %.0f) is "
+	if (r->x < 0 || r->y < 0 || r->x >= q->width || r->y >= q->height)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "omniparser element %ld's box centre (%.0f, %.0f) is "
 		    "outside the %dx%d image", chosen, r->x, r->y, q->width, q->height);
+	return 0;
+}
+
+static int
+g_omniparser(const struct config *cfg, const struct ground_req *q, struct ground_result *r,
+    struct derr *e)
+{
+	json_object *reply = NULL, *list = NULL;
+	char *b64 = NULL, *els = NULL;
+	long chosen = -1;
+	size_t n = 0;
+	int rc = -1;
+
+	if (cfg->omniparser_url[0] == '\0') {
+		derr_set(e, DERR_UNAVAILABLE, NULL,
+		    "the omniparser backend needs ACU_OMNIPARSER_URL (an OmniParser server, POST /parse/)");
 		goto out;
 	}
-	rc = 0;
+	b64 = b64_encode(q->jpeg, q->len, NULL);
+	if (omni_parse(cfg, b64, &reply, &list, &n, r, e) != 0)
+		goto out;
+	if ((els = omni_list_text(list, n)) == NULL) {
+		derr_set(e, DERR_INTERNAL, NULL, "out of memory");
+		goto out;
+	}
+	if (cfg->anthropic_api_key[0] != '\0') {
+		if (omni_pick_claude(cfg, q, b64, reply, els, n, &chosen, r, e) != 0)
+			goto out;
+	} else if (omni_pick_words(q, list, n, &chosen, r, e) != 0) {
+		goto out;
+	}
+	rc = omni_point(q, list, chosen, r, e);
 out:
 	json_object_put(list);
-	json_object_put(body);
-	json_object_put(pick);
 	json_object_put(reply);
 	free(b64);
-	free(url);
-	free(prompt);
-	free(els.p);
+	free(els);
 	return rc;
 }
 
@@ -781,20 +823,41 @@ model_omniparser(const struct config *cfg)
 	return cfg->anthropic_api_key[0] ? cfg->omniparser_picker_model : "word-match";
 }
 
-/* The grounding backends: one row each. run NULL: no model (direct). */
+static const char *
+provider_uitars(const struct config *cfg)
+{
+	return cfg->openrouter_api_key[0] ? "openrouter" : "ollama";
+}
+
+static const char *
+provider_claude_cu(const struct config *cfg)
+{
+	return "anthropic";
+}
+
+static const char *
+provider_omniparser(const struct config *cfg)
+{
+	return cfg->anthropic_api_key[0] ? "omniparser+claude" : "omniparser+words";
+}
+
+/* The grounding backends: one row each; nothing else in ground.c names
+ * one. run NULL: no model (direct); ground_run fills r's backend, provider
+ * and model from the row before it calls run. */
 static const struct ground_backend {
 	const char *name;
 	int max_dim;            /* cap on the screenshot's longest side; 0: none of its own */
 	const char *(*model)(const struct config *cfg);
+	const char *(*provider)(const struct config *cfg);
 	int (*run)(const struct config *cfg, const struct ground_req *q, struct ground_result *r,
 	    struct derr *e);
 } backends[] = {
-	{ "direct", 0, NULL, NULL },
-	{ "uitars", 0, model_uitars, g_uitars },
-	{ "claude_cu", 1280, model_claude_cu, g_claude_cu },    /* its computer tool's accurate size */
-	{ "omniparser", 0, model_omniparser, g_omniparser },
+	{ "direct", 0, NULL, NULL, NULL },
+	{ "uitars", 0, model_uitars, provider_uitars, g_uitars },
+	/* 1280: its computer tool's accurate size */
+	{ "claude_cu", 1280, model_claude_cu, provider_claude_cu, g_claude_cu },
+	{ "omniparser", 0, model_omniparser, provider_omniparser, g_omniparser },
 };
-#define BACKEND_NAMES "direct, uitars, claude_cu or omniparser"
 
 static const struct ground_backend *
 backend_of(const struct config *cfg)
@@ -808,13 +871,20 @@ backend_of(const struct config *cfg)
 int
 ground_check(const struct config *cfg, struct derr *e)
 {
+	char names[128] = "";
+	size_t len = 0;
 	bool ok = false;
 
-	for (size_t i = 0; i < ARRAY_LEN(backends); i++)
+	for (size_t i = 0; i < ARRAY_LEN(backends); i++) {
 		ok = ok || strcmp(cfg->gui_backend, backends[i].name) == 0;
+		len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+		    i == 0 ? "" : i + 1 == ARRAY_LEN(backends) ? " or " : ", ", backends[i].name);
+		if (len >= sizeof names)
+			len = sizeof names - 1;
+	}
 	if (!ok)
 		return derr_set(e, DERR_INVALID, "gui-agent-backend", "unknown GUI agent backend '%s' "
-		    "(" BACKEND_NAMES ")", cfg->gui_backend);
+		    "(%s)", cfg->gui_backend, names);
 	if (strcmp(cfg->uitars_coords, "image") != 0 && strcmp(cfg->uitars_coords, "1000") != 0)
 		return derr_set(e, DERR_INVALID, "uitars-coords", "ACU_UITARS_COORDS must be image or "
 		    "1000, not '%s'", cfg->uitars_coords);
@@ -827,6 +897,14 @@ ground_model(const struct config *cfg)
 	const struct ground_backend *b = backend_of(cfg);
 
 	return b->model != NULL ? b->model(cfg) : "";
+}
+
+const char *
+ground_provider(const struct config *cfg)
+{
+	const struct ground_backend *b = backend_of(cfg);
+
+	return b->provider != NULL ? b->provider(cfg) : "";
 }
 
 bool
@@ -857,6 +935,8 @@ ground_run(const struct config *cfg, const struct ground_req *q, struct ground_r
 	    strlen(q->description) > GROUND_MAX_DESCRIPTION)
 		return derr_set(e, DERR_INVALID, "description", "a target description of 1..%d bytes is "
 		    "required", GROUND_MAX_DESCRIPTION);
+	snprintf(r->provider, sizeof r->provider, "%s", ground_provider(cfg));
+	snprintf(r->model, sizeof r->model, "%s", ground_model(cfg));
 	if (b->run != NULL)
 		return b->run(cfg, q, r, e);
 	return derr_set(e, DERR_INVALID, "description", "the direct backend has no model to find "

@@ -73,6 +73,9 @@ int ground_check(const struct config *cfg, struct derr *e);
 
 /* The configured backend's name and model ("" for direct). */
 const char *ground_model(const struct config *cfg);
+/* Who the configured backend calls: "openrouter", "ollama", "anthropic",
+ * "omniparser+claude", "omniparser+words", or "" for direct. */
+const char *ground_provider(const struct config *cfg);
 /* True when the configured backend has a model to find a target in words
  * (false for direct, which needs coordinates). */
 bool ground_has_model(const struct config *cfg);

@@ -101,6 +101,19 @@ mono_us(void)
 }
 
 void
+sleep_ms(long ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = (time_t)(ms / 1000);
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+void
 iso_time(int64_t ms, char out[ISO_TIME_LEN])
 {
 	time_t secs = (time_t)(ms / 1000);

@@ -28,6 +28,9 @@ char *xasprintf(const char *fmt, ...) DETM_PRINTF(1, 2);
 int64_t now_ms(void);
 /* Monotonic microseconds (for durations and timeouts). */
 int64_t mono_us(void);
+/* Sleeps ms milliseconds (ms <= 0: returns at once), resuming after a
+ * signal (EINTR) until the whole time has passed. */
+void sleep_ms(long ms);
 
 /* Formats ms-since-epoch as "2026-11-22T19:30:00.123Z" into out (>= 25 bytes). */
 #define ISO_TIME_LEN 25

@@ -1,6 +1,8 @@
 /*
- * vision.c - settings, the prompt, retries, health and the verdict parser.
- * See vision.h; the wire formats are in vision_wire.c.
+ * vision.c - the backend table (one row per backend: name, init, call,
+ * parse, endpoints, headers), settings, the prompt, retries and health.
+ * See vision.h; the wire formats are in vision_wire.c, the verdict parser
+ * in vision_verdict.c.
  */
 #include "vision.h"
 
@@ -92,136 +94,177 @@ ends_with(const char *s, const char *suffix)
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
+/* ---- the backends ------------------------------------------------------ */
+
+static void
+ollama_init(struct vision *v, const struct vision_settings *s, struct vision_conf *c)
+{
+	c->url = pick(s->ollama_url, "http://127.0.0.1:11434");
+	c->url_field = "ollama_url";
+	c->model = pick(s->ollama_model, "minicpm-v");
+	v->keep_alive = xstrdup(pick(s->ollama_keep_alive, "10m"));
+}
+
+static void
+vllm_init(struct vision *v, const struct vision_settings *s, struct vision_conf *c)
+{
+	c->url = pick(s->vllm_url, "http://127.0.0.1:8000");
+	c->url_field = "vllm_url";
+	c->model = pick(s->vllm_model, "ui-tars-1.5-7b");
+	c->key = pick(s->vllm_api_key, NULL);
+	c->key_field = "vllm_api_key";
+}
+
+static void
+claude_init(struct vision *v, const struct vision_settings *s, struct vision_conf *c)
+{
+	c->url = pick(s->claude_url, "https://api.anthropic.com");
+	c->url_field = "claude_url";
+	c->model = pick(s->claude_model, "claude-sonnet-4-20250514");
+	c->key = pick(s->anthropic_api_key, NULL);
+	c->key_field = "anthropic_api_key";
+}
+
+static void
+openrouter_init(struct vision *v, const struct vision_settings *s, struct vision_conf *c)
+{
+	c->url = pick(s->openrouter_url, "https://openrouter.ai/api/v1");
+	c->url_field = "openrouter_url";
+	c->model = pick(s->openrouter_model, "google/gemini-2.0-flash-001");
+	c->key = pick(s->openrouter_api_key, NULL);
+	c->key_field = "openrouter_api_key";
+}
+
+static void
+passthrough_init(struct vision *v, const struct vision_settings *s, struct vision_conf *c)
+{
+	c->model = "";
+}
+
+#define BEARER "Authorization: Bearer "
+
+/* One row per backend (vision_int.h). */
+static const struct vbackend backends[] = {
+	{ .name = "ollama", .init = ollama_init, .call = vwire_ollama_call,
+	  .parse = vwire_ollama_parse, .chat_path = "/api/chat", .health_path = "/api/tags",
+	  .pulls_models = true },
+	{ .name = "vllm", .init = vllm_init, .call = vwire_openai_call, .parse = vwire_openai_parse,
+	  .key_env = "the vLLM API key", .auth_prefix = BEARER, .v1_optional = true,
+	  .chat_path = "/chat/completions", .health_path = "/models" },
+	{ .name = "claude", .init = claude_init, .call = vwire_claude_call,
+	  .parse = vwire_claude_parse, .key_required = true, .key_env = "ANTHROPIC_API_KEY",
+	  .auth_prefix = "x-api-key: ", .v1_optional = true, .chat_path = "/messages",
+	  .health_detail = "ANTHROPIC_API_KEY is set (not verified: no call is made)",
+	  .extra_headers = { "anthropic-version: 2023-06-01" } },
+	{ .name = "openrouter", .init = openrouter_init, .call = vwire_openai_call,
+	  .parse = vwire_openai_parse, .key_required = true, .key_env = "OPENROUTER_API_KEY",
+	  .auth_prefix = BEARER, .chat_path = "/chat/completions", .health_path = "/models",
+	  .extra_headers = { "HTTP-Referer: https://github.com/detm/detm", "X-Title: detm smart wait" } },
+	{ .name = "passthrough", .init = passthrough_init,
+	  .health_detail = "no vision model: the wait engine decides alone" },
+};
+
+static const struct vbackend *
+backend_find(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_LEN(backends); i++)
+		if (strcmp(backends[i].name, name) == 0)
+			return &backends[i];
+	return NULL;
+}
+
+/* ---- vision_new ------------------------------------------------------- */
+
+/* Step 1: the row's settings are well formed (URL, model, key). */
+static int
+check_conf(const struct vision *v, const struct vision_conf *c, struct derr *e)
+{
+	if (c->url != NULL && check_url(c->url, c->url_field, e) != 0)
+		return -1;
+	if (check_text(c->model, 127, "model", e) != 0)
+		return -1;
+	if (v->keep_alive != NULL && check_text(v->keep_alive, 32, "ollama_keep_alive", e) != 0)
+		return -1;
+	if (v->be->key_required && c->key == NULL)
+		return derr_set(e, DERR_INVALID, c->key_field, "vision backend %s needs an API key: set %s",
+		    v->be->name, v->be->key_env);
+	if (c->key != NULL && check_text(c->key, 512, c->key_field, e) != 0)
+		return -1;
+	return 0;
+}
+
+/* Step 2: timeouts and retries (shared by every backend). */
+static int
+set_limits(struct vision *v, const struct vision_settings *s, struct derr *e)
+{
+	if (s->timeout_ms != 0 && (s->timeout_ms < 100 || s->timeout_ms > 600000))
+		return derr_set(e, DERR_INVALID, "timeout_ms", "vision timeout must be 100..600000 ms, not %ld",
+		    s->timeout_ms);
+	if (s->max_retries > 10 || s->max_retries < VISION_NO_RETRIES)
+		return derr_set(e, DERR_INVALID, "max_retries", "vision max_retries must be 0..10, not %d",
+		    s->max_retries);
+	if (s->retry_backoff_ms != 0 && (s->retry_backoff_ms < 1 || s->retry_backoff_ms > 10000))
+		return derr_set(e, DERR_INVALID, "retry_backoff_ms", "vision retry backoff must be 1..10000 ms");
+	v->timeout_ms = s->timeout_ms ? s->timeout_ms : DEF_TIMEOUT_MS;
+	v->max_retries = s->max_retries == 0 ? DEF_RETRIES : s->max_retries < 0 ? 0 : s->max_retries;
+	v->backoff_ms = s->retry_backoff_ms ? s->retry_backoff_ms : DEF_BACKOFF_MS;
+	return 0;
+}
+
+/* Step 3: the endpoints and request headers the row asks for. */
+static void
+set_wire(struct vision *v, const struct vision_conf *c)
+{
+	const struct vbackend *be = v->be;
+	int nh = 0;
+
+	if (c->url != NULL) {
+		const char *v1;
+
+		v->base_url = base_copy(c->url);
+		v1 = be->v1_optional && !ends_with(v->base_url, "/v1") ? "/v1" : "";
+		v->chat_url = xasprintf("%s%s%s", v->base_url, v1, be->chat_path);
+		if (be->health_path != NULL)
+			v->health_url = xasprintf("%s%s%s", v->base_url, v1, be->health_path);
+	}
+	if (c->key != NULL && be->auth_prefix != NULL)
+		v->auth_header = xasprintf("%s%s", be->auth_prefix, c->key);
+	if (v->auth_header != NULL)
+		v->headers[nh++] = v->auth_header;
+	for (size_t i = 0; i < ARRAY_LEN(be->extra_headers) && be->extra_headers[i] != NULL; i++)
+		v->headers[nh++] = be->extra_headers[i];
+	v->headers[nh] = NULL;
+}
+
 struct vision *
 vision_new(const struct vision_settings *s, struct derr *e)
 {
 	static const struct vision_settings none;
-	const char *backend, *url = NULL, *model = NULL, *key = NULL, *url_field = NULL;
-	const char *key_field = NULL;
+	struct vision_conf c = { 0 };
+	const struct vbackend *be;
+	const char *backend;
 	struct vision *v;
-	int nh = 0;
 
 	if (s == NULL)
 		s = &none;
 	backend = pick(s->backend, "ollama");
-	v = xcalloc(1, sizeof *v);
-	if (strcmp(backend, "ollama") == 0) {
-		v->kind = VK_OLLAMA;
-		v->name = "ollama";
-		url = pick(s->ollama_url, "http://127.0.0.1:11434");
-		url_field = "ollama_url";
-		model = pick(s->ollama_model, "minicpm-v");
-		v->keep_alive = xstrdup(pick(s->ollama_keep_alive, "10m"));
-	} else if (strcmp(backend, "vllm") == 0) {
-		v->kind = VK_VLLM;
-		v->name = "vllm";
-		url = pick(s->vllm_url, "http://127.0.0.1:8000");
-		url_field = "vllm_url";
-		model = pick(s->vllm_model, "ui-tars-1.5-7b");
-		key = pick(s->vllm_api_key, NULL);
-		key_field = "vllm_api_key";
-		v->key_env = "the vLLM API key";
-	} else if (strcmp(backend, "claude") == 0) {
-		v->kind = VK_CLAUDE;
-		v->name = "claude";
-		url = pick(s->claude_url, "https://api.anthropic.com");
-		url_field = "claude_url";
-		model = pick(s->claude_model, "claude-sonnet-4-20250514");
-		key = pick(s->anthropic_api_key, NULL);
-		key_field = "anthropic_api_key";
-		v->key_env = "ANTHROPIC_API_KEY";
-	} else if (strcmp(backend, "openrouter") == 0) {
-		v->kind = VK_OPENROUTER;
-		v->name = "openrouter";
-		url = pick(s->openrouter_url, "https://openrouter.ai/api/v1");
-		url_field = "openrouter_url";
-		model = pick(s->openrouter_model, "google/gemini-2.0-flash-001");
-		key = pick(s->openrouter_api_key, NULL);
-		key_field = "openrouter_api_key";
-		v->key_env = "OPENROUTER_API_KEY";
-	} else if (strcmp(backend, "passthrough") == 0) {
-		v->kind = VK_PASSTHROUGH;
-		v->name = "passthrough";
-		model = "";
-	} else {
+	be = backend_find(backend);
+	if (be == NULL) {
 		derr_set(e, DERR_INVALID, "backend",
 		    "unknown vision backend \"%.*s\" (ollama, vllm, claude, openrouter or passthrough)",
 		    utf8_prec(backend, 64), backend);
-		goto fail;
+		return NULL;
 	}
-
-	if (url != NULL && check_url(url, url_field, e) != 0)
-		goto fail;
-	if (check_text(model, 127, "model", e) != 0)
-		goto fail;
-	if (v->keep_alive != NULL && check_text(v->keep_alive, 32, "ollama_keep_alive", e) != 0)
-		goto fail;
-	if ((v->kind == VK_CLAUDE || v->kind == VK_OPENROUTER) && key == NULL) {
-		derr_set(e, DERR_INVALID, key_field, "vision backend %s needs an API key: set %s",
-		    v->name, v->key_env);
-		goto fail;
+	v = xcalloc(1, sizeof *v);
+	v->be = be;
+	be->init(v, s, &c);
+	if (check_conf(v, &c, e) != 0 || set_limits(v, s, e) != 0) {
+		vision_free(v);
+		return NULL;
 	}
-	if (key != NULL && check_text(key, 512, key_field, e) != 0)
-		goto fail;
-	if (s->timeout_ms != 0 && (s->timeout_ms < 100 || s->timeout_ms > 600000)) {
-		derr_set(e, DERR_INVALID, "timeout_ms", "vision timeout must be 100..600000 ms, not %ld", s->timeout_ms);
-		goto fail;
-	}
-	if (s->max_retries > 10 || s->max_retries < VISION_NO_RETRIES) {
-		derr_set(e, DERR_INVALID, "max_retries", "vision max_retries must be 0..10, not %d", s->max_retries);
-		goto fail;
-	}
-	if (s->retry_backoff_ms != 0 && (s->retry_backoff_ms < 1 || s->retry_backoff_ms > 10000)) {
-		derr_set(e, DERR_INVALID, "retry_backoff_ms", "vision retry backoff must be 1..10000 ms");
-		goto fail;
-	}
-	v->timeout_ms = s->timeout_ms ? s->timeout_ms : DEF_TIMEOUT_MS;
-	v->max_retries = s->max_retries == 0 ? DEF_RETRIES : s->max_retries < 0 ? 0 : s->max_retries;
-	v->backoff_ms = s->retry_backoff_ms ? s->retry_backoff_ms : DEF_BACKOFF_MS;
-	v->model = xstrdup(model);
-
-	if (url != NULL) {
-		v->base_url = base_copy(url);
-		switch (v->kind) {
-		case VK_OLLAMA:
-			v->chat_url = xasprintf("%s/api/chat", v->base_url);
-			v->health_url = xasprintf("%s/api/tags", v->base_url);
-			break;
-		case VK_VLLM: {
-			const char *v1 = ends_with(v->base_url, "/v1") ? "" : "/v1";
-
-			v->chat_url = xasprintf("%s%s/chat/completions", v->base_url, v1);
-			v->health_url = xasprintf("%s%s/models", v->base_url, v1);
-			break;
-		}
-		case VK_OPENROUTER:
-			v->chat_url = xasprintf("%s/chat/completions", v->base_url);
-			v->health_url = xasprintf("%s/models", v->base_url);
-			break;
-		case VK_CLAUDE:
-			v->chat_url = xasprintf("%s%s/messages", v->base_url,
-			    ends_with(v->base_url, "/v1") ? "" : "/v1");
-			break;
-		case VK_PASSTHROUGH:
-			break;
-		}
-	}
-	if (key != NULL)
-		v->auth_header = v->kind == VK_CLAUDE ? xasprintf("x-api-key: %s", key)
-		                                      : xasprintf("Authorization: Bearer %s", key);
-	if (v->auth_header != NULL)
-		v->headers[nh++] = v->auth_header;
-	if (v->kind == VK_CLAUDE)
-		v->headers[nh++] = "anthropic-version: 2023-06-01";
-	if (v->kind == VK_OPENROUTER) {
-		v->headers[nh++] = "HTTP-Referer: https://github.com/detm/detm";
-		v->headers[nh++] = "X-Title: detm smart wait";
-	}
-	v->headers[nh] = NULL;
+	v->model = xstrdup(c.model);
+	set_wire(v, &c);
 	return v;
-fail:
-	vision_free(v);
-	return NULL;
 }
 
 void
@@ -241,7 +284,7 @@ vision_free(struct vision *v)
 const char *
 vision_backend(const struct vision *v)
 {
-	return v->name;
+	return v->be->name;
 }
 
 const char *
@@ -253,436 +296,7 @@ vision_model(const struct vision *v)
 bool
 vision_is_passthrough(const struct vision *v)
 {
-	return v->kind == VK_PASSTHROUGH;
-}
-
-const char *
-vision_verdict_name(enum vision_verdict v)
-{
-	switch (v) {
-	case VISION_YES:
-		return "YES";
-	case VISION_PARTIAL:
-		return "PARTIAL";
-	case VISION_NO:
-		break;
-	}
-	return "NO";
-}
-
-/* ---- the verdict parser ----------------------------------------------- */
-
-/* Classifies the whole ASCII word at p: VISION_* or -1; *wlen = its length. */
-static int
-word_verdict(const char *p, size_t *wlen)
-{
-	static const struct {
-		const char *w;
-		int v;
-	} words[] = {
-		{ "YES", VISION_YES }, { "YEP", VISION_YES }, { "YEAH", VISION_YES }, { "TRUE", VISION_YES },
-		{ "NO", VISION_NO }, { "NOPE", VISION_NO }, { "NOT", VISION_NO }, { "FALSE", VISION_NO },
-		{ "PARTIAL", VISION_PARTIAL }, { "PARTIALLY", VISION_PARTIAL }, { "PARTLY", VISION_PARTIAL },
-	};
-	char w[16];
-	size_t n = 0;
-
-	while (isalpha((unsigned char)p[n]) && n < sizeof w - 1) {
-		w[n] = (char)toupper((unsigned char)p[n]);
-		n++;
-	}
-	w[n] = '\0';
-	*wlen = n;
-	/* A word is whole only if a non-letter, non-digit follows (an en or
-	 * em dash is the only non-ASCII character accepted after it). */
-	if (n == 0 || isalnum((unsigned char)p[n]))
-		return -1;
-	if ((unsigned char)p[n] >= 0x80 && !(strncmp(p + n, "\xe2\x80\x93", 3) == 0 ||
-	    strncmp(p + n, "\xe2\x80\x94", 3) == 0))
-		return -1;
-	for (size_t i = 0; i < ARRAY_LEN(words); i++)
-		if (strcmp(w, words[i].w) == 0)
-			return words[i].v;
-	return -1;
-}
-
-/* Skips markdown and quoting around a word: spaces, * _ # > ` " ' ~ [ ( - and
- * list bullets. */
-static const char *
-skip_decor(const char *p, const char *end)
-{
-	while (p < end) {
-		if (strchr(" \t*_#>`\"'~[(-", *p) != NULL && *p != '\0')
-			p++;
-		else if (end - p >= 3 && memcmp(p, "\xe2\x80\xa2", 3) == 0)   /* bullet */
-			p += 3;
-		else
-			break;
-	}
-	return p;
-}
-
-/* Skips separators between a verdict and its reason: markdown, : . , ; - ) ]
- * and en/em dashes. */
-static const char *
-skip_sep(const char *p, const char *end)
-{
-	while (p < end) {
-		if (strchr(" \t*_`\"':.,;!-)]", *p) != NULL && *p != '\0')
-			p++;
-		else if (end - p >= 3 && (memcmp(p, "\xe2\x80\x93", 3) == 0 || memcmp(p, "\xe2\x80\x94", 3) == 0))
-			p += 3;
-		else
-			break;
-	}
-	return p;
-}
-
-/* Copies [p, end) into out as one trimmed line without trailing markdown;
- * cut at a UTF-8 boundary. */
-static void
-copy_clean(const char *p, const char *end, char *out, size_t cap)
-{
-	size_t o = 0;
-	bool space = false;
-
-	if (cap == 0)
-		return;
-	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-		p++;
-	while (end > p && strchr(" \t\r\n*_`\"", end[-1]) != NULL)
-		end--;
-	for (; p < end && o + 1 < cap; p++) {
-		unsigned char c = (unsigned char)*p;
-
-		if (c < 0x20 || c == 0x7f) {
-			space = true;
-			continue;
-		}
-		if (space && o > 0 && o + 2 < cap)
-			out[o++] = ' ';
-		space = false;
-		out[o++] = (char)c;
-	}
-	if (p < end) {          /* truncated: drop a partial UTF-8 sequence */
-		while (o > 0 && ((unsigned char)out[o - 1] & 0xC0) == 0x80)
-			o--;
-		if (o > 0 && ((unsigned char)out[o - 1] & 0xC0) == 0xC0)
-			o--;
-	}
-	out[o] = '\0';
-}
-
-static const char *
-line_end(const char *p, const char *end)
-{
-	const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-	return nl != NULL ? nl : end;
-}
-
-/*
- * Looks for a verdict at the start of the line [p, end): the first word,
- * or the first word after a short "Label:" ("Answer:", "Final answer:",
- * "Verdict:"). Returns the verdict or -1; *rest = just after the word.
- */
-static int
-line_verdict(const char *p, const char *end, const char **rest)
-{
-	const char *q = skip_decor(p, end);
-	size_t wlen;
-	int v = q < end ? word_verdict(q, &wlen) : -1;
-
-	if (v >= 0) {
-		*rest = q + wlen;
-		return v;
-	}
-	/* "Label words: YES" with a label of letters and spaces only. */
-	for (const char *c = q; c < end && c - q < 48; c++) {
-		if (*c == ':') {
-			const char *a = skip_decor(c + 1, end);
-
-			if (a < end && (v = word_verdict(a, &wlen)) >= 0) {
-				*rest = a + wlen;
-				return v;
-			}
-			return -1;
-		}
-		if (!isalpha((unsigned char)*c) && strchr(" *_", *c) == NULL)
-			return -1;
-	}
-	return -1;
-}
-
-/* The reason: the rest of the verdict line, else the next non-empty line
- * (without a "Reason:" label). */
-static void
-reason_after(const char *rest, const char *end, char *out, size_t cap)
-{
-	const char *le = line_end(rest, end);
-	const char *r = skip_sep(rest, le);
-
-	if (r < le && le - r > 0) {
-		copy_clean(r, le, out, cap);
-		if (out[0] != '\0')
-			return;
-	}
-	for (const char *p = le; p < end; p = line_end(p, end)) {
-		const char *q, *e2;
-
-		if (*p == '\n')
-			p++;
-		e2 = line_end(p, end);
-		q = skip_decor(p, e2);
-		if (q == e2 || (e2 - q >= 3 && memcmp(q, "```", 3) == 0) || strncmp(p, "```", 3) == 0)
-			continue;
-		if (strncasecmp(q, "reason", 6) == 0 || strncasecmp(q, "evidence", 8) == 0) {
-			const char *colon = memchr(q, ':', (size_t)(e2 - q));
-
-			if (colon != NULL && colon - q < 24)
-				q = skip_decor(colon + 1, e2);
-		}
-		copy_clean(q, e2, out, cap);
-		if (out[0] != '\0')
-			return;
-	}
-	if (cap > 0)
-		out[0] = '\0';
-}
-
-/* A verdict from a JSON object anywhere in [p, end). */
-static int
-json_verdict(const char *p, const char *end, enum vision_verdict *v, char *reason, size_t cap)
-{
-	static const char *const vkeys[] = { "answer", "verdict", "decision", "result", "status",
-		"condition_met", "met", NULL };
-	static const char *const rkeys[] = { "reason", "evidence", "explanation", "detail", "summary", NULL };
-
-	for (const char *b = memchr(p, '{', (size_t)(end - p)); b != NULL;
-	     b = memchr(b + 1, '{', (size_t)(end - b - 1))) {
-		json_tokener *tok = json_tokener_new();
-		json_object *o = json_tokener_parse_ex(tok, b, (int)(end - b));
-		int found = -1;
-
-		json_tokener_free(tok);
-		if (o == NULL)
-			continue;
-		for (size_t i = 0; found < 0 && vkeys[i] != NULL && json_object_is_type(o, json_type_object); i++) {
-			json_object *x;
-
-			if (!json_object_object_get_ex(o, vkeys[i], &x))
-				continue;
-			if (json_object_is_type(x, json_type_boolean)) {
-				found = json_object_get_boolean(x) ? VISION_YES : VISION_NO;
-			} else if (json_object_is_type(x, json_type_string)) {
-				const char *s = json_object_get_string(x);
-				const char *q = skip_decor(s, s + strlen(s));
-				size_t wl;
-
-				found = word_verdict(q, &wl);
-				if (found < 0 && (strcasecmp(q, "resolved") == 0 || strcasecmp(q, "met") == 0))
-					found = VISION_YES;
-				if (found < 0 && (strcasecmp(q, "watching") == 0 || strcasecmp(q, "unmet") == 0))
-					found = VISION_NO;
-			}
-		}
-		if (found >= 0) {
-			reason[0] = '\0';
-			for (size_t i = 0; rkeys[i] != NULL; i++) {
-				json_object *x;
-
-				if (json_object_object_get_ex(o, rkeys[i], &x) && json_object_is_type(x, json_type_string)) {
-					const char *s = json_object_get_string(x);
-
-					copy_clean(s, s + strlen(s), reason, cap);
-					break;
-				}
-			}
-			*v = (enum vision_verdict)found;
-			json_object_put(o);
-			return 0;
-		}
-		json_object_put(o);
-	}
-	return -1;
-}
-
-/* The decision word of a FINAL_JSON object, or -1. */
-static int
-final_decision(const char *d)
-{
-	static const struct { const char *w; enum vision_verdict v; } words[] = {
-		{ "resolved", VISION_YES }, { "yes", VISION_YES }, { "met", VISION_YES },
-		{ "true", VISION_YES }, { "partial", VISION_PARTIAL }, { "in_progress", VISION_PARTIAL },
-		{ "progress", VISION_PARTIAL }, { "watching", VISION_NO }, { "no", VISION_NO },
-		{ "not_met", VISION_NO }, { "unresolved", VISION_NO }, { "false", VISION_NO },
-	};
-
-	for (size_t i = 0; d != NULL && i < sizeof words / sizeof words[0]; i++)
-		if (strcasecmp(d, words[i].w) == 0)
-			return (int)words[i].v;
-	return -1;
-}
-
-/* evidence: an array of strings or one string, as a JSON array text. */
-static void
-final_evidence(json_object *x, char *out, size_t cap)
-{
-	json_object *arr = json_object_new_array();
-	const char *s;
-	char item[201];
-
-	if (json_object_is_type(x, json_type_string)) {
-		s = json_object_get_string(x);
-		copy_clean(s, s + strlen(s), item, sizeof item);
-		json_object_array_add(arr, json_object_new_string(item));
-	}
-	for (size_t i = 0; json_object_is_type(x, json_type_array) && i < json_object_array_length(x) &&
-	     json_object_array_length(arr) < 8; i++) {
-		json_object *it = json_object_array_get_idx(x, i);
-
-		if (!json_object_is_type(it, json_type_string))
-			continue;
-		s = json_object_get_string(it);
-		copy_clean(s, s + strlen(s), item, sizeof item);
-		json_object_array_add(arr, json_object_new_string(item));
-	}
-	/* Whole items only: drop from the end until it fits. */
-	while (json_object_array_length(arr) > 0 &&
-	    strlen(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN)) >= cap)
-		json_object_array_del_idx(arr, json_object_array_length(arr) - 1, 1);
-	snprintf(out, cap, "%s", json_object_array_length(arr) > 0 ?
-	    json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN) : "");
-	json_object_put(arr);
-}
-
-int
-vision_parse_final(const char *text, struct vision_final *f)
-{
-	const char *p = text != NULL ? text : "", *t, *last = NULL;
-	json_tokener *tok;
-	json_object *o, *x;
-	int d = -1;
-
-	memset(f, 0, sizeof *f);
-	f->confidence = -1;
-	for (t = strstr(p, "</think>"); t != NULL; t = strstr(t + 1, "</think>"))
-		p = t + 8;
-	for (t = strstr(p, "FINAL_JSON"); t != NULL; t = strstr(t + 1, "FINAL_JSON"))
-		last = t;
-	if (last == NULL)
-		return -1;
-	for (p = last + 10; *p == ':' || *p == ' ' || *p == '\t' || *p == '*' || *p == '`'; p++)
-		;
-	if (*p != '{')
-		return -1;
-	tok = json_tokener_new();
-	o = json_tokener_parse_ex(tok, p, (int)strnlen(p, VISION_MAX_REPLY));
-	json_tokener_free(tok);
-	if (o != NULL && json_object_is_type(o, json_type_object) &&
-	    json_object_object_get_ex(o, "decision", &x) && json_object_is_type(x, json_type_string))
-		d = final_decision(json_object_get_string(x));
-	if (d >= 0) {
-		f->verdict = (enum vision_verdict)d;
-		if (json_object_object_get_ex(o, "confidence", &x) &&
-		    (json_object_is_type(x, json_type_double) || json_object_is_type(x, json_type_int))) {
-			double c = json_object_get_double(x);
-
-			if (c > 1 && c <= 100)
-				c /= 100;
-			f->confidence = c >= 0 && c <= 1 ? c : -1;
-		}
-		if (json_object_object_get_ex(o, "summary", &x) && json_object_is_type(x, json_type_string)) {
-			const char *s = json_object_get_string(x);
-
-			copy_clean(s, s + strlen(s), f->summary, sizeof f->summary);
-		}
-		if (json_object_object_get_ex(o, "evidence", &x))
-			final_evidence(x, f->evidence, sizeof f->evidence);
-	}
-	json_object_put(o);
-	return d >= 0 ? 0 : -1;
-}
-
-int
-vision_parse_verdict(const char *text, enum vision_verdict *v, char *reason, size_t cap)
-{
-	const char *p = text != NULL ? text : "", *end, *t;
-	const char *rest;
-	int found;
-	char tmp[1];
-
-	if (reason == NULL || cap == 0) {
-		reason = tmp;
-		cap = sizeof tmp;
-	}
-	*v = VISION_NO;
-	/* Reasoning models: judge only what follows the last </think>. */
-	for (t = strstr(p, "</think>"); t != NULL; t = strstr(t + 1, "</think>"))
-		p = t + 8;
-	if (strstr(p, "<think>") != NULL)
-		goto unparseable;
-	end = p + strlen(p);
-	while (p < end && isspace((unsigned char)*p))
-		p++;
-
-	/* 1. A JSON answer. */
-	if (p < end && *p == '{' && json_verdict(p, end, v, reason, cap) == 0)
-		return 0;
-	/* 2. The first meaningful line (fences and blank lines skipped). */
-	for (const char *l = p; l < end; l = line_end(l, end) + 1) {
-		const char *le = line_end(l, end), *q = skip_decor(l, le);
-
-		if (q == le || (le - q >= 3 && memcmp(q, "```", 3) == 0) || (le - l >= 3 && memcmp(l, "```", 3) == 0))
-			continue;
-		if ((found = line_verdict(l, le, &rest)) >= 0) {
-			*v = (enum vision_verdict)found;
-			reason_after(rest, end, reason, cap);
-			return 0;
-		}
-		break;
-	}
-	/* 3. JSON after some prose. */
-	if (json_verdict(p, end, v, reason, cap) == 0)
-		return 0;
-	/* 4. The last line that is a lone verdict, or "... answer is X". */
-	{
-		const char *best = NULL, *best_rest = NULL;
-		int best_v = -1;
-
-		for (const char *l = p; l < end; l = line_end(l, end) + 1) {
-			const char *le = line_end(l, end), *q;
-
-			if ((found = line_verdict(l, le, &rest)) >= 0 && skip_sep(rest, le) == le) {
-				best = l, best_rest = rest, best_v = found;
-				continue;
-			}
-			for (q = l; q < le; q++) {
-				size_t wl;
-
-				if ((size_t)(le - q) > 10 && strncasecmp(q, "answer is", 9) == 0) {
-					const char *a = skip_decor(q + 9, le);
-
-					if (a < le && (found = word_verdict(a, &wl)) >= 0)
-						best = l, best_rest = a + wl, best_v = found;
-				}
-			}
-		}
-		if (best != NULL) {
-			*v = (enum vision_verdict)best_v;
-			reason_after(best_rest, end, reason, cap);
-			return 0;
-		}
-	}
-unparseable:
-	{
-		char ex[201];
-
-		copy_clean(text != NULL ? text : "", text != NULL ? text + strlen(text) : "", ex, sizeof ex);
-		snprintf(reason, cap, "unparseable model output: %s", ex[0] ? ex : "(empty)");
-		*v = VISION_NO;
-	}
-	return -1;
+	return v->be->call == NULL;
 }
 
 /* ---- evaluation -------------------------------------------------------- */
@@ -723,15 +337,6 @@ build_prompt(const char *condition, size_t n, double elapsed_s)
 	    "\"summary\": \"one sentence\"}\n"
 	    "(resolved = YES, partial = PARTIAL, watching = NO.)",
 	    condition, since, frames);
-}
-
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0)
-		;
 }
 
 static long
@@ -810,7 +415,7 @@ judge(struct vision *v, int rc, struct httpc_resp *rs, struct vision_result *out
 			if (model != NULL && model[0] != '\0')
 				snprintf(out->model, sizeof out->model, "%s", model);
 			if (!out->parsed)
-				log_warn("vision %s: %s", v->name, out->reason);
+				log_warn("vision %s: %s", v->be->name, out->reason);
 			return OK;
 		}
 		if (rs->json != NULL && vwire_error_text(rs->json, etext, sizeof etext) == 0) {
@@ -832,8 +437,8 @@ judge(struct vision *v, int rc, struct httpc_resp *rs, struct vision_result *out
 	}
 	if (rs->status == 401 || rs->status == 403)
 		snprintf(msg, cap, "HTTP %ld: %s; check %s", rs->status, etext,
-		    v->key_env != NULL ? v->key_env : "the backend's API key");
-	else if (rs->status == 404 && v->kind == VK_OLLAMA)
+		    v->be->key_env != NULL ? v->be->key_env : "the backend's API key");
+	else if (rs->status == 404 && v->be->pulls_models)
 		snprintf(msg, cap, "HTTP 404: %s (is the model pulled? ollama pull %s)", etext, v->model);
 	else
 		snprintf(msg, cap, "HTTP %ld: %s", rs->status, etext);
@@ -873,14 +478,14 @@ vision_eval_at(struct vision *v, const char *condition, double elapsed_s,
 			return derr_set(e, DERR_INVALID, "images",
 			    "image %zu is not a JPEG of at most %d bytes", i, VISION_MAX_IMAGE_BYTES);
 	}
-	if (v->kind == VK_PASSTHROUGH) {
+	if (v->be->call == NULL) {
 		snprintf(out->reason, sizeof out->reason, "passthrough backend: no vision model evaluates conditions");
 		out->parsed = true;
 		return 0;
 	}
 
 	prompt = build_prompt(condition, n, elapsed_s);
-	body = vwire_request(v, system_prompt, prompt, images, n);
+	body = v->be->call(v, system_prompt, prompt, images, n);
 	for (int attempt = 1;; attempt++) {
 		struct httpc_req rq = { "POST", v->chat_url, v->headers, body, v->timeout_ms, VISION_MAX_REPLY };
 		struct httpc_resp rs;
@@ -893,7 +498,7 @@ vision_eval_at(struct vision *v, const char *condition, double elapsed_s,
 			httpc_resp_free(&rs);
 			break;
 		}
-		log_debug("vision %s: attempt %d: %s; retrying", v->name, attempt, msg);
+		log_debug("vision %s: attempt %d: %s; retrying", v->be->name, attempt, msg);
 		sleep_ms(backoff(v, attempt, rs.retry_after_ms));
 		httpc_resp_free(&rs);
 	}
@@ -904,8 +509,8 @@ vision_eval_at(struct vision *v, const char *condition, double elapsed_s,
 		return 0;
 	if (out->attempts > 1)
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "vision backend %s: %s (after %d attempts)",
-		    v->name, msg, out->attempts);
-	return derr_set(e, DERR_UNAVAILABLE, NULL, "vision backend %s: %s", v->name, msg);
+		    v->be->name, msg, out->attempts);
+	return derr_set(e, DERR_UNAVAILABLE, NULL, "vision backend %s: %s", v->be->name, msg);
 }
 
 /* ---- health ------------------------------------------------------------ */
@@ -955,15 +560,13 @@ vision_health(struct vision *v)
 	size_t count;
 	int rc;
 
-	json_object_object_add(o, "backend", json_object_new_string(v->name));
-	jx_add_str(o, "model", v->kind == VK_PASSTHROUGH ? NULL : v->model);
+	json_object_object_add(o, "backend", json_object_new_string(v->be->name));
+	jx_add_str(o, "model", v->be->call == NULL ? NULL : v->model);
 	jx_add_str(o, "url", v->base_url);
-	if (v->kind == VK_PASSTHROUGH || v->kind == VK_CLAUDE) {
+	if (v->health_url == NULL) {         /* the row makes no health call */
 		json_object_object_add(o, "ok", json_object_new_boolean(1));
 		json_object_object_add(o, "reachable", json_object_new_boolean(1));
-		json_object_object_add(o, "detail", json_object_new_string(v->kind == VK_CLAUDE
-		    ? "ANTHROPIC_API_KEY is set (not verified: no call is made)"
-		    : "no vision model: the wait engine decides alone"));
+		json_object_object_add(o, "detail", json_object_new_string(v->be->health_detail));
 		return o;
 	}
 	rc = httpc_do(&rq, &rs);
@@ -976,20 +579,20 @@ vision_health(struct vision *v)
 			snprintf(etext, sizeof etext, "%.*s", utf8_prec(rs.excerpt, 160),
 			    rs.excerpt);
 		snprintf(detail, sizeof detail, "%s: HTTP %ld: %s%s%s", v->health_url, rs.status, etext,
-		    (rs.status == 401 || rs.status == 403) && v->key_env ? "; check " : "",
-		    (rs.status == 401 || rs.status == 403) && v->key_env ? v->key_env : "");
+		    (rs.status == 401 || rs.status == 403) && v->be->key_env ? "; check " : "",
+		    (rs.status == 401 || rs.status == 403) && v->be->key_env ? v->be->key_env : "");
 	} else if (rs.json == NULL) {
 		snprintf(detail, sizeof detail, "%s: HTTP %ld but not JSON: %.*s", v->health_url,
 		    rs.status, utf8_prec(rs.excerpt, 120), rs.excerpt);
 	} else if (lists_model(rs.json, v->model, &count)) {
 		ok = true;
 		snprintf(detail, sizeof detail, "model %s is available (%zu listed)", v->model, count);
-	} else if (v->kind == VK_OLLAMA) {
+	} else if (v->be->pulls_models) {
 		snprintf(detail, sizeof detail, "ollama answers but model %s is not pulled (ollama pull %s)",
 		    v->model, v->model);
 	} else {
 		snprintf(detail, sizeof detail, "%s answers but does not list model %s (%zu models listed)",
-		    v->name, v->model, count);
+		    v->be->name, v->model, count);
 	}
 	json_object_object_add(o, "ok", json_object_new_boolean(ok));
 	json_object_object_add(o, "reachable", json_object_new_boolean(rc == HTTPC_OK));

@@ -53,8 +53,8 @@ b64_string(const char *prefix, const struct vision_image *im)
 	return s;
 }
 
-static json_object *
-ollama_request(const struct vision *v, const char *system, const char *prompt,
+json_object *
+vwire_ollama_call(const struct vision *v, const char *system, const char *prompt,
     const struct vision_image *images, size_t n)
 {
 	json_object *o = json_object_new_object();
@@ -78,8 +78,8 @@ ollama_request(const struct vision *v, const char *system, const char *prompt,
 	return o;
 }
 
-static json_object *
-openai_request(const struct vision *v, const char *system, const char *prompt,
+json_object *
+vwire_openai_call(const struct vision *v, const char *system, const char *prompt,
     const struct vision_image *images, size_t n)
 {
 	json_object *o = json_object_new_object();
@@ -112,8 +112,8 @@ openai_request(const struct vision *v, const char *system, const char *prompt,
 	return o;
 }
 
-static json_object *
-claude_request(const struct vision *v, const char *system, const char *prompt,
+json_object *
+vwire_claude_call(const struct vision *v, const char *system, const char *prompt,
     const struct vision_image *images, size_t n)
 {
 	json_object *o = json_object_new_object();
@@ -146,24 +146,6 @@ claude_request(const struct vision *v, const char *system, const char *prompt,
 	json_object_object_add(o, "system", json_object_new_string(system));
 	json_object_object_add(o, "messages", msgs);
 	return o;
-}
-
-json_object *
-vwire_request(const struct vision *v, const char *system, const char *prompt,
-    const struct vision_image *images, size_t n)
-{
-	switch (v->kind) {
-	case VK_OLLAMA:
-		return ollama_request(v, system, prompt, images, n);
-	case VK_VLLM:
-	case VK_OPENROUTER:
-		return openai_request(v, system, prompt, images, n);
-	case VK_CLAUDE:
-		return claude_request(v, system, prompt, images, n);
-	case VK_PASSTHROUGH:
-		break;
-	}
-	return NULL;
 }
 
 /* Follows a path of keys and array indexes ("choices", "0", ...). */
@@ -225,6 +207,57 @@ content_text(json_object *c)
 	return NULL;
 }
 
+/* 0 when the reply had a text; else -1 with `missing` in err. */
+static int
+text_found(const char *text, char *err, size_t errlen, const char *missing)
+{
+	if (text != NULL)
+		return 0;
+	snprintf(err, errlen, "%s", missing);
+	return -1;
+}
+
+int
+vwire_ollama_parse(json_object *r, const char **text, long *tin, long *tout,
+    char *err, size_t errlen)
+{
+	*text = dig_str(r, (const char *const[]){ "message", "content", NULL });
+	*tin = dig_long(r, (const char *const[]){ "prompt_eval_count", NULL });
+	*tout = dig_long(r, (const char *const[]){ "eval_count", NULL });
+	return text_found(*text, err, errlen, "reply has no message.content");
+}
+
+int
+vwire_openai_parse(json_object *r, const char **text, long *tin, long *tout,
+    char *err, size_t errlen)
+{
+	*text = content_text(dig(r, (const char *const[]){ "choices", "0", "message", "content", NULL }));
+	*tin = dig_long(r, (const char *const[]){ "usage", "prompt_tokens", NULL });
+	*tout = dig_long(r, (const char *const[]){ "usage", "completion_tokens", NULL });
+	return text_found(*text, err, errlen, "reply has no choices[0].message.content");
+}
+
+int
+vwire_claude_parse(json_object *r, const char **text, long *tin, long *tout,
+    char *err, size_t errlen)
+{
+	json_object *content = dig(r, (const char *const[]){ "content", NULL });
+
+	for (size_t i = 0; content != NULL && json_object_is_type(content, json_type_array) &&
+	    i < json_object_array_length(content); i++) {
+		json_object *b = json_object_array_get_idx(content, i);
+		const char *type = dig_str(b, (const char *const[]){ "type", NULL });
+
+		if (type != NULL && strcmp(type, "text") == 0) {
+			*text = dig_str(b, (const char *const[]){ "text", NULL });
+			break;
+		}
+	}
+	*tin = dig_long(r, (const char *const[]){ "usage", "input_tokens", NULL });
+	*tout = dig_long(r, (const char *const[]){ "usage", "output_tokens", NULL });
+	return text_found(*text, err, errlen, "reply has no text content block");
+}
+
 int
 vwire_reply(const struct vision *v, json_object *r, const char **text,
     long *tin, long *tout, const char **model, char *err, size_t errlen)
@@ -232,52 +265,11 @@ vwire_reply(const struct vision *v, json_object *r, const char **text,
 	*text = NULL;
 	*tin = *tout = 0;
 	*model = dig_str(r, (const char *const[]){ "model", NULL });
-	switch (v->kind) {
-	case VK_OLLAMA:
-		*text = dig_str(r, (const char *const[]){ "message", "content", NULL });
-		*tin = dig_long(r, (const char *const[]){ "prompt_eval_count", NULL });
-		*tout = dig_long(r, (const char *const[]){ "eval_count", NULL });
-		if (*text == NULL) {
-			snprintf(err, errlen, "reply has no message.content");
-			return -1;
-		}
-		return 0;
-	case VK_VLLM:
-	case VK_OPENROUTER:
-		*text = content_text(dig(r, (const char *const[]){ "choices", "0", "message", "content", NULL }));
-		*tin = dig_long(r, (const char *const[]){ "usage", "prompt_tokens", NULL });
-		*tout = dig_long(r, (const char *const[]){ "usage", "completion_tokens", NULL });
-		if (*text == NULL) {
-			snprintf(err, errlen, "reply has no choices[0].message.content");
-			return -1;
-		}
-		return 0;
-	case VK_CLAUDE: {
-		json_object *content = dig(r, (const char *const[]){ "content", NULL });
-
-		for (size_t i = 0; content != NULL && json_object_is_type(content, json_type_array) &&
-		    i < json_object_array_length(content); i++) {
-			json_object *b = json_object_array_get_idx(content, i);
-			const char *type = dig_str(b, (const char *const[]){ "type", NULL });
-
-			if (type != NULL && strcmp(type, "text") == 0) {
-				*text = dig_str(b, (const char *const[]){ "text", NULL });
-				break;
-			}
-		}
-		*tin = dig_long(r, (const char *const[]){ "usage", "input_tokens", NULL });
-		*tout = dig_long(r, (const char *const[]){ "usage", "output_tokens", NULL });
-		if (*text == NULL) {
-			snprintf(err, errlen, "reply has no text content block");
-			return -1;
-		}
-		return 0;
+	if (v->be->parse == NULL) {
+		snprintf(err, errlen, "no wire format");
+		return -1;
 	}
-	case VK_PASSTHROUGH:
-		break;
-	}
-	snprintf(err, errlen, "no wire format");
-	return -1;
+	return v->be->parse(r, text, tin, tout, err, errlen);
 }
 
 int

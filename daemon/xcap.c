@@ -1,6 +1,9 @@
 /*
  * xcap.c - screen capture (MIT-SHM, XGetImage fallback), area-averaging
  * downscale fused with the pixel conversion, JPEG (TurboJPEG) and PNG (zlib).
+ * The capture is here; the pixels (conversion, downscale) are in
+ * xcap_pixels.c and the encoders in xcap_encode.c, over xcap_int.h. What
+ * follows holds for all three.
  *
  * Owns: per struct xcap one System V shared memory segment attached on both
  * sides (ours and the X server's) and the XImage describing it, plus the
@@ -43,109 +46,19 @@
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 #include <X11/extensions/XShm.h>
-#include <turbojpeg.h>
-#include <zlib.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "log.h"
 #include "util.h"
 #include "xcap.h"
+#include "xcap_int.h"
 #include "xerr.h"
 
 #define CAP_MAX 16384           /* largest rectangle side, largest max_width */
 #define MIN_WIDTH 16            /* smallest max_width */
 #define DEFAULT_QUALITY 72
 #define XID_MAX 0x1fffffffUL    /* X resource ids have 29 bits */
-#define WBITS 12
-#define WONE (1u << WBITS)      /* scaler weights: fixed point, 1.0 = 4096 */
-
-/* One axis of the area-averaging scaler: destination sample d averages the
- * source samples first[d] .. first[d] + taps - 1 with weights
- * w[d * taps ...], which sum to WONE (zero-padded to taps). */
-struct axis {
-	int src, dst;           /* the sizes the table was built for (0: none) */
-	int taps;               /* the most sources one sample uses */
-	int *first;
-	int16_t *w;
-	size_t cap, wcap;       /* elements allocated in first and in w */
-};
-
-struct xcap {
-	Display *d;
-	Window root;
-	Visual *visual;
-	int depth;
-	bool shm_avail;         /* MIT-SHM present and not failed or disabled */
-	bool used_shm;          /* the last successful grab went through SHM */
-	XShmSegmentInfo shm;
-	XImage *img;            /* describes the segment; NULL when none */
-	int seg_w, seg_h;       /* the segment holds seg_w x seg_h pixels */
-	struct axis ax, ay;
-	int16_t *hrow[2];       /* horizontally filtered source rows (4 per px) */
-	int hrow_y[2];          /* their source row, -1 if none */
-	int hrow_next;          /* slot the next filtered row goes to */
-	size_t hrow_cap;        /* elements in each hrow */
-	int32_t *acc;           /* vertical accumulator, one destination row */
-	size_t acc_cap;
-	unsigned char *line;    /* one row of 4-byte pixels (scaler scratch) */
-	size_t line_cap;
-};
-
-/* How to read pixels out of an XImage. */
-struct pixfmt {
-	bool fast;              /* 32 bpp, each channel one whole byte */
-	int off[3];             /* byte offsets of R, G, B in a pixel (fast) */
-	unsigned long mask[3];  /* otherwise: visual masks, */
-	int shift[3], bits[3];  /* their lowest bit and width */
-};
 
 /* ---- small helpers ---------------------------------------------------- */
-
-static bool
-mul_ok(size_t a, size_t b, size_t *out)
-{
-	if (a != 0 && b > SIZE_MAX / a)
-		return false;
-	*out = a * b;
-	return true;
-}
-
-/* Scratch buffer of at least need bytes; contents are not kept. */
-static void *
-scratch(void *p, size_t *cap, size_t need)
-{
-	if (need <= *cap)
-		return p;
-	free(p);
-	*cap = need;
-	return xmalloc(need);
-}
-
-static int
-ctz_ul(unsigned long m)
-{
-	int n = 0;
-
-	if (m == 0)
-		return 0;
-	while ((m & 1UL) == 0) {
-		m >>= 1;
-		n++;
-	}
-	return n;
-}
-
-static int
-popcount_ul(unsigned long m)
-{
-	int n = 0;
-
-	for (; m; m &= m - 1)
-		n++;
-	return n;
-}
 
 static int
 bytes_per_line(const XImage *img, int w)
@@ -255,21 +168,14 @@ xcap_new(Display *d)
 	return c;
 }
 
-static void
-axis_free(struct axis *a)
-{
-	free(a->first);
-	free(a->w);
-}
-
 void
 xcap_free(struct xcap *c)
 {
 	if (c == NULL)
 		return;
 	segment_drop(c);
-	axis_free(&c->ax);
-	axis_free(&c->ay);
+	xpx_axis_free(&c->ax);
+	xpx_axis_free(&c->ay);
 	free(c->hrow[0]);
 	free(c->hrow[1]);
 	free(c->acc);
@@ -440,379 +346,6 @@ fetch(struct xcap *c, const int r[4], XImage **own, struct derr *e)
 	return *own;
 }
 
-/* ---- pixel conversion ------------------------------------------------- */
-
-static int
-pixfmt_of(const XImage *img, struct pixfmt *pf, struct derr *e)
-{
-	const unsigned long masks[3] = { img->red_mask, img->green_mask, img->blue_mask };
-	int i, k;
-
-	memset(pf, 0, sizeof *pf);
-	pf->fast = img->bits_per_pixel == 32 && img->format == ZPixmap;
-	for (i = 0; i < 3; i++) {
-		if (masks[i] == 0)
-			return derr_set(e, DERR_NOT_IMPLEMENTED, NULL,
-			    "capture: only TrueColor screens are supported");
-		pf->mask[i] = masks[i];
-		pf->shift[i] = ctz_ul(masks[i]);
-		pf->bits[i] = popcount_ul(masks[i]);
-		k = pf->shift[i] / 8;
-		if (pf->bits[i] != 8 || pf->shift[i] % 8 != 0 || k > 3)
-			pf->fast = false;
-		else
-			pf->off[i] = img->byte_order == LSBFirst ? k : 3 - k;
-	}
-	return 0;
-}
-
-static unsigned char
-channel(unsigned long px, const struct pixfmt *pf, int i)
-{
-	unsigned long v = (px & pf->mask[i]) >> pf->shift[i];
-	unsigned long max;
-
-	if (pf->bits[i] >= 8)
-		return (unsigned char)(v >> (pf->bits[i] - 8));
-	max = (1UL << pf->bits[i]) - 1;
-	return (unsigned char)((v * 255 + max / 2) / max);
-}
-
-/* Any pixel format, through XGetPixel: slow, for unusual servers only. */
-static void
-row_generic(unsigned char *dst, XImage *img, int y, int w, const struct pixfmt *pf)
-{
-	for (int x = 0; x < w; x++, dst += 3) {
-		unsigned long px = XGetPixel(img, x, y);
-
-		dst[0] = channel(px, pf, 0);
-		dst[1] = channel(px, pf, 1);
-		dst[2] = channel(px, pf, 2);
-	}
-}
-
-static inline __attribute__((always_inline)) void
-row_bytes(unsigned char *restrict dst, const unsigned char *restrict src, int w,
-    int ro, int go, int bo)
-{
-	for (int x = 0; x < w; x++, dst += 3, src += 4) {
-		dst[0] = src[ro];
-		dst[1] = src[go];
-		dst[2] = src[bo];
-	}
-}
-
-/* Little-endian BGRX (masks 0xff0000/0xff00/0xff), four pixels at a time. */
-static void
-row_bgrx(unsigned char *restrict dst, const unsigned char *restrict src, int w)
-{
-	int x = 0;
-
-	for (; x + 4 <= w; x += 4, dst += 12, src += 16) {
-		dst[0] = src[2]; dst[1] = src[1]; dst[2] = src[0];
-		dst[3] = src[6]; dst[4] = src[5]; dst[5] = src[4];
-		dst[6] = src[10]; dst[7] = src[9]; dst[8] = src[8];
-		dst[9] = src[14]; dst[10] = src[13]; dst[11] = src[12];
-	}
-	row_bytes(dst, src, w - x, 2, 1, 0);
-}
-
-static void
-row_any(unsigned char *dst, const unsigned char *src, int w, const int off[3])
-{
-	row_bytes(dst, src, w, off[0], off[1], off[2]);
-}
-
-static bool
-is_bgrx(const struct pixfmt *pf)
-{
-	return pf->fast && pf->off[0] == 2 && pf->off[1] == 1 && pf->off[2] == 0;
-}
-
-static void
-convert(XImage *img, const struct pixfmt *pf, unsigned char *out,
-    int w, int h)
-{
-	const unsigned char *src = (const unsigned char *)img->data;
-	size_t row = (size_t)w * 3;
-
-	for (int y = 0; y < h; y++, out += row) {
-		if (is_bgrx(pf))
-			row_bgrx(out, src + (size_t)y * img->bytes_per_line, w);
-		else if (pf->fast)
-			row_any(out, src + (size_t)y * img->bytes_per_line, w, pf->off);
-		else
-			row_generic(out, img, y, w, pf);
-	}
-}
-
-/* ---- area-averaging downscale ----------------------------------------- */
-
-/* Builds (or keeps) the table for src -> dst samples, src > dst >= 1.
- * Destination sample d covers [d*src, (d+1)*src) in units where one source
- * sample is dst wide; each weight is the overlap, rounded cumulatively so
- * the weights of one sample sum to WONE exactly. Every sample then gets
- * exactly `taps` entries (the most any sample needs), padded with zero
- * weights, so the filters run fixed-length loops; near the far edge the
- * padding goes in front instead, so no read passes the last source. */
-static void
-axis_build(struct axis *a, int src, int dst)
-{
-	int taps = 1;
-	size_t wn;
-
-	if (a->src == src && a->dst == dst)
-		return;
-	for (int d = 0; d < dst; d++) {
-		long long lo = (long long)d * src, hi = lo + src;
-		int n = (int)((hi - 1) / dst - lo / dst) + 1;
-
-		if (n > taps)
-			taps = n;
-	}
-	wn = (size_t)dst * (size_t)taps;
-	if ((size_t)dst > a->cap) {
-		free(a->first);
-		a->first = xmalloc((size_t)dst * sizeof *a->first);
-		a->cap = (size_t)dst;
-	}
-	if (wn > a->wcap) {
-		free(a->w);
-		a->w = xmalloc(wn * sizeof *a->w);
-		a->wcap = wn;
-	}
-	memset(a->w, 0, wn * sizeof *a->w);
-	for (int d = 0; d < dst; d++) {
-		long long lo = (long long)d * src, hi = lo + src, cum = 0;
-		int s0 = (int)(lo / dst), s1 = (int)((hi - 1) / dst), start = s0;
-		int16_t *w;
-		uint32_t prev = 0;
-
-		if (start + taps > src)
-			start = src - taps;
-		w = a->w + (size_t)d * (size_t)taps + (size_t)(s0 - start);
-		a->first[d] = start;
-		for (int s = s0; s <= s1; s++) {
-			long long a0 = (long long)s * dst, a1 = a0 + dst;
-			uint32_t now;
-
-			cum += (a1 < hi ? a1 : hi) - (a0 > lo ? a0 : lo);
-			now = (uint32_t)((cum * WONE + src / 2) / src);
-			w[s - s0] = (int16_t)(now - prev);
-			prev = now;
-		}
-	}
-	a->taps = taps;
-	a->src = src;
-	a->dst = dst;
-}
-
-/*
- * The arithmetic, identical in the SSE2 and the plain C versions:
- *   horizontal  h = (sum(wx * byte) + 16) >> 5       <= 32640, int16
- *   vertical    v = (sum(wy * h) + 2^18) >> 19       <= 255
- * with 12-bit weights summing to 4096 on each axis, so a flat colour p
- * gives h = 128p and v = p exactly. All four byte lanes of a pixel are
- * filtered (the X lane is dropped at the end), which suits pmaddwd:
- * two taps times four lanes in one instruction.
- */
-#define HSHIFT 5
-#define VSHIFT (2 * WBITS - HSHIFT)
-
-/* One source row (4-byte pixels): out[4*d + lane]. */
-static void
-hfilter(int16_t *restrict out, const unsigned char *restrict src, const struct axis *ax)
-{
-	const int *first = ax->first;
-	const int16_t *w = ax->w;
-	int n = ax->taps;
-
-#ifdef __SSE2__
-	const __m128i zero = _mm_setzero_si128(), round = _mm_set1_epi32(1 << (HSHIFT - 1));
-
-	for (int d = 0; d < ax->dst; d++, out += 4, w += n) {
-		const unsigned char *p = src + (size_t)first[d] * 4;
-		__m128i acc = zero;
-		int t = 0;
-
-		for (; t + 1 < n; t += 2, p += 8) {
-			uint64_t two;
-			__m128i v, pairs, wv;
-
-			memcpy(&two, p, 8);
-			v = _mm_unpacklo_epi8(_mm_cvtsi64_si128((long long)two), zero);
-			pairs = _mm_unpacklo_epi16(v, _mm_srli_si128(v, 8));
-			wv = _mm_set1_epi32((int)((uint32_t)(uint16_t)w[t] | (uint32_t)w[t + 1] << 16));
-			acc = _mm_add_epi32(acc, _mm_madd_epi16(pairs, wv));
-		}
-		if (t < n) {
-			uint32_t one;
-			__m128i v;
-
-			memcpy(&one, p, 4);
-			v = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)one), zero);
-			v = _mm_unpacklo_epi16(v, zero);
-			acc = _mm_add_epi32(acc, _mm_madd_epi16(v, _mm_set1_epi32(w[t])));
-		}
-		acc = _mm_srli_epi32(_mm_add_epi32(acc, round), HSHIFT);
-		_mm_storel_epi64((__m128i *)(void *)out, _mm_packs_epi32(acc, acc));
-	}
-#else
-	for (int d = 0; d < ax->dst; d++, out += 4, w += n) {
-		const unsigned char *p = src + (size_t)first[d] * 4;
-		int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-
-		for (int t = 0; t < n; t++, p += 4) {
-			a0 += w[t] * p[0];
-			a1 += w[t] * p[1];
-			a2 += w[t] * p[2];
-			a3 += w[t] * p[3];
-		}
-		out[0] = (int16_t)((a0 + (1 << (HSHIFT - 1))) >> HSHIFT);
-		out[1] = (int16_t)((a1 + (1 << (HSHIFT - 1))) >> HSHIFT);
-		out[2] = (int16_t)((a2 + (1 << (HSHIFT - 1))) >> HSHIFT);
-		out[3] = (int16_t)((a3 + (1 << (HSHIFT - 1))) >> HSHIFT);
-	}
-#endif
-}
-
-/* acc[i] (+)= wa * a[i] + wb * b[i] for i < n (n a multiple of 8). */
-static void
-vmadd(int32_t *restrict acc, const int16_t *restrict a, const int16_t *restrict b,
-    int16_t wa, int16_t wb, size_t n, bool add)
-{
-#ifdef __SSE2__
-	const __m128i wv = _mm_set1_epi32((int)((uint32_t)(uint16_t)wa | (uint32_t)(uint16_t)wb << 16));
-
-	for (size_t i = 0; i < n; i += 8) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
-		__m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
-		__m128i lo = _mm_madd_epi16(_mm_unpacklo_epi16(x, y), wv);
-		__m128i hi = _mm_madd_epi16(_mm_unpackhi_epi16(x, y), wv);
-
-		if (add) {
-			lo = _mm_add_epi32(lo, _mm_loadu_si128((const __m128i *)(void *)(acc + i)));
-			hi = _mm_add_epi32(hi, _mm_loadu_si128((const __m128i *)(void *)(acc + i + 4)));
-		}
-		_mm_storeu_si128((__m128i *)(void *)(acc + i), lo);
-		_mm_storeu_si128((__m128i *)(void *)(acc + i + 4), hi);
-	}
-#else
-	for (size_t i = 0; i < n; i++)
-		acc[i] = (add ? acc[i] : 0) + wa * a[i] + wb * b[i];
-#endif
-}
-
-/* px[i] = (acc[i] + 2^18) >> 19 as bytes, n a multiple of 8. */
-static void
-vfinish(unsigned char *restrict px, const int32_t *restrict acc, size_t n)
-{
-#ifdef __SSE2__
-	const __m128i round = _mm_set1_epi32(1 << (VSHIFT - 1));
-
-	for (size_t i = 0; i < n; i += 8) {
-		__m128i lo = _mm_loadu_si128((const __m128i *)(const void *)(acc + i));
-		__m128i hi = _mm_loadu_si128((const __m128i *)(const void *)(acc + i + 4));
-
-		lo = _mm_srai_epi32(_mm_add_epi32(lo, round), VSHIFT);
-		hi = _mm_srai_epi32(_mm_add_epi32(hi, round), VSHIFT);
-		lo = _mm_packs_epi32(lo, hi);
-		_mm_storel_epi64((__m128i *)(void *)(px + i), _mm_packus_epi16(lo, lo));
-	}
-#else
-	for (size_t i = 0; i < n; i++) {
-		int32_t v = (acc[i] + (1 << (VSHIFT - 1))) >> VSHIFT;
-
-		px[i] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
-	}
-#endif
-}
-
-/* Source row sy, filtered horizontally; the last two are kept, since a
- * source row straddling two destination rows is used by both. */
-static const int16_t *
-hrow_get(struct xcap *c, XImage *img, const struct pixfmt *pf, int sy)
-{
-	const unsigned char *src = (const unsigned char *)img->data +
-	    (size_t)sy * (size_t)img->bytes_per_line;
-	int slot;
-
-	if (c->hrow_y[0] == sy)
-		return c->hrow[0];
-	if (c->hrow_y[1] == sy)
-		return c->hrow[1];
-	slot = c->hrow_next;
-	c->hrow_next ^= 1;
-	if (!pf->fast) {
-		/* RGB -> RGBX so the filter sees 4-byte pixels (lanes 0, 1, 2) */
-		unsigned char *l = c->line;
-
-		row_generic(l, img, sy, img->width, pf);
-		for (int x = img->width - 1; x >= 0; x--) {
-			l[4 * x + 3] = 0;
-			l[4 * x + 2] = l[3 * x + 2];
-			l[4 * x + 1] = l[3 * x + 1];
-			l[4 * x] = l[3 * x];
-		}
-		src = l;
-	}
-	hfilter(c->hrow[slot], src, &c->ax);
-	c->hrow_y[slot] = sy;
-	return c->hrow[slot];
-}
-
-static void
-downscale(struct xcap *c, XImage *img, const struct pixfmt *pf, unsigned char *out,
-    int sw, int sh, int dw, int dh)
-{
-	static const int rgbx[3] = { 0, 1, 2 };
-	size_t n = ((size_t)dw * 4 + 7) & ~(size_t)7;   /* lanes, padded to 8 */
-	const int *off = pf->fast ? pf->off : rgbx;
-	bool bgrx = is_bgrx(pf);
-
-	axis_build(&c->ax, sw, dw);
-	axis_build(&c->ay, sh, dh);
-	if (n > c->hrow_cap) {
-		free(c->hrow[0]);
-		free(c->hrow[1]);
-		c->hrow[0] = xmalloc(n * sizeof(int16_t));
-		c->hrow[1] = xmalloc(n * sizeof(int16_t));
-		c->hrow_cap = n;
-	}
-	/* The padding lanes are computed on but never shown. */
-	memset(c->hrow[0] + (size_t)dw * 4, 0, (n - (size_t)dw * 4) * sizeof(int16_t));
-	memset(c->hrow[1] + (size_t)dw * 4, 0, (n - (size_t)dw * 4) * sizeof(int16_t));
-	c->acc = scratch(c->acc, &c->acc_cap, n * sizeof(int32_t));
-	c->line = scratch(c->line, &c->line_cap, pf->fast ? n : ((size_t)sw * 4 > n ? (size_t)sw * 4 : n));
-	c->hrow_y[0] = c->hrow_y[1] = -1;
-	c->hrow_next = 0;
-	for (int dy = 0; dy < dh; dy++, out += (size_t)dw * 3) {
-		const int16_t *wy = c->ay.w + (size_t)dy * (size_t)c->ay.taps;
-		int s0 = c->ay.first[dy], cnt = c->ay.taps, t = 0;
-
-		for (; t + 1 < cnt; t += 2) {
-			const int16_t *a, *b;
-
-			if (wy[t] == 0 && wy[t + 1] == 0 && t > 0)
-				continue;
-			a = hrow_get(c, img, pf, s0 + t);
-			b = hrow_get(c, img, pf, s0 + t + 1);
-			vmadd(c->acc, a, b, wy[t], wy[t + 1], n, t > 0);
-		}
-		if (t < cnt) {
-			const int16_t *a = hrow_get(c, img, pf, s0 + t);
-
-			vmadd(c->acc, a, a, wy[t], 0, n, t > 0);
-		}
-		/* c->line: this row as 4-byte pixels in the source's lane order */
-		vfinish(c->line, c->acc, n);
-		if (bgrx)
-			row_bgrx(out, c->line, dw);
-		else
-			row_any(out, c->line, dw, off);
-	}
-}
-
 /* ---- grab ------------------------------------------------------------- */
 
 int
@@ -841,7 +374,7 @@ xcap_grab(struct xcap *c, const struct xcap_req *q, struct xcap_frame *f,
 		return derr_set(e, DERR_TOO_LARGE, "w", "capture: the image is too large");
 	if ((img = fetch(c, r, &own, e)) == NULL)
 		goto out;
-	if (pixfmt_of(img, &pf, e) != 0)
+	if (xpx_pixfmt_of(img, &pf, e) != 0)
 		goto out;
 	if (f->cap < need || f->rgb == NULL) {
 		free(f->rgb);
@@ -849,9 +382,9 @@ xcap_grab(struct xcap *c, const struct xcap_req *q, struct xcap_frame *f,
 		f->cap = need;
 	}
 	if (dw == r[2] && dh == r[3])
-		convert(img, &pf, f->rgb, dw, dh);
+		xpx_convert(img, &pf, f->rgb, dw, dh);
 	else
-		downscale(c, img, &pf, f->rgb, r[2], r[3], dw, dh);
+		xpx_downscale(c, img, &pf, f->rgb, r[2], r[3], dw, dh);
 	f->width = dw;
 	f->height = dh;
 	f->src_x = r[0];
@@ -865,235 +398,6 @@ xcap_grab(struct xcap *c, const struct xcap_req *q, struct xcap_frame *f,
 out:
 	if (own != NULL)
 		XDestroyImage(own);
-	return rc;
-}
-
-/* ---- JPEG ------------------------------------------------------------- */
-
-static pthread_once_t jpeg_once = PTHREAD_ONCE_INIT;
-static pthread_key_t jpeg_key;
-static bool jpeg_key_ok;
-static _Thread_local tjhandle jpeg_local;   /* also kept in jpeg_key */
-
-static void
-jpeg_handle_drop(void *h)
-{
-	tjDestroy(h);
-}
-
-static void
-jpeg_key_make(void)
-{
-	jpeg_key_ok = pthread_key_create(&jpeg_key, jpeg_handle_drop) == 0;
-}
-
-/* This thread's compressor. *owned: the caller must tjDestroy it (only if
- * the key could not be created). */
-static tjhandle
-jpeg_handle(bool *owned)
-{
-	tjhandle h;
-
-	*owned = false;
-	if (jpeg_local != NULL)
-		return jpeg_local;
-	pthread_once(&jpeg_once, jpeg_key_make);
-	h = tjInitCompress();
-	if (h == NULL)
-		return NULL;
-	if (jpeg_key_ok && pthread_setspecific(jpeg_key, h) == 0)
-		jpeg_local = h;
-	else
-		*owned = true;
-	return h;
-}
-
-static int
-encode_jpeg(const struct xcap_frame *f, int quality, struct xcap_image *out,
-    struct derr *e)
-{
-	int subsamp = quality < 90 ? TJSAMP_420 : TJSAMP_444;
-	unsigned char *buf = NULL;
-	unsigned long bound, len;
-	bool owned;
-	tjhandle h = jpeg_handle(&owned);
-	int rc = -1;
-
-	if (h == NULL)
-		return derr_set(e, DERR_INTERNAL, NULL, "jpeg: cannot create a compressor");
-	bound = tjBufSize(f->width, f->height, subsamp);
-	if (bound == (unsigned long)-1) {
-		derr_set(e, DERR_INTERNAL, NULL, "jpeg: image too large");
-		goto out;
-	}
-	buf = xmalloc(bound);
-	len = bound;
-	if (tjCompress2(h, f->rgb, f->width, f->width * 3, f->height, TJPF_RGB, &buf, &len,
-	    subsamp, quality, TJFLAG_FASTDCT | TJFLAG_NOREALLOC) != 0) {
-		derr_set(e, DERR_INTERNAL, NULL, "jpeg: %s", tjGetErrorStr2(h));
-		goto out;
-	}
-	out->data = xrealloc(buf, len);
-	out->len = len;
-	out->mime = "image/jpeg";
-	buf = NULL;
-	rc = 0;
-out:
-	free(buf);
-	if (owned)
-		tjDestroy(h);
-	return rc;
-}
-
-/* ---- PNG -------------------------------------------------------------- */
-
-struct obuf {
-	unsigned char *p;
-	size_t len, cap;
-};
-
-static void
-put32(unsigned char *p, uint32_t v)
-{
-	p[0] = (unsigned char)(v >> 24);
-	p[1] = (unsigned char)(v >> 16);
-	p[2] = (unsigned char)(v >> 8);
-	p[3] = (unsigned char)v;
-}
-
-static void
-obuf_reserve(struct obuf *o, size_t more)
-{
-	if (o->cap - o->len >= more)
-		return;
-	while (o->cap - o->len < more)
-		o->cap = o->cap ? o->cap * 2 : 4096;
-	o->p = xrealloc(o->p, o->cap);
-}
-
-/* A whole chunk whose data is already in place at o->p + start + 8. */
-static void
-chunk_close(struct obuf *o, size_t start, const char type[4])
-{
-	size_t n = o->len - start - 8;
-
-	put32(o->p + start, (uint32_t)n);
-	memcpy(o->p + start + 4, type, 4);
-	obuf_reserve(o, 4);
-	put32(o->p + o->len, (uint32_t)crc32(0L, o->p + start + 4, (uInt)(n + 4)));
-	o->len += 4;
-}
-
-/* Feeds zs->next_in to deflate, growing o as needed. */
-static int
-deflate_into(z_stream *zs, struct obuf *o, int flush)
-{
-	int r;
-
-	for (;;) {
-		obuf_reserve(o, 1);
-		zs->next_out = o->p + o->len;
-		zs->avail_out = (uInt)(o->cap - o->len > UINT_MAX ? UINT_MAX : o->cap - o->len);
-		r = deflate(zs, flush);
-		o->len = (size_t)(zs->next_out - o->p);
-		if (r == Z_STREAM_ERROR)
-			return -1;
-		if (flush == Z_FINISH ? r == Z_STREAM_END : zs->avail_in == 0 && zs->avail_out != 0)
-			return 0;
-	}
-}
-
-/* The row as PNG scanline: filter byte, then None or Sub, whichever has the
- * smaller sum of absolute (signed) values (libpng's heuristic). */
-static void
-filter_row(unsigned char *dst, const unsigned char *row, size_t n)
-{
-	unsigned long none = 0, sub = 0;
-	size_t i;
-
-	for (i = 0; i < 3 && i < n; i++) {
-		dst[1 + i] = row[i];
-		sub += row[i] < 128 ? row[i] : 256u - row[i];
-	}
-	for (; i < n; i++) {
-		unsigned char v = (unsigned char)(row[i] - row[i - 3]);
-
-		dst[1 + i] = v;
-		sub += v < 128 ? v : 256u - v;
-	}
-	for (i = 0; i < n; i++)
-		none += row[i] < 128 ? row[i] : 256u - row[i];
-	if (none <= sub) {
-		dst[0] = 0;
-		memcpy(dst + 1, row, n);
-	} else {
-		dst[0] = 1;
-	}
-}
-
-static int
-encode_png(const struct xcap_frame *f, struct xcap_image *out, struct derr *e)
-{
-	static const unsigned char sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
-	size_t rowlen = (size_t)f->width * 3, raw, start;
-	struct obuf o = { 0 };
-	unsigned char *line = NULL;
-	z_stream zs;
-	bool zinit = false;
-	int rc = -1;
-
-	memset(&zs, 0, sizeof zs);
-	if (!mul_ok(rowlen + 1, (size_t)f->height, &raw) || raw > 0x7fffffffUL) {
-		derr_set(e, DERR_TOO_LARGE, NULL, "png: image too large");
-		goto out;
-	}
-	if (deflateInit2(&zs, 1, Z_DEFLATED, 15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		derr_set(e, DERR_INTERNAL, NULL, "png: deflateInit failed");
-		goto out;
-	}
-	zinit = true;
-	/* deflateBound: one pass almost always fits; deflate_into grows if not. */
-	obuf_reserve(&o, 8 + 25 + 12 + deflateBound(&zs, (uLong)raw) + 12);
-	memcpy(o.p, sig, 8);
-	o.len = 8;
-	start = o.len;
-	o.len += 8;
-	put32(o.p + o.len, (uint32_t)f->width);
-	put32(o.p + o.len + 4, (uint32_t)f->height);
-	memcpy(o.p + o.len + 8, "\x08\x02\x00\x00\x00", 5); /* 8-bit RGB, no interlace */
-	o.len += 13;
-	chunk_close(&o, start, "IHDR");
-	start = o.len;
-	o.len += 8;
-	line = xmalloc(rowlen + 1);
-	for (int y = 0; y < f->height; y++) {
-		filter_row(line, f->rgb + (size_t)y * rowlen, rowlen);
-		zs.next_in = line;
-		zs.avail_in = (uInt)(rowlen + 1);
-		if (deflate_into(&zs, &o, y + 1 == f->height ? Z_FINISH : Z_NO_FLUSH) != 0) {
-			derr_set(e, DERR_INTERNAL, NULL, "png: deflate failed");
-			goto out;
-		}
-	}
-	if (o.len - start - 8 > 0x7fffffffUL) {
-		derr_set(e, DERR_TOO_LARGE, NULL, "png: image too large");
-		goto out;
-	}
-	chunk_close(&o, start, "IDAT");
-	start = o.len;
-	obuf_reserve(&o, 8);
-	o.len += 8;
-	chunk_close(&o, start, "IEND");
-	out->data = xrealloc(o.p, o.len);
-	out->len = o.len;
-	out->mime = "image/png";
-	o.p = NULL;
-	rc = 0;
-out:
-	if (zinit)
-		deflateEnd(&zs);
-	free(line);
-	free(o.p);
 	return rc;
 }
 
@@ -1117,8 +421,8 @@ xcap_encode(const struct xcap_frame *f, enum xcap_format fmt, int quality,
 	    need > f->cap)
 		return derr_set(e, DERR_INTERNAL, NULL, "encode: not a valid frame");
 	if (fmt == XCAP_PNG)
-		return encode_png(f, out, e);
-	return encode_jpeg(f, quality ? quality : DEFAULT_QUALITY, out, e);
+		return xenc_png(f, out, e);
+	return xenc_jpeg(f, quality ? quality : DEFAULT_QUALITY, out, e);
 }
 
 int
