@@ -161,6 +161,17 @@ check "the window clip has the window's size ($wg for $geom, even-rounded)" sh -
 	"[ '$wg' = \"\$(echo $geom | awk -Fx '{ printf \"%dx%d\", \$1 - \$1 % 2, \$2 - \$2 % 2 }')\" ]"
 api POST /api/record "{\"task_id\":\"$C\",\"duration\":1,\"target\":\"window:no such window\"}"
 expect "a window that is not there is 404 on target" 404 '.error.field == "target"'
+# A clip whose window closes fails; its status says why in the one error
+# shape (the busy xterm keeps drawing, so the next tick grabs the gone window).
+xenv "$C" xterm -geometry 30x6+300+300 -T cliptarget2 -e sleep 600 & pids+=($!)
+wait_for 10 sh -c "DISPLAY=$(disp_of "$C") XAUTHORITY=$(auth_of "$C") xdotool search --name '^cliptarget2$' >/dev/null 2>&1"
+api POST /api/record "{\"task_id\":\"$C\",\"duration\":30,\"target\":\"window:cliptarget2\",\"wait\":false}"
+expect "a window clip starts (wait:false)" 202 '.status == "recording"'
+fid=$(jqr .clip_id)
+xenv "$C" xdotool search --name '^cliptarget2$' windowkill
+api GET "/api/record/$fid?block_s=25"
+expect "a clip whose window closed fails with {code,message,field}" 200 \
+	'.status == "failed" and (.error | type) == "object" and (.error.code | type) == "string" and (.error.message | length) > 0 and (.error | has("field"))'
 for bad_body in '{"duration":0}' '{"duration":121}' '{"duration_s":"5"}' '{"fps":0}' '{"fps":31}' \
 	'{"target":"desktop"}' '{"task_id":"nosuch00"}' '{"colour":1}'; do
 	api POST /api/record "$bad_body"
