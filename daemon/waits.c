@@ -66,6 +66,7 @@
 #include "vision.h"
 #include "wake.h"
 #include "waits.h"
+#include "waits_check.h"
 #include "xcap.h"
 #include "xwin.h"
 
@@ -516,6 +517,7 @@ finish_locked(struct job *j, const char *status, const char *verdict, const char
 	o->tokens_in = j->tokens_in;
 	o->tokens_out = j->tokens_out;
 	o->extra = job_extra_locked(j);
+	WAITS_CHECK_LOCKED();
 	return 0;
 }
 
@@ -567,6 +569,7 @@ finish_end_locked(struct job *j, struct outcome *o)
 	queue_remove_locked(j);
 	pthread_cond_broadcast(&W.done_cv);
 	job_release_locked(j);
+	WAITS_CHECK_LOCKED();
 }
 
 /* Finishes j from a thread that does not hold mu. */
@@ -1119,18 +1122,22 @@ worker_main(void *arg)
 		j->queued = false;
 		if (j->done) {
 			job_release_locked(j);
+			WAITS_CHECK_LOCKED();
 			continue;
 		}
 		j->running = true;
+		WAITS_CHECK_LOCKED();
 		pthread_mutex_unlock(&W.mu);
 		next = tick(j);
 		pthread_mutex_lock(&W.mu);
 		j->running = false;
 		if (j->done) {
 			job_release_locked(j);  /* else its finisher frees it */
+			WAITS_CHECK_LOCKED();
 			continue;
 		}
 		j->next_us = mono_us() + (next > 0 ? next : CHANGING_US);
+		WAITS_CHECK_LOCKED();
 		pthread_cond_signal(&W.sched_cv);
 	}
 	pthread_mutex_unlock(&W.mu);
@@ -1289,6 +1296,7 @@ sched_main(void *arg)
 				j->queued = true;
 				W.queue[(W.qhead + W.qlen) % (size_t)W.app->cfg->max_waits] = j;
 				W.qlen++;
+				WAITS_CHECK_LOCKED();
 				pthread_cond_signal(&W.work_cv);
 				continue;
 			}
@@ -1340,6 +1348,7 @@ slot_put(struct job *j)
 	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
 		if (W.jobs[i] == NULL) {
 			W.jobs[i] = j;
+			WAITS_CHECK_LOCKED();
 			pthread_cond_signal(&W.sched_cv);
 			return 0;
 		}
@@ -1822,6 +1831,7 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 			j->force = true;        /* judge the new condition at once */
 			j->next_us = 0;
 			j->wake = "update";
+			WAITS_CHECK_LOCKED();
 			j->use_ocr = use_ocr;
 			snprintf(j->judge_why, sizeof j->judge_why, "%s", why);
 		}
