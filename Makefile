@@ -124,7 +124,7 @@ $(B)/mcp-proxy/%.o: mcp-proxy/%.c $(B)/.settings
 $(B)/tests/%.o: tests/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
 	$(ECHO) CC $<
-	$(Q)$(CC) $(WARN) $(CFLAGS) -Idaemon -Icommon -Imcp-proxy $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) -Idaemon -Icommon -Imcp-proxy -Itests $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
 
 # Files embedded into detmd at build time (schema, later the dashboard).
 $(BIN)/embed: tools/embed.c

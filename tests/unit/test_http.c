@@ -74,7 +74,7 @@ test_origin_must_be_same_origin(void)
 	CHECK(!http_origin_ok("https://127.0.0.1:18790", "127.0.0.1:18790"));
 }
 
-const struct unit_test http_tests[] = {
+const struct harness_test http_tests[] = {
 	{ "route_match_binds_placeholders", test_route_match_binds_placeholders },
 	{ "every_route_pattern_is_reachable_and_unique", test_every_route_pattern_is_reachable_and_unique },
 	{ "host_must_be_loopback_or_the_listen_address", test_host_must_be_loopback_or_the_listen_address },
