@@ -8,13 +8,14 @@
  * States of a struct live (all under mu):
  *
  *   capturing   its capture thread runs (capturing = true); viewers >= 0
- *   stalled     the thread left after a grab failed (error set) while
- *               viewers remain: they see the end of their stream
+ *   stalled     the thread left (a grab failed and error is set, or detmd
+ *               is stopping) while viewers remain: they see the end of
+ *               their stream
  *   (gone)      unlinked and freed
  *
  *   (gone) -> capturing      the first viewer joins (join)
  *   stalled -> capturing     a new viewer joins (error cleared)
- *   capturing -> stalled     a grab fails with viewers left
+ *   capturing -> stalled     a grab fails (or shutdown) with viewers left
  *   capturing -> (gone)      the thread sees no viewers (or shutdown) and
  *                            none are left: it frees the struct
  *   stalled -> (gone)        its last viewer leaves (leave)

@@ -9,8 +9,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-memory.XXXXXX)
-trap 'daemon_kill9; rm -rf "$tmp"' EXIT
+suite_init memory
 ws=$tmp/workspace
 mkdir -p "$ws/memory" "$tmp/workspace2"
 cat >"$ws/MEMORY.md" <<'MD'

@@ -15,22 +15,9 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-waits.XXXXXX)
-pids=()
-cleanup() {
-	daemon_kill9
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp" "${DETM_DATA:-/nonexistent}"
-}
-trap cleanup EXIT
-export LC_ALL=C.UTF-8
-
-key="stub-key-$$"
-"$DETM_BIN/vision-stub" --port 0 --port-file "$tmp/stub.port" --key "$key" 2>"$tmp/stub.log" &
-pids+=($!)
-for i in $(seq 1 100); do [ -s "$tmp/stub.port" ] && break; sleep 0.05; done
-STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
+suite_init waits --rm-data
+stub_start || { bad "vision-stub starts"; finish; exit 1; }
+key=$KEY
 
 wait_for_s() { local t=$1 i; shift; for i in $(seq 1 $((t * 10))); do "$@" && return 0; sleep 0.1; done; return 1; }
 new_task() { api POST /api/tasks "{\"name\":\"$1\",\"display\":true}" >/dev/null; jqr .task_id; }

@@ -23,16 +23,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-wake.XXXXXX)
-pids=()
-cleanup() {
-	daemon_kill9
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-export LC_ALL=C.UTF-8
+suite_init wake
 
 api() { # api METHOD PATH [BODY]: body to $tmp/resp (and stdout), status to $CODE
 	CODE=$(curl -sS -o "$tmp/resp" -w '%{http_code}' -X "$1" "$DETM_URL$2" \
