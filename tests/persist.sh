@@ -21,14 +21,12 @@ set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-persist.XXXXXX)
+suite_init persist
 dirs=()
-cleanup() {
-	daemon_kill9
+suite_atexit() {
 	[ -n "${writer:-}" ] && kill "$writer" 2>/dev/null
-	rm -rf "$tmp" "${dirs[@]}"
+	rm -rf "${dirs[@]}"
 }
-trap cleanup EXIT
 
 # api METHOD PATH [BODY] : print the body; fail (return 1) on a non-2xx status.
 api() {
