@@ -14,5 +14,6 @@ extern const struct harness_test state_tests[];
 extern const struct harness_test http_tests[];
 extern const struct harness_test store_tests[];
 extern const struct harness_test humanize_tests[];
+extern const struct harness_test checks_tests[];
 
 #endif
