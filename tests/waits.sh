@@ -312,7 +312,9 @@ api GET "/api/waits/$WO?block_s=40" >/dev/null
 expect "ocr: resolves when a real xterm prints the phrase" 200 '.status == "resolved" and (.detail | test("Download complete"))'
 api POST /api/waits "{\"task_id\":\"$TO\",\"wake_when\":\"text-gone:\\\"Download complete\\\"\",\"timeout\":60}" >/dev/null
 WG=$(jqr .wait_id)
-sleep 3
+# Once it has been judged at least once (not after a fixed time: OCR under
+# ASan on a busy machine can take longer than the 3 s this slept).
+wait_for 30 sh -c "curl -s $DETM_URL/api/waits/$WG | jq -e '.evaluations >= 1' >/dev/null"
 api GET "/api/waits/$WG" >/dev/null
 expect "ocr: text-gone keeps watching while the phrase is there" 200 '.status == "watching" and .evaluations >= 1'
 api POST /api/desktop/action "{\"task_id\":\"$TO\",\"action\":\"close_window\",\"window_name\":\"dl\",\"force\":true}" >/dev/null
