@@ -1,6 +1,6 @@
 /*
  * main.c - bin/test-vision: the vision layer against bin/vision-stub (see
- * tests/vision.sh, which starts the stub and sets VISION_STUB_URL and
+ * tests/vision/run.sh, which starts the stub and sets VISION_STUB_URL and
  * VISION_STUB_KEY). Prints "ok/FAIL name" per test and a closing
  * "N passed, N failed"; an argument runs only tests whose name contains it.
  */
@@ -112,7 +112,7 @@ main(int argc, char **argv)
 	vt_url = getenv("VISION_STUB_URL");
 	vt_key = getenv("VISION_STUB_KEY");
 	if (vt_url == NULL || vt_key == NULL) {
-		fprintf(stderr, "test-vision: run through tests/vision.sh (VISION_STUB_URL, VISION_STUB_KEY)\n");
+		fprintf(stderr, "test-vision: run through tests/vision/run.sh (VISION_STUB_URL, VISION_STUB_KEY)\n");
 		harness_count(false);
 		return harness_finish();
 	}

@@ -1,6 +1,6 @@
 /*
  * vt.h - the vision suite's harness: CHECK (tests/harness.h), the stub's
- * address (VISION_STUB_URL, VISION_STUB_KEY from tests/vision.sh) and
+ * address (VISION_STUB_URL, VISION_STUB_KEY from tests/vision/run.sh) and
  * helpers that drive its control API.
  */
 #ifndef DETM_VT_H

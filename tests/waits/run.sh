@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# waits.sh - the smart-wait suite: a real detmd watching real Xvfb displays
+# run.sh - the smart-wait suite: a real detmd watching real Xvfb displays
 # with real X clients, judged through bin/vision-stub (our stand-in that
 # speaks Ollama/OpenAI/Anthropic wire formats and records every request).
 #
@@ -12,7 +12,7 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init waits --rm-data

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# wake.sh - the wake suite: stuck detection and wake-up delivery against a
+# run.sh - the wake suite: stuck detection and wake-up delivery against a
 # real detmd, with shortened intervals (checks every second). Tasks are
 # made idle by moving tasks.updated_at back with sqlite3 (the daemon reads
 # it on every check), so no test waits out the stuck threshold.
@@ -20,7 +20,7 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init wake

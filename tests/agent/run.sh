@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# agent.sh - the gui_agent suite: POST /api/gui/agent on a real 1280x720
+# run.sh - the gui_agent suite: POST /api/gui/agent on a real 1280x720
 # Xvfb task display with a real xterm (`cat > file`), the supervisor model
 # played by bin/vision-stub speaking OpenRouter's wire format with tool
 # calls (scripted "TOOL_CALL name {args}" answers), grounding by `direct`
@@ -14,7 +14,7 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init agent

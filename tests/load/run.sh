@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# load.sh - the load suite: detmd under sustained writes, concurrency and a
+# run.sh - the load suite: detmd under sustained writes, concurrency and a
 # kill -9, with a recording and smart waits running throughout.
 #
 #   crash survival: 16 writers post actions and messages over keep-alive
@@ -16,7 +16,7 @@
 # The figures are printed (and recorded in docs/reliability.md).
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init load

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gui.sh - the GUI agent suite: POST /api/gui/find and /api/gui/do on a real
+# run.sh - the GUI agent suite: POST /api/gui/find and /api/gui/do on a real
 # detmd driving a real 1920x1080 Xvfb task display with real xterms, every
 # grounding backend answered by bin/vision-stub (UI-TARS text over Ollama
 # and OpenRouter, Anthropic computer-use tool_use, OmniParser /parse/ plus
@@ -12,7 +12,7 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init gui --term --rm-data

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# persist.sh - the persist suite: what detmd acknowledged survives a restart.
+# run.sh - the persist suite: what detmd acknowledged survives a restart.
 #
 #   1. clean restart: write a task tree over HTTP, SIGTERM, restart on the
 #      same data dir, and compare the JSON of the summary (detail=full), each
@@ -18,7 +18,7 @@
 #
 # Uses tests/lib.sh, curl, python3 and the sqlite3 CLI; prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init persist

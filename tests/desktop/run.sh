@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# desktop.sh - the desktop suite: a real detmd driving real Xvfb displays
+# run.sh - the desktop suite: a real detmd driving real Xvfb displays
 # with real X clients (xterm, xlogo), checked from outside with independent
 # tools (xdotool/xwininfo/xdpyinfo as oracles, ImageMagick for pixels, the
 # files xterms write).
@@ -16,7 +16,7 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init desktop

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# record.sh - the recording suite: a real detmd records real Xvfb task
+# run.sh - the recording suite: a real detmd records real Xvfb task
 # displays with real xterms; the files are checked with independent tools
 # (ffprobe and ffmpeg from Debian's ffmpeg, only to verify; ImageMagick for
 # pixels; python3 to split the MJPEG stream).
@@ -18,7 +18,7 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init record

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hostile.sh - the hostile-HTTP suite: a real detmd against clients that
+# run.sh - the hostile-HTTP suite: a real detmd against clients that
 # misbehave on purpose.
 #
 #   slowloris:  120 connections that trickle header bytes do not stop a
@@ -18,7 +18,7 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init hostile

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# typing.sh - the typing suite: text typed through the daemon's HTTP action
+# run.sh - the typing suite: text typed through the daemon's HTTP action
 # (POST /api/desktop/action "type", the production path) into a real xterm
 # on a task's own Xvfb, while two CPU-burning loops compete with xterm for
 # the cores; every byte must arrive, in order, every time.
@@ -15,7 +15,7 @@
 # The burners are started and stopped here (killed on exit too).
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init typing

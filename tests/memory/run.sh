@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# memory.sh - the memory suite: memory_search / memory_read / memory_append
+# run.sh - the memory suite: memory_search / memory_read / memory_append
 # (the Python DETM's tools) over a real workspace directory, through HTTP,
 # the Python route names and detm-mcp; and the path guard that the Python
 # one lacked: absolute paths, "..", symbolic links out of the workspace and
 # a sibling directory whose name starts like the workspace's are refused.
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init memory
