@@ -9,6 +9,7 @@
  * when the body has been consumed.
  */
 #include "http.h"
+#include "cancel.h"
 
 #include <microhttpd.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "jx.h"
 #include "limits.h"
 #include "log.h"
+#include "metrics.h"
 
 struct http {
 	struct MHD_Daemon *mhd;
@@ -515,7 +517,9 @@ run_handler(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	} else {
 		r.body = json_object_new_object();
 	}
+	cancel_bind(NULL, req_conn_fd(&r));     /* a hang-up cancels long work (cancel.h) */
 	rc = hr->route->fn(&r, &e);
+	cancel_bind(NULL, -1);
 	if (rc == 0 && (r.raw != NULL || r.fd >= 0 || r.stream != NULL)) {
 		ret = send_raw(conn, &r);
 		log_debug("%s %s -> %d raw (%lld us)", method, url, r.status, (long long)(mono_us() - hr->t0));
@@ -622,6 +626,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_debug("request ended early (code %d)", (int)toe);
+	metrics_observe(hr->route != NULL ? (int)(hr->route - api_routes) : -1, conn, mono_us() - hr->t0);
 	buf_free(&hr->body);
 	for (i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(hr->param_copies[i]);

@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard memory hostile load fuzz)
+all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard takeover memory usage hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -28,10 +28,12 @@ declare -A cmd=(
 	[agent]="tests/agent/run.sh"
 	[record]="tests/record/run.sh"
 	[dashboard]="tests/dashboard/run.sh"
+	[takeover]="tests/takeover/run.sh"
 	[fuzz]="tests/fuzz/run.sh"
 	[hostile]="tests/hostile/run.sh"
 	[load]="tests/load/run.sh"
 	[memory]="tests/memory/run.sh"
+	[usage]="tests/usage/run.sh"
 	[layers]="tools/check-layers.sh"
 )
 failed=()

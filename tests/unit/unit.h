@@ -7,13 +7,14 @@
 
 #include "harness.h"
 
-
 /* Each test file exports its table, ended by { NULL, NULL }. */
 extern const struct harness_test util_tests[];
 extern const struct harness_test state_tests[];
 extern const struct harness_test http_tests[];
 extern const struct harness_test store_tests[];
 extern const struct harness_test humanize_tests[];
+extern const struct harness_test takeover_tests[];
+extern const struct harness_test usage_tests[];
 extern const struct harness_test checks_tests[];
 
 #endif
