@@ -124,7 +124,7 @@ $(B)/mcp-proxy/%.o: mcp-proxy/%.c $(B)/.settings
 $(B)/tests/%.o: tests/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
 	$(ECHO) CC $<
-	$(Q)$(CC) $(WARN) $(CFLAGS) -Idaemon -Icommon -Imcp-proxy $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) -Idaemon -Icommon -Imcp-proxy -Itests $(call pc_cflags,$(TEST_PKGS) $(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
 
 # Files embedded into detmd at build time (schema, later the dashboard).
 $(BIN)/embed: tools/embed.c
@@ -198,7 +198,11 @@ lint:
 unit-test: all $(TEST_BINS)
 	@$(BIN)/test-unit
 
-ASAN_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# -UNDEBUG: the state checkers (display.c registry_check_locked, recorder.c,
+# live.c, enc.c, waits_check.c) assert after every transition unless NDEBUG
+# is defined; a release build may pass CFLAGS="-O2 -DNDEBUG" to drop them,
+# the ASan build always keeps them.
+ASAN_FLAGS = -O1 -g -UNDEBUG -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 # libFuzzer targets (tests/fuzz): clang, ASan + UBSan, their own build dir.
 FUZZ_FLAGS = -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,bin-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))

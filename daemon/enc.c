@@ -6,12 +6,28 @@
  * av_write_frame (mp4 muxer, fragmented) -> avio_flush, so what was muxed
  * is in the file, not in a buffer, when the call returns.
  *
- * States: open (after enc_open) -> closed (enc_close/enc_abort free it).
- * Invariants: pts strictly increase; the AVFrame always holds the last
- * picture, so a repeat costs no conversion.
+ * States of a struct enc:
+ *
+ *   empty      after enc_open: header written, no frame yet (frames 0,
+ *              last_pts -1, no picture)
+ *   encoding   after the first enc_frame: frames > 0
+ *   (freed)    enc_close (repeat the last picture, flush, trailer) or
+ *              enc_abort; either frees it, also on failure
+ *
+ *   empty -> encoding -> encoding ...   enc_frame (a new or repeated picture)
+ *   empty | encoding -> (freed)         enc_close, enc_abort
+ *
+ * Invariants, asserted by enc_check after enc_open and after every frame in
+ * debug and ASan builds (not under NDEBUG): every libav object is there and
+ * the header is written; the encoded size is even, at least 16 and within
+ * the caller's; frames == 0 exactly when last_pts and last_key are -1;
+ * once encoding, the AVFrame holds a picture (so a repeat costs no
+ * conversion), pts strictly increased, and the last keyframe is at most
+ * keyint_ms old (last_key <= last_pts < last_key + keyint_ms).
  */
 #include "enc.h"
 
+#include <assert.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -104,6 +120,27 @@ lav_load(void)
 		return;
 	}
 	lav.av_log_set_level(AV_LOG_ERROR);     /* not libx264's statistics on stderr */
+}
+
+/* en's fields agree with its state (see the opening comment). */
+static void
+enc_check(const struct enc *en)
+{
+#ifndef NDEBUG
+	assert(en->fmt != NULL && en->fmt->pb != NULL && en->ctx != NULL && en->st != NULL);
+	assert(en->frame != NULL && en->frame->data[0] != NULL && en->pkt != NULL && en->tj != NULL);
+	assert(en->header_done && en->keyint_ms > 0);
+	assert(en->w >= 16 && en->h >= 16 && en->w % 2 == 0 && en->h % 2 == 0 && en->w <= en->src_w);
+	if (en->frames == 0) {
+		assert(en->last_pts == -1 && en->last_key == -1);
+	} else {
+		assert(en->frames > 0 && en->have_picture);
+		assert(en->last_key >= 0 && en->last_key <= en->last_pts);
+		assert(en->last_pts - en->last_key < en->keyint_ms);
+	}
+#else
+	(void)en;
+#endif
 }
 
 static int
@@ -226,6 +263,7 @@ enc_open(const char *path, int w, int h, const struct enc_opts *o,
 		av_fail(e, "frame buffer", rc);
 		goto fail;
 	}
+	enc_check(en);
 	*out = en;
 	return 0;
 fail:
@@ -238,6 +276,7 @@ enc_frame(struct enc *en, const unsigned char *rgb, int64_t pts_ms, struct derr 
 {
 	int strides[3];
 	unsigned char *planes[3];
+	bool key;
 
 	if (pts_ms <= en->last_pts)
 		return derr_set(e, DERR_INTERNAL, NULL, "video encoder: time went back (%lld <= %lld)",
@@ -257,16 +296,16 @@ enc_frame(struct enc *en, const unsigned char *rgb, int64_t pts_ms, struct derr 
 			    tjGetErrorStr2(en->tj));
 		en->have_picture = true;
 	}
+	key = en->last_key < 0 || pts_ms - en->last_key >= en->keyint_ms;
 	en->frame->pts = pts_ms;
-	en->frame->pict_type = AV_PICTURE_TYPE_NONE;
-	if (en->last_key < 0 || pts_ms - en->last_key >= en->keyint_ms) {
-		en->frame->pict_type = AV_PICTURE_TYPE_I;
-		en->last_key = pts_ms;
-	}
+	en->frame->pict_type = key ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE;
 	if (drain(en, en->frame, e) != 0)
 		return -1;
+	if (key)
+		en->last_key = pts_ms;  /* only once encoded: a failed frame changes no state */
 	en->last_pts = pts_ms;
 	en->frames++;
+	enc_check(en);
 	return 0;
 }
 

@@ -2,15 +2,35 @@
  * live.c - shared capture threads and MJPEG viewers (live.h).
  *
  * A struct live per watched display key (task id, "" for the shared
- * display) lives in a list under `mu`. States: capturing (thread running,
- * viewers > 0) -> idle (the thread saw no viewers and left; the struct is
- * freed by it). The thread decides to leave under `mu`, so a viewer that
- * arrives meanwhile either finds it running or starts a new one.
- * A viewer holds a reference (viewers++) from live_stream until MHD calls
- * its done callback.
+ * display) lives in a list under `mu`. A viewer holds a reference
+ * (viewers++) from live_stream until MHD calls its done callback.
+ *
+ * States of a struct live (all under mu):
+ *
+ *   capturing   its capture thread runs (capturing = true); viewers >= 0
+ *   stalled     the thread left (a grab failed and error is set, or detmd
+ *               is stopping) while viewers remain: they see the end of
+ *               their stream
+ *   (gone)      unlinked and freed
+ *
+ *   (gone) -> capturing      the first viewer joins (join)
+ *   stalled -> capturing     a new viewer joins (error cleared)
+ *   capturing -> stalled     a grab fails (or shutdown) with viewers left
+ *   capturing -> (gone)      the thread sees no viewers (or shutdown) and
+ *                            none are left: it frees the struct
+ *   stalled -> (gone)        its last viewer leaves (leave)
+ * The thread decides to leave under mu, so a viewer that arrives meanwhile
+ * either finds it running or starts a new one.
+ *
+ * Invariants, asserted after every transition by live_check_locked in
+ * debug and ASan builds (not under NDEBUG): a listed struct is capturing or
+ * has viewers (never both false: that one is freed); 0 <= viewers <=
+ * VIEWERS_MAX; keys are distinct; a frame is there (jpeg, len > 0) or not
+ * at all (NULL, 0); frames published never exceed seq.
  */
 #include "live.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -54,6 +74,24 @@ struct view {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct live *streams;
 static bool down;
+
+/* mu held: the list agrees with the states above. */
+static void
+live_check_locked(void)
+{
+#ifndef NDEBUG
+	const struct live *lv, *o;
+
+	for (lv = streams; lv != NULL; lv = lv->next) {
+		assert(lv->capturing || lv->viewers > 0);
+		assert(lv->viewers >= 0 && lv->viewers <= VIEWERS_MAX);
+		assert((lv->jpeg == NULL) == (lv->len == 0));
+		assert(lv->frames >= 0 && (uint64_t)lv->frames <= lv->seq);
+		for (o = lv->next; o != NULL; o = o->next)
+			assert(strcmp(o->key, lv->key) != 0);
+	}
+#endif
+}
 
 static struct live *
 find(const char *key)
@@ -155,6 +193,7 @@ capture(void *arg)
 			last_pub = mono_us() / 1000;
 			pthread_cond_broadcast(&lv->cv);
 		}
+		live_check_locked();
 		xcap_image_free(&img);
 		{
 			int human_ms = takeover_live_interval_ms(key);   /* faster while a human drives */
@@ -169,6 +208,7 @@ capture(void *arg)
 	pthread_cond_broadcast(&lv->cv);
 	if (lv->viewers == 0)
 		unlink_free(lv);
+	live_check_locked();
 	pthread_mutex_unlock(&mu);
 	xcap_frame_free(&f);
 	return NULL;
@@ -211,10 +251,12 @@ join(const char *key, struct derr *e)
 			if (lv->viewers == 0)
 				unlink_free(lv);
 			derr_set(e, DERR_INTERNAL, NULL, "cannot start a capture thread: %s", strerror(err));
+			live_check_locked();
 			return NULL;
 		}
 		lv->capturing = true;
 	}
+	live_check_locked();
 	return lv;
 }
 
@@ -225,6 +267,7 @@ leave(struct live *lv)
 	pthread_cond_broadcast(&lv->cv);
 	if (lv->viewers == 0 && !lv->capturing)
 		unlink_free(lv);
+	live_check_locked();
 }
 
 #define BOUNDARY_LINE "\r\n--" LIVE_BOUNDARY "\r\n"

@@ -8,9 +8,34 @@
  * request under its mutex and waits on reg_cv until its generation has left
  * the registry. Lock order: reg_mu, then a rec's mu. The recording thread
  * never takes reg_mu while holding its own mu.
+ *
+ * A recording's states (struct rec.state, under its mu):
+ *
+ *   recording <-> paused              the task hook (set_state)
+ *   recording | paused -> done        asked to stop (stop_wait), or a clip's
+ *                                     length reached
+ *                      -> capped      a size or length limit (reason set)
+ *                      -> discarded   stopped with discard (the task failed)
+ *                      -> failed      display, capture or encoder (err set)
+ *
+ * Only the recording thread leaves recording/paused (run_finish); the
+ * final state is written to the status file before the thread takes the
+ * rec out of the registry and frees it. Invariants, asserted after every
+ * transition by rec_check_locked (a rec) and reg_check_locked (the
+ * registry) in debug and ASan builds (not under NDEBUG):
+ *   - a task recording's key is its task id (8 hex, no window); a clip's
+ *     key is "clip-<clip id>";
+ *   - failed has err set, capped a reason, discarded the discard request,
+ *     and discard is only ever asked with stop;
+ *   - counts (frames, bytes, video ms) and the directory total are >= 0;
+ *   - registered recordings have distinct keys and generations, each
+ *     below next_gen.
+ * A failure is kept as a struct derr and shown in the status as the one
+ * error shape {"code","message","field"} (derr.h).
  */
 #include "recorder.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -56,7 +81,8 @@ struct rec {
 	enum rstate state;
 	bool stop, discard;
 	int64_t frames, bytes, video_ms, started_ms;
-	char reason[160], error[600];
+	char reason[160];
+	struct derr err;        /* R_FAILED: why (err.code DERR_OK otherwise) */
 	char path[PATH_MAX], idx[PATH_MAX], meta[PATH_MAX];
 };
 
@@ -109,6 +135,28 @@ remove_file(const char *path)
 		add_total(-n);
 }
 
+/* The inner {code, message, field} of the one error shape (derr.h). */
+static json_object *
+error_json(const struct derr *e)
+{
+	json_object *outer = derr_to_json(e);
+	json_object *inner = json_object_get(json_object_object_get(outer, "error"));
+
+	json_object_put(outer);
+	return inner;
+}
+
+/* Records why r failed (under its mu): e's code and field, prefix + its
+ * message. */
+static void
+fail_set(struct rec *r, const struct derr *e, const char *prefix)
+{
+	pthread_mutex_lock(&r->mu);
+	derr_set(&r->err, e->code != DERR_OK ? e->code : DERR_INTERNAL, e->field, "%s%s", prefix,
+	    e->message);
+	pthread_mutex_unlock(&r->mu);
+}
+
 static json_object *
 status_json(const struct rec *r)
 {
@@ -128,8 +176,8 @@ status_json(const struct rec *r)
 		json_object_object_add(o, "clip_id", json_object_new_string(r->clip_id));
 	if (r->reason[0])
 		json_object_object_add(o, "reason", json_object_new_string(r->reason));
-	if (r->error[0])
-		json_object_object_add(o, "error", json_object_new_string(r->error));
+	if (r->err.code != DERR_OK)
+		json_object_object_add(o, "error", error_json(&r->err));
 	return o;
 }
 
@@ -158,16 +206,68 @@ write_meta(struct rec *r)
 	    r->clip_id[0] ? r->clip_id : NULL);
 }
 
+/* A status file; one written before errors had their JSON shape keeps
+ * "error" as a bare string, which is read as an internal error. */
 static json_object *
 read_meta(const char *path)
 {
-	json_object *o = json_object_from_file(path);
+	json_object *o = json_object_from_file(path), *err;
 
 	if (o != NULL && !json_object_is_type(o, json_type_object)) {
 		json_object_put(o);
 		o = NULL;
 	}
+	if (o != NULL && json_object_object_get_ex(o, "error", &err) &&
+	    json_object_is_type(err, json_type_string)) {
+		struct derr e;
+
+		derr_set(&e, DERR_INTERNAL, NULL, "%s", json_object_get_string(err));
+		json_object_object_add(o, "error", error_json(&e));
+	}
 	return o;
+}
+
+/* ---- state checks (debug and ASan builds; compiled out under NDEBUG) ---- */
+
+/* r->mu held: r's state agrees with its fields (see the opening comment). */
+static void
+rec_check_locked(const struct rec *r)
+{
+#ifndef NDEBUG
+	assert((unsigned)r->state <= R_FAILED);
+	assert(r->fps >= 1 && r->gen >= 1 && r->started_ms > 0);
+	assert(r->frames >= 0 && r->bytes >= 0 && r->video_ms >= 0);
+	if (r->clip_id[0] != '\0')
+		assert(strncmp(r->key, "clip-", 5) == 0 && strcmp(r->key + 5, r->clip_id) == 0);
+	else
+		assert(strcmp(r->key, r->task_id) == 0 && id_valid(r->task_id) && r->window == 0);
+	assert(r->state != R_FAILED || r->err.code != DERR_OK);
+	assert(r->state != R_CAPPED || r->reason[0] != '\0');
+	assert(r->state != R_DISCARDED || r->discard);
+	assert(!r->discard || r->stop);
+#else
+	(void)r;
+#endif
+}
+
+/* reg_mu held: registered recordings have distinct keys and generations
+ * (only fields fixed at launch are read: no rec's mu is taken). */
+static void
+reg_check_locked(void)
+{
+#ifndef NDEBUG
+	assert(total_bytes >= 0);
+	for (size_t i = 0; i < RECS_MAX; i++) {
+		const struct rec *a = recs[i];
+
+		if (a == NULL)
+			continue;
+		assert(a->key[0] != '\0' && a->gen >= 1 && a->gen < next_gen);
+		for (size_t k = i + 1; k < RECS_MAX; k++)
+			assert(recs[k] == NULL || (recs[k] != a && recs[k]->gen != a->gen &&
+			    strcmp(recs[k]->key, a->key) != 0));
+	}
+#endif
 }
 
 /* ---- registry (reg_mu held) ---- */
@@ -204,10 +304,12 @@ stop_wait(const char *key, bool discard)
 	pthread_mutex_lock(&r->mu);
 	r->stop = true;
 	r->discard = discard;
+	rec_check_locked(r);
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	while (gen_live(gen))
 		pthread_cond_wait(&reg_cv, &reg_mu);
+	reg_check_locked();
 	return true;
 }
 
@@ -240,66 +342,102 @@ cap_message(struct rec *r)
 	json_object_put(m);
 }
 
-/* One tick: grab if the screen changed and encode. Returns 0 to go on,
- * 1 to end normally (limit), -1 on failure (r->error set). */
+/* What one recording thread owns while it runs (no lock: only it). */
+struct run {
+	struct rec *r;
+	struct enc *en;
+	struct xcap_frame f;
+	uint64_t seq;           /* the display's damage_seq at the last grab */
+	bool first;
+	int64_t interval;       /* ms between frames */
+	int64_t seg_start;      /* monotonic ms the current segment (since start or resume) began */
+	int64_t base;           /* video ms before that segment */
+	int64_t video;          /* this tick's video time */
+	int64_t next;           /* monotonic ms the next tick is due */
+	FILE *idx;
+};
+
+/* Grabs the target if XDamage saw drawing since the last grab (or on the
+ * first tick). 1 grabbed, 0 unchanged, -1 failed (r->err set). */
 static int
-tick(struct rec *r, struct enc **en, struct xcap_frame *f, uint64_t *seq, bool *first,
-    int64_t now_video, FILE *idx)
+grab_changed(struct run *ru)
 {
+	struct rec *r = ru->r;
 	struct display_lease l;
 	struct derr e;
 	struct xcap_req q = { .window = r->window };
 	bool changed;
 	int grabbed = -1;
-	int64_t bytes, delta;
 
 	derr_clear(&e);
 	if (display_lease(r->task_id[0] ? r->task_id : NULL,
 	    r->task_id[0] ? DISPLAY_TASK_OR_SHARED : DISPLAY_SHARED, &l, &e) != 0) {
-		pthread_mutex_lock(&r->mu);
-		snprintf(r->error, sizeof r->error, "display: %s", e.message);
-		pthread_mutex_unlock(&r->mu);
+		fail_set(r, &e, "display: ");
 		return -1;
 	}
-	changed = *first || !l.damage || l.damage_seq != *seq;
+	changed = ru->first || !l.damage || l.damage_seq != ru->seq;
 	if (changed) {
-		*seq = l.damage_seq;
-		grabbed = xcap_grab(l.cap, &q, f, &e);
+		ru->seq = l.damage_seq;
+		grabbed = xcap_grab(l.cap, &q, &ru->f, &e);
 	}
 	display_unlease(&l);
 	if (changed && grabbed != 0) {
+		fail_set(r, &e, "capture: ");
+		return -1;
+	}
+	if (changed && ru->en != NULL && (ru->f.width != r->w || ru->f.height != r->h)) {
 		pthread_mutex_lock(&r->mu);
-		snprintf(r->error, sizeof r->error, "capture: %s", e.message);
+		derr_set(&r->err, DERR_CONFLICT, "target", "the window changed size (%dx%d, was %dx%d)",
+		    ru->f.width, ru->f.height, r->w, r->h);
 		pthread_mutex_unlock(&r->mu);
 		return -1;
 	}
-	if (changed && *en != NULL && (f->width != r->w || f->height != r->h)) {
-		pthread_mutex_lock(&r->mu);
-		snprintf(r->error, sizeof r->error, "the window changed size (%dx%d, was %dx%d)",
-		    f->width, f->height, r->w, r->h);
-		pthread_mutex_unlock(&r->mu);
-		return -1;
-	}
+	return changed ? 1 : 0;
+}
+
+/* Encodes the new grab, or repeats the last picture when the screen has
+ * been still for REPEAT_MS; each frame is a line of the index. 0, or -1
+ * (r->err set). */
+static int
+encode(struct run *ru, bool changed)
+{
+	struct rec *r = ru->r;
+	struct derr e;
+
+	derr_clear(&e);
 	if (changed) {
-		if (*en == NULL && enc_open(r->path, f->width, f->height, NULL, en, &e) != 0)
-			goto enc_fail;
-		r->w = f->width;
-		r->h = f->height;
-		if (enc_frame(*en, f->rgb, now_video, &e) != 0)
-			goto enc_fail;
-		*first = false;
-		idx_line(idx, now_video, now_ms());
-	} else if (*en != NULL && now_video - enc_last_pts(*en) >= REPEAT_MS) {
-		if (enc_frame(*en, NULL, now_video, &e) != 0)
-			goto enc_fail;
-		idx_line(idx, now_video, now_ms());
+		if (ru->en == NULL && enc_open(r->path, ru->f.width, ru->f.height, NULL, &ru->en, &e) != 0)
+			goto fail;
+		r->w = ru->f.width;
+		r->h = ru->f.height;
+		if (enc_frame(ru->en, ru->f.rgb, ru->video, &e) != 0)
+			goto fail;
+		ru->first = false;
+		idx_line(ru->idx, ru->video, now_ms());
+	} else if (ru->en != NULL && ru->video - enc_last_pts(ru->en) >= REPEAT_MS) {
+		if (enc_frame(ru->en, NULL, ru->video, &e) != 0)
+			goto fail;
+		idx_line(ru->idx, ru->video, now_ms());
 	}
-	bytes = *en != NULL ? enc_bytes(*en) : 0;
+	return 0;
+fail:
+	fail_set(r, &e, "");
+	return -1;
+}
+
+/* Publishes the counts and checks the limits: 0 to go on, 1 to end (a cap
+ * sets r->reason; a clip's length does not). */
+static int
+account(struct run *ru)
+{
+	struct rec *r = ru->r;
+	int64_t bytes = ru->en != NULL ? enc_bytes(ru->en) : 0, delta;
+
 	pthread_mutex_lock(&r->mu);
 	delta = bytes - r->bytes;
 	r->bytes = bytes;
-	r->frames = *en != NULL ? enc_frames(*en) : 0;
-	r->video_ms = now_video;
+	r->frames = ru->en != NULL ? enc_frames(ru->en) : 0;
+	r->video_ms = ru->video;
 	pthread_mutex_unlock(&r->mu);
 	add_total(delta);
 	pthread_mutex_lock(&reg_mu);
@@ -312,94 +450,100 @@ tick(struct rec *r, struct enc **en, struct xcap_frame *f, uint64_t *seq, bool *
 	else if (bytes >= (int64_t)app->cfg->record_max_mb << 20)
 		snprintf(r->reason, sizeof r->reason, "recordings use %lld MB, the limit "
 		    "(ACU_RECORD_MAX_MB)", (long long)(bytes >> 20));
-	else if (now_video >= r->max_ms && r->clip_id[0] == '\0')
+	else if (ru->video >= r->max_ms && r->clip_id[0] == '\0')
 		snprintf(r->reason, sizeof r->reason, "it reached the length limit of %lld min "
 		    "(ACU_RECORD_MAX_MIN)", (long long)(r->max_ms / 60000));
+	rec_check_locked(r);
 	pthread_mutex_unlock(&r->mu);
 	if (r->reason[0] != '\0')
 		return 1;
-	return now_video >= r->max_ms ? 1 : 0;
-enc_fail:
-	pthread_mutex_lock(&r->mu);
-	snprintf(r->error, sizeof r->error, "%s", e.message);
-	pthread_mutex_unlock(&r->mu);
-	return -1;
+	return ru->video >= r->max_ms ? 1 : 0;
 }
 
-/* The recording thread. */
-static void *
-run(void *arg)
+/* One tick at video time ru->video: 0 to go on, 1 to end normally (a
+ * limit), -1 on failure (r->err set). */
+static int
+tick(struct run *ru)
 {
-	struct rec *r = arg;
-	struct enc *en = NULL;
-	struct xcap_frame f = { 0 };
-	struct derr e;
-	uint64_t seq = 0;
-	bool first = true, discard, repeat;
-	int64_t interval = 1000 / r->fps, seg_start = mono_us() / 1000, base = 0, video = 0;
-	int64_t next = seg_start;
-	int rc = 0;
-	FILE *idx = fopen(r->idx, "we");
+	int changed = grab_changed(ru);
 
-	write_meta(r);
-	for (;;) {
-		struct timespec ts;
+	if (changed < 0 || encode(ru, changed == 1) != 0)
+		return -1;
+	return account(ru);
+}
 
-		pthread_mutex_lock(&r->mu);
-		if (r->state == R_PAUSED && !r->stop) {
-			base = video;
-			while (r->state == R_PAUSED && !r->stop)
-				pthread_cond_wait(&r->cv, &r->mu);
-			seg_start = next = mono_us() / 1000;
-		}
-		if (r->stop) {
-			pthread_mutex_unlock(&r->mu);
-			break;
-		}
-		pthread_mutex_unlock(&r->mu);
-		video = base + (mono_us() / 1000 - seg_start);
-		if (en != NULL && video <= enc_last_pts(en))
-			video = enc_last_pts(en) + 1;
-		if ((rc = tick(r, &en, &f, &seq, &first, video, idx)) != 0)
-			break;
-		next += interval;
-		if (next < mono_us() / 1000)
-			next = mono_us() / 1000;    /* fell behind: do not burst */
-		clock_gettime(CLOCK_REALTIME, &ts);
-		{
-			int64_t wait_ms = next - mono_us() / 1000;
-			int64_t ns = ts.tv_nsec + (wait_ms > 0 ? wait_ms : 0) * 1000000;
+/* Blocks while r is paused (the pause is not in the video: the next
+ * segment starts when it resumes). Returns false once r is asked to stop. */
+static bool
+run_gate(struct run *ru)
+{
+	struct rec *r = ru->r;
+	bool go;
 
-			ts.tv_sec += ns / 1000000000;
-			ts.tv_nsec = ns % 1000000000;
-		}
-		pthread_mutex_lock(&r->mu);
-		if (!r->stop && r->state != R_PAUSED)
-			pthread_cond_timedwait(&r->cv, &r->mu, &ts);
-		pthread_mutex_unlock(&r->mu);
+	pthread_mutex_lock(&r->mu);
+	if (r->state == R_PAUSED && !r->stop) {
+		ru->base = ru->video;
+		while (r->state == R_PAUSED && !r->stop)
+			pthread_cond_wait(&r->cv, &r->mu);
+		ru->seg_start = ru->next = mono_us() / 1000;
 	}
-	xcap_frame_free(&f);
+	go = !r->stop;
+	pthread_mutex_unlock(&r->mu);
+	return go;
+}
+
+/* Sleeps until the next frame is due (never bursting to catch up), or a
+ * stop or pause wakes it. */
+static void
+run_sleep(struct run *ru)
+{
+	struct rec *r = ru->r;
+	struct timespec ts;
+	int64_t wait_ms, ns;
+
+	ru->next += ru->interval;
+	if (ru->next < mono_us() / 1000)
+		ru->next = mono_us() / 1000;    /* fell behind: do not burst */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	wait_ms = ru->next - mono_us() / 1000;
+	ns = ts.tv_nsec + (wait_ms > 0 ? wait_ms : 0) * 1000000;
+	ts.tv_sec += ns / 1000000000;
+	ts.tv_nsec = ns % 1000000000;
+	pthread_mutex_lock(&r->mu);
+	if (!r->stop && r->state != R_PAUSED)
+		pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Finishes the file, or removes it when discarded, and settles r's final
+ * counts and state. rc is how the loop ended (tick's return). */
+static void
+run_finish(struct run *ru, int rc)
+{
+	struct rec *r = ru->r;
+	struct derr e;
+	bool discard, repeat;
+
 	pthread_mutex_lock(&r->mu);
 	discard = r->discard;
 	if (r->state == R_PAUSED)
-		video = r->video_ms;
+		ru->video = r->video_ms;
 	pthread_mutex_unlock(&r->mu);
-	repeat = en != NULL && !discard && video > enc_last_pts(en);
+	repeat = ru->en != NULL && !discard && ru->video > enc_last_pts(ru->en);
 	if (repeat)
-		idx_line(idx, video, now_ms());     /* the picture enc_close repeats */
-	if (idx != NULL)
-		fclose(idx);
+		idx_line(ru->idx, ru->video, now_ms());     /* the picture enc_close repeats */
+	if (ru->idx != NULL)
+		fclose(ru->idx);
 	derr_clear(&e);
 	if (discard) {
-		enc_abort(en);
+		enc_abort(ru->en);
 		remove_file(r->path);
 		unlink(r->idx);
-	} else if (enc_close(en, video, &e) != 0) {
-		pthread_mutex_lock(&r->mu);
-		snprintf(r->error, sizeof r->error, "%s", e.message);
-		pthread_mutex_unlock(&r->mu);
+	} else if (enc_close(ru->en, ru->video, &e) != 0) {
+		fail_set(r, &e, "");
 		rc = -1;
 	}
+	ru->en = NULL;
 	pthread_mutex_lock(&r->mu);
 	if (!discard) {
 		int64_t n = file_size(r->path);
@@ -408,15 +552,57 @@ run(void *arg)
 			add_total(n - r->bytes);
 			r->bytes = n;
 		}
-		if (video > r->video_ms)
-			r->video_ms = video;
+		if (ru->video > r->video_ms)
+			r->video_ms = ru->video;
 		if (repeat && rc == 0)
 			r->frames++;    /* enc_close repeated the last picture at the end */
 	}
 	r->state = discard ? R_DISCARDED : rc < 0 ? R_FAILED : r->reason[0] ? R_CAPPED : R_DONE;
+	rec_check_locked(r);
 	pthread_mutex_unlock(&r->mu);
+}
+
+/* Takes r out of the registry, wakes whoever waits for that, frees r: the
+ * last thing its thread does. */
+static void
+run_leave(struct rec *r)
+{
+	pthread_mutex_lock(&reg_mu);
+	for (size_t i = 0; i < RECS_MAX; i++)
+		if (recs[i] == r)
+			recs[i] = NULL;
+	reg_check_locked();
+	pthread_cond_broadcast(&reg_cv);
+	pthread_mutex_unlock(&reg_mu);
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	free(r);
+}
+
+/* The recording thread: ticks until asked to stop or a limit or failure
+ * ends it, then finishes the file and reports. */
+static void *
+run(void *arg)
+{
+	struct rec *r = arg;
+	struct run ru = { .r = r, .first = true, .interval = 1000 / r->fps };
+	int rc = 0;
+
+	ru.seg_start = ru.next = mono_us() / 1000;
+	ru.idx = fopen(r->idx, "we");
+	write_meta(r);
+	while (run_gate(&ru)) {
+		ru.video = ru.base + (mono_us() / 1000 - ru.seg_start);
+		if (ru.en != NULL && ru.video <= enc_last_pts(ru.en))
+			ru.video = enc_last_pts(ru.en) + 1;
+		if ((rc = tick(&ru)) != 0)
+			break;
+		run_sleep(&ru);
+	}
+	xcap_frame_free(&ru.f);
+	run_finish(&ru, rc);
 	if (r->state == R_FAILED)
-		log_warn("recording %s failed: %s", r->key, r->error);
+		log_warn("recording %s failed: %s", r->key, r->err.message);
 	else
 		log_info("recording %s %s: %lld frames, %lld bytes, %.1f s", r->key,
 		    rstate_names[r->state], (long long)r->frames, (long long)r->bytes,
@@ -424,15 +610,7 @@ run(void *arg)
 	write_meta(r);
 	if (r->state == R_CAPPED)
 		cap_message(r);
-	pthread_mutex_lock(&reg_mu);
-	for (size_t i = 0; i < RECS_MAX; i++)
-		if (recs[i] == r)
-			recs[i] = NULL;
-	pthread_cond_broadcast(&reg_cv);
-	pthread_mutex_unlock(&reg_mu);
-	pthread_mutex_destroy(&r->mu);
-	pthread_cond_destroy(&r->cv);
-	free(r);
+	run_leave(r);
 	return NULL;
 }
 
@@ -457,12 +635,15 @@ launch(struct rec *r, struct derr *e)
 	pthread_cond_init(&r->cv, NULL);
 	paths(r);
 	recs[slot] = r;
+	reg_check_locked();
+	rec_check_locked(r);   /* not running yet: no lock needed */
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 	err = pthread_create(&t, &at, run, r);
 	pthread_attr_destroy(&at);
 	if (err != 0) {
 		recs[slot] = NULL;
+		reg_check_locked();
 		pthread_mutex_destroy(&r->mu);
 		pthread_cond_destroy(&r->cv);
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot start a recording thread: %s",
@@ -650,6 +831,7 @@ set_state(const char *task_id, enum rstate to)
 		pthread_mutex_lock(&r->mu);
 		if (r->state == R_RECORDING || r->state == R_PAUSED)
 			r->state = to;
+		rec_check_locked(r);
 		pthread_cond_broadcast(&r->cv);
 		pthread_mutex_unlock(&r->mu);
 	}
@@ -813,8 +995,10 @@ rec_clip(const char *task_id, int duration_s, int fps, const char *window_name, 
 	}
 	state = json_object_get_string(json_object_object_get(o, "state"));
 	if (wait && state != NULL && strcmp(state, "failed") == 0) {
+		json_object *err = json_object_object_get(o, "error");
+
 		derr_set(e, DERR_UNAVAILABLE, NULL, "the clip %s failed: %s", id,
-		    json_object_get_string(json_object_object_get(o, "error")));
+		    json_object_get_string(json_object_object_get(err, "message")));
 		json_object_put(o);
 		return -1;
 	}

@@ -54,7 +54,8 @@ void rec_display_started(const char *task_id);
 int rec_task_start(const char *task_id, json_object **out, struct derr *e) DETM_NODISCARD;
 /* Operator stop: finishes the file. DERR_CONFLICT if none runs. */
 int rec_task_stop(const char *task_id, json_object **out, struct derr *e) DETM_NODISCARD;
-/* {state, frames, bytes, duration_s, fps, url, started_at, reason?, error?};
+/* {state, frames, bytes, duration_s, fps, url, started_at, reason?, error?}
+ * (error: {code, message, field} as derr.h);
  * state "none" when the task was never recorded. Caller owns. */
 json_object *rec_task_status(const char *task_id);
 /* The task's file (for downloads): path into buf; 0, or -1 if none. */

@@ -441,7 +441,7 @@ async function renderScreen(t) {
     capped: "Recording stopped at a limit", discarded: "Recording discarded", failed: "Recording failed",
     interrupted: "Recording interrupted" }[rec.state] || rec.state;
   $("rec-state").textContent = rec.state === "none" ? label :
-    `${label} · ${rec.frames || 0} frames · ${bytes(rec.bytes)}${rec.reason ? " · " + rec.reason : ""}${rec.error ? " · " + rec.error : ""}`;
+    `${label} · ${rec.frames || 0} frames · ${bytes(rec.bytes)}${rec.reason ? " · " + rec.reason : ""}${rec.error ? " · " + (rec.error.message || rec.error) : ""}`;
   const timer = $("rec-timer");
   timer.dataset.start = running ? rec.started_at : "";
   timer.dataset.base = String(rec.duration_s || 0);

@@ -6,6 +6,7 @@
 #   daemon_stop                          # SIGTERM, wait
 #   daemon_kill9                         # kill -9, wait
 #   ok "name" / bad "name" "why"; finish  # counting and the closing line
+#   suite_init NAME [--term] [--rm-data]  # the shared preamble (below)
 #
 # detmd is started with --port 0 on 127.0.0.1: it binds a free port and
 # writes it to $DETM_DATA/detmd.port, so parallel runs never collide.
@@ -134,4 +135,98 @@ auth_of() { curl -s "$DETM_URL/api/tasks/$1" | jq -r .metadata.xauthority; }
 xenv() {
 	local t=$1; shift
 	DISPLAY=$(disp_of "$t") XAUTHORITY=$(auth_of "$t") "$@" 2>>"${tmp:?}/clients.log"
+}
+
+# ---- the shared suite preamble ----
+#
+#   suite_init NAME [--term] [--rm-data]
+#       $tmp (a new /tmp/detm-NAME.XXXXXX), pids=() and LC_ALL=C.UTF-8; at
+#       exit: suite_atexit if the suite defines one, detmd stopped (kill -9,
+#       or SIGTERM with --term so it stops its own Xvfbs first), every pid
+#       in pids killed, $tmp removed (and $DETM_DATA with --rm-data).
+#   xstart TASK cmd...     an X client on TASK's display, in the background;
+#                          its own pid (not a subshell's) in XPID and pids
+#   xwait TASK TITLE [S]   until a window titled exactly TITLE is on TASK's
+#                          display (S seconds, 10 by default)
+#   xvfb_start WxHxD       a private Xvfb (-displayfd, no TCP): XVFB_DISPLAY
+#                          (":N") and XVFB_PID (also in pids); 1 if it fails
+#   stub_start [--no-key] [args...]
+#                          bin/vision-stub on a free port with key KEY
+#                          ("stub-key-$$"; none with --no-key) and args:
+#                          STUB (its URL), STUB_PID (also in pids); 1 if it
+#                          does not start
+#   npm_ci DIR MODULE      DIR's npm packages (lockfile committed) unless
+#                          MODULE is there already; 1 (and npm's log) if not
+SUITE_STOP=kill9
+SUITE_RM_DATA=
+suite_init() {
+	local name=$1 a
+	shift
+	for a in "$@"; do
+		case $a in
+		--term) SUITE_STOP=term ;;
+		--rm-data) SUITE_RM_DATA=1 ;;
+		*) echo "suite_init: unknown option $a" >&2; return 1 ;;
+		esac
+	done
+	tmp=$(mktemp -d "/tmp/detm-$name.XXXXXX")
+	pids=()
+	export LC_ALL=C.UTF-8
+	trap suite_cleanup EXIT
+}
+suite_cleanup() {
+	local p
+	if declare -F suite_atexit >/dev/null; then suite_atexit; fi
+	if [ "$SUITE_STOP" = term ]; then daemon_stop; else daemon_kill9; fi
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "${tmp:?}"
+	if [ -n "$SUITE_RM_DATA" ]; then rm -rf "${DETM_DATA:-/nonexistent}"; fi
+}
+
+xstart() {
+	local t=$1 d a
+	shift
+	d=$(disp_of "$t")
+	a=$(auth_of "$t")
+	DISPLAY=$d XAUTHORITY=$a "$@" 2>>"${tmp:?}/clients.log" &
+	XPID=$!
+	pids+=("$XPID")
+}
+xwait() {
+	wait_for "${3:-10}" sh -c "DISPLAY=$(disp_of "$1") XAUTHORITY=$(auth_of "$1") \
+		xdotool search --name '^$2\$' >/dev/null 2>&1"
+}
+
+xvfb_start() {
+	local num
+	rm -f "${tmp:?}/displayfd"
+	mkfifo "$tmp/displayfd"
+	Xvfb -displayfd 5 -screen 0 "$1" -nolisten tcp 5>"$tmp/displayfd" >/dev/null 2>&1 &
+	XVFB_PID=$!
+	pids+=("$XVFB_PID")
+	read -r -t 10 num <"$tmp/displayfd" || return 1
+	XVFB_DISPLAY=":$num"
+}
+
+stub_start() {
+	KEY="stub-key-$$"
+	rm -f "${tmp:?}/stub.port"
+	if [ "${1:-}" = --no-key ]; then shift; KEY=; else set -- --key "$KEY" "$@"; fi
+	"$DETM_BIN/vision-stub" --port 0 --port-file "$tmp/stub.port" "$@" 2>"$tmp/stub.log" &
+	STUB_PID=$!
+	pids+=("$STUB_PID")
+	wait_for 5 test -s "$tmp/stub.port" || { echo "vision-stub did not start:" >&2; cat "$tmp/stub.log" >&2; return 1; }
+	STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
+}
+
+npm_ci() {
+	local dir=$1 module=$2
+	if [ ! -d "$dir/node_modules/$module" ] &&
+	   ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log); then
+		echo "FAIL npm ci failed in $dir:"
+		cat "$dir/npm-ci.log"
+		return 1
+	fi
+	rm -f "$dir/npm-ci.log"
 }

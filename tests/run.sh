@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - run every test suite; exit non-zero if any suite fails.
 #
-# Each suite is an executable that prints its own closing line
+# Each suite is an executable (tests/NAME/run.sh, or a C test program) that
+# prints its own closing line
 # "N passed, N failed" and exits non-zero on any failure. Suites run in the
 # order below; DETM_BIN selects bin/ or bin-asan/. SUITES="unit http" runs a
 # subset.
@@ -14,24 +15,24 @@ read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 declare -A cmd=(
 	[unit]="$DETM_BIN/test-unit"
 	[http]="tests/http/run.sh"
-	[persist]="tests/persist.sh"
+	[persist]="tests/persist/run.sh"
 	[mcp]="tests/mcp/run.sh"
 	[x11]="$DETM_BIN/test-x11"
-	[desktop]="tests/desktop.sh"
-	[typing]="tests/typing.sh"
-	[vision]="tests/vision.sh"
-	[waits]="tests/waits.sh"
-	[wake]="tests/wake.sh"
-	[gui]="tests/gui.sh"
+	[desktop]="tests/desktop/run.sh"
+	[typing]="tests/typing/run.sh"
+	[vision]="tests/vision/run.sh"
+	[waits]="tests/waits/run.sh"
+	[wake]="tests/wake/run.sh"
+	[gui]="tests/gui/run.sh"
 	[uitars]="tests/uitars/run.sh"
-	[agent]="tests/agent.sh"
-	[record]="tests/record.sh"
+	[agent]="tests/agent/run.sh"
+	[record]="tests/record/run.sh"
 	[dashboard]="tests/dashboard/run.sh"
 	[takeover]="tests/takeover/run.sh"
 	[fuzz]="tests/fuzz/run.sh"
-	[hostile]="tests/hostile.sh"
-	[load]="tests/load.sh"
-	[memory]="tests/memory.sh"
+	[hostile]="tests/hostile/run.sh"
+	[load]="tests/load/run.sh"
+	[memory]="tests/memory/run.sh"
 	[usage]="tests/usage/run.sh"
 	[layers]="tools/check-layers.sh"
 )

@@ -17,14 +17,7 @@ if [ ! -x "$chrome" ] || ! command -v node >/dev/null; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-if [ ! -d "$dir/node_modules/playwright-core" ] &&
-   ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log); then
-	echo "FAIL dashboard: npm ci failed in $dir:"
-	cat "$dir/npm-ci.log"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-rm -f "$dir/npm-ci.log"
+npm_ci "$dir" playwright-core || { echo "0 passed, 1 failed"; exit 1; }
 
 total_pass=0
 total_fail=0

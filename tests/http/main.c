@@ -20,8 +20,10 @@
 #include <strings.h>
 #include <time.h>
 
+#include "harness.h"
 #include "httpcase.h"
 
+HARNESS_DEFINE;
 static int verbose;
 
 static void
@@ -136,7 +138,7 @@ main(int argc, char **argv)
 	struct hc_vars globals = { NULL, NULL, 0 }, vars;
 	const char *url = NULL, *hp;
 	char *name, *eq, *err = NULL;
-	int i, passed = 0, failed = 0, nfiles = 0;
+	int i, nfiles = 0;
 	size_t j, k;
 
 	for (i = 1; i < argc; i++) {
@@ -173,23 +175,18 @@ main(int argc, char **argv)
 			printf("FAIL %s: %s\n", fname, err);
 			free(err);
 			err = NULL;
-			failed++;
+			harness_count(false);
 			continue;
 		}
 		memset(&vars, 0, sizeof vars);
 		for (k = 0; k < globals.n; k++)
 			hc_vars_set(&vars, globals.names[k], globals.values[k]);
-		for (j = 0; j < f.nsteps; j++) {
-			if (run_step(url, fname, &f.steps[j], &vars))
-				passed++;
-			else
-				failed++;
-		}
+		for (j = 0; j < f.nsteps; j++)
+			harness_count(run_step(url, fname, &f.steps[j], &vars));
 		hc_vars_free(&vars);
 		hc_file_free(&f);
 	}
 	hc_http_cleanup();
 	hc_vars_free(&globals);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+	return harness_finish();
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""controls.py - operators racing on one task (tests/persist.sh, section 4).
+"""controls.py - operators racing on one task (tests/persist/run.sh, section 4).
 
   controls.py run URL CLIENTS ROUNDS TASK OUT
       CLIENTS HTTP clients (own keep-alive connection each, released at

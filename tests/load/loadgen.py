@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""loadgen.py - load for tests/load.sh (Python standard library only).
+"""loadgen.py - load for tests/load/run.sh (Python standard library only).
 
   loadgen.py writes URL SECONDS THREADS ACKED TASK...
       THREADS keep-alive connections POST actions (and every 10th a message)

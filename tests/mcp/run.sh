@@ -57,14 +57,9 @@ sdk=tests/mcp/sdk
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "FAIL sdk interop: node/npm not found on PATH; install Node.js >= 18 to run the MCP SDK interop test"
 	total_fail=$((total_fail + 1))
-elif { [ ! -d "$sdk/node_modules/@modelcontextprotocol/sdk" ] ||
-       [ ! -d "$sdk/node_modules/@modelcontextprotocol/client" ]; } &&
-     ! (cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log); then
-	echo "FAIL sdk interop: npm ci failed in $sdk:"
-	cat "$sdk/npm-ci.log"
+elif ! npm_ci "$sdk" @modelcontextprotocol/sdk || ! npm_ci "$sdk" @modelcontextprotocol/client; then
 	total_fail=$((total_fail + 1))
 else
-	rm -f "$sdk/npm-ci.log"
 	run_part sdk-interop node "$sdk/interop.mjs"
 	run_part sdk-agent-side node "$sdk/agentside.mjs"
 	run_part sdk-eras node "$sdk/eras.mjs"

@@ -9,17 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "mcp_harness.h"
 
-static int passed, failed;
+HARNESS_DEFINE;
 static const char *url;
 
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		printf("     check failed (%s:%d): %s: ", __FILE__, __LINE__, #cond); \
-		printf(__VA_ARGS__); printf("\n"); \
-		ok = 0; goto out; \
-	} } while (0)
 
 #define DROP(o) do { json_object_put(o); (o) = NULL; } while (0)
 #define JS(o) ((o) ? json_object_to_json_string_ext((o), JSON_C_TO_STRING_PLAIN) : "(none)")
@@ -62,19 +57,19 @@ test_initialize_negotiates_each_version(void)
 	int ok = 1;
 
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		CHECK(open_proxy(&p, url) == 0, "spawn");
+		REQUIRE(open_proxy(&p, url) == 0, "spawn");
 		r = mproc_init(&p, cases[i].ask);
-		CHECK(r != NULL, "no answer to initialize %s", cases[i].ask);
-		CHECK(strcmp(jget_str(r, "result.protocolVersion") ?: "", cases[i].get) == 0,
+		REQUIRE(r != NULL, "no answer to initialize %s", cases[i].ask);
+		REQUIRE(strcmp(jget_str(r, "result.protocolVersion") ?: "", cases[i].get) == 0,
 		      "asked %s, got %s", cases[i].ask, JS(r));
-		CHECK(strcmp(jget_str(r, "result.serverInfo.name") ?: "", "detm-mcp") == 0, "%s", JS(r));
-		CHECK(jget_str(r, "result.serverInfo.version") != NULL, "%s", JS(r));
-		CHECK(jget(r, "result.capabilities.tools.listChanged") != NULL &&
+		REQUIRE(strcmp(jget_str(r, "result.serverInfo.name") ?: "", "detm-mcp") == 0, "%s", JS(r));
+		REQUIRE(jget_str(r, "result.serverInfo.version") != NULL, "%s", JS(r));
+		REQUIRE(jget(r, "result.capabilities.tools.listChanged") != NULL &&
 		      !json_object_get_boolean(jget(r, "result.capabilities.tools.listChanged")), "%s", JS(r));
-		CHECK(strlen(jget_str(r, "result.instructions") ?: "") > 100, "instructions");
+		REQUIRE(strlen(jget_str(r, "result.instructions") ?: "") > 100, "instructions");
 		DROP(r);
 
-		CHECK(mproc_close(&p, 3000, NULL) == 0, "exit status");
+		REQUIRE(mproc_close(&p, 3000, NULL) == 0, "exit status");
 	}
 out:
 	DROP(r);
@@ -88,21 +83,21 @@ test_ping_before_and_after_initialize(void)
 	struct mproc p;
 	int ok = 1;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	r = mproc_call(&p, 1, "ping", NULL);
-	CHECK(r && jget(r, "result") && json_object_object_length(jget(r, "result")) == 0, "%s", JS(r));
+	REQUIRE(r && jget(r, "result") && json_object_object_length(jget(r, "result")) == 0, "%s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 2, "tools/list", NULL);
-	CHECK(err_code(r) == -32600 && strstr(jget_str(r, "error.message") ?: "", "initialize"),
+	REQUIRE(err_code(r) == -32600 && strstr(jget_str(r, "error.message") ?: "", "initialize"),
 	      "tools/list before initialize: %s", JS(r));
 	DROP(r);
 	r = mproc_init(&p, "2025-11-25");
 	DROP(r);
 	r = mproc_call(&p, 3, "ping", "{}");
-	CHECK(r && jget(r, "result"), "%s", JS(r));
+	REQUIRE(r && jget(r, "result"), "%s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 4, "initialize", "{\"protocolVersion\":\"2025-11-25\"}");
-	CHECK(err_code(r) == -32600, "second initialize: %s", JS(r));
+	REQUIRE(err_code(r) == -32600, "second initialize: %s", JS(r));
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -125,40 +120,40 @@ test_tools_list_has_every_tool_with_strict_schemas(void)
 	size_t i, j;
 	int ok = 1;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	r = mproc_call(&p, 2, "tools/list", "{}");
 	tools = jget(r, "result.tools");
-	CHECK(tools && json_object_array_length(tools) == sizeof names / sizeof names[0], "%s", JS(r));
-	CHECK(jget(r, "result.nextCursor") == NULL, "no cursor");
+	REQUIRE(tools && json_object_array_length(tools) == sizeof names / sizeof names[0], "%s", JS(r));
+	REQUIRE(jget(r, "result.nextCursor") == NULL, "no cursor");
 	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
 		for (j = 0; j < json_object_array_length(tools); j++)
 			if (strcmp(jget_str(json_object_array_get_idx(tools, j), "name"), names[i]) == 0)
 				break;
-		CHECK(j < json_object_array_length(tools), "tool %s missing", names[i]);
+		REQUIRE(j < json_object_array_length(tools), "tool %s missing", names[i]);
 		t = json_object_array_get_idx(tools, j);
-		CHECK(strcmp(jget_str(t, "inputSchema.type") ?: "", "object") == 0, "%s", names[i]);
-		CHECK(jget(t, "inputSchema.additionalProperties") &&
+		REQUIRE(strcmp(jget_str(t, "inputSchema.type") ?: "", "object") == 0, "%s", names[i]);
+		REQUIRE(jget(t, "inputSchema.additionalProperties") &&
 		      !json_object_get_boolean(jget(t, "inputSchema.additionalProperties")), "%s", names[i]);
-		CHECK(strlen(jget_str(t, "description") ?: "") > 40, "%s description", names[i]);
-		CHECK(jget_str(t, "title") != NULL, "%s title", names[i]);
-		CHECK(jget(t, "annotations.readOnlyHint") && jget(t, "annotations.openWorldHint"), "%s", names[i]);
+		REQUIRE(strlen(jget_str(t, "description") ?: "") > 40, "%s description", names[i]);
+		REQUIRE(jget_str(t, "title") != NULL, "%s title", names[i]);
+		REQUIRE(jget(t, "annotations.readOnlyHint") && jget(t, "annotations.openWorldHint"), "%s", names[i]);
 		/* structuredContent is declared (issue 19.3) */
-		CHECK(strcmp(jget_str(t, "outputSchema.type") ?: "", "object") == 0,
+		REQUIRE(strcmp(jget_str(t, "outputSchema.type") ?: "", "object") == 0,
 		      "%s has no outputSchema", names[i]);
 	}
 	/* truthful hints on two samples */
 	for (j = 0; j < json_object_array_length(tools); j++) {
 		t = json_object_array_get_idx(tools, j);
 		if (strcmp(jget_str(t, "name"), "task_summary") == 0)
-			CHECK(json_object_get_boolean(jget(t, "annotations.readOnlyHint")), "task_summary ro");
+			REQUIRE(json_object_get_boolean(jget(t, "annotations.readOnlyHint")), "task_summary ro");
 		if (strcmp(jget_str(t, "name"), "desktop_action") == 0)
-			CHECK(json_object_get_boolean(jget(t, "annotations.destructiveHint")) &&
+			REQUIRE(json_object_get_boolean(jget(t, "annotations.destructiveHint")) &&
 			      json_object_get_boolean(jget(t, "annotations.openWorldHint")), "desktop_action");
 	}
 	DROP(r);
 	r = mproc_call(&p, 3, "tools/list", "{\"cursor\":\"abc\"}");
-	CHECK(err_code(r) == -32602, "bad cursor: %s", JS(r));
+	REQUIRE(err_code(r) == -32602, "bad cursor: %s", JS(r));
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -172,22 +167,22 @@ test_old_versions_get_no_newer_fields(void)
 	struct mproc p;
 	int ok = 1;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2024-11-05"));
 	r = mproc_call(&p, 2, "tools/list", NULL);
-	CHECK(jget(r, "result.tools.0.annotations") == NULL && jget(r, "result.tools.0.title") == NULL,
+	REQUIRE(jget(r, "result.tools.0.annotations") == NULL && jget(r, "result.tools.0.title") == NULL,
 	      "2024-11-05 listing has annotations/title");
 	DROP(r);
 	res = mproc_tool(&p, 3, "health_check", NULL, &r);
-	CHECK(res && !is_error(res) && jget(res, "structuredContent") == NULL, "%s", JS(r));
-	CHECK(strstr(jget_str(res, "content.1.text") ?: "", "\"api_version\":1"), "JSON text block");
+	REQUIRE(res && !is_error(res) && jget(res, "structuredContent") == NULL, "%s", JS(r));
+	REQUIRE(strstr(jget_str(res, "content.1.text") ?: "", "\"api_version\":1"), "JSON text block");
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-03-26"));
 	r = mproc_call(&p, 2, "tools/list", NULL);
-	CHECK(jget(r, "result.tools.0.annotations.title") != NULL && jget(r, "result.tools.0.title") == NULL,
+	REQUIRE(jget(r, "result.tools.0.annotations.title") != NULL && jget(r, "result.tools.0.title") == NULL,
 	      "2025-03-26 listing");
 out:
 	DROP(r);
@@ -205,64 +200,64 @@ test_task_tools_happy_path(void)
 	char tid[64], args[1024];
 	int ok = 1, id = 10;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 
 	res = mproc_tool(&p, id++, "task_register",
 	                 "{\"name\":\"Export report\",\"plan\":[\"Open app\",\"Export\"],\"metadata\":{\"k\":1}}", &r);
-	CHECK(res && !is_error(res), "%s", JS(r));
-	CHECK(jget_str(res, "structuredContent.task_id") != NULL, "%s", JS(r));
+	REQUIRE(res && !is_error(res), "%s", JS(r));
+	REQUIRE(jget_str(res, "structuredContent.task_id") != NULL, "%s", JS(r));
 	snprintf(tid, sizeof tid, "%s", jget_str(res, "structuredContent.task_id"));
-	CHECK(strstr(result_text(res), tid) && strstr(result_text(res), "Export report"), "%s", result_text(res));
+	REQUIRE(strstr(result_text(res), tid) && strstr(result_text(res), "Export report"), "%s", result_text(res));
 	DROP(r);
 
 #define TOOL_OK(name, fmt, ...) do { \
 		snprintf(args, sizeof args, fmt, __VA_ARGS__); \
 		res = mproc_tool(&p, id++, name, args, &r); \
-		CHECK(res && !is_error(res) && jget(res, "structuredContent"), "%s %s: %s", name, args, JS(r)); \
+		REQUIRE(res && !is_error(res) && jget(res, "structuredContent"), "%s %s: %s", name, args, JS(r)); \
 	} while (0)
 
 	TOOL_OK("task_item_update", "{\"task_id\":\"%s\",\"ordinal\":0,\"status\":\"active\"}", tid);
-	CHECK(strcmp(jget_str(res, "structuredContent.items.0.status") ?: "", "active") == 0, "%s", JS(r));
+	REQUIRE(strcmp(jget_str(res, "structuredContent.items.0.status") ?: "", "active") == 0, "%s", JS(r));
 	DROP(r);
 	TOOL_OK("task_log_action", "{\"task_id\":\"%s\",\"action_type\":\"cli\",\"summary\":\"ran export.sh\","
 	        "\"input_data\":{\"cmd\":\"export.sh\"},\"output_data\":{\"text\":\"ok\"},\"duration_ms\":12}", tid);
-	CHECK(jget_str(res, "structuredContent.action_id") != NULL, "%s", JS(r));
-	CHECK(jget_int(res, "structuredContent.plan_item_ordinal", -1) == 0, "%s", JS(r));
+	REQUIRE(jget_str(res, "structuredContent.action_id") != NULL, "%s", JS(r));
+	REQUIRE(jget_int(res, "structuredContent.plan_item_ordinal", -1) == 0, "%s", JS(r));
 	DROP(r);
 	TOOL_OK("task_item_update", "{\"task_id\":\"%s\",\"ordinal\":0,\"status\":\"completed\",\"note\":\"done\"}", tid);
-	CHECK(jget_int(res, "structuredContent.progress_pct", -1) == 50, "%s", JS(r));
+	REQUIRE(jget_int(res, "structuredContent.progress_pct", -1) == 50, "%s", JS(r));
 	DROP(r);
 	TOOL_OK("task_update", "{\"task_id\":\"%s\",\"message\":\"halfway\",\"query\":\"where are we?\"}", tid);
 	DROP(r);
 	TOOL_OK("task_plan_append", "{\"task_id\":\"%s\",\"items\":[\"Email it\"],\"note\":\"asked\"}", tid);
-	CHECK(jget_int(res, "structuredContent.added.0.ordinal", -1) == 2, "%s", JS(r));
+	REQUIRE(jget_int(res, "structuredContent.added.0.ordinal", -1) == 2, "%s", JS(r));
 	DROP(r);
 	TOOL_OK("task_summary", "{\"task_id\":\"%s\",\"detail_level\":\"full\"}", tid);
-	CHECK(json_object_array_length(jget(res, "structuredContent.items")) == 3, "%s", JS(r));
-	CHECK(jget(res, "structuredContent.items.0.action_details") != NULL, "detail=full: %s", JS(r));
-	CHECK(strstr(result_text(res), "1 of 3 items completed") != NULL, "%s", result_text(res));
+	REQUIRE(json_object_array_length(jget(res, "structuredContent.items")) == 3, "%s", JS(r));
+	REQUIRE(jget(res, "structuredContent.items.0.action_details") != NULL, "detail=full: %s", JS(r));
+	REQUIRE(strstr(result_text(res), "1 of 3 items completed") != NULL, "%s", result_text(res));
 	DROP(r);
 	TOOL_OK("task_drill_down", "{\"task_id\":\"%s\",\"ordinal\":0}", tid);
-	CHECK(jget_int(res, "structuredContent.ordinal", -1) == 0, "%s", JS(r));
-	CHECK(strcmp(jget_str(res, "structuredContent.actions.0.summary") ?: "", "ran export.sh") == 0, "%s", JS(r));
-	CHECK(strcmp(jget_str(res, "structuredContent.actions.0.input_data.cmd") ?: "", "export.sh") == 0, "%s", JS(r));
+	REQUIRE(jget_int(res, "structuredContent.ordinal", -1) == 0, "%s", JS(r));
+	REQUIRE(strcmp(jget_str(res, "structuredContent.actions.0.summary") ?: "", "ran export.sh") == 0, "%s", JS(r));
+	REQUIRE(strcmp(jget_str(res, "structuredContent.actions.0.input_data.cmd") ?: "", "export.sh") == 0, "%s", JS(r));
 	DROP(r);
 	TOOL_OK("task_thread", "{\"task_id\":\"%s\",\"limit\":100,\"message\":\"hello from the agent\"}", tid);
-	CHECK(strstr(json_object_to_json_string(jget(res, "structuredContent.messages")), "hello from the agent"),
+	REQUIRE(strstr(json_object_to_json_string(jget(res, "structuredContent.messages")), "hello from the agent"),
 	      "%s", JS(r));
 	DROP(r);
 	TOOL_OK("task_thread", "{\"task_id\":\"%s\",\"limit\":1}", tid);
-	CHECK(json_object_array_length(jget(res, "structuredContent.messages")) == 1, "limit: %s", JS(r));
+	REQUIRE(json_object_array_length(jget(res, "structuredContent.messages")) == 1, "limit: %s", JS(r));
 	DROP(r);
 	TOOL_OK("task_list", "{\"status\":\"all\",\"limit\":50%s}", "");
-	CHECK(strstr(json_object_to_json_string(res), tid) != NULL, "%s", JS(r));
+	REQUIRE(strstr(json_object_to_json_string(res), tid) != NULL, "%s", JS(r));
 	DROP(r);
 	TOOL_OK("task_update", "{\"task_id\":\"%s\",\"status\":\"completed\",\"name\":\"Exported\"}", tid);
-	CHECK(strcmp(jget_str(res, "structuredContent.status") ?: "", "completed") == 0, "%s", JS(r));
+	REQUIRE(strcmp(jget_str(res, "structuredContent.status") ?: "", "completed") == 0, "%s", JS(r));
 	DROP(r);
 	TOOL_OK("health_check", "%s", "{}");
-	CHECK(strstr(result_text(res), "healthy") != NULL, "%s", result_text(res));
+	REQUIRE(strstr(result_text(res), "healthy") != NULL, "%s", result_text(res));
 #undef TOOL_OK
 out:
 	DROP(r);
@@ -281,24 +276,24 @@ test_task_status_aliases_and_lenient_items(void)
 	char tid[64], args[1024];
 	int ok = 1, id = 400;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	res = mproc_tool(&p, id++, "task_register", "{\"name\":\"lenient\",\"plan\":[\"a\",\"b\"]}", &r);
-	CHECK(res && !is_error(res) && jget_str(res, "structuredContent.task_id"), "%s", JS(r));
+	REQUIRE(res && !is_error(res) && jget_str(res, "structuredContent.task_id"), "%s", JS(r));
 	snprintf(tid, sizeof tid, "%s", jget_str(res, "structuredContent.task_id"));
 	DROP(r);
 
 #define TOOL_OK(name, fmt, ...) do { \
 		snprintf(args, sizeof args, fmt, __VA_ARGS__); \
 		res = mproc_tool(&p, id++, name, args, &r); \
-		CHECK(res && !is_error(res) && jget(res, "structuredContent"), "%s %s: %s", name, args, JS(r)); \
+		REQUIRE(res && !is_error(res) && jget(res, "structuredContent"), "%s %s: %s", name, args, JS(r)); \
 	} while (0)
-#define SC_IS(path, want) CHECK(strcmp(jget_str(res, "structuredContent." path) ?: "", want) == 0, \
+#define SC_IS(path, want) REQUIRE(strcmp(jget_str(res, "structuredContent." path) ?: "", want) == 0, \
 		"%s: %s", path, JS(r))
 
 	TOOL_OK("task_item_update", "{\"task_id\":\"%s\",\"ordinal\":0,\"status\":\"completed\"}", tid);
 	SC_IS("items.0.status", "completed");
-	CHECK(jget(res, "structuredContent.items.0.duration_s") != NULL &&
+	REQUIRE(jget(res, "structuredContent.items.0.duration_s") != NULL &&
 	      json_object_get_double(jget(res, "structuredContent.items.0.duration_s")) == 0.0, "%s", JS(r));
 	DROP(r);
 	TOOL_OK("task_item_update", "{\"task_id\":\"%s\",\"ordinal\":1,\"status\":\"FAILED\"}", tid);
@@ -314,10 +309,10 @@ test_task_status_aliases_and_lenient_items(void)
 	SC_IS("status", "cancelled");
 	DROP(r);
 	TOOL_OK("task_list", "{\"status\":\"Canceled\",\"limit\":500%s}", "");
-	CHECK(strstr(json_object_to_json_string(res), tid) != NULL, "%s", JS(r));
+	REQUIRE(strstr(json_object_to_json_string(res), tid) != NULL, "%s", JS(r));
 	DROP(r);
 	res = mproc_tool(&p, id++, "task_register", "{\"name\":\"us spelling\"}", &r);
-	CHECK(res && !is_error(res), "%s", JS(r));
+	REQUIRE(res && !is_error(res), "%s", JS(r));
 	snprintf(tid, sizeof tid, "%s", jget_str(res, "structuredContent.task_id") ?: "");
 	DROP(r);
 	TOOL_OK("task_update", "{\"task_id\":\"%s\",\"status\":\"canceled\"}", tid);
@@ -326,7 +321,7 @@ test_task_status_aliases_and_lenient_items(void)
 	/* Leaving a final state is still refused, as the route's 409. */
 	snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"status\":\"Active\"}", tid);
 	res = mproc_tool(&p, id++, "task_update", args, &r);
-	CHECK(res && is_error(res) && strstr(jget_str(res, "content.1.text") ?: "", "\"code\":\"conflict\""),
+	REQUIRE(res && is_error(res) && strstr(jget_str(res, "content.1.text") ?: "", "\"code\":\"conflict\""),
 	      "%s", JS(r));
 #undef SC_IS
 #undef TOOL_OK
@@ -349,25 +344,25 @@ test_json_is_kept_as_sent(void)
 	const char *text;
 	int ok = 1;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	res = mproc_tool(&p, 10, "task_register", big, &r);
-	CHECK(res && !is_error(res), "%s", JS(r));
+	REQUIRE(res && !is_error(res), "%s", JS(r));
 	text = jget_str(res, "content.1.text");   /* the reply as JSON text */
-	CHECK(text && strstr(text, "\"big\":123456789012345678901234567890,") &&
+	REQUIRE(text && strstr(text, "\"big\":123456789012345678901234567890,") &&
 	      strstr(text, "\"neg\":-123456789012345678901234567890,") &&
 	      strstr(text, "\"z\":-0,") && strstr(text, "\"d\":1e400}"), "%s", text ? text : JS(r));
 	DROP(r);
 	mproc_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":{\"name\":"
 	           "\"task_register\",\"arguments\":{\"name\":\"x\",\"metadata\":{\"a\\u0000b\":1}}}}");
 	r = mproc_recv(&p, 5000);
-	CHECK(r && err_code(r) == -32700 && strstr(jget_str(r, "error.message") ?: "", "NUL") &&
+	REQUIRE(r && err_code(r) == -32700 && strstr(jget_str(r, "error.message") ?: "", "NUL") &&
 	      strstr(jget_str(r, "error.message") ?: "", "params.arguments.metadata.a\\u0000b"), "%s", JS(r));
 	DROP(r);
 	mproc_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":{\"name\":"
 	           "\"task_list\",\"arguments\":{\"limit\":1,\"limit\":2}}}");
 	r = mproc_recv(&p, 5000);
-	CHECK(r && err_code(r) == -32700 && strstr(jget_str(r, "error.message") ?: "", "limit"), "%s", JS(r));
+	REQUIRE(r && err_code(r) == -32700 && strstr(jget_str(r, "error.message") ?: "", "limit"), "%s", JS(r));
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -397,12 +392,12 @@ test_task_tool_errors_are_tool_results(void)
 	size_t i;
 	int ok = 1;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		res = mproc_tool(&p, 100 + (int)i, cases[i].tool, cases[i].args, &r);
-		CHECK(res && is_error(res), "%s %s: %s", cases[i].tool, cases[i].args, JS(r));
-		CHECK(strstr(result_text(res), cases[i].needle) != NULL, "%s %s: want '%s' in %s",
+		REQUIRE(res && is_error(res), "%s %s: %s", cases[i].tool, cases[i].args, JS(r));
+		REQUIRE(strstr(result_text(res), cases[i].needle) != NULL, "%s %s: want '%s' in %s",
 		      cases[i].tool, cases[i].args, cases[i].needle, result_text(res));
 		DROP(r);
 
@@ -415,16 +410,16 @@ test_task_tool_errors_are_tool_results(void)
 		DROP(r);
 		snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"ordinal\":0,\"status\":\"skipped\"}", tid);
 		res = mproc_tool(&p, 201, "task_item_update", args, &r);
-		CHECK(res && !is_error(res), "%s", JS(r));
+		REQUIRE(res && !is_error(res), "%s", JS(r));
 		DROP(r);
 		snprintf(args, sizeof args, "{\"task_id\":\"%s\",\"ordinal\":0,\"status\":\"active\"}", tid);
 		res = mproc_tool(&p, 202, "task_item_update", args, &r);
 	}
-	CHECK(res && is_error(res) && strstr(result_text(res), "cannot go from skipped to active"),
+	REQUIRE(res && is_error(res) && strstr(result_text(res), "cannot go from skipped to active"),
 	      "%s", JS(r));
 	/* the daemon's error object as text, not as structuredContent (the tool
 	 * declares an outputSchema that clients check even on errors) */
-	CHECK(jget(res, "structuredContent") == NULL &&
+	REQUIRE(jget(res, "structuredContent") == NULL &&
 	      strstr(jget_str(res, "content.1.text") ?: "", "\"code\":\"conflict\""), "%s", JS(r));
 out:
 	DROP(r);
@@ -449,17 +444,17 @@ test_unavailable_tools_name_the_capability(void)
 	/* Every tool has its route in this detmd: an older daemon (a fake
 	 * that answers every request with detmd's 404 for a missing route)
 	 * stands in for one without recording. */
-	CHECK(fake_start(&f, FAKE_CANNED) == 0, "fake");
+	REQUIRE(fake_start(&f, FAKE_CANNED) == 0, "fake");
 	f.status = 404;
 	snprintf(f.body, sizeof f.body, "{\"error\":{\"code\":\"not_found\",\"message\":"
 	         "\"no route POST /api/record (GET /api/routes lists them)\",\"field\":null}}");
 	snprintf(u, sizeof u, "http://127.0.0.1:%d", f.port);
-	CHECK(open_proxy(&p, u) == 0, "spawn");
+	REQUIRE(open_proxy(&p, u) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		res = mproc_tool(&p, 100 + (int)i, cases[i].tool, cases[i].args, &r);
-		CHECK(res && is_error(res), "%s: %s", cases[i].tool, JS(r));
-		CHECK(strstr(result_text(res), "does not support") && strstr(result_text(res), cases[i].what) &&
+		REQUIRE(res && is_error(res), "%s: %s", cases[i].tool, JS(r));
+		REQUIRE(strstr(result_text(res), "does not support") && strstr(result_text(res), cases[i].what) &&
 		      strstr(result_text(res), u) && strstr(result_text(res), "capabilities"),
 		      "%s: %s", cases[i].tool, result_text(res));
 		DROP(r);
@@ -502,17 +497,17 @@ test_protocol_errors(void)
 	size_t i;
 	int ok = 1;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		mproc_send(&p, cases[i].line);
 		r = mproc_recv(&p, 5000);
-		CHECK(r != NULL, "no answer to %s", cases[i].line);
-		CHECK(err_code(r) == cases[i].code, "%s -> %s", cases[i].line, JS(r));
+		REQUIRE(r != NULL, "no answer to %s", cases[i].line);
+		REQUIRE(err_code(r) == cases[i].code, "%s -> %s", cases[i].line, JS(r));
 		if (cases[i].null_id)
-			CHECK(json_object_object_get_ex(r, "id", NULL) && jget(r, "id") == NULL, "id null: %s", JS(r));
+			REQUIRE(json_object_object_get_ex(r, "id", NULL) && jget(r, "id") == NULL, "id null: %s", JS(r));
 		else
-			CHECK(jget_int(r, "id", 0) == 7, "id 7: %s", JS(r));
+			REQUIRE(jget_int(r, "id", 0) == 7, "id 7: %s", JS(r));
 		DROP(r);
 
 	}
@@ -521,7 +516,7 @@ test_protocol_errors(void)
 	mproc_send(&p, "");
 	mproc_send(&p, "   \r");
 	r = mproc_call(&p, 8, "ping", NULL);
-	CHECK(r && jget_int(r, "id", 0) == 8, "the next message is the ping answer: %s", JS(r));
+	REQUIRE(r && jget_int(r, "id", 0) == 8, "the next message is the ping answer: %s", JS(r));
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -537,7 +532,7 @@ test_oversize_line_is_rejected_and_reading_goes_on(void)
 	struct mproc p;
 	int ok = 1;
 
-	CHECK(big != NULL && open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(big != NULL && open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	strcpy(big, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\",\"params\":{\"x\":\"");
 	for (i = strlen(big); i < n; i++)
@@ -545,11 +540,11 @@ test_oversize_line_is_rejected_and_reading_goes_on(void)
 	strcpy(big + n, "\"}}");
 	mproc_send(&p, big);
 	r = mproc_recv(&p, 10000);
-	CHECK(r && err_code(r) == -32600 && jget(r, "id") == NULL &&
+	REQUIRE(r && err_code(r) == -32600 && jget(r, "id") == NULL &&
 	      strstr(jget_str(r, "error.message") ?: "", "exceeds"), "%s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 6, "ping", NULL);
-	CHECK(r && jget(r, "result"), "ping after oversize: %s", JS(r));
+	REQUIRE(r && jget(r, "result"), "ping after oversize: %s", JS(r));
 	DROP(r);
 	/* just under the cap is fine */
 	n = 4u * 1024 * 1024 - 100;
@@ -558,7 +553,7 @@ test_oversize_line_is_rejected_and_reading_goes_on(void)
 	strcpy(big + n, "\"}}");
 	mproc_send(&p, big);
 	r = mproc_wait_id(&p, 5, 10000);
-	CHECK(r && jget(r, "result"), "4 MiB - 100 line: %s", JS(r));
+	REQUIRE(r && jget(r, "result"), "4 MiB - 100 line: %s", JS(r));
 out:
 	free(big);
 	DROP(r);
@@ -573,23 +568,23 @@ test_batches_only_in_2025_03_26(void)
 	struct mproc p;
 	int ok = 1;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-03-26"));
 	mproc_send(&p, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
 	           "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"},"
 	           "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"health_check\"}},"
 	           "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"}]");
 	r = mproc_recv(&p, 10000);
-	CHECK(r && json_object_is_type(r, json_type_array) && json_object_array_length(r) == 3, "%s", JS(r));
-	CHECK(jget(r, "0.result") && jget(r, "1.result.content") && err_code(jget(r, "2")) == -32601, "%s", JS(r));
+	REQUIRE(r && json_object_is_type(r, json_type_array) && json_object_array_length(r) == 3, "%s", JS(r));
+	REQUIRE(jget(r, "0.result") && jget(r, "1.result.content") && err_code(jget(r, "2")) == -32601, "%s", JS(r));
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	mproc_send(&p, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]");
 	r = mproc_recv(&p, 5000);
-	CHECK(r && err_code(r) == -32600 && strstr(jget_str(r, "error.message") ?: "", "batch"), "%s", JS(r));
+	REQUIRE(r && err_code(r) == -32600 && strstr(jget_str(r, "error.message") ?: "", "batch"), "%s", JS(r));
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -604,14 +599,14 @@ test_eof_exits_promptly(void)
 	long ms = 0;
 	int ok = 1, st;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	st = mproc_close(&p, 3000, &ms);
-	CHECK(st == 0 && ms < 1500, "status %d after %ld ms", st, ms);
+	REQUIRE(st == 0 && ms < 1500, "status %d after %ld ms", st, ms);
 	/* EOF before anything at all */
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	st = mproc_close(&p, 3000, &ms);
-	CHECK(st == 0 && ms < 1500, "status %d after %ld ms", st, ms);
+	REQUIRE(st == 0 && ms < 1500, "status %d after %ld ms", st, ms);
 out:
 	DROP(r);
 	return ok;
@@ -646,24 +641,24 @@ test_daemon_down_says_where_and_how_to_start(void)
 	int ok = 1;
 
 	/* a port that was just free: bind, note it, close */
-	CHECK(fake_start(&f, FAKE_CANNED) == 0, "fake");
+	REQUIRE(fake_start(&f, FAKE_CANNED) == 0, "fake");
 	fake_stop(&f);
 	snprintf(down, sizeof down, "http://127.0.0.1:%d", f.port);
-	CHECK(open_proxy(&p, down) == 0, "spawn");
+	REQUIRE(open_proxy(&p, down) == 0, "spawn");
 	r = mproc_init(&p, "2025-11-25");
-	CHECK(r && jget(r, "result"), "initialize must not need the daemon: %s", JS(r));
+	REQUIRE(r && jget(r, "result"), "initialize must not need the daemon: %s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 2, "tools/list", NULL);
-	CHECK(r && json_object_array_length(jget(r, "result.tools")) > 10, "tools/list without daemon");
+	REQUIRE(r && json_object_array_length(jget(r, "result.tools")) > 10, "tools/list without daemon");
 	DROP(r);
-	CHECK(!maps_have(p.pid, "libcurl"), "libcurl was loaded before the first tools/call");
+	REQUIRE(!maps_have(p.pid, "libcurl"), "libcurl was loaded before the first tools/call");
 	res = mproc_tool(&p, 3, "task_list", NULL, &r);
-	CHECK(res && is_error(res), "%s", JS(r));
-	CHECK(strstr(result_text(res), down) && strstr(result_text(res), "make run") &&
+	REQUIRE(res && is_error(res), "%s", JS(r));
+	REQUIRE(strstr(result_text(res), down) && strstr(result_text(res), "make run") &&
 	      strstr(result_text(res), "detmd"), "%s", result_text(res));
 	DROP(r);
-	CHECK(mproc_stderr_has(&p, "not reachable"), "startup check logs the unreachable daemon");
-	CHECK(maps_have(p.pid, "libcurl"), "the call loaded libcurl (the check above can fail)");
+	REQUIRE(mproc_stderr_has(&p, "not reachable"), "startup check logs the unreachable daemon");
+	REQUIRE(maps_have(p.pid, "libcurl"), "the call loaded libcurl (the check above can fail)");
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -679,31 +674,31 @@ test_cancel_aborts_the_call_in_flight(void)
 	char u[64];
 	int ok = 1, i;
 
-	CHECK(fake_start(&f, FAKE_SILENT) == 0, "fake");
+	REQUIRE(fake_start(&f, FAKE_SILENT) == 0, "fake");
 	snprintf(f.body, sizeof f.body, "{\"name\":\"detmd\",\"api_version\":1}");
 	snprintf(u, sizeof u, "http://127.0.0.1:%d", f.port);
-	CHECK(open_proxy(&p, u) == 0, "spawn");
+	REQUIRE(open_proxy(&p, u) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	mproc_send(&p, "{\"jsonrpc\":\"2.0\",\"id\":\"call-1\",\"method\":\"tools/call\","
 	           "\"params\":{\"name\":\"task_list\",\"arguments\":{}}}");
 	for (i = 0; i < 250 && f.silent_seen < 1; i++)
 		usleep(20000);
-	CHECK(f.silent_seen == 1, "the call did not reach the fake daemon");
+	REQUIRE(f.silent_seen == 1, "the call did not reach the fake daemon");
 	/* ping is answered while the call hangs */
 	r = mproc_call(&p, 2, "ping", NULL);
-	CHECK(r && jget(r, "result"), "ping during a call: %s", JS(r));
+	REQUIRE(r && jget(r, "result"), "ping during a call: %s", JS(r));
 	DROP(r);
 	mproc_send(&p, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
 	           "\"params\":{\"requestId\":\"call-1\",\"reason\":\"user\"}}");
 	for (i = 0; i < 100 && f.closed_early < 1; i++)
 		usleep(20000);
-	CHECK(f.closed_early >= 1, "the HTTP request was not aborted");
+	REQUIRE(f.closed_early >= 1, "the HTTP request was not aborted");
 	/* no response for call-1: the next message is the answer to ping 3 */
 	r = mproc_call(&p, 3, "ping", NULL);
-	CHECK(r && jget_int(r, "id", 0) == 3, "%s", JS(r));
+	REQUIRE(r && jget_int(r, "id", 0) == 3, "%s", JS(r));
 	DROP(r);
 	r = mproc_recv(&p, 300);
-	CHECK(r == NULL, "unexpected message after cancel: %s", JS(r));
+	REQUIRE(r == NULL, "unexpected message after cancel: %s", JS(r));
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -721,42 +716,42 @@ test_screenshot_becomes_image_content(void)
 	char u[64];
 	int ok = 1;
 
-	CHECK(fake_start(&f, FAKE_CANNED) == 0, "fake");
+	REQUIRE(fake_start(&f, FAKE_CANNED) == 0, "fake");
 	snprintf(f.body, sizeof f.body, "{\"image_b64\":\"/9j/AAAA\",\"mime_type\":\"image/jpeg\","
 	         "\"image_size\":{\"width\":1200,\"height\":675},\"screen_size\":{\"width\":1920,"
 	         "\"height\":1080},\"scale\":1.6,\"api_version\":2}");
 	snprintf(u, sizeof u, "http://127.0.0.1:%d", f.port);
 	args[1] = u;
-	CHECK(mproc_open(&p, args) == 0, "spawn");
+	REQUIRE(mproc_open(&p, args) == 0, "spawn");
 	json_object_put(mproc_init(&p, "2025-11-25"));
 	/* initialize asked nothing of the daemon */
-	CHECK(f.requests == 0, "initialize reached the daemon (%d requests)", f.requests);
+	REQUIRE(f.requests == 0, "initialize reached the daemon (%d requests)", f.requests);
 	res = mproc_tool(&p, 2, "desktop_look", "{\"max_width\":1200,\"window_name\":\"Fire fox\"}", &r);
 	/* the version check ran before the first call (so the fake's last
 	 * request is the tool's), saw api_version 2 and logged both versions */
-	CHECK(mproc_stderr_has(&p, "mismatch") && mproc_stderr_has(&p, "api_version 2") &&
+	REQUIRE(mproc_stderr_has(&p, "mismatch") && mproc_stderr_has(&p, "api_version 2") &&
 	      mproc_stderr_has(&p, "api_version 1"), "version mismatch not logged");
-	CHECK(res && !is_error(res), "%s", JS(r));
+	REQUIRE(res && !is_error(res), "%s", JS(r));
 	/* the sentence first, then the image (issue 19.3) */
-	CHECK(strcmp(jget_str(res, "content.1.type") ?: "", "image") == 0 &&
+	REQUIRE(strcmp(jget_str(res, "content.1.type") ?: "", "image") == 0 &&
 	      strcmp(jget_str(res, "content.1.data") ?: "", "/9j/AAAA") == 0 &&
 	      strcmp(jget_str(res, "content.1.mimeType") ?: "", "image/jpeg") == 0, "%s", JS(r));
-	CHECK(strstr(jget_str(res, "content.0.text") ?: "", "1200x675") &&
+	REQUIRE(strstr(jget_str(res, "content.0.text") ?: "", "1200x675") &&
 	      strstr(jget_str(res, "content.0.text") ?: "", "1920x1080") &&
 	      strstr(jget_str(res, "content.0.text") ?: "", "1.6"), "%s", JS(r));
-	CHECK(jget(res, "structuredContent.image_b64") == NULL &&
+	REQUIRE(jget(res, "structuredContent.image_b64") == NULL &&
 	      jget(res, "structuredContent.screen_size") != NULL, "%s", JS(r));
-	CHECK(strstr(f.last_head, "GET /api/desktop/screenshot?format=json&window_name=Fire%20fox&max_width=1200 "),
+	REQUIRE(strstr(f.last_head, "GET /api/desktop/screenshot?format=json&window_name=Fire%20fox&max_width=1200 "),
 	      "request line: %s", f.last_head);
-	CHECK(strstr(f.last_head, "Authorization: Bearer sekrit") != NULL, "token header: %s", f.last_head);
+	REQUIRE(strstr(f.last_head, "Authorization: Bearer sekrit") != NULL, "token header: %s", f.last_head);
 	DROP(r);
 	/* a non-JSON 500 is a tool error, not a crash */
 	f.status = 500;
 	snprintf(f.body, sizeof f.body, "oops");
 	res = mproc_tool(&p, 3, "desktop_action", "{\"action\":\"screenshot\"}", &r);
-	CHECK(res && is_error(res) && strstr(result_text(res), "HTTP 500"), "%s", JS(r));
+	REQUIRE(res && is_error(res) && strstr(result_text(res), "HTTP 500"), "%s", JS(r));
 	/* screen pixels unless the model opts in to image pixels (issue 19.2) */
-	CHECK(strstr(f.last_head, "POST /api/desktop/action ") != NULL, "%s", f.last_head);
+	REQUIRE(strstr(f.last_head, "POST /api/desktop/action ") != NULL, "%s", f.last_head);
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -786,47 +781,47 @@ test_stateless_era_on_stdio(void)
 	struct mproc p;
 	int ok = 1;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	/* the first message decides: a stateless server/discover */
 	r = mproc_call(&p, 1, "server/discover", "{" ENV26 "}");
 	si = server_info_meta(r);
-	CHECK(r && strstr(JS(jget(r, "result.supportedVersions")), "\"2026-07-28\"") &&
+	REQUIRE(r && strstr(JS(jget(r, "result.supportedVersions")), "\"2026-07-28\"") &&
 	      strcmp(jget_str(r, "result.resultType") ?: "", "complete") == 0 &&
 	      jget_int(r, "result.ttlMs", -1) >= 0 && jget_str(r, "result.cacheScope") &&
 	      jget(r, "result.capabilities.tools") && si &&
 	      strcmp(jget_str(si, "name") ?: "", "detm-mcp") == 0, "discover: %s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 2, "tools/list", "{" ENV26 "}");
-	CHECK(r && json_object_array_length(jget(r, "result.tools")) > 10 &&
+	REQUIRE(r && json_object_array_length(jget(r, "result.tools")) > 10 &&
 	      strcmp(jget_str(r, "result.resultType") ?: "", "complete") == 0 &&
 	      jget_int(r, "result.ttlMs", -1) >= 0 &&
 	      strcmp(jget_str(r, "result.cacheScope") ?: "", "public") == 0 && server_info_meta(r),
 	      "tools/list: %s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 3, "tools/call", "{\"name\":\"health_check\"," ENV26 "}");
-	CHECK(r && jget(r, "result.content") && !jget(r, "result.isError") &&
+	REQUIRE(r && jget(r, "result.content") && !jget(r, "result.isError") &&
 	      strcmp(jget_str(r, "result.resultType") ?: "", "complete") == 0 && server_info_meta(r) &&
 	      jget(r, "result.structuredContent"), "tools/call: %s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 4, "tools/list", "{}");
-	CHECK(err_code(r) == -32602 && strstr(jget_str(r, "error.message") ?: "", "_meta"),
+	REQUIRE(err_code(r) == -32602 && strstr(jget_str(r, "error.message") ?: "", "_meta"),
 	      "no envelope: %s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 5, "ping", "{" ENV26 "}");
-	CHECK(err_code(r) == -32601, "ping is gone in 2026-07-28: %s", JS(r));
+	REQUIRE(err_code(r) == -32601, "ping is gone in 2026-07-28: %s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 6, "initialize", "{\"protocolVersion\":\"2025-11-25\"}");
-	CHECK(err_code(r) == -32600, "initialize after a stateless request: %s", JS(r));
+	REQUIRE(err_code(r) == -32600, "initialize after a stateless request: %s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 7, "tools/list", "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
 	               "\"2027-01-01\",\"io.modelcontextprotocol/clientCapabilities\":{}}}");
-	CHECK(err_code(r) == -32022 && strstr(JS(jget(r, "error.data.supported")), "2026-07-28") &&
+	REQUIRE(err_code(r) == -32022 && strstr(JS(jget(r, "error.data.supported")), "2026-07-28") &&
 	      strcmp(jget_str(r, "error.data.requested") ?: "", "2027-01-01") == 0,
 	      "unsupported version: %s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 8, "tools/list", "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
 	               "\"2026-07-28\"}}");
-	CHECK(err_code(r) == -32602 && strstr(jget_str(r, "error.message") ?: "", "clientCapabilities"),
+	REQUIRE(err_code(r) == -32602 && strstr(jget_str(r, "error.message") ?: "", "clientCapabilities"),
 	      "no clientCapabilities: %s", JS(r));
 out:
 	DROP(r);
@@ -841,22 +836,22 @@ test_handshake_session_ignores_the_envelope(void)
 	struct mproc p;
 	int ok = 1;
 
-	CHECK(open_proxy(&p, url) == 0, "spawn");
+	REQUIRE(open_proxy(&p, url) == 0, "spawn");
 	r = mproc_init(&p, "2025-11-25");
-	CHECK(r && strcmp(jget_str(r, "result.protocolVersion") ?: "", "2025-11-25") == 0 &&
+	REQUIRE(r && strcmp(jget_str(r, "result.protocolVersion") ?: "", "2025-11-25") == 0 &&
 	      jget(r, "result.capabilities.logging"), "%s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 2, "server/discover", "{" ENV26 "}");
-	CHECK(err_code(r) == -32601, "discover in a handshake session: %s", JS(r));
+	REQUIRE(err_code(r) == -32601, "discover in a handshake session: %s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 3, "tools/list", "{" ENV26 "}");
-	CHECK(r && jget(r, "result.tools") && !jget(r, "result.resultType"), "%s", JS(r));
+	REQUIRE(r && jget(r, "result.tools") && !jget(r, "result.resultType"), "%s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 4, "logging/setLevel", "{\"level\":\"info\"}");
-	CHECK(r && jget(r, "result"), "setLevel: %s", JS(r));
+	REQUIRE(r && jget(r, "result"), "setLevel: %s", JS(r));
 	DROP(r);
 	r = mproc_call(&p, 5, "logging/setLevel", "{\"level\":\"loud\"}");
-	CHECK(err_code(r) == -32602, "bad level: %s", JS(r));
+	REQUIRE(err_code(r) == -32602, "bad level: %s", JS(r));
 out:
 	DROP(r);
 	mproc_close(&p, 3000, NULL);
@@ -895,19 +890,14 @@ main(void)
 	url = getenv("DETM_URL");
 	if (url == NULL || url[0] == '\0') {
 		fprintf(stderr, "test-mcp: DETM_URL is not set (run tests/mcp/run.sh)\n");
-		printf("0 passed, 1 failed\n");
-		return 1;
+		harness_count(false);
+		return harness_finish();
 	}
 	for (i = 0; i < sizeof tests / sizeof tests[0]; i++) {
-		if (tests[i].fn()) {
-			passed++;
-			printf("ok   %s\n", tests[i].name);
-		} else {
-			failed++;
-			printf("FAIL %s\n", tests[i].name);
-		}
-		fflush(stdout);
+		int before = harness_checks_failed;
+		int ok = tests[i].fn();
+
+		harness_result(tests[i].name, ok && harness_checks_failed == before);
 	}
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return harness_finish();
 }

@@ -19,28 +19,10 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-if [ ! -d "$dir/node_modules/@ui-tars/action-parser" ] &&
-   ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log); then
-	echo "FAIL uitars: npm ci failed in $dir:"
-	cat "$dir/npm-ci.log"
-	echo "0 passed, 1 failed"
-	exit 1
-fi
-rm -f "$dir/npm-ci.log"
+npm_ci "$dir" @ui-tars/action-parser || { echo "0 passed, 1 failed"; exit 1; }
 
-tmp=$(mktemp -d /tmp/detm-uitars.XXXXXX)
-stub_pid=
-cleanup() {
-	daemon_stop
-	[ -n "$stub_pid" ] && kill "$stub_pid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$tmp" "${DETM_DATA:-/nonexistent}"
-}
-trap cleanup EXIT
-"$DETM_BIN/vision-stub" --port 0 --port-file "$tmp/stub.port" 2>"$tmp/stub.log" &
-stub_pid=$!
-for i in $(seq 1 100); do [ -s "$tmp/stub.port" ] && break; sleep 0.05; done
-STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
+suite_init uitars --term --rm-data
+stub_start --no-key || { echo "0 passed, 1 failed"; exit 1; }
 export OLLAMA_URL="$STUB" ACU_GUI_AGENT_BACKEND=uitars ACU_GROUNDING_TIMEOUT_MS=5000
 unset OPENROUTER_API_KEY
 

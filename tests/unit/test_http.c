@@ -154,7 +154,7 @@ test_every_tool_body_argument_is_a_route_field(void)
 	tools_free();
 }
 
-const struct unit_test http_tests[] = {
+const struct harness_test http_tests[] = {
 	{ "every_body_route_declares_its_fields", test_every_body_route_declares_its_fields },
 	{ "every_tool_body_argument_is_a_route_field", test_every_tool_body_argument_is_a_route_field },
 	{ "route_match_binds_placeholders", test_route_match_binds_placeholders },

@@ -109,7 +109,7 @@ test_the_switch_reports_state_and_reason(void)
 	CHECK(!humanize_enabled());
 }
 
-const struct unit_test humanize_tests[] = {
+const struct harness_test humanize_tests[] = {
 	{ "humanize_paths_end_exactly_stay_on_screen_and_curve", test_paths_end_exactly_stay_on_screen_and_curve },
 	{ "humanize_a_move_to_the_same_point_is_one_event", test_a_move_to_the_same_point_is_one_event },
 	{ "humanize_jitter_holds_and_gaps_stay_in_their_ranges", test_jitter_holds_and_gaps_stay_in_their_ranges },

@@ -85,7 +85,7 @@ test_allowed_lists_name_the_next_states(void)
 	CHECK(strcmp(buf, "active") == 0);
 }
 
-const struct unit_test state_tests[] = {
+const struct harness_test state_tests[] = {
 	{ "task_transitions_match_the_documented_machine", test_task_transitions_match_the_documented_machine },
 	{ "item_transitions_match_the_documented_machine", test_item_transitions_match_the_documented_machine },
 	{ "status_names_parse_case_insensitively", test_status_names_parse_case_insensitively },

@@ -495,7 +495,7 @@ test_group_commit_isolates_failing_writes(void)
 	cleanup(st);
 }
 
-const struct unit_test store_tests[] = {
+const struct harness_test store_tests[] = {
 	{ "group_commit_isolates_failing_writes", test_group_commit_isolates_failing_writes },
 	{ "wal_is_checkpointed_and_bounded_under_load", test_wal_is_checkpointed_and_bounded_under_load },
 	{ "store_applies_migrations_once_and_reopens", test_store_applies_migrations_once_and_reopens },

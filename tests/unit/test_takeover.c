@@ -76,7 +76,7 @@ test_takeover_help_request_and_dismissal(void)
 	CHECK(system(cmd) == 0);
 }
 
-const struct unit_test takeover_tests[] = {
+const struct harness_test takeover_tests[] = {
 	{ "takeover_table_matches_the_documented_machine", test_takeover_table_matches_the_documented_machine },
 	{ "takeover_help_request_and_dismissal", test_takeover_help_request_and_dismissal },
 	{ NULL, NULL },

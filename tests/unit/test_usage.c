@@ -74,7 +74,7 @@ test_usage_prices_defaults_and_file(void)
 	usage_price_init(dir);
 }
 
-const struct unit_test usage_tests[] = {
+const struct harness_test usage_tests[] = {
 	{ "usage_tokens_every_shape", test_usage_tokens_every_shape },
 	{ "usage_prices_defaults_and_file", test_usage_prices_defaults_and_file },
 	{ NULL, NULL },

@@ -312,7 +312,7 @@ test_derr_cuts_on_utf8_boundaries(void)
 	CHECK(strcmp(e.field, "\xc3\xa9") == 0 && strcmp(e.message, "x\xe2\x82\xac") == 0);
 }
 
-const struct unit_test util_tests[] = {
+const struct harness_test util_tests[] = {
 	{ "iso_time_round_trips_through_time_parse", test_iso_time_round_trips_through_time_parse },
 	{ "utf8_valid_rejects_overlongs_surrogates_and_truncation",
 	  test_utf8_valid_rejects_overlongs_surrogates_and_truncation },

@@ -1,6 +1,6 @@
 /*
  * main.c - bin/test-vision: the vision layer against bin/vision-stub (see
- * tests/vision.sh, which starts the stub and sets VISION_STUB_URL and
+ * tests/vision/run.sh, which starts the stub and sets VISION_STUB_URL and
  * VISION_STUB_KEY). Prints "ok/FAIL name" per test and a closing
  * "N passed, N failed"; an argument runs only tests whose name contains it.
  */
@@ -11,7 +11,7 @@
 #include "httpc.h"
 #include "vt.h"
 
-atomic_int vt_failed_checks;
+HARNESS_DEFINE;
 const char *vt_url;
 const char *vt_key;
 struct vision_image vt_jpeg_a, vt_jpeg_b;
@@ -107,42 +107,25 @@ make_jpeg(int w, int h, int seed, struct vision_image *out)
 int
 main(int argc, char **argv)
 {
-	const struct vt_test *const tables[] = { parse_tests, backend_tests };
-	int passed = 0, failed = 0;
+	const struct harness_test *const tables[] = { parse_tests, backend_tests };
 
 	vt_url = getenv("VISION_STUB_URL");
 	vt_key = getenv("VISION_STUB_KEY");
 	if (vt_url == NULL || vt_key == NULL) {
-		fprintf(stderr, "test-vision: run through tests/vision.sh (VISION_STUB_URL, VISION_STUB_KEY)\n");
-		printf("0 passed, 1 failed\n");
-		return 1;
+		fprintf(stderr, "test-vision: run through tests/vision/run.sh (VISION_STUB_URL, VISION_STUB_KEY)\n");
+		harness_count(false);
+		return harness_finish();
 	}
 	if (httpc_global_init() != 0 || make_jpeg(64, 48, 0, &vt_jpeg_a) != 0 ||
 	    make_jpeg(40, 30, 77, &vt_jpeg_b) != 0) {
 		fprintf(stderr, "test-vision: setup failed\n");
-		printf("0 passed, 1 failed\n");
-		return 1;
+		harness_count(false);
+		return harness_finish();
 	}
-	for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
-		for (const struct vt_test *u = tables[t]; u->name != NULL; u++) {
-			int before = vt_failed_checks;
-
-			if (argc > 1 && strstr(u->name, argv[1]) == NULL)
-				continue;
-			u->fn();
-			if (vt_failed_checks == before) {
-				passed++;
-				printf("ok   %s\n", u->name);
-			} else {
-				failed++;
-				printf("FAIL %s\n", u->name);
-			}
-			fflush(stdout);
-		}
-	}
+	for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+		harness_run(tables[t], argc > 1 ? argv[1] : NULL);
 	free((void *)(uintptr_t)vt_jpeg_a.jpeg);
 	free((void *)(uintptr_t)vt_jpeg_b.jpeg);
 	httpc_global_cleanup();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed != 0;
+	return harness_finish();
 }

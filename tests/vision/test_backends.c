@@ -672,7 +672,7 @@ out:
 	vision_free(o);
 }
 
-const struct vt_test backend_tests[] = {
+const struct harness_test backend_tests[] = {
 	{ "new_errors", test_new_errors },
 	{ "ollama", test_ollama },
 	{ "vllm", test_vllm },

@@ -153,7 +153,7 @@ test_parse_final(void)
 	CHECK(vision_parse_final(NULL, &f) == -1);
 }
 
-const struct vt_test parse_tests[] = {
+const struct harness_test parse_tests[] = {
 	{ "parse_final", test_parse_final },
 	{ "parse_table", test_parse_table },
 	{ "parse_edges", test_parse_edges },

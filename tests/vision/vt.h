@@ -1,6 +1,6 @@
 /*
- * vt.h - the vision suite's harness: CHECK like tests/unit, the stub's
- * address (VISION_STUB_URL, VISION_STUB_KEY from tests/vision.sh) and
+ * vt.h - the vision suite's harness: CHECK (tests/harness.h), the stub's
+ * address (VISION_STUB_URL, VISION_STUB_KEY from tests/vision/run.sh) and
  * helpers that drive its control API.
  */
 #ifndef DETM_VT_H
@@ -13,23 +13,11 @@
 
 #include "vision.h"
 
-extern atomic_int vt_failed_checks;
+#include "harness.h"
 
-#define CHECK(cond) \
-	do { \
-		if (!(cond)) { \
-			fprintf(stderr, "    %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-			vt_failed_checks++; \
-		} \
-	} while (0)
 
-struct vt_test {
-	const char *name;
-	void (*fn)(void);
-};
-
-extern const struct vt_test parse_tests[];
-extern const struct vt_test backend_tests[];
+extern const struct harness_test parse_tests[];
+extern const struct harness_test backend_tests[];
 
 extern const char *vt_url;      /* http://127.0.0.1:PORT */
 extern const char *vt_key;      /* the key the stub checks */

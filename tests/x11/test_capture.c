@@ -886,7 +886,7 @@ capture_fallback_matches_shm(void)
 	xh_server_stop(&s);
 }
 
-const struct xh_test capture_tests[] = {
+const struct harness_test capture_tests[] = {
 	{ "capture_full_screen_pixels", capture_full_screen_pixels },
 	{ "capture_scaled_maps_back", capture_scaled_maps_back },
 	{ "capture_region", capture_region },

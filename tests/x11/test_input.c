@@ -859,7 +859,7 @@ out:
 	rmdir(dir);
 }
 
-const struct xh_test input_tests[] = {
+const struct harness_test input_tests[] = {
 	{ "input_move_and_pointer", input_move_and_pointer },
 	{ "input_errors", input_errors },
 	{ "input_click_focuses", input_click_focuses },

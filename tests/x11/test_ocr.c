@@ -542,7 +542,7 @@ ocr_errors(void)
 	free(rgb);
 }
 
-const struct xh_test ocr_tests[] = {
+const struct harness_test ocr_tests[] = {
 	{ "ocr_condition_table", ocr_condition_table },
 	{ "ocr_match_table", ocr_match_table },
 	{ "ocr_changed_boxes_synthetic", ocr_changed_boxes_synthetic },

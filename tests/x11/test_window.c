@@ -833,7 +833,7 @@ out:
 	xh_server_stop(&s);
 }
 
-const struct xh_test window_tests[] = {
+const struct harness_test window_tests[] = {
 	{ "window_list", test_list },
 	{ "window_title_encoding", test_title_encoding },
 	{ "window_find", test_find },

@@ -14,8 +14,6 @@
 #include "xinput.h"
 #include "xh.h"
 
-int xh_failed_checks;
-
 #define MAX_PIDS 64
 static pid_t pids[MAX_PIDS];
 

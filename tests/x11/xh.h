@@ -1,7 +1,7 @@
 /*
  * xh.h - the x11 suite's harness: real Xvfb servers and real X clients.
  *
- * Tests call CHECK() (as in tests/unit); each test file exports a table
+ * Tests call CHECK() (tests/harness.h); each test file exports a table
  * ended by { NULL, NULL }. xh_server starts a private Xvfb (-displayfd,
  * -nolisten tcp) and opens an Xlib connection to it; xh_spawn runs a client
  * (xterm, xlogo, ...) on it. Everything is killed at exit.
@@ -15,20 +15,7 @@
 
 #include <X11/Xlib.h>
 
-extern int xh_failed_checks;
-
-#define CHECK(cond) \
-	do { \
-		if (!(cond)) { \
-			fprintf(stderr, "    %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-			xh_failed_checks++; \
-		} \
-	} while (0)
-
-struct xh_test {
-	const char *name;
-	void (*fn)(void);
-};
+#include "harness.h"
 
 struct xh_server {
 	pid_t pid;
@@ -51,9 +38,9 @@ bool xh_wait_until(bool (*pred)(void *), void *arg, int timeout_ms);
 void xh_sleep_ms(int ms);
 
 /* Test tables. */
-extern const struct xh_test input_tests[];
-extern const struct xh_test window_tests[];
-extern const struct xh_test capture_tests[];
-extern const struct xh_test ocr_tests[];
+extern const struct harness_test input_tests[];
+extern const struct harness_test window_tests[];
+extern const struct harness_test capture_tests[];
+extern const struct harness_test ocr_tests[];
 
 #endif

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# waits.sh - the smart-wait suite: a real detmd watching real Xvfb displays
+# run.sh - the smart-wait suite: a real detmd watching real Xvfb displays
 # with real X clients, judged through bin/vision-stub (our stand-in that
 # speaks Ollama/OpenAI/Anthropic wire formats and records every request).
 #
@@ -12,25 +12,12 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-waits.XXXXXX)
-pids=()
-cleanup() {
-	daemon_kill9
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp" "${DETM_DATA:-/nonexistent}"
-}
-trap cleanup EXIT
-export LC_ALL=C.UTF-8
-
-key="stub-key-$$"
-"$DETM_BIN/vision-stub" --port 0 --port-file "$tmp/stub.port" --key "$key" 2>"$tmp/stub.log" &
-pids+=($!)
-for i in $(seq 1 100); do [ -s "$tmp/stub.port" ] && break; sleep 0.05; done
-STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
+suite_init waits --rm-data
+stub_start || { bad "vision-stub starts"; finish; exit 1; }
+key=$KEY
 
 wait_for_s() { local t=$1 i; shift; for i in $(seq 1 $((t * 10))); do "$@" && return 0; sleep 0.1; done; return 1; }
 new_task() { api POST /api/tasks "{\"name\":\"$1\",\"display\":true}" >/dev/null; jqr .task_id; }
@@ -325,7 +312,9 @@ api GET "/api/waits/$WO?block_s=40" >/dev/null
 expect "ocr: resolves when a real xterm prints the phrase" 200 '.status == "resolved" and (.detail | test("Download complete"))'
 api POST /api/waits "{\"task_id\":\"$TO\",\"wake_when\":\"text-gone:\\\"Download complete\\\"\",\"timeout\":60}" >/dev/null
 WG=$(jqr .wait_id)
-sleep 3
+# Once it has been judged at least once (not after a fixed time: OCR under
+# ASan on a busy machine can take longer than the 3 s this slept).
+wait_for 30 sh -c "curl -s $DETM_URL/api/waits/$WG | jq -e '.evaluations >= 1' >/dev/null"
 api GET "/api/waits/$WG" >/dev/null
 expect "ocr: text-gone keeps watching while the phrase is there" 200 '.status == "watching" and .evaluations >= 1'
 api POST /api/desktop/action "{\"task_id\":\"$TO\",\"action\":\"close_window\",\"window_name\":\"dl\",\"force\":true}" >/dev/null

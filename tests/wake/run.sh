@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# wake.sh - the wake suite: stuck detection and wake-up delivery against a
+# run.sh - the wake suite: stuck detection and wake-up delivery against a
 # real detmd, with shortened intervals (checks every second). Tasks are
 # made idle by moving tasks.updated_at back with sqlite3 (the daemon reads
 # it on every check), so no test waits out the stuck threshold.
@@ -20,19 +20,10 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-wake.XXXXXX)
-pids=()
-cleanup() {
-	daemon_kill9
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-export LC_ALL=C.UTF-8
+suite_init wake
 
 api() { # api METHOD PATH [BODY]: body to $tmp/resp (and stdout), status to $CODE
 	CODE=$(curl -sS -o "$tmp/resp" -w '%{http_code}' -X "$1" "$DETM_URL$2" \

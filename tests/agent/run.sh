@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# agent.sh - the gui_agent suite: POST /api/gui/agent on a real 1280x720
+# run.sh - the gui_agent suite: POST /api/gui/agent on a real 1280x720
 # Xvfb task display with a real xterm (`cat > file`), the supervisor model
 # played by bin/vision-stub speaking OpenRouter's wire format with tool
 # calls (scripted "TOOL_CALL name {args}" answers), grounding by `direct`
@@ -14,17 +14,12 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-agent.XXXXXX)
-pids=()
-trap 'daemon_kill9; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait "${pids[@]}" 2>/dev/null; rm -rf "$tmp"' EXIT
-key="stub-key-$$"
-"$DETM_BIN/vision-stub" --port 0 --port-file "$tmp/stub.port" --key "$key" 2>"$tmp/stub.log" &
-pids+=($!)
-for _ in $(seq 1 100); do [ -s "$tmp/stub.port" ] && break; sleep 0.05; done
-STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
+suite_init agent
+stub_start || { bad "vision-stub starts"; finish; exit 1; }
+key=$KEY
 script() { # script ANSWER...: the stub's answers, in order (the last repeats)
 	local a; a=$(printf '%s\n' "$@" | jq -R . | jq -s -c .)
 	stub_script "{\"answers\":$a,\"tokens_in\":100,\"tokens_out\":10}"
@@ -39,9 +34,8 @@ start() { # start [detmd args]: daemon, task with a display, an xterm writing to
 	T=$(jqr .task_id)
 	DISP=$(jqr .metadata.display)
 	AUTH=$(jqr .metadata.xauthority)
-	DISPLAY=$DISP XAUTHORITY=$AUTH xterm -geometry 40x10+100+100 -T target -e sh -c "cat > $tmp/typed" 2>/dev/null &
-	pids+=($!)
-	wait_for 10 sh -c "DISPLAY=$DISP XAUTHORITY=$AUTH xdotool search --name '^target$' >/dev/null 2>&1"
+	xstart "$T" xterm -geometry 40x10+100+100 -T target -e sh -c "cat > $tmp/typed"
+	xwait "$T" target
 }
 gui_actions() { curl -s "$DETM_URL/api/tasks/$T?detail=actions" | jq '[.items[].action_details[] | select(.action_type == "gui")] | length'; }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# load.sh - the load suite: detmd under sustained writes, concurrency and a
+# run.sh - the load suite: detmd under sustained writes, concurrency and a
 # kill -9, with a recording and smart waits running throughout.
 #
 #   crash survival: 16 writers post actions and messages over keep-alive
@@ -16,16 +16,14 @@
 # The figures are printed (and recorded in docs/reliability.md).
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-load.XXXXXX)
-pids=()
-trap 'daemon_kill9; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+suite_init load
 db() { sqlite3 -cmd '.timeout 5000' "$DETM_DATA/data.db" "$@"; }
 rss_kb() { awk '/^VmRSS/ { print $2 }' "/proc/$DETM_PID/status"; }
 busy_display() { # busy_display TASK: an xterm whose text keeps changing on the task's display
-	xenv "$1" xterm -geometry 60x20+0+0 -e sh -c 'while :; do date +%N; sleep 0.2; done' & pids+=($!)
+	xstart "$1" xterm -geometry 60x20+0+0 -e sh -c 'while :; do date +%N; sleep 0.2; done'
 }
 
 # ---- crash survival under load ----

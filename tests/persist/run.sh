@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# persist.sh - the persist suite: what detmd acknowledged survives a restart.
+# run.sh - the persist suite: what detmd acknowledged survives a restart.
 #
 #   1. clean restart: write a task tree over HTTP, SIGTERM, restart on the
 #      same data dir, and compare the JSON of the summary (detail=full), each
@@ -18,17 +18,15 @@
 #
 # Uses tests/lib.sh, curl, python3 and the sqlite3 CLI; prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-persist.XXXXXX)
+suite_init persist
 dirs=()
-cleanup() {
-	daemon_kill9
+suite_atexit() {
 	[ -n "${writer:-}" ] && kill "$writer" 2>/dev/null
-	rm -rf "$tmp" "${dirs[@]}"
+	rm -rf "${dirs[@]}"
 }
-trap cleanup EXIT
 
 # api METHOD PATH [BODY] : print the body; fail (return 1) on a non-2xx status.
 api() {

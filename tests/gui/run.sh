@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gui.sh - the GUI agent suite: POST /api/gui/find and /api/gui/do on a real
+# run.sh - the GUI agent suite: POST /api/gui/find and /api/gui/do on a real
 # detmd driving a real 1920x1080 Xvfb task display with real xterms, every
 # grounding backend answered by bin/vision-stub (UI-TARS text over Ollama
 # and OpenRouter, Anthropic computer-use tool_use, OmniParser /parse/ plus
@@ -12,25 +12,12 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-gui.XXXXXX)
-pids=()
-cleanup() {
-	daemon_stop
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp" "${DETM_DATA:-/nonexistent}"
-}
-trap cleanup EXIT
-export LC_ALL=C.UTF-8
-
-key="stub-key-$$"
-"$DETM_BIN/vision-stub" --port 0 --port-file "$tmp/stub.port" --key "$key" 2>"$tmp/stub.log" &
-pids+=($!)
-for i in $(seq 1 100); do [ -s "$tmp/stub.port" ] && break; sleep 0.05; done
-STUB="http://127.0.0.1:$(cat "$tmp/stub.port")"
+suite_init gui --term --rm-data
+stub_start || { bad "vision-stub starts"; finish; exit 1; }
+key=$KEY
 
 stub_check() { # stub_check NAME jq-expr-on-last-request
 	local v; v=$(stub_last "$2")
@@ -68,13 +55,9 @@ scene() { # scene VAR=value...: restart detmd with that config, new task and win
 	T=$(jq -r .task_id <"$tmp/resp")
 	DISP=$(jq -r .metadata.display <"$tmp/resp")
 	AUTH=$(jq -r .metadata.xauthority <"$tmp/resp")
-	DISPLAY=$DISP XAUTHORITY=$AUTH xterm -geometry 20x5+400+300 -T target -e sleep 600 2>>"$tmp/clients.log" &
-	pids+=($!)
-	DISPLAY=$DISP XAUTHORITY=$AUTH xterm -geometry 20x5+1000+600 -T other -e sleep 600 2>>"$tmp/clients.log" &
-	pids+=($!)
-	wait_for 10 sh -c "DISPLAY=$DISP XAUTHORITY=$AUTH xdotool search --name '^other$' >/dev/null 2>&1" &&
-		wait_for 10 sh -c "DISPLAY=$DISP XAUTHORITY=$AUTH xdotool search --name '^target$' >/dev/null 2>&1" ||
-		bad "xterms appear ($*)"
+	xstart "$T" xterm -geometry 20x5+400+300 -T target -e sleep 600
+	xstart "$T" xterm -geometry 20x5+1000+600 -T other -e sleep 600
+	xwait "$T" other && xwait "$T" target || bad "xterms appear ($*)"
 	sleep 0.2
 }
 export OLLAMA_URL="$STUB" ACU_CLAUDE_URL="$STUB" ACU_OPENROUTER_URL="$STUB" ACU_GROUNDING_TIMEOUT_MS=5000

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# record.sh - the recording suite: a real detmd records real Xvfb task
+# run.sh - the recording suite: a real detmd records real Xvfb task
 # displays with real xterms; the files are checked with independent tools
 # (ffprobe and ffmpeg from Debian's ffmpeg, only to verify; ImageMagick for
 # pixels; python3 to split the MJPEG stream).
@@ -18,18 +18,10 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-record.XXXXXX)
-pids=()
-cleanup() {
-	daemon_kill9
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+suite_init record
 
 rec() { curl -s "$DETM_URL/api/tasks/$1" | jq -r ".recording$2"; }
 rec_is() { [ "$(rec "$1" .state)" = "$2" ]; }
@@ -43,8 +35,7 @@ new_task() { # new_task NAME [RES]: a task with its own display; sets T
 	T=$(jqr .task_id)
 }
 busy_xterm() { # busy_xterm TASK: an xterm whose text changes 5 times a second
-	xenv "$1" xterm -geometry 60x20+0+0 -e sh -c 'i=0; while :; do i=$((i+1)); echo "line $i $(date +%N)"; sleep 0.2; done' &
-	pids+=($!)
+	xstart "$1" xterm -geometry 60x20+0+0 -e sh -c 'i=0; while :; do i=$((i+1)); echo "line $i $(date +%N)"; sleep 0.2; done'
 }
 file_of() { echo "$DETM_DATA/recordings/$1.mp4"; }
 
@@ -57,7 +48,7 @@ new_task rec
 A=$T
 t0=$(date +%s.%N)
 busy_xterm "$A"
-xenv "$A" xterm -bg red -fg red -geometry 20x5+500+400 -T redwin -e sleep 600 & pids+=($!)
+xstart "$A" xterm -bg red -fg red -geometry 20x5+500+400 -T redwin -e sleep 600
 check "a task with its own display is being recorded" wait_for 10 rec_is "$A" recording
 check "frames and bytes grow while the screen changes" wait_for 15 sh -c \
 	"[ \$(curl -s $DETM_URL/api/tasks/$A | jq .recording.frames) -ge 6 ]"
@@ -150,8 +141,8 @@ expect "duration_s and wait:false give 202 and an id" 202 '.status == "recording
 cid=$(jqr .clip_id)
 api GET "/api/record/$cid?block_s=20"
 expect "the clip's status can be long-polled until done" 200 '.status == "done"'
-xenv "$C" xterm -geometry 30x6+300+200 -T cliptarget -e sleep 600 & pids+=($!)
-wait_for 10 sh -c "DISPLAY=$(disp_of "$C") XAUTHORITY=$(auth_of "$C") xdotool search --name '^cliptarget$' >/dev/null 2>&1"
+xstart "$C" xterm -geometry 30x6+300+200 -T cliptarget -e sleep 600
+xwait "$C" cliptarget
 geom=$(DISPLAY=$(disp_of "$C") XAUTHORITY=$(auth_of "$C") xwininfo -name cliptarget | awk '/Width:/ { w = $2 } /Height:/ { h = $2 } END { print w "x" h }')
 api POST /api/record "{\"task_id\":\"$C\",\"duration\":1,\"target\":\"window:cliptarget\"}"
 expect "video_record of one window" 200 '.status == "done" and .window.title == "cliptarget"'
@@ -161,6 +152,17 @@ check "the window clip has the window's size ($wg for $geom, even-rounded)" sh -
 	"[ '$wg' = \"\$(echo $geom | awk -Fx '{ printf \"%dx%d\", \$1 - \$1 % 2, \$2 - \$2 % 2 }')\" ]"
 api POST /api/record "{\"task_id\":\"$C\",\"duration\":1,\"target\":\"window:no such window\"}"
 expect "a window that is not there is 404 on target" 404 '.error.field == "target"'
+# A clip whose window closes fails; its status says why in the one error
+# shape (the busy xterm keeps drawing, so the next tick grabs the gone window).
+xstart "$C" xterm -geometry 30x6+300+300 -T cliptarget2 -e sleep 600
+xwait "$C" cliptarget2
+api POST /api/record "{\"task_id\":\"$C\",\"duration\":30,\"target\":\"window:cliptarget2\",\"wait\":false}"
+expect "a window clip starts (wait:false)" 202 '.status == "recording"'
+fid=$(jqr .clip_id)
+xenv "$C" xdotool search --name '^cliptarget2$' windowkill
+api GET "/api/record/$fid?block_s=25"
+expect "a clip whose window closed fails with {code,message,field}" 200 \
+	'.status == "failed" and (.error | type) == "object" and (.error.code | type) == "string" and (.error.message | length) > 0 and (.error | has("field"))'
 for bad_body in '{"duration":0}' '{"duration":121}' '{"duration_s":"5"}' '{"fps":0}' '{"fps":31}' \
 	'{"target":"desktop"}' '{"task_id":"nosuch00"}' '{"colour":1}'; do
 	api POST /api/record "$bad_body"
@@ -223,8 +225,7 @@ daemon_stop
 daemon_start --record-fps 10 --record-task-max-mb 1 || { bad "daemon start (cap)"; finish; exit 1; }
 new_task capped
 P=$T
-xenv "$P" xterm -geometry 100x40+0+0 -e sh -c 'while :; do head -c 3000 /dev/urandom | base64; sleep 0.05; done' &
-pids+=($!)
+xstart "$P" xterm -geometry 100x40+0+0 -e sh -c 'while :; do head -c 3000 /dev/urandom | base64; sleep 0.05; done'
 check "a recording that reaches ACU_RECORD_TASK_MAX_MB stops as capped" wait_for 60 rec_is "$P" capped
 check "the task thread says why" sh -c \
 	"curl -s $DETM_URL/api/tasks/$P/messages | jq -e '[.messages[] | select(.content | test(\"recording stopped.*ACU_RECORD_TASK_MAX_MB\"))] | length == 1' >/dev/null"

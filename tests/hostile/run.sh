@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# hostile.sh - the hostile-HTTP suite: a real detmd against clients that
+# run.sh - the hostile-HTTP suite: a real detmd against clients that
 # misbehave on purpose.
 #
 #   slowloris:  120 connections that trickle header bytes do not stop a
@@ -18,12 +18,10 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-hostile.XXXXXX)
-pids=()
-trap 'daemon_kill9; for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+suite_init hostile
 healthy() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$DETM_URL/api/health")" = 200 ]; }
 
 daemon_start --connection-timeout 3 || { bad "daemon start"; finish; exit 1; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# desktop.sh - the desktop suite: a real detmd driving real Xvfb displays
+# run.sh - the desktop suite: a real detmd driving real Xvfb displays
 # with real X clients (xterm, xlogo), checked from outside with independent
 # tools (xdotool/xwininfo/xdpyinfo as oracles, ImageMagick for pixels, the
 # files xterms write).
@@ -16,19 +16,10 @@
 #
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-desktop.XXXXXX)
-pids=()
-cleanup() {
-	daemon_kill9
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-export LC_ALL=C.UTF-8
+suite_init desktop
 
 act() { # act TASK JSON-fields: POST /api/desktop/action
 	api POST /api/desktop/action "{\"task_id\":\"$1\",$2}" >/dev/null
@@ -47,11 +38,8 @@ x.XGetScreenSaver(ctypes.c_void_p(d), *[ctypes.byref(i) for i in v]); print(v[0]
 xvfb_count() { pgrep -f "Xvfb.*-auth $DETM_DATA/displays" | wc -l; }
 
 # ---- a shared desktop of our own (the daemon's DISPLAY) ----
-mkfifo "$tmp/displayfd"
-Xvfb -displayfd 5 -screen 0 1024x768x24 -nolisten tcp 5>"$tmp/displayfd" >/dev/null 2>&1 &
-pids+=($!)
-read -r -t 10 shared_num <"$tmp/displayfd" || { bad "shared Xvfb" "did not start"; finish; exit 1; }
-SHARED=":$shared_num"
+xvfb_start 1024x768x24 || { bad "shared Xvfb" "did not start"; finish; exit 1; }
+SHARED=$XVFB_DISPLAY
 
 daemon_start --display "$SHARED" || { bad "daemon start"; finish; exit 1; }
 
@@ -84,12 +72,13 @@ api POST "/api/tasks/$A/display" '{}' >/dev/null
 expect "a second display for the same task is 409" 409
 
 # ---- input: click focuses, Unicode typing, key combos ----
-xenv "$A" xterm -geometry 60x10+0+0 -T left -e sh -c "cat > $tmp/a1.txt" & pids+=($!); XT1=$!
-xenv "$A" xterm -geometry 60x10+600+0 -T right -e sh -c "cat > $tmp/a2.txt" & pids+=($!)
-xenv "$B" xterm -geometry 40x10+0+0 -T other -e sh -c "cat > $tmp/b.txt" & pids+=($!)
-wait_for 10 sh -c "DISPLAY=$DA XAUTHORITY=$(auth_of "$A") xdotool search --name '^right$' >/dev/null" ||
-	bad "xterms appear" "no window"
-wait_for 10 sh -c "DISPLAY=$DB XAUTHORITY=$(auth_of "$B") xdotool search --name '^other$' >/dev/null"
+# xstart keeps the xterm's own pid (xenv ... & kept a subshell's).
+xstart "$A" xterm -geometry 60x10+0+0 -T left -e sh -c "cat > $tmp/a1.txt"
+XT1=$XPID
+xstart "$A" xterm -geometry 60x10+600+0 -T right -e sh -c "cat > $tmp/a2.txt"
+xstart "$B" xterm -geometry 40x10+0+0 -T other -e sh -c "cat > $tmp/b.txt"
+xwait "$A" right || bad "xterms appear" "no window"
+xwait "$B" other
 wait_for 5 test -f "$tmp/a2.txt"
 focus_is() { [ "$(xenv "$A" xdotool getwindowfocus getwindowname 2>/dev/null)" = "$1" ]; }
 act "$A" '"action":"click","x":800,"y":60'
@@ -210,8 +199,8 @@ expect "close_window (graceful)" 200 '.how == "delete"'
 check "the xterm exited" wait_for 5 gone "$XT1"
 
 # ---- capture ----
-xenv "$B" xterm -bg red -fg red -geometry 20x5+200+150 -T redwin -e sleep 600 & pids+=($!)
-wait_for 10 sh -c "DISPLAY=$DB XAUTHORITY=$(auth_of "$B") xdotool search --name '^redwin$' >/dev/null"
+xstart "$B" xterm -bg red -fg red -geometry 20x5+200+150 -T redwin -e sleep 600
+xwait "$B" redwin
 sleep 0.3
 curl -s -D "$tmp/h" -o "$tmp/shot.jpg" "$DETM_URL/api/desktop/screenshot?task_id=$B&max_width=800"
 check "screenshot is a JPEG" sh -c "head -c 3 $tmp/shot.jpg | od -An -tx1 | grep -q 'ff d8 ff'"
@@ -326,7 +315,7 @@ WM=$(curl -s "$DETM_URL/api/displays" | jq -r ".displays[] | select(.task_id == 
 check "a task display gets the window manager (wm_pid $WM)" kill -0 "${WM:-0}"
 wm_up() { xenv "$W" xprop -root _NET_SUPPORTING_WM_CHECK | grep -q 'window id'; }
 check "the window manager manages the display (EWMH check window)" wait_for 10 wm_up
-xenv "$W" xterm -geometry 40x5+50+50 -T managed -e sleep 60 & pids+=($!)
+xstart "$W" xterm -geometry 40x5+50+50 -T managed -e sleep 60
 wm_frame() { xenv "$W" xprop -name managed _NET_FRAME_EXTENTS 2>/dev/null | grep -q '='; }
 check "and frames a new window (_NET_FRAME_EXTENTS)" wait_for 10 wm_frame
 api PATCH "/api/tasks/$W" '{"status":"completed"}' >/dev/null

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# typing.sh - the typing suite: text typed through the daemon's HTTP action
+# run.sh - the typing suite: text typed through the daemon's HTTP action
 # (POST /api/desktop/action "type", the production path) into a real xterm
 # on a task's own Xvfb, while two CPU-burning loops compete with xterm for
 # the cores; every byte must arrive, in order, every time.
@@ -15,11 +15,10 @@
 # The burners are started and stopped here (killed on exit too).
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-typing.XXXXXX)
-pids=()
+suite_init typing
 burners=()
 stop_burners() {
 	local p
@@ -27,15 +26,7 @@ stop_burners() {
 	for p in "${burners[@]}"; do wait "$p" 2>/dev/null; done
 	burners=()
 }
-cleanup() {
-	stop_burners
-	daemon_kill9
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-export LC_ALL=C.UTF-8
+suite_atexit() { stop_burners; }
 
 # The interpreter itself, not a version-manager shim (seconds per call under load).
 PY=$(python3 -c 'import sys; print(sys.executable)')
@@ -64,10 +55,8 @@ before=$(keymap "$T")
 check "the keyboard map can be read" [ -n "$before" ]
 
 out="$tmp/out.txt"
-DISPLAY=$(disp_of "$T") XAUTHORITY=$(auth_of "$T") xterm -u8 -geometry 80x24+0+0 -T typing \
-	-e sh -c "stty -echo; cat > $out" 2>>"$tmp/clients.log" & pids+=($!)
-wait_for 10 sh -c "DISPLAY=$(disp_of "$T") XAUTHORITY=$(auth_of "$T") xdotool search --name '^typing$' >/dev/null" ||
-	bad "xterm appears" "no window"
+xstart "$T" xterm -u8 -geometry 80x24+0+0 -T typing -e sh -c "stty -echo; cat > $out"
+xwait "$T" typing || bad "xterm appears" "no window"
 wait_for 5 test -f "$out"
 api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"click\",\"x\":100,\"y\":100}"
 expect "click focuses the xterm" 200

@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# memory.sh - the memory suite: memory_search / memory_read / memory_append
+# run.sh - the memory suite: memory_search / memory_read / memory_append
 # (the Python DETM's tools) over a real workspace directory, through HTTP,
 # the Python route names and detm-mcp; and the path guard that the Python
 # one lacked: absolute paths, "..", symbolic links out of the workspace and
 # a sibling directory whose name starts like the workspace's are refused.
 # Prints "N passed, N failed".
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-tmp=$(mktemp -d /tmp/detm-memory.XXXXXX)
-trap 'daemon_kill9; rm -rf "$tmp"' EXIT
+suite_init memory
 ws=$tmp/workspace
 mkdir -p "$ws/memory" "$tmp/workspace2"
 cat >"$ws/MEMORY.md" <<'MD'

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# vision.sh - the vision suite: starts bin/vision-stub on a free loopback
+# run.sh - the vision suite: starts bin/vision-stub on a free loopback
 # port (with an API key to check), runs bin/test-vision against it and
 # passes on its closing "N passed, N failed" line and exit status.
 # DETM_BIN selects bin/ or bin-asan/; an argument filters tests by name.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 DETM_BIN=${DETM_BIN:-bin}
 
 for b in vision-stub test-vision; do
