@@ -8,8 +8,8 @@
  * freed (job_release_locked, once no ring entry or worker holds it).
  *
  * WAITS_CHECK_LOCKED() (W.mu held) asserts after every transition, in
- * debug and ASan builds; under NDEBUG it is nothing. It is a macro because
- * struct job and W are the engine's own: it copies the flags of every job
+ * debug and ASan builds; under NDEBUG it is nothing. It is a macro so that the
+ * checker functions stay apart from the engine (waits_int.h): it copies the flags of every job
  * it can reach into a struct wait_view and hands them to the functions
  * below, which know nothing else of the engine.
  */

@@ -23,6 +23,7 @@
 #include "display.h"
 #include "vision.h"
 #include "waits.h"
+#include "waits_check.h"
 #include "xcap.h"
 
 struct job {

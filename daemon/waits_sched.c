@@ -403,18 +403,22 @@ wsched_worker(void *arg)
 		j->queued = false;
 		if (j->done) {
 			wjob_release_locked(j);
+			WAITS_CHECK_LOCKED();
 			continue;
 		}
 		j->running = true;
+		WAITS_CHECK_LOCKED();
 		pthread_mutex_unlock(&W.mu);
 		next = tick(j);
 		pthread_mutex_lock(&W.mu);
 		j->running = false;
 		if (j->done) {
 			wjob_release_locked(j);  /* else its finisher frees it */
+			WAITS_CHECK_LOCKED();
 			continue;
 		}
 		j->next_us = mono_us() + (next > 0 ? next : CHANGING_US);
+		WAITS_CHECK_LOCKED();
 		pthread_cond_signal(&W.sched_cv);
 	}
 	pthread_mutex_unlock(&W.mu);
@@ -572,6 +576,7 @@ wsched_main(void *arg)
 				j->queued = true;
 				W.queue[(W.qhead + W.qlen) % (size_t)W.app->cfg->max_waits] = j;
 				W.qlen++;
+				WAITS_CHECK_LOCKED();
 				pthread_cond_signal(&W.work_cv);
 				continue;
 			}
