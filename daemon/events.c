@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "jx.h"
+#include "store.h"
 #include "util.h"
 
 #define HEARTBEAT_S     15
@@ -32,6 +33,15 @@ static uint64_t last;
 static int subscribers;
 static bool down;
 static void (*notify)(void);     /* atomic: set once, read by publishers */
+
+/* Events of writes not committed yet (a deferred store_tx): published by
+ * events_commit when their batch commits, dropped if it fails. */
+struct pending {
+	uint64_t ticket;
+	char *type, *op, *task_id, *ref;
+	struct pending *next;
+};
+static struct pending *pend_head, **pend_tail = &pend_head;
 
 struct events_sub {
 	uint64_t sent;          /* the last id handed out */
@@ -57,8 +67,64 @@ notify_all(void)
 		fn();
 }
 
+static void publish_now(const char *type, const char *op, const char *task_id, const char *ref);
+
 void
 events_publish(const char *type, const char *op, const char *task_id, const char *ref)
+{
+	uint64_t ticket = store_defer_ticket();
+	struct pending *p;
+
+	if (ticket == 0) {
+		publish_now(type, op, task_id, ref);
+		return;
+	}
+	p = xcalloc(1, sizeof *p);
+	p->ticket = ticket;
+	p->type = xstrdup(type);
+	p->op = xstrdup(op);
+	p->task_id = task_id ? xstrdup(task_id) : NULL;
+	p->ref = ref ? xstrdup(ref) : NULL;
+	pthread_mutex_lock(&mu);
+	*pend_tail = p;
+	pend_tail = &p->next;
+	pthread_mutex_unlock(&mu);
+}
+
+void
+events_commit(uint64_t batch, bool ok)
+{
+	struct pending *done = NULL, **dt = &done, *p, **pp;
+
+	pthread_mutex_lock(&mu);
+	for (pp = &pend_head; (p = *pp) != NULL;) {
+		if (p->ticket > batch) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		p->next = NULL;
+		*dt = p;
+		dt = &p->next;
+	}
+	pend_tail = pp;
+	while (*pend_tail != NULL)
+		pend_tail = &(*pend_tail)->next;
+	pthread_mutex_unlock(&mu);
+	for (p = done; p != NULL; p = done) {
+		done = p->next;
+		if (ok)
+			publish_now(p->type, p->op, p->task_id, p->ref);
+		free(p->type);
+		free(p->op);
+		free(p->task_id);
+		free(p->ref);
+		free(p);
+	}
+}
+
+static void
+publish_now(const char *type, const char *op, const char *task_id, const char *ref)
 {
 	json_object *o = json_object_new_object();
 	char *rec;

@@ -21,6 +21,7 @@
 #ifndef DETM_EVENTS_H
 #define DETM_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,11 @@
 /* type: task, item, action, log, message, wait, recording; op: created,
  * updated, deleted; ref: the item ordinal / action / wait id, or NULL. */
 void events_publish(const char *type, const char *op, const char *task_id, const char *ref);
+/* Inside a deferred store_tx (store_defer_begin), events_publish holds the
+ * event back until its batch commits: events_commit(batch, ok) publishes
+ * (ok) or drops (the batch failed) the events of batches up to `batch`.
+ * Called by whoever installed the store's commit hook. */
+void events_commit(uint64_t batch, bool ok);
 
 struct events_sub;
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "events.h"
 #include "jx.h"
 #include "limits.h"
 #include "log.h"
@@ -46,7 +47,7 @@
 #define SIDE_IDLE_S     10      /* a side worker with nothing to do leaves */
 #define TICK_MS         1000    /* waiting streams are asked again at least this often */
 
-enum phase { PH_NEW, PH_QUEUED, PH_RAN };
+enum phase { PH_NEW, PH_QUEUED, PH_RAN, PH_COMMIT };
 
 struct hreq;
 
@@ -76,6 +77,10 @@ struct http {
 	pthread_t ticker;
 	bool ticker_running;
 	pthread_cond_t tick_cv;
+	/* replies waiting for their commit (suspended) */
+	pthread_mutex_t d_mu;
+	struct hreq *deferred;
+	uint64_t committed_seen;        /* the last batch the commit hook saw */
 };
 
 /* The server (one per process): req_streams_wake needs it without a handle. */
@@ -101,7 +106,8 @@ struct hreq {
 	struct req r;           /* its reply, sent when the connection resumes */
 	struct derr e;
 	int rc;
-	struct hreq *next;      /* in the side queue */
+	struct hreq *next;      /* in the side queue, or on http.deferred */
+	uint64_t ticket;        /* its writes' batch: the reply waits for its commit */
 };
 
 int
@@ -616,6 +622,39 @@ check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	}
 }
 
+/* Handlers that only write through store_tx and then build their reply
+ * from what they wrote (no read back): on an HTTP worker they run with a
+ * deferred acknowledgement, so the worker never waits for a COMMIT; the
+ * connection is suspended until the batch commits, then the reply goes. */
+static const route_fn deferred_fns[] = {
+	api_action_create, api_log_create, api_message_create,
+};
+
+static bool
+defers(const struct hreq *hr)
+{
+	size_t i;
+
+	if (hr->phase != PH_NEW)
+		return false;   /* a side worker can wait */
+	for (i = 0; i < ARRAY_LEN(deferred_fns); i++)
+		if (hr->route->fn == deferred_fns[i])
+			return true;
+	return false;
+}
+
+/* A deferred reply whose batch did not commit becomes a 500 (state < 0). */
+static void
+commit_result(struct hreq *hr, int state)
+{
+	if (state >= 0 || hr->rc != 0)
+		return;
+	json_object_put(hr->r.reply);
+	hr->r.reply = NULL;
+	hr->rc = -1;
+	derr_set(&hr->e, DERR_INTERNAL, NULL, "internal database error (the write was not committed)");
+}
+
 /* Runs hr's handler into hr->r / hr->rc / hr->e (on an HTTP worker or a
  * side worker): parses the body, calls the route. */
 static void
@@ -646,7 +685,13 @@ handler_call(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	} else {
 		r->body = json_object_new_object();
 	}
+	if (!defers(hr)) {
+		hr->rc = hr->route->fn(r, &hr->e);
+		return;
+	}
+	store_defer_begin();
 	hr->rc = hr->route->fn(r, &hr->e);
+	hr->ticket = store_defer_end();
 }
 
 /* Sends what handler_call left (on the connection's HTTP worker). */
@@ -711,6 +756,53 @@ runs_inline(const struct hreq *hr, struct MHD_Connection *conn)
 		if (hr->route->fn == inline_fns[i])
 			return true;
 	return false;
+}
+
+/* After a deferred handler: true if the reply must wait for hr->ticket's
+ * commit (the connection is then suspended until the hook resumes it).
+ * When the batch failed, the reply becomes a 500. */
+static bool
+commit_wait(struct http *h, struct hreq *hr, struct MHD_Connection *conn)
+{
+	int state = store_ticket_state(h->app->store, hr->ticket);
+
+	if (state == 0) {
+		pthread_mutex_lock(&h->d_mu);
+		if (h->committed_seen < hr->ticket) {
+			hr->phase = PH_COMMIT;
+			hr->next = h->deferred;
+			h->deferred = hr;
+			MHD_suspend_connection(conn);
+			pthread_mutex_unlock(&h->d_mu);
+			return true;
+		}
+		pthread_mutex_unlock(&h->d_mu);
+		state = store_ticket_state(h->app->store, hr->ticket);
+	}
+	commit_result(hr, state);
+	return false;
+}
+
+/* The store's commit hook: events of the batch go out, then its replies. */
+static void
+on_commit(void *arg, uint64_t batch, bool ok)
+{
+	struct http *h = arg;
+	struct hreq **pp, *hr;
+
+	events_commit(batch, ok);
+	pthread_mutex_lock(&h->d_mu);
+	if (batch > h->committed_seen)
+		h->committed_seen = batch;
+	for (pp = &h->deferred; (hr = *pp) != NULL;) {
+		if (hr->ticket > batch) {
+			pp = &hr->next;
+			continue;
+		}
+		*pp = hr->next;
+		MHD_resume_connection(hr->conn);
+	}
+	pthread_mutex_unlock(&h->d_mu);
 }
 
 static void *side_main(void *arg);
@@ -850,6 +942,10 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	if (hr->phase == PH_RAN)
 		return handler_reply(hr, conn, method, url);
+	if (hr->phase == PH_COMMIT) {
+		commit_result(hr, store_ticket_state(h->app->store, hr->ticket));
+		return handler_reply(hr, conn, method, url);
+	}
 	if (hr->phase == PH_QUEUED)
 		return MHD_YES;         /* not ours: resumed too early (cannot happen) */
 	if (hr->err.code != DERR_OK)
@@ -859,6 +955,9 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 		return MHD_YES;
 	}
 	handler_call(h, hr, conn, method, url);
+	hr->conn = conn;
+	if (hr->ticket != 0 && commit_wait(h, hr, conn))
+		return MHD_YES;
 	return handler_reply(hr, conn, method, url);
 }
 
@@ -938,6 +1037,14 @@ tick_main(void *arg)
 	return NULL;
 }
 
+/* After the server: events of deferred writes (none are left) still go. */
+static void
+events_commit_hook(void *arg, uint64_t batch, bool ok)
+{
+	(void)arg;
+	events_commit(batch, ok);
+}
+
 static unsigned
 pool_size(const struct config *cfg)
 {
@@ -954,6 +1061,7 @@ http_free(struct http *h)
 	pthread_cond_destroy(&h->idle_cv);
 	pthread_mutex_destroy(&h->s_mu);
 	pthread_cond_destroy(&h->tick_cv);
+	pthread_mutex_destroy(&h->d_mu);
 	free(h);
 }
 
@@ -971,8 +1079,10 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 	pthread_cond_init(&h->idle_cv, NULL);
 	pthread_mutex_init(&h->s_mu, NULL);
 	pthread_cond_init(&h->tick_cv, NULL);
+	pthread_mutex_init(&h->d_mu, NULL);
 	h->q_tail = &h->q_head;
 	server = h;
+	store_set_commit_hook(app->store, on_commit, h);
 	if (strchr(app->cfg->listen, ':') != NULL)
 		flags |= MHD_USE_IPv6;
 	h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_access, h,
@@ -986,6 +1096,7 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
 	    MHD_OPTION_END);
 	if (h->mhd == NULL) {
+		store_set_commit_hook(app->store, events_commit_hook, NULL);
 		server = NULL;
 		http_free(h);
 		derr_set(e, DERR_INTERNAL, NULL, "libmicrohttpd failed to start");
@@ -1024,7 +1135,19 @@ http_stop(struct http *h)
 	while (h->nside > 0)
 		pthread_cond_wait(&h->idle_cv, &h->mu);
 	pthread_mutex_unlock(&h->mu);
+	/* Replies waiting for a commit: the committer resumes them shortly. */
+	for (;;) {
+		bool none;
+
+		pthread_mutex_lock(&h->d_mu);
+		none = h->deferred == NULL;
+		pthread_mutex_unlock(&h->d_mu);
+		if (none)
+			break;
+		usleep(1000);
+	}
 	MHD_stop_daemon(h->mhd);
+	store_set_commit_hook(h->app->store, events_commit_hook, NULL);
 	server = NULL;
 	http_free(h);
 }
