@@ -31,11 +31,14 @@
  */
 #include "store.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -69,6 +72,10 @@ struct store {
 	bool c_running;
 	void (*hook)(void *arg, uint64_t batch, bool ok);
 	void *hook_arg;
+	/* sync full: the WAL, fdatasync'ed after each COMMIT outside the lock
+	 * (-1: SQLite's own synchronous=FULL does it, under the lock) */
+	int wal_fd;
+	int changes_at_lock;        /* store_lock users: did they write? */
 
 	/* Read connections, opened at first use; each is a struct store with
 	 * only db, lock and the statement cache in use (is_reader). */
@@ -256,6 +263,7 @@ readers_init(struct store *st, const char *path)
 	for (i = 0; i < READERS; i++) {
 		struct store *rd = xcalloc(1, sizeof *rd);
 
+		rd->wal_fd = -1;
 		rd->is_reader = true;
 		rd->path = xstrdup(path);
 		pthread_mutex_init(&rd->lock, NULL);
@@ -266,6 +274,37 @@ readers_init(struct store *st, const char *path)
 		pthread_cond_init(&rd->c_cond, NULL);
 		st->readers[i] = rd;
 	}
+}
+
+/* Sync full without fsync under the lock: SQLite commits as with NORMAL
+ * and the committer fdatasyncs the WAL before any write of the batch is
+ * acknowledged (the same durability: every acknowledged commit's frames
+ * are on disk; a checkpoint syncs the WAL before copying it). Keeps
+ * synchronous=FULL when the WAL cannot be opened. */
+static void
+wal_open(struct store *st)
+{
+	char *wal = xasprintf("%s-wal", st->path);
+
+	st->wal_fd = open(wal, O_RDONLY | O_CLOEXEC);
+	if (st->wal_fd < 0)
+		log_warn("cannot open %s (%s): every COMMIT fsyncs under the lock", wal, strerror(errno));
+	else if (sqlite3_exec(st->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
+		close(st->wal_fd);
+		st->wal_fd = -1;
+	}
+	free(wal);
+}
+
+/* Makes a committed batch durable (sync full); false if it may not be. */
+static bool
+wal_sync(struct store *st, bool ok)
+{
+	if (ok && st->wal_fd >= 0 && fdatasync(st->wal_fd) != 0) {
+		log_error("fdatasync of the WAL: %s", strerror(errno));
+		return false;
+	}
+	return ok;
 }
 
 int
@@ -294,6 +333,7 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	pthread_cond_init(&st->c_work, NULL);
 	pthread_cond_init(&st->c_cond, NULL);
 	st->path = xstrdup(path);
+	st->wal_fd = -1;
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		derr_set(e, DERR_INTERNAL, NULL, "cannot open database %s: %s", path,
@@ -311,6 +351,8 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	if (store_migrate(st->db, e) != 0)
 		goto out;
 	st->last_now = last_message_time(st->db);
+	if (sync_full)
+		wal_open(st);
 	if (pthread_create(&st->ckpt_thread, NULL, ckpt_main, st) == 0)
 		st->ckpt_running = true;
 	else
@@ -373,6 +415,8 @@ store_close(struct store *st)
 	pthread_mutex_destroy(&st->c_mu);
 	pthread_cond_destroy(&st->c_work);
 	pthread_cond_destroy(&st->c_cond);
+	if (st->wal_fd > 0)
+		close(st->wal_fd);
 	free(st->path);
 	free(st);
 }
@@ -383,11 +427,15 @@ store_lock(struct store *st)
 	pthread_mutex_lock(&st->lock);
 	if (st->open)
 		commit_open(st);        /* direct statements run in autocommit */
+	if (st->wal_fd >= 0)
+		st->changes_at_lock = sqlite3_total_changes(st->db);
 }
 
 void
 store_unlock(struct store *st)
 {
+	if (st->wal_fd >= 0 && !st->is_reader && sqlite3_total_changes(st->db) != st->changes_at_lock)
+		wal_sync(st, true);     /* their autocommits, durable as with FULL */
 	pthread_mutex_unlock(&st->lock);
 }
 
@@ -526,7 +574,7 @@ static void
 commit_open(struct store *st)
 {
 	uint64_t b;
-	bool ok = commit_batch(st, &b);
+	bool ok = wal_sync(st, commit_batch(st, &b));
 
 	batch_ended(st, b, ok);
 }
@@ -551,7 +599,8 @@ commit_main(void *arg)
 			bool ok = commit_batch(st, &b);
 
 			pthread_mutex_unlock(&st->lock);
-			batch_ended(st, b, ok);     /* writers go on meanwhile */
+			ok = wal_sync(st, ok);      /* writers go on meanwhile */
+			batch_ended(st, b, ok);
 		} else {
 			pthread_mutex_unlock(&st->lock);
 		}
@@ -626,7 +675,7 @@ store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
 		bool ok = commit_batch(st, &cb);
 
 		pthread_mutex_unlock(&st->lock);
-		batch_ended(st, cb, ok);
+		batch_ended(st, cb, wal_sync(st, ok));
 	} else {
 		pthread_mutex_unlock(&st->lock);
 	}
