@@ -15,6 +15,10 @@
 #   GET       GET /api/tasks/{id} after the POST runs
 #   GET+POST  GET p99 from a second wrk (-t1 -c4) during a POST run
 #   full      the POST run on daemons started with --db-sync full
+#   click     a click through HTTP logged on a task (bench/desktop_bench.c,
+#             BENCH_CLICKS clicks, p50/p95 in the rps columns' place), alone
+#             and while a POST run (wrk -t1 -c8) writes to another task;
+#             needs Xvfb, cc and the X/curl headers, else skipped
 # Old build: `git worktree add --detach /tmp/old main && make -C /tmp/old all`.
 set -u
 cd "$(dirname "$0")/.."
@@ -104,18 +108,55 @@ figure() {
 	curl -fsS -o /dev/null --max-time 10 "$url/api/health" || die "$v stopped answering after $fig"
 }
 
+# click-setup: a display of our own and the bench program, or CLICK= (skip).
+CLICK=1
+if command -v Xvfb >/dev/null && command -v cc >/dev/null &&
+	cc -O2 -o "$tmp/desktop_bench" bench/desktop_bench.c \
+		$(pkg-config --cflags --libs libcurl x11 xtst 2>/dev/null) 2>/dev/null; then
+	mkfifo "$tmp/dfd"
+	Xvfb -displayfd 5 -screen 0 1280x720x24 -nolisten tcp 5>"$tmp/dfd" >/dev/null 2>&1 &
+	pids+=($!)
+	read -r XD <"$tmp/dfd" || CLICK=
+else
+	CLICK=
+fi
+DARGS=()
+[ -n "$CLICK" ] && DARGS=(--display ":$XD")
+
+# click VARIANT STORM : click p50/p95 on VARIANT (STORM 1: during POSTs).
+click() {
+	local v=$1 url t bg=
+	eval "url=\$URL_$v"; eval "t=\$T_$v"
+	if [ "$2" = 1 ]; then
+		eval "local t2=\$T2_$v"
+		wrk -t1 -c8 -d60s -s bench/http/post_action.lua "$url/api/tasks/$t2/actions" >/dev/null 2>&1 &
+		bg=$!
+		sleep 1
+	fi
+	"$tmp/desktop_bench" "$url" "$t" ":$XD" /dev/null "${BENCH_CLICKS:-1000}" >"$tmp/click.out" ||
+		die "desktop_bench failed on $v"
+	[ -n "$bg" ] && { kill "$bg"; wait "$bg" 2>/dev/null; }
+	read -r _ _ p50 p95 _ < <(grep '^http_click' "$tmp/click.out")
+	echo "click$([ "$2" = 1 ] && echo +POST) $v 0 $p50 $p95" >>"$tmp/results"
+}
+
 load0=$(uptime)
-start old "$OLD"
-start new "$NEW"
+start old "$OLD" "${DARGS[@]}"
+start new "$NEW" "${DARGS[@]}"
 start oldfull "$OLD" --db-sync full
 start newfull "$NEW" --db-sync full
 for v in old new oldfull newfull; do eval "URL=\$URL_$v"; eval "T_$v=$(task "$URL")"; done
+for v in old new; do eval "URL=\$URL_$v"; eval "T2_$v=$(task "$URL")"; done
 : >"$tmp/results"
 for r in $(seq 1 "$ROUNDS"); do
 	if [ $((r % 2)) = 1 ]; then order="old new"; else order="new old"; fi
 	for fig in floor POST GET GET+POST full; do
 		for v in $order; do figure "$fig" "$v"; done
 	done
+	if [ -n "$CLICK" ]; then
+		for v in $order; do click "$v" 0; done
+		for v in $order; do click "$v" 1; done
+	fi
 done
 load1=$(uptime)
 
@@ -129,9 +170,10 @@ function med(a, n,   i, j, t) {
 }
 { k = $1 SUBSEP $2; n[k]++; R[k, n[k]] = $3; P50[k, n[k]] = $4; P99[k, n[k]] = $5; figs[$1] = 1 }
 END {
-	split("floor POST GET GET+POST GET-during full", order, " ")
-	for (f = 1; f <= 6; f++) {
+	split("floor POST GET GET+POST GET-during full click click+POST", order, " ")
+	for (f = 1; f <= 8; f++) {
 		fig = order[f]
+		if (!((fig SUBSEP "old") in n)) continue
 		for (vi = 1; vi <= 2; vi++) {
 			v = vi == 1 ? "old" : "new"; k = fig SUBSEP v
 			for (i = 1; i <= n[k]; i++) { a[i] = R[k, i]; b[i] = P50[k, i]; c[i] = P99[k, i] }
@@ -139,10 +181,12 @@ END {
 		}
 		printf "   %-12s %6.0f req/s p50 %5.2f p99 %6.2f ms   %6.0f req/s p50 %5.2f p99 %6.2f ms   x%.2f, x%.2f\n",
 			fig, rps["old"], p50["old"] / 1000, p99["old"] / 1000, rps["new"], p50["new"] / 1000,
-			p99["new"] / 1000, rps["new"] / rps["old"], p99["new"] / p99["old"]
+			p99["new"] / 1000, rps["old"] > 0 ? rps["new"] / rps["old"] : 0,
+			p99["old"] > 0 ? p99["new"] / p99["old"] : 0
 	}
 }' "$tmp/results"
-echo "   (GET-during: the second wrk's GETs while GET+POST's POST run wrote; full: --db-sync full)"
+echo "   (GET-during: the second wrk's GETs while GET+POST's POST run wrote; full: --db-sync full;"
+echo "    click rows: p50 and p95 (us as ms) in the p50/p99 columns, req/s 0)"
 for v in old new; do
 	eval "pid=\$PID_$v"
 	echo "   $v: $(awk '/^VmRSS/ { printf "RSS after the load %.1f MB", $2 / 1024 }' "/proc/$pid/status")"
