@@ -159,6 +159,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	fi
 done
 load1=$(uptime)
+[ -n "${BENCH_RESULTS:-}" ] && cp "$tmp/results" "$BENCH_RESULTS"
 
 echo "== old $OLD vs new $NEW: $(nproc) CPUs, wrk -t2 -c16 -d$D, $ROUNDS rounds (medians)"
 echo "   load before: ${load0##*load average: }; after: ${load1##*load average: }"
@@ -181,8 +182,8 @@ END {
 		}
 		printf "   %-12s %6.0f req/s p50 %5.2f p99 %6.2f ms   %6.0f req/s p50 %5.2f p99 %6.2f ms   x%.2f, x%.2f\n",
 			fig, rps["old"], p50["old"] / 1000, p99["old"] / 1000, rps["new"], p50["new"] / 1000,
-			p99["new"] / 1000, rps["old"] > 0 ? rps["new"] / rps["old"] : 0,
-			p99["old"] > 0 ? p99["new"] / p99["old"] : 0
+			p99["new"] / 1000, (rps["old"] > 0 ? rps["new"] / rps["old"] : 0),
+			(p99["old"] > 0 ? p99["new"] / p99["old"] : 0)
 	}
 }' "$tmp/results"
 echo "   (GET-during: the second wrk's GETs while GET+POST's POST run wrote; full: --db-sync full;"
