@@ -67,7 +67,7 @@ struct http {
 	pthread_cond_t cv;              /* a job queued, or stopping */
 	pthread_cond_t idle_cv;         /* a job ended */
 	struct hreq *q_head, **q_tail;
-	int nside, nidle, running;
+	int nside, nidle, running, queued;
 	bool stopping;
 	/* suspended streams */
 	pthread_mutex_t s_mu;
@@ -825,7 +825,10 @@ side_queue(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	*h->q_tail = hr;
 	h->q_tail = &hr->next;
 	h->running++;
-	if (h->nidle == 0 && h->nside < h->app->cfg->max_conns) {
+	h->queued++;
+	/* Every queued job needs a thread of its own (it may block for long):
+	 * an idle one that has not picked up an earlier job yet does not count. */
+	if (h->queued > h->nidle && h->nside < h->app->cfg->max_conns) {
 		pthread_attr_init(&at);
 		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
 		if (pthread_create(&t, &at, side_main, h) == 0)
@@ -860,6 +863,7 @@ side_main(void *arg)
 		if (hr == NULL)
 			break;
 		h->q_head = hr->next;
+		h->queued--;
 		if (h->q_head == NULL)
 			h->q_tail = &h->q_head;
 		pthread_mutex_unlock(&h->mu);
