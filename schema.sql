@@ -112,3 +112,36 @@ ALTER TABLE wait_jobs ADD COLUMN note TEXT;
 -- the model's confidence, summary and evidence).
 ALTER TABLE wait_jobs ADD COLUMN judge TEXT;
 ALTER TABLE wait_jobs ADD COLUMN verdict_json TEXT;
+
+-- migration 4
+-- Usage and cost: one row per model call (wait judging, grounding, the
+-- gui_agent supervisor, the OmniParser picker). cost_usd is NULL when the
+-- price of the model is not known (never 0 for "unknown"). task_id is not a
+-- foreign key: what a deleted task spent stays in the totals.
+CREATE TABLE usage_events (
+    id            TEXT PRIMARY KEY NOT NULL,
+    ts            INTEGER NOT NULL,
+    provider      TEXT NOT NULL,
+    model         TEXT NOT NULL,
+    task_id       TEXT,
+    purpose       TEXT,
+    input_tokens  INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    requests      INTEGER NOT NULL DEFAULT 1,
+    cost_usd      REAL,
+    latency_ms    REAL,
+    outcome       TEXT NOT NULL DEFAULT 'ok',
+    http_status   INTEGER
+);
+CREATE INDEX usage_ts ON usage_events (ts);
+CREATE INDEX usage_task ON usage_events (task_id, ts);
+
+-- Budgets: what a task may spend before detmd pauses it. NULL = no limit.
+CREATE TABLE task_budgets (
+    task_id     TEXT PRIMARY KEY NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    usd         REAL,
+    model_calls INTEGER,
+    tokens      INTEGER,
+    minutes     REAL,
+    updated_at  INTEGER NOT NULL
+);

@@ -34,6 +34,13 @@
 /* canceled: the US spelling, an alias detmd accepts for cancelled. */
 #define TASK_STATUS "'enum':['active','paused','completed','failed','cancelled','canceled']"
 #define WAIT_ID "'wait_id':{'type':'string'," ID_PATTERN ",'description':'Wait id (8 hex digits) returned by smart_wait.'}"
+/* A task's spending limits (task_register, task_update). */
+#define BUDGET "'budget':{'type':'object','additionalProperties':false,'properties':{" \
+	"'usd':{'type':'number','minimum':0},'model_calls':{'type':'integer','minimum':0}," \
+	"'tokens':{'type':'integer','minimum':0},'minutes':{'type':'number','minimum':0}}," \
+	"'description':'Spending limits (any of usd, model_calls, tokens, minutes). When one is reached detmd " \
+	"pauses the task, refuses its model calls and wakes you; an operator raises it and resumes. usd counts " \
+	"priced model calls; minutes run from registration; keys not given keep their limit.'}"
 
 static struct tool tools[] = {
 {
@@ -49,7 +56,7 @@ static struct tool tools[] = {
 	"'plan':{'type':'array','maxItems':500,'items':{'type':'string','minLength':1,'maxLength':500},'description':'Step titles in order; ordinals start at 0.'},"
 	"'metadata':{'type':'object','description':'Free-form key/value context stored with the task.'},"
 	"'display':{'type':'boolean','description':'Give the task its own virtual display (Xvfb), isolated from other tasks; desktop tools with this task_id act there.'},"
-	"'display_resolution':{'type':'string','pattern':'^[0-9]+x[0-9]+$','description':'Size of its own display, e.g. 1920x1080; default 1280x720.'}}}",
+	"'display_resolution':{'type':'string','pattern':'^[0-9]+x[0-9]+$','description':'Size of its own display, e.g. 1920x1080; default 1280x720.'}," BUDGET "}}",
 	0, "POST", "/api/tasks", NULL, "tasks", 0, NULL
 },
 {
@@ -64,7 +71,7 @@ static struct tool tools[] = {
 	"'message':{'type':'string','minLength':1,'description':'Reasoning note or progress message to record.'},"
 	"'query':{'type':'string','minLength':1,'description':'A question about progress; the reply then includes a summary sentence.'},"
 	"'name':{'type':'string','minLength':1,'maxLength':200,'description':'New task name.'},"
-	"'metadata':{'type':'object','description':'Keys to merge into the metadata; a null value removes a key.'}}}",
+	"'metadata':{'type':'object','description':'Keys to merge into the metadata; a null value removes a key.'}," BUDGET "}}",
 	DES, "PATCH", "/api/tasks/{task_id}", NULL, "tasks", 0, NULL
 },
 {
@@ -334,6 +341,20 @@ static struct tool tools[] = {
 	0, "POST", "/api/memory/append", NULL, "memory", 0, NULL
 },
 {
+	"request_human", "Ask for a human",
+	"Ask the operator to take over the task's desktop when you cannot go on alone: a login, a "
+	"CAPTCHA, a two-factor prompt, a judgement call. Returns at once with a request_id; the "
+	"dashboard shows the task as needing a human and the operator is woken. While the human "
+	"drives, your desktop input (and screenshots, unless the operator allows them) is refused "
+	"with human_control. When they hand back you are woken with a summary (how long, clicks, "
+	"keystrokes, windows opened/closed, their note; never what they typed). Meanwhile wait "
+	"(smart_wait) or poll task_summary until driver.driver is agent again.",
+	"{'type':'object','additionalProperties':false,'required':['task_id','reason'],'properties':{" TASK_ID ","
+	"'reason':{'type':'string','minLength':1,'maxLength':1000,'description':'What you need a human for, in one sentence.'},"
+	"'instructions':{'type':'string','minLength':1,'maxLength':16384,'description':'What the human should do, step by step (never ask for a password in here).'}}}",
+	0, "POST", "/api/tasks/{task_id}/help", NULL, "tasks", 0, NULL
+},
+{
 	"health_check", "Health check",
 	"Check that detmd is running and its database answers; reports version, API version and "
 	"uptime. Call it when other tools report connection problems.",
@@ -385,6 +406,7 @@ static const struct {
 	{ "memory_search", OUT(P_ARR("results"), "'results'") },
 	{ "memory_read", OUT(P_STR("content") "," P_INT("total_lines"), "") },
 	{ "memory_append", OUT(P_STR("path"), "") },
+	{ "request_human", OUT(P_STR("request_id") "," P_STR("task_id") "," P_STR("driver"), "'request_id','task_id'") },
 	{ "health_check", OUT(P_STR("status") "," P_INT("api_version"), "'status','api_version'") },
 };
 static struct json_object *output_schemas[NTOOLS];

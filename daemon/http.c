@@ -28,6 +28,7 @@
  * s_mu is never held while calling into a module.
  */
 #include "http.h"
+#include "cancel.h"
 
 #include <microhttpd.h>
 #include <pthread.h>
@@ -43,6 +44,7 @@
 #include "jx.h"
 #include "limits.h"
 #include "log.h"
+#include "metrics.h"
 
 #define SIDE_IDLE_S     10      /* a side worker with nothing to do leaves */
 #define TICK_MS         1000    /* waiting streams are asked again at least this often */
@@ -685,13 +687,15 @@ handler_call(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	} else {
 		r->body = json_object_new_object();
 	}
+	cancel_bind(NULL, req_conn_fd(r));      /* a hang-up cancels long work (cancel.h) */
 	if (!defers(hr)) {
 		hr->rc = hr->route->fn(r, &hr->e);
-		return;
+	} else {
+		store_defer_begin();
+		hr->rc = hr->route->fn(r, &hr->e);
+		hr->ticket = store_defer_end();
 	}
-	store_defer_begin();
-	hr->rc = hr->route->fn(r, &hr->e);
-	hr->ticket = store_defer_end();
+	cancel_bind(NULL, -1);
 }
 
 /* Sends what handler_call left (on the connection's HTTP worker). */
@@ -976,6 +980,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_debug("request ended early (code %d)", (int)toe);
+	metrics_observe(hr->route != NULL ? (int)(hr->route - api_routes) : -1, conn, mono_us() - hr->t0);
 	buf_free(&hr->body);
 	for (i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(hr->param_copies[i]);

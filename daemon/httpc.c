@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "usage.h"
 #include "util.h"
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -177,6 +178,7 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 	size_t body_len = 0;
 	long timeout = rq->timeout_ms > 0 ? rq->timeout_ms : 30000;
 	int64_t t0 = mono_us();
+	struct usage_call uc;
 	CURLcode rc;
 	CURL *c;
 	int ret = HTTPC_OK;
@@ -193,6 +195,8 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 			return HTTPC_ETOOBIG;
 		}
 	}
+	if (usage_call_begin(rq, &uc, rs->error, sizeof rs->error) != 0)
+		return HTTPC_EREFUSED;
 	c = pool_get();
 	if (c == NULL) {
 		snprintf(rs->error, sizeof rs->error, "curl_easy_init failed");
@@ -258,6 +262,7 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 	pool_put(c, rc == CURLE_OK);
 	curl_slist_free_all(hl);
 	buf_free(&s.body);
+	usage_call_end(&uc, ret, rs);
 	return ret;
 }
 

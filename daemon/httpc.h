@@ -14,6 +14,10 @@
  * request bodies are capped at HTTPC_MAX_REQUEST. Only http and https URLs
  * are followed; redirects are not. No signals (CURLOPT_NOSIGNAL), no
  * verbose output.
+ *
+ * Every model call passes usage.h's hooks here (the one choke point): it is
+ * recorded with its tokens and cost, or refused before it is sent when its
+ * task's budget is reached.
  */
 #ifndef DETM_HTTPC_H
 #define DETM_HTTPC_H
@@ -34,6 +38,7 @@ enum httpc_fail {
 	HTTPC_ETIMEOUT = -2,   /* the whole request took longer than timeout_ms */
 	HTTPC_ETOOBIG = -3,    /* reply over max_reply, or request over the cap */
 	HTTPC_EOTHER = -4,     /* bad URL, unsupported protocol, internal */
+	HTTPC_EREFUSED = -5,   /* a model call the task's budget refused (usage.h): not sent */
 };
 
 struct httpc_req {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "budget.h"
 #include "config.h"
 #include "http.h"
 #include "httpc.h"
@@ -37,10 +38,12 @@
 #include "tools.h"
 #include "ground.h"
 #include "humanize.h"
+#include "takeover.h"
 #include "shots.h"
 #include "stuck.h"
 #include "task.h"
 #include "taskstate.h"
+#include "usage.h"
 #include "waits.h"
 #include "wake.h"
 
@@ -226,8 +229,12 @@ modules_start(struct app *app, const char **what, struct derr *e)
 		return derr_set(e, DERR_INTERNAL, NULL, "the tool table: %s", tool_err);
 	if (ground_check(cfg, e) != 0)
 		return -1;
+	if (usage_init(app->store, cfg, e) != 0 || budget_init(app->store, cfg, e) != 0)
+		return *what = "usage and budgets: ", -1;
 	if (waits_start(app, e) != 0)
 		return *what = "smart waits: ", -1;
+	if (takeover_init(app->store, cfg->takeover_idle_s, e) != 0)
+		return *what = "takeover: ", -1;
 	return 0;
 }
 
@@ -259,6 +266,9 @@ modules_stop(struct app *app, struct http *h)
 	rec_shutdown();         /* files finished while their displays still run */
 	stuck_stop();
 	http_stop(h);
+	takeover_stop();
+	budget_shutdown();      /* after the requests: no pause is queued any more */
+	usage_shutdown();
 	wake_shutdown();
 	display_shutdown();
 	store_close(app->store);

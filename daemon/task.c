@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "buf.h"
 #include "jx.h"
 #include "limits.h"
@@ -387,6 +388,8 @@ register_tx(struct store *st, int64_t now, void *arg, struct derr *e)
 		return -1;
 	if (in->plan != NULL && items_insert(st, t->id_out, in->plan, NULL, &t->text, e) != 0)
 		return -1;
+	if (in->budget != NULL && budget_write_tx(st, t->id_out, in->budget, now, e) != 0)
+		return -1;
 	t->msg = nitems ? xasprintf("Task registered: %s (%zu item%s: %s)", in->name, nitems,
 	    nitems == 1 ? "" : "s", t->text.data ? t->text.data : "")
 	    : xasprintf("Task registered: %s (no plan yet)", in->name);
@@ -403,6 +406,8 @@ task_register(struct store *st, const struct task_reg *in, char id_out[ID_LEN],
 	t.meta = in->metadata ? jx_string(in->metadata, NULL) : "{}";
 	buf_init(&t.text, 8192);
 	rc = store_tx(st, register_tx, &t, e);
+	if (rc == 0 && in->budget != NULL)
+		budget_changed(id_out);
 	if (rc == 0)
 		events_publish("task", "created", id_out, NULL);
 	buf_free(&t.text);
@@ -524,6 +529,9 @@ update_tx(struct store *st, int64_t now, void *arg, struct derr *e)
 	if (p->status >= 0 && p->status != t->cur &&
 	    lifecycle_msg(st, id, t->cur, p->status, now, e) != 0)
 		goto out;
+	if (p->budget != NULL && (budget_write_tx(st, id, p->budget, now, e) != 0 ||
+	    sys_msg(st, id, "control", "Budget changed (GET the task for the limits and what is spent)", now, e) != 0))
+		goto out;
 	if (p->message != NULL) {
 		found = task_current_item(st, id, item_id, &ord, e);
 		if (found < 0 || note_insert(st, id, found == 0 ? item_id : NULL, p->message, now, e) != 0)
@@ -545,6 +553,8 @@ task_update(struct store *st, const char *id, const struct task_patch *p,
 	struct update_tx t = { .id = id, .p = p, .cur = -1 };
 	int rc = store_tx(st, update_tx, &t, e);
 
+	if (rc == 0 && p->budget != NULL)
+		budget_changed(id);
 	if (rc == 0)
 		events_publish("task", "updated", id, NULL);
 	if (rc == 0 && p->status >= 0 && p->status != t.cur)
@@ -556,7 +566,7 @@ task_update(struct store *st, const char *id, const struct task_patch *p,
  * transition, "Operator: pause changed nothing (the task was already
  * paused)[: reason]" for a click that found the task in `to` already. */
 static char *
-control_text(int cur, int to, const char *reason)
+control_text(const char *who, int cur, int to, const char *reason)
 {
 	static const char *const verbs[TASK__COUNT] = {
 		[TASK_ACTIVE] = "resume", [TASK_PAUSED] = "pause",
@@ -569,16 +579,16 @@ control_text(int cur, int to, const char *reason)
 	const char *sep = reason ? ": " : "", *why = reason ? reason : "";
 
 	if (cur == to)
-		return xasprintf("Operator: %s changed nothing (the task was already %s)%s%s",
-		    verbs[to], task_status_name(to), sep, why);
-	return xasprintf("Operator %s the task%s%s", done[to], sep, why);
+		return xasprintf("%s: %s changed nothing (the task was already %s)%s%s",
+		    who, verbs[to], task_status_name(to), sep, why);
+	return xasprintf("%s %s the task%s%s", who, done[to], sep, why);
 }
 
 /* One transaction, one clock reading: the status row, then the control
  * message, then the lifecycle message; or, when the task is already in
  * `to`, only a control message saying nothing changed. */
 struct control_tx {
-	const char *id, *reason;
+	const char *id, *reason, *who;
 	int to, cur;
 	char *msg;
 };
@@ -605,7 +615,7 @@ control_tx(struct store *st, int64_t now, void *arg, struct derr *e)
 		if (store_exec(st, s, "task status", e) != 0)
 			return -1;
 	}
-	t->msg = control_text(t->cur, to, t->reason);
+	t->msg = control_text(t->who, t->cur, to, t->reason);
 	if (sys_msg(st, id, "control", t->msg, now, e) != 0)
 		return -1;
 	return t->cur != to ? lifecycle_msg(st, id, t->cur, to, now, e)
@@ -616,7 +626,14 @@ int
 task_control(struct store *st, const char *id, int to, const char *reason,
     struct derr *e)
 {
-	struct control_tx t = { .id = id, .reason = reason, .to = to, .cur = -1 };
+	return task_control_by(st, id, to, "Operator", reason, e);
+}
+
+int
+task_control_by(struct store *st, const char *id, int to, const char *who,
+    const char *reason, struct derr *e)
+{
+	struct control_tx t = { .id = id, .reason = reason, .who = who, .to = to, .cur = -1 };
 	int rc = store_tx(st, control_tx, &t, e);
 
 	if (rc == 0) {
@@ -902,6 +919,41 @@ task_action_add(struct store *st, const char *task_id, const struct action_new *
 		*ordinal_out = -1;
 	else
 		events_publish("action", "created", task_id, id_out);
+	return rc;
+}
+
+/* The driver of the task's display changed (takeover.c): the `control`
+ * message and the audit action, in one transaction with one clock. */
+struct driver_tx {
+	const char *msg;
+	struct action_tx a;
+};
+
+static int
+driver_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct driver_tx *t = arg;
+
+	if (sys_msg(st, t->a.task_id, "control", t->msg, now, e) != 0)
+		return -1;
+	return action_tx(st, now, &t->a, e);
+}
+
+int
+task_driver_note(struct store *st, const char *id, const char *msg,
+    const struct action_new *a, struct derr *e)
+{
+	char aid[ID_LEN];
+	int64_t ord = -1;
+	struct driver_tx t = { .msg = msg, .a = { .task_id = id, .a = a, .id_out = aid,
+	    .ordinal_out = &ord } };
+	int rc = store_tx(st, driver_tx, &t, e);
+
+	if (rc == 0) {
+		events_publish("message", "created", id, NULL);
+		events_publish("action", "created", id, aid);
+		events_publish("task", "updated", id, NULL);
+	}
 	return rc;
 }
 

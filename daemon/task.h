@@ -28,6 +28,8 @@
 #include "util.h"
 #include "store.h"
 
+struct budget;
+
 /* ---- writes (task.c) ---- */
 
 struct task_reg {
@@ -35,6 +37,7 @@ struct task_reg {
 	json_object *plan;          /* array of strings, or NULL */
 	json_object *metadata;      /* object, or NULL */
 	const char *agent_id;       /* or NULL */
+	const struct budget *budget;    /* or NULL (budget.h) */
 };
 int task_register(struct store *st, const struct task_reg *in,
     char id_out[ID_LEN], struct derr *e) DETM_NODISCARD;
@@ -44,6 +47,7 @@ struct task_patch {
 	int status;                 /* enum task_status, or -1: unchanged */
 	json_object *metadata;      /* merged key by key; null values remove */
 	const char *message;        /* a reasoning note, or NULL */
+	const struct budget *budget;    /* or NULL: merged (budget.h) */
 };
 int task_update(struct store *st, const char *id, const struct task_patch *p,
     struct derr *e) DETM_NODISCARD;
@@ -55,6 +59,17 @@ int task_update(struct store *st, const char *id, const struct task_patch *p,
  * when the machine forbids the move. */
 int task_control(struct store *st, const char *id, int to, const char *reason,
     struct derr *e) DETM_NODISCARD;
+/* The same, done by `who` ("Budget") rather than the operator: the control
+ * message reads "<who> paused the task: <reason>". */
+int task_control_by(struct store *st, const char *id, int to, const char *who,
+    const char *reason, struct derr *e) DETM_NODISCARD;
+
+/* Who drives the task's display changed (takeover.c): one transaction
+ * writes the `control` message msg and the audit action a (under the
+ * current item). NOT_FOUND for an unknown task. */
+struct action_new;
+int task_driver_note(struct store *st, const char *id, const char *msg,
+    const struct action_new *a, struct derr *e) DETM_NODISCARD;
 
 int task_delete(struct store *st, const char *id, struct derr *e) DETM_NODISCARD;
 

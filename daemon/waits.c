@@ -63,6 +63,7 @@
 #include "task.h"
 #include "taskstate.h"
 #include "ocr.h"
+#include "usage.h"
 #include "vision.h"
 #include "wake.h"
 #include "waits.h"
@@ -96,6 +97,7 @@ struct job {
 	int64_t next_us;
 	bool queued, running, done, removed, force;
 	int evaluations, skipped;
+	int model_saved;        /* skips of a model-judged wait: model calls the gate saved */
 	int64_t last_frame_ms;
 	char verdict[16];
 	char reason[512];
@@ -274,6 +276,7 @@ job_extra_locked(const struct job *j)
 	json_object_object_add(w, "damage", json_object_new_int(j->wake_damage));
 	json_object_object_add(w, "poll", json_object_new_int(j->wake_poll));
 	json_object_object_add(o, "wakeups", w);
+	json_object_object_add(o, "model_calls_saved", json_object_new_int(j->model_saved));
 	json_object_object_add(o, "confidence", j->confidence >= 0 ?
 	    json_object_new_double(round(j->confidence * 1000) / 1000) : NULL);
 	jx_add_str(o, "summary", j->summary[0] ? j->summary : NULL);
@@ -925,7 +928,7 @@ tick(struct job *j)
 	char *criteria, reason[600];
 	int64_t now = mono_us(), next = -1;
 	size_t nimg = 0, npix;
-	bool changed_ref, eval, force, use_ocr, pass;
+	bool changed_ref, eval, force, use_ocr, pass, held;
 	const char *cause;
 	int r;
 
@@ -958,6 +961,7 @@ tick(struct job *j)
 		display_unlease(&l);
 		pthread_mutex_lock(&W.mu);
 		j->skipped++;
+		j->model_saved += !pass && !use_ocr;
 		pthread_mutex_unlock(&W.mu);
 		if (pass && j->changed_once &&
 		    now - j->last_change_us >= cfg->settle_s * 1000000LL) {
@@ -1033,10 +1037,13 @@ tick(struct job *j)
 		j->last_change_us = now;
 	eval = force || j->ref == NULL || changed_ref ||
 	    now - j->last_eval_us >= cfg->wait_rejudge_s * 1000000LL;
-	if (!eval) {
+	/* usage.h: the task's model calls; over its budget the wait watches without judging */
+	held = eval && !use_ocr && usage_scope(j->task_id, "wait", &e) != 0;
+	if (!eval || held) {
 		display_unlease(&l);
 		pthread_mutex_lock(&W.mu);
 		j->skipped++;
+		j->model_saved += !held && !use_ocr;
 		j->last_frame_ms = now_ms();
 		pthread_mutex_unlock(&W.mu);
 		next = next_interval(j, now, false);

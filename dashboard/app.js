@@ -212,6 +212,7 @@ function renderTasks() {
         title: "Download the recording", text: "MP4" }));
     ul.append(li);
   }
+  document.dispatchEvent(new CustomEvent("detm:tasks", { detail: state.tasks }));   // takeover.js
 }
 
 // ---- one task ---------------------------------------------------------
@@ -274,6 +275,8 @@ function renderTask(t) {
   $("b-cancel").disabled = FINAL.has(t.status);
   renderItems(t);
   renderScreen(t);
+  document.dispatchEvent(new CustomEvent("detm:task", { detail: t }));   // takeover.js
+  if (window.detmUsage) window.detmUsage.task(t);   // usage.js: the usage panel
 }
 
 function actionFacts(a) {

@@ -42,6 +42,9 @@
  *      "retry_after": 1,                   seconds, sent with injected 429/503
  *      "delay_ms": 0,                      sleep before answering a model request
  *      "tokens_in": 0, "tokens_out": 0,    0 = computed from the request
+ *      "usage": false,                     answers carry no token counts at all
+ *      "cost": 0.0012,                     OpenAI style: usage.cost (OpenRouter's
+ *                                          own figure, USD); absent = not sent
  *      "models": ["minicpm-v:latest", ...], for /api/tags and /models
  *      An OpenAI-style answer "TOOL_CALL name {json}" becomes
  *      message.tool_calls[0] {id, type function, function {name, arguments}}.
@@ -94,10 +97,12 @@ struct script {
 	json_object *answers, *rules, *fail, *models, *tool_use, *parsed;
 	size_t next_answer, next_fail;
 	long fail_always, retry_after, delay_ms, tokens_in, tokens_out;
+	bool no_usage;
+	double cost;            /* < 0: no usage.cost */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct script sc;
+static struct script sc = { .cost = -1 };
 static json_object *records;
 static long seq, dropped;
 static uintptr_t conn_counter;
@@ -327,6 +332,7 @@ script_clear(void)
 	json_object_put(sc.tool_use);
 	json_object_put(sc.parsed);
 	memset(&sc, 0, sizeof sc);
+	sc.cost = -1;
 }
 
 /* Replaces the script from a JSON object; caller holds the lock. */
@@ -358,6 +364,9 @@ script_load(json_object *o, char *err, size_t errlen)
 	sc.delay_ms = jlong(o, "delay_ms", 0);
 	sc.tokens_in = jlong(o, "tokens_in", 0);
 	sc.tokens_out = jlong(o, "tokens_out", 0);
+	sc.no_usage = (x = jget(o, "usage")) != NULL && json_object_is_type(x, json_type_boolean) &&
+	    !json_object_get_boolean(x);
+	sc.cost = (x = jget(o, "cost")) != NULL ? json_object_get_double(x) : -1;
 	return 0;
 }
 
@@ -377,6 +386,8 @@ script_json(void)
 	json_object_object_add(o, "delay_ms", json_object_new_int64(sc.delay_ms));
 	json_object_object_add(o, "tokens_in", json_object_new_int64(sc.tokens_in));
 	json_object_object_add(o, "tokens_out", json_object_new_int64(sc.tokens_out));
+	json_object_object_add(o, "usage", json_object_new_boolean(!sc.no_usage));
+	json_object_object_add(o, "cost", sc.cost >= 0 ? json_object_new_double(sc.cost) : NULL);
 	json_object_object_add(o, "answers_used", json_object_new_int64((int64_t)sc.next_answer));
 	json_object_object_add(o, "fails_used", json_object_new_int64((int64_t)sc.next_fail));
 	return o;
@@ -578,6 +589,24 @@ answer_json(const char *api, const char *model, const char *answer, long tin, lo
 	return o;
 }
 
+/* The script's "usage": false drops every token count; "cost" adds
+ * OpenRouter's usage.cost to an OpenAI-style answer. Returns o. */
+static json_object *
+usage_adjust(json_object *o, bool no_usage, double cost)
+{
+	json_object *u = jget(o, "usage");
+
+	if (no_usage) {
+		json_object_object_del(o, "usage");
+		json_object_object_del(o, "prompt_eval_count");
+		json_object_object_del(o, "eval_count");
+		return o;
+	}
+	if (cost >= 0 && u != NULL && jget(u, "prompt_tokens") != NULL)
+		json_object_object_add(u, "cost", json_object_new_double(cost));
+	return o;
+}
+
 /* ---- reading a model request ------------------------------------------ */
 
 /* Fills rec with model, system, prompt and images from body. */
@@ -706,6 +735,8 @@ model_request(struct MHD_Connection *c, const char *api, const char *path, struc
 	json_object *body = parse(r->body, r->len), *fail = NULL, *tool_use = NULL;
 	const char *answer = NULL, *model, *prompt;
 	long delay, tin, tout, n, retry_after, fail_always;
+	bool no_usage;
+	double cost;
 	char failbuf[32] = "";
 	unsigned status = 200;
 	enum MHD_Result ret;
@@ -746,6 +777,8 @@ model_request(struct MHD_Connection *c, const char *api, const char *path, struc
 	delay = sc.delay_ms;
 	retry_after = sc.retry_after;
 	fail_always = sc.fail_always;
+	no_usage = sc.no_usage;
+	cost = sc.cost;
 	if (sc.fail != NULL && sc.next_fail < json_object_array_length(sc.fail))
 		fail = json_object_get(json_object_array_get_idx(sc.fail, sc.next_fail++));
 	prompt = json_object_get_string(jget(rec, "prompt"));
@@ -809,7 +842,8 @@ model_request(struct MHD_Connection *c, const char *api, const char *path, struc
 		record_add(rec);
 		if (tool_use != NULL)
 			json_object_object_add(rec, "tool_use", json_object_get(tool_use));
-		ret = send_json(c, 200, answer_json(api, model, answer, tin, tout, n, tool_use), 0);
+		ret = send_json(c, 200, usage_adjust(answer_json(api, model, answer, tin, tout, n, tool_use),
+		    no_usage, cost), 0);
 	}
 	json_object_put(tool_use);
 	(void)path;

@@ -94,13 +94,13 @@ test_store_applies_migrations_once_and_reopens(void)
 	CHECK(st != NULL);
 	if (st == NULL)
 		return;
-	CHECK(store_schema_version(st) == 3);
+	CHECK(store_schema_version(st) == 4);
 	CHECK(count(st, "SELECT count(*) FROM pragma_table_info('wait_jobs') WHERE name = 'action_id'") == 1);
 	CHECK(reg(st, "[\"a\"]", id) == 0);
 	store_close(st);
 	st = NULL;
 	CHECK(store_open(dbpath, false, &st, &e) == 0);
-	CHECK(st != NULL && store_schema_version(st) == 3);
+	CHECK(st != NULL && store_schema_version(st) == 4);
 	CHECK(st != NULL && count(st, "SELECT count(*) FROM tasks") == 1);
 	CHECK(st != NULL && count(st, "PRAGMA foreign_keys") == 1);
 	cleanup(st);
