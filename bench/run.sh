@@ -11,7 +11,8 @@
 # *during* the POST run (a second wrk, -t1 -c4, on the same task), and the
 # POST run again on a daemon started with --db-sync full. Ends with the
 # issue-21 table. Targets never fail the run; a daemon that fails to start,
-# dies or stops answering does (exit 1). Tunables: BENCH_THREADS (2),
+# dies or stops answering does (exit 1). BENCH_OLD=DIR adds bench/compare.sh
+# (this build against DIR/detmd, figure by figure). Tunables: BENCH_THREADS (2),
 # BENCH_CONNS (16), BENCH_DURATION (10s), DETM_BIN (bin), BENCH_MORE (the
 # other benches run after: "desktop capture waits gui record takeover").
 set -u
@@ -204,6 +205,14 @@ printf '   %-58s %s\n' "GET task during a POST run (POST: $post2_rps req/s, p99 
 printf '   %-58s %s\n' "floor: GET /api/health" "$floor_rps req/s, p99 $(ms "$floor_p99")"
 printf '   %-58s %s\n' "RSS idle / after the load" "$(mb "$idle") / $(mb "$after")"
 echo "   (click through HTTP: bench/desktop.sh below; detm-mcp spawn -> tools/list: bench/mcp above)"
+
+# Old vs new side by side (bench/compare.sh), when BENCH_OLD names the bin/
+# of another build (e.g. main in a temporary worktree).
+if [ -n "${BENCH_OLD:-}" ]; then
+	echo
+	echo "######## bench/compare.sh $BENCH_OLD $DETM_BIN"
+	bench/compare.sh "$BENCH_OLD" "$DETM_BIN" || failed=1
+fi
 
 # The desktop, capture and smart-wait benches each start their own daemon
 # and displays; a failure to run is counted, a missed target is not.

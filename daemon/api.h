@@ -25,11 +25,14 @@ struct MHD_Connection;
 #define ROUTE_MAX_PARAMS 4
 #define REQ_MAX_HEADERS 8
 
-/* A streamed reply's reader: called on the connection's thread for the
- * bytes from pos on; may block; returns how many it put in buf (1..max),
- * or REQ_STREAM_END. */
+/* A streamed reply's reader: called on an HTTP worker for the bytes from
+ * pos on; must not block; returns how many it put in buf (1..max),
+ * REQ_STREAM_WAIT when it has nothing yet (the connection is suspended
+ * until req_streams_wake names the stream's key, or a second passes: then
+ * it is asked again), or REQ_STREAM_END. */
 typedef long (*req_stream_fn)(void *cls, uint64_t pos, char *buf, size_t max);
 #define REQ_STREAM_END (-1L)
+#define REQ_STREAM_WAIT 0L
 
 struct req {
 	struct app *app;
@@ -51,6 +54,7 @@ struct req {
 	req_stream_fn stream;   /* or a streamed reply (req_reply_stream) */
 	void (*stream_done)(void *cls);
 	void *stream_cls;
+	const void *stream_key; /* req_streams_wake(key) wakes it (req_stream_key) */
 	int nhdr;               /* extra reply headers */
 	const char *hdr_name[REQ_MAX_HEADERS];
 	char hdr_val[REQ_MAX_HEADERS][320];
@@ -106,6 +110,12 @@ int req_reply_fd(struct req *r, int status, const char *type, int fd, uint64_t o
  * client left, or the handler failed after setting it. Returns 0. */
 int req_reply_stream(struct req *r, int status, const char *type, req_stream_fn read,
     void (*done)(void *cls), void *cls);
+/* Names the key a waiting stream of r is woken by (default NULL: only by
+ * req_streams_wake(NULL) and the one-second tick). */
+void req_stream_key(struct req *r, const void *key);
+/* Wakes every waiting stream whose key is key (NULL: all of them). Any
+ * thread, any time (also before the server starts: then a no-op). */
+void req_streams_wake(const void *key);
 /* Adds a reply header (name static; value copied, truncated to 319 bytes).
  * At most REQ_MAX_HEADERS; extra ones are dropped. */
 void req_header(struct req *r, const char *name, const char *fmt, ...) DETM_PRINTF(3, 4);
@@ -171,6 +181,7 @@ int api_record(struct req *r, struct derr *e);
 int api_record_get(struct req *r, struct derr *e);
 int api_record_stop(struct req *r, struct derr *e);
 int api_record_video(struct req *r, struct derr *e);
+/* api_live.c */
 int api_live_task(struct req *r, struct derr *e);
 int api_live_shared(struct req *r, struct derr *e);
 int api_frame_task(struct req *r, struct derr *e);
@@ -191,7 +202,7 @@ int api_memory_read(struct req *r, struct derr *e);
 int api_memory_append(struct req *r, struct derr *e);
 /* api_shots.c */
 int api_screenshot(struct req *r, struct derr *e);
-/* events.c */
+/* api_events.c */
 int api_events(struct req *r, struct derr *e);
 /* api_tools.c */
 int api_tools_list(struct req *r, struct derr *e);

@@ -1,5 +1,5 @@
 /*
- * api_rec.c - recording, clip and live-view routes:
+ * api_rec.c - recording and clip routes (the live view: api_live.c):
  *
  *   GET  /api/tasks/{id}/recording            status
  *   GET  /api/tasks/{id}/recording.mp4        the video (Range: bytes=...)
@@ -9,11 +9,8 @@
  *   GET  /api/record/{id}                     a clip's status (?block_s)
  *   POST /api/record/{id}/stop                end a clip early (MCP cancellation)
  *   GET  /api/record/{id}/clip.mp4            a clip's video (Range)
- *   GET  /api/tasks/{id}/live.mjpeg, /api/live.mjpeg   MJPEG
- *   GET  /api/tasks/{id}/frame.jpg,  /api/frame.jpg    one JPEG
- *   GET  /api/live                            live streams and viewers
  *
- * Handlers check the request and hand the work to recorder.c and live.c;
+ * Handlers check the request and hand the work to recorder.c;
  * files are served by serve_file (byte ranges, 206/416).
  */
 #include <errno.h>
@@ -27,7 +24,6 @@
 
 #include "api.h"
 #include "jx.h"
-#include "live.h"
 #include "recorder.h"
 #include "task.h"
 
@@ -261,43 +257,4 @@ api_record_video(struct req *r, struct derr *e)
 	if (rec_clip_file(id, path, sizeof path) != 0)
 		return derr_set(e, DERR_NOT_FOUND, "clip_id", "clip %s has no video (yet)", id);
 	return serve_file(r, path, what, e);
-}
-
-int
-api_live_task(struct req *r, struct derr *e)
-{
-	const char *id;
-
-	if (known_task(r, &id, e) != 0)
-		return -1;
-	return live_stream(r, id, e);
-}
-
-int
-api_live_shared(struct req *r, struct derr *e)
-{
-	return live_stream(r, NULL, e);
-}
-
-int
-api_frame_task(struct req *r, struct derr *e)
-{
-	const char *id;
-
-	if (known_task(r, &id, e) != 0)
-		return -1;
-	return live_frame(r, id, e);
-}
-
-int
-api_frame_shared(struct req *r, struct derr *e)
-{
-	return live_frame(r, NULL, e);
-}
-
-int
-api_live_list(struct req *r, struct derr *e)
-{
-	(void)e;
-	return req_reply(r, 200, live_list());
 }

@@ -21,6 +21,7 @@ struct config {
 	bool debug;
 	long max_conns;
 	long conn_timeout_s;
+	long http_threads;      /* HTTP worker threads; 0: one per CPU */
 	char *db_sync;          /* "normal" | "full" */
 	/* desktop */
 	char *display;          /* the shared desktop, e.g. ":99" */

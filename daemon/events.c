@@ -1,13 +1,14 @@
 /*
- * events.c - the event ring and its SSE subscribers (events.h).
+ * events.c - the event ring and its subscribers (events.h).
  *
  * The ring holds preformatted SSE records ("id: N\nevent: T\ndata: {...}\n\n")
  * under `mu`; `last` is the newest id (0: none yet). A subscriber keeps the
- * id it has sent up to and, when its buffer is empty, waits on `cv` for a
- * newer event, the heartbeat timeout, or shutdown, in slices of
- * PEER_CHECK_MS: between slices it asks whether the client hung up, so a
- * dead subscriber frees its thread and socket within about a second rather
- * than at the next heartbeat write.
+ * id it has sent up to and a buffer of bytes not yet handed out; when the
+ * buffer is empty it refills from the ring, or (nothing new) sends a
+ * heartbeat once HEARTBEAT_S passed since its last bytes, or says "nothing
+ * now" after checking whether the client hung up, so a dead subscriber is
+ * freed within about a second (the HTTP layer asks again at least that
+ * often) rather than at the next heartbeat write.
  */
 #include "events.h"
 
@@ -17,25 +18,113 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "jx.h"
+#include "store.h"
 #include "util.h"
 
 #define HEARTBEAT_S     15
-#define PEER_CHECK_MS   1000
 #define SUBSCRIBERS_MAX 64
 #define BATCH_MAX       (256 * 1024)    /* bytes handed to one read */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static char *ring[EVENTS_RING];         /* ring[id % EVENTS_RING] */
 static uint64_t last;
 static int subscribers;
 static bool down;
+static void (*notify)(void);     /* atomic: set once, read by publishers */
+
+/* Events of writes not committed yet (a deferred store_tx): published by
+ * events_commit when their batch commits, dropped if it fails. */
+struct pending {
+	uint64_t ticket;
+	char *type, *op, *task_id, *ref;
+	struct pending *next;
+};
+static struct pending *pend_head, **pend_tail = &pend_head;
+
+struct events_sub {
+	uint64_t sent;          /* the last id handed out */
+	char *buf;
+	size_t len, off;
+	bool hello;             /* the first record (retry + hello) went out */
+	int fd;                 /* the client's socket (-1: unknown), polled for hang-up */
+	int64_t beat_us;        /* a heartbeat is due at this mono_us() */
+};
+
+void
+events_set_notify(void (*fn)(void))
+{
+	__atomic_store_n(&notify, fn, __ATOMIC_RELEASE);
+}
+
+static void
+notify_all(void)
+{
+	void (*fn)(void) = __atomic_load_n(&notify, __ATOMIC_ACQUIRE);
+
+	if (fn != NULL)
+		fn();
+}
+
+static void publish_now(const char *type, const char *op, const char *task_id, const char *ref);
 
 void
 events_publish(const char *type, const char *op, const char *task_id, const char *ref)
+{
+	uint64_t ticket = store_defer_ticket();
+	struct pending *p;
+
+	if (ticket == 0) {
+		publish_now(type, op, task_id, ref);
+		return;
+	}
+	p = xcalloc(1, sizeof *p);
+	p->ticket = ticket;
+	p->type = xstrdup(type);
+	p->op = xstrdup(op);
+	p->task_id = task_id ? xstrdup(task_id) : NULL;
+	p->ref = ref ? xstrdup(ref) : NULL;
+	pthread_mutex_lock(&mu);
+	*pend_tail = p;
+	pend_tail = &p->next;
+	pthread_mutex_unlock(&mu);
+}
+
+void
+events_commit(uint64_t batch, bool ok)
+{
+	struct pending *done = NULL, **dt = &done, *p, **pp;
+
+	pthread_mutex_lock(&mu);
+	for (pp = &pend_head; (p = *pp) != NULL;) {
+		if (p->ticket > batch) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		p->next = NULL;
+		*dt = p;
+		dt = &p->next;
+	}
+	pend_tail = pp;
+	while (*pend_tail != NULL)
+		pend_tail = &(*pend_tail)->next;
+	pthread_mutex_unlock(&mu);
+	for (p = done; p != NULL; p = done) {
+		done = p->next;
+		if (ok)
+			publish_now(p->type, p->op, p->task_id, p->ref);
+		free(p->type);
+		free(p->op);
+		free(p->task_id);
+		free(p->ref);
+		free(p);
+	}
+}
+
+static void
+publish_now(const char *type, const char *op, const char *task_id, const char *ref)
 {
 	json_object *o = json_object_new_object();
 	char *rec;
@@ -52,22 +141,14 @@ events_publish(const char *type, const char *op, const char *task_id, const char
 	rec = xasprintf("id: %" PRIu64 "\nevent: %s\ndata: %s\n\n", last, type, jx_string(o, NULL));
 	free(ring[last % EVENTS_RING]);
 	ring[last % EVENTS_RING] = rec;
-	pthread_cond_broadcast(&cv);
 	pthread_mutex_unlock(&mu);
 	json_object_put(o);
+	notify_all();
 }
-
-struct sub {
-	uint64_t sent;          /* the last id handed out */
-	char *buf;
-	size_t len, off;
-	bool hello;             /* the first record (retry + hello) went out */
-	int fd;                 /* the client's socket (-1: unknown), polled for hang-up */
-};
 
 /* Fills s->buf with what the client has not seen (mu held). */
 static void
-fill(struct sub *s)
+fill(struct events_sub *s)
 {
 	uint64_t oldest = last >= EVENTS_RING ? last - EVENTS_RING + 1 : 1;
 	char *data = NULL;
@@ -97,66 +178,52 @@ fill(struct sub *s)
 	s->off = 0;
 }
 
-/* mu held: waits until there is something to send, the heartbeat is due,
- * detmd stops, or the client hung up. Returns false when the client is gone. */
-static bool
-sub_wait(struct sub *s)
+/* Refills an empty buffer: 1 bytes to send, 0 nothing now, -1 the end. */
+static int
+refill(struct events_sub *s)
 {
-	int64_t heartbeat = mono_us() + (int64_t)HEARTBEAT_S * 1000000;
+	int rc = 1;
 
-	while (!down && s->hello && s->sent == last && mono_us() < heartbeat) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += (long)PEER_CHECK_MS * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		if (pthread_cond_timedwait(&cv, &mu, &ts) == 0)
-			continue;
-		if (s->fd >= 0 && fd_peer_closed(s->fd))
-			return false;
+	pthread_mutex_lock(&mu);
+	if (down) {
+		rc = -1;
+	} else if (!s->hello || s->sent != last) {
+		fill(s);
+	} else if (mono_us() >= s->beat_us) {
+		free(s->buf);
+		s->buf = xstrdup(": keep-alive\n\n");
+		s->len = strlen(s->buf);
+		s->off = 0;
+	} else {
+		rc = s->fd >= 0 && fd_peer_closed(s->fd) ? -1 : 0;
 	}
-	return true;
+	pthread_mutex_unlock(&mu);
+	return rc;
 }
 
-static long
-sub_read(void *cls, uint64_t pos, char *out, size_t max)
+long
+events_sub_read(struct events_sub *s, char *out, size_t max)
 {
-	struct sub *s = cls;
 	size_t n;
 
-	(void)pos;
 	if (s->off >= s->len) {
-		bool alive;
+		int rc = refill(s);
 
-		pthread_mutex_lock(&mu);
-		alive = sub_wait(s);
-		if (down || !alive) {
-			pthread_mutex_unlock(&mu);
-			return REQ_STREAM_END;
-		}
-		if (s->hello && s->sent == last) {
-			pthread_mutex_unlock(&mu);
-			free(s->buf);
-			s->buf = xstrdup(": keep-alive\n\n");
-			s->len = strlen(s->buf);
-			s->off = 0;
-		} else {
-			fill(s);
-			pthread_mutex_unlock(&mu);
-		}
+		if (rc <= 0)
+			return rc;
 	}
 	n = s->len - s->off < max ? s->len - s->off : max;
 	memcpy(out, s->buf + s->off, n);
 	s->off += n;
+	s->beat_us = mono_us() + (int64_t)HEARTBEAT_S * 1000000;
 	return (long)n;
 }
 
-static void
-sub_done(void *cls)
+void
+events_sub_close(struct events_sub *s)
 {
-	struct sub *s = cls;
-
+	if (s == NULL)
+		return;
 	pthread_mutex_lock(&mu);
 	subscribers--;
 	pthread_mutex_unlock(&mu);
@@ -164,31 +231,24 @@ sub_done(void *cls)
 	free(s);
 }
 
-int
-api_events(struct req *r, struct derr *e)
+struct events_sub *
+events_sub_open(int64_t since, int fd, struct derr *e)
 {
-	const char *lei = req_in_header(r, "Last-Event-ID");
-	int64_t since = -1;
-	struct sub *s;
+	struct events_sub *s;
 
-	if (req_query_int(r, "since", 0, INT64_MAX, -1, &since, e) != 0)
-		return -1;
-	if (since < 0 && lei != NULL && jx_parse_int(lei, "Last-Event-ID", 0, INT64_MAX, &since, e) != 0)
-		return -1;
-	s = xcalloc(1, sizeof *s);
-	s->fd = req_conn_fd(r);
 	pthread_mutex_lock(&mu);
 	if (down || subscribers >= SUBSCRIBERS_MAX) {
 		pthread_mutex_unlock(&mu);
-		free(s);
-		return derr_set(e, DERR_UNAVAILABLE, NULL, down ? "detmd is stopping" :
+		derr_set(e, DERR_UNAVAILABLE, NULL, down ? "detmd is stopping" :
 		    "%d event streams are open already", SUBSCRIBERS_MAX);
+		return NULL;
 	}
 	subscribers++;
+	s = xcalloc(1, sizeof *s);
+	s->fd = fd;
 	s->sent = since >= 0 ? (uint64_t)since : last;   /* new clients: from now on */
 	pthread_mutex_unlock(&mu);
-	req_header(r, "X-Accel-Buffering", "no");
-	return req_reply_stream(r, 200, "text/event-stream; charset=utf-8", sub_read, sub_done, s);
+	return s;
 }
 
 void
@@ -196,6 +256,6 @@ events_shutdown(void)
 {
 	pthread_mutex_lock(&mu);
 	down = true;
-	pthread_cond_broadcast(&cv);
 	pthread_mutex_unlock(&mu);
+	notify_all();
 }

@@ -5,13 +5,33 @@
  * Per-connection request state (struct hreq) lives in MHD's con_cls from
  * the first call of the access handler until the completion callback.
  * States: NEW (headers read, checks done) -> BODY (accumulating) ->
- * REPLIED (a response was queued). An early error is remembered and sent
- * when the body has been consumed.
+ * [QUEUED -> RAN: a side worker ran the handler, the connection suspended
+ * meanwhile] -> REPLIED (a response was queued). An early error is
+ * remembered and sent when the body has been consumed.
+ *
+ * Threads: MHD's own pool of `http-threads` epoll workers (one per CPU by
+ * default) reads, checks and answers every connection; an idle connection
+ * costs no thread. A handler that never blocks (the store's reads and
+ * writes, listed in inline_fns) runs on the worker. Any other handler (X
+ * work, model calls, long polls, tool calls: anything that may take
+ * milliseconds or minutes) runs on a side worker while its connection is
+ * suspended, so it never stalls the other connections of its MHD worker.
+ * Side workers are started on demand (at most max-connections) and leave
+ * after SIDE_IDLE_S idle.
+ *
+ * Streams (SSE, MJPEG): their reader returns REQ_STREAM_WAIT when it has
+ * nothing to send; the connection is then suspended (on `waiting`) until
+ * req_streams_wake names its key, or the ticker's second passes. wake_gen
+ * counts wakes, so a wake between the reader's answer and the suspension
+ * is not lost (the reader is asked again at once). Lock order: a module's
+ * own lock may be held when calling req_streams_wake (s_mu inside it);
+ * s_mu is never held while calling into a module.
  */
 #include "http.h"
 #include "cancel.h"
 
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,15 +40,53 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "events.h"
 #include "jx.h"
 #include "limits.h"
 #include "log.h"
 #include "metrics.h"
 
+#define SIDE_IDLE_S     10      /* a side worker with nothing to do leaves */
+#define TICK_MS         1000    /* waiting streams are asked again at least this often */
+
+enum phase { PH_NEW, PH_QUEUED, PH_RAN, PH_COMMIT };
+
+struct hreq;
+
+/* A streamed reply, owned by MHD's response from queue to free. */
+struct stream {
+	struct req r;           /* the handler's reply: stream, stream_done, stream_cls */
+	const void *key;
+	bool waiting;           /* on http.waiting, its connection suspended (s_mu) */
+	struct stream *next;
+};
+
 struct http {
 	struct MHD_Daemon *mhd;
 	struct app *app;
+	/* side workers */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;              /* a job queued, or stopping */
+	pthread_cond_t idle_cv;         /* a job ended */
+	struct hreq *q_head, **q_tail;
+	int nside, nidle, running, queued;
+	bool stopping;
+	/* suspended streams */
+	pthread_mutex_t s_mu;
+	struct stream *waiting;
+	uint64_t wake_gen;              /* atomic reads; writes under s_mu */
+	bool streams_down;
+	pthread_t ticker;
+	bool ticker_running;
+	pthread_cond_t tick_cv;
+	/* replies waiting for their commit (suspended) */
+	pthread_mutex_t d_mu;
+	struct hreq *deferred;
+	uint64_t committed_seen;        /* the last batch the commit hook saw */
 };
+
+/* The server (one per process): req_streams_wake needs it without a handle. */
+static struct http *server;
 
 struct hreq {
 	const struct route *route;
@@ -43,6 +101,15 @@ struct hreq {
 	bool started;           /* the access handler has seen the headers */
 	uint64_t drained;       /* body bytes read and dropped after an early error */
 	bool raw_too_long;      /* it was over LIM_URL_BYTES (raw_path NULL) */
+	/* a handler run on a side worker */
+	enum phase phase;
+	struct MHD_Connection *conn;
+	char *method, *url;     /* copies, for the side worker */
+	struct req r;           /* its reply, sent when the connection resumes */
+	struct derr e;
+	int rc;
+	struct hreq *next;      /* in the side queue, or on http.deferred */
+	uint64_t ticket;        /* its writes' batch: the reply waits for its commit */
 };
 
 int
@@ -164,23 +231,91 @@ reply_release(struct req *r)
 	r->stream_done = NULL;
 }
 
+/* Suspends s's connection until a wake, unless one came since gen. */
+static void
+stream_park(struct stream *s, uint64_t gen)
+{
+	struct http *h = server;
+
+	pthread_mutex_lock(&h->s_mu);
+	if (!h->streams_down && h->wake_gen == gen && s->r.conn != NULL) {
+		s->waiting = true;
+		s->next = h->waiting;
+		h->waiting = s;
+		MHD_suspend_connection(s->r.conn);
+	}
+	pthread_mutex_unlock(&h->s_mu);
+}
+
 static ssize_t
 stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	struct req *owner = cls;
-	long n = owner->stream(owner->stream_cls, pos, buf, max);
+	struct stream *s = cls;
+	uint64_t gen = __atomic_load_n(&server->wake_gen, __ATOMIC_ACQUIRE);
+	long n = s->r.stream(s->r.stream_cls, pos, buf, max);
 
-	return n > 0 ? (ssize_t)n : MHD_CONTENT_READER_END_OF_STREAM;
+	if (n > 0)
+		return (ssize_t)n;
+	if (n != REQ_STREAM_WAIT)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	/* Nothing yet: 0 makes MHD ask again, after the resume. */
+	stream_park(s, gen);
+	return 0;
+}
+
+static void
+stream_unlink(struct http *h, struct stream *s)
+{
+	struct stream **pp;
+
+	for (pp = &h->waiting; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	s->waiting = false;
 }
 
 static void
 stream_free(void *cls)
 {
-	struct req *owner = cls;
+	struct stream *s = cls;
 
-	if (owner->stream_done != NULL)
-		owner->stream_done(owner->stream_cls);
-	free(owner);
+	pthread_mutex_lock(&server->s_mu);
+	if (s->waiting)
+		stream_unlink(server, s);
+	pthread_mutex_unlock(&server->s_mu);
+	if (s->r.stream_done != NULL)
+		s->r.stream_done(s->r.stream_cls);
+	free(s);
+}
+
+void
+req_streams_wake(const void *key)
+{
+	struct http *h = server;
+	struct stream **pp, *s;
+
+	if (h == NULL)
+		return;
+	pthread_mutex_lock(&h->s_mu);
+	__atomic_store_n(&h->wake_gen, h->wake_gen + 1, __ATOMIC_RELEASE);
+	for (pp = &h->waiting; (s = *pp) != NULL;) {
+		if (key != NULL && s->key != key) {
+			pp = &s->next;
+			continue;
+		}
+		*pp = s->next;
+		s->waiting = false;
+		MHD_resume_connection(s->r.conn);
+	}
+	pthread_mutex_unlock(&h->s_mu);
+}
+
+void
+req_stream_key(struct req *r, const void *key)
+{
+	r->stream_key = key;
 }
 
 /* A non-JSON reply: a buffer, a file or a stream. */
@@ -192,9 +327,11 @@ send_raw(struct MHD_Connection *conn, struct req *r)
 	int i;
 
 	if (r->stream != NULL) {
-		struct req *owner = xmalloc(sizeof *owner);
+		struct stream *owner = xcalloc(1, sizeof *owner);
 
-		*owner = *r;    /* the stream's state outlives this request struct */
+		owner->r = *r;  /* the stream's state outlives this request struct */
+		owner->r.conn = conn;
+		owner->key = r->stream_key;
 		resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, stream_read,
 		    owner, stream_free);
 		if (resp == NULL) {
@@ -487,64 +624,264 @@ check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	}
 }
 
-static enum MHD_Result
-run_handler(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
+/* Handlers that only write through store_tx and then build their reply
+ * from what they wrote (no read back): on an HTTP worker they run with a
+ * deferred acknowledgement, so the worker never waits for a COMMIT; the
+ * connection is suspended until the batch commits, then the reply goes. */
+static const route_fn deferred_fns[] = {
+	api_action_create, api_log_create, api_message_create,
+};
+
+static bool
+defers(const struct hreq *hr)
+{
+	size_t i;
+
+	if (hr->phase != PH_NEW)
+		return false;   /* a side worker can wait */
+	for (i = 0; i < ARRAY_LEN(deferred_fns); i++)
+		if (hr->route->fn == deferred_fns[i])
+			return true;
+	return false;
+}
+
+/* A deferred reply whose batch did not commit becomes a 500 (state < 0). */
+static void
+commit_result(struct hreq *hr, int state)
+{
+	if (state >= 0 || hr->rc != 0)
+		return;
+	json_object_put(hr->r.reply);
+	hr->r.reply = NULL;
+	hr->rc = -1;
+	derr_set(&hr->e, DERR_INTERNAL, NULL, "internal database error (the write was not committed)");
+}
+
+/* Runs hr's handler into hr->r / hr->rc / hr->e (on an HTTP worker or a
+ * side worker): parses the body, calls the route. */
+static void
+handler_call(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
     const char *method, const char *url)
 {
-	struct req r;
-	struct derr e;
-	enum MHD_Result ret;
-	int rc;
+	struct req *r = &hr->r;
 
-	memset(&r, 0, sizeof r);
-	r.fd = -1;
-	derr_clear(&e);
-	r.app = h->app;
-	r.conn = conn;
-	r.method = method;
-	r.path = url;
-	memcpy(r.params, hr->params, sizeof r.params);
-	r.nparams = hr->nparams;
-	r.status = 200;
+	memset(r, 0, sizeof *r);
+	r->fd = -1;
+	derr_clear(&hr->e);
+	r->app = h->app;
+	r->conn = conn;
+	r->method = method;
+	r->path = url;
+	memcpy(r->params, hr->params, sizeof r->params);
+	r->nparams = hr->nparams;
+	r->status = 200;
+	hr->rc = -1;
 	if (hr->body.len > 0) {
-		r.body = jx_parse(hr->body.data, hr->body.len, &e);
-		if (r.body == NULL)
-			goto fail;
-		if (!json_object_is_type(r.body, json_type_object)) {
-			derr_set(&e, DERR_INVALID, NULL, "the body must be a JSON object");
-			goto fail;
+		r->body = jx_parse(hr->body.data, hr->body.len, &hr->e);
+		if (r->body == NULL)
+			return;
+		if (!json_object_is_type(r->body, json_type_object)) {
+			derr_set(&hr->e, DERR_INVALID, NULL, "the body must be a JSON object");
+			return;
 		}
 	} else {
-		r.body = json_object_new_object();
+		r->body = json_object_new_object();
 	}
-	cancel_bind(NULL, req_conn_fd(&r));     /* a hang-up cancels long work (cancel.h) */
-	rc = hr->route->fn(&r, &e);
+	cancel_bind(NULL, req_conn_fd(r));      /* a hang-up cancels long work (cancel.h) */
+	if (!defers(hr)) {
+		hr->rc = hr->route->fn(r, &hr->e);
+	} else {
+		store_defer_begin();
+		hr->rc = hr->route->fn(r, &hr->e);
+		hr->ticket = store_defer_end();
+	}
 	cancel_bind(NULL, -1);
-	if (rc == 0 && (r.raw != NULL || r.fd >= 0 || r.stream != NULL)) {
-		ret = send_raw(conn, &r);
-		log_debug("%s %s -> %d raw (%lld us)", method, url, r.status, (long long)(mono_us() - hr->t0));
-		reply_release(&r);
-		json_object_put(r.body);
+}
+
+/* Sends what handler_call left (on the connection's HTTP worker). */
+static enum MHD_Result
+handler_reply(struct hreq *hr, struct MHD_Connection *conn, const char *method, const char *url)
+{
+	struct req *r = &hr->r;
+	struct derr *e = &hr->e;
+	enum MHD_Result ret;
+
+	if (hr->rc == 0 && (r->raw != NULL || r->fd >= 0 || r->stream != NULL)) {
+		ret = send_raw(conn, r);
+		log_debug("%s %s -> %d raw (%lld us)", method, url, r->status, (long long)(mono_us() - hr->t0));
+		reply_release(r);
+		json_object_put(r->body);
+		r->body = NULL;
 		return ret;
 	}
-	if (rc != 0 || r.reply == NULL) {
-		if (e.code == DERR_OK)
-			derr_set(&e, DERR_INTERNAL, NULL, "internal error");
-		goto fail;
+	if (hr->rc == 0 && r->reply != NULL) {
+		ret = send_json(conn, r->status, r->reply, NULL);
+		log_debug("%s %s -> %d (%lld us)", method, url, r->status, (long long)(mono_us() - hr->t0));
+		json_object_put(r->reply);
+		r->reply = NULL;
+		json_object_put(r->body);
+		r->body = NULL;
+		return ret;
 	}
-	ret = send_json(conn, r.status, r.reply, NULL);
-	log_debug("%s %s -> %d (%lld us)", method, url, r.status, (long long)(mono_us() - hr->t0));
-	json_object_put(r.reply);
-	json_object_put(r.body);
-	return ret;
-fail:
-	reply_release(&r);
-	json_object_put(r.body);
-	if (derr_status(e.code) >= 500)
-		log_warn("%s %s -> %d: %s", method, url, derr_status(e.code), e.message);
+	if (e->code == DERR_OK)
+		derr_set(e, DERR_INTERNAL, NULL, "internal error");
+	reply_release(r);
+	json_object_put(r->body);
+	r->body = NULL;
+	if (derr_status(e->code) >= 500)
+		log_warn("%s %s -> %d: %s", method, url, derr_status(e->code), e->message);
 	else
-		log_debug("%s %s -> %d: %s", method, url, derr_status(e.code), e.message);
-	return send_error(conn, &e, NULL);
+		log_debug("%s %s -> %d: %s", method, url, derr_status(e->code), e->message);
+	return send_error(conn, e, NULL);
+}
+
+/* Handlers that never block: the store's reads and writes (a write waits
+ * at most for the group commit in flight), stream set-ups, static files.
+ * They run on the HTTP worker; every other one on a side worker. */
+static const route_fn inline_fns[] = {
+	api_health, api_version, api_capabilities, api_routes_list, api_task_list, api_task_get,
+	api_item_get, api_action_create, api_action_get, api_action_patch, api_log_create,
+	api_messages_get, api_message_create, api_events, api_live_task, api_live_shared,
+	api_live_list, api_wait_list, api_dashboard, api_dashboard_file, api_tools_list,
+	api_humanize_get,
+};
+
+static bool
+runs_inline(const struct hreq *hr, struct MHD_Connection *conn)
+{
+	const char *block;
+	size_t i;
+
+	if (hr->route->fn == api_wait_get || hr->route->fn == api_record_get) {
+		block = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "block_s");
+		return block == NULL || block[strspn(block, "0")] == '\0';
+	}
+	for (i = 0; i < ARRAY_LEN(inline_fns); i++)
+		if (hr->route->fn == inline_fns[i])
+			return true;
+	return false;
+}
+
+/* After a deferred handler: true if the reply must wait for hr->ticket's
+ * commit (the connection is then suspended until the hook resumes it).
+ * When the batch failed, the reply becomes a 500. */
+static bool
+commit_wait(struct http *h, struct hreq *hr, struct MHD_Connection *conn)
+{
+	int state = store_ticket_state(h->app->store, hr->ticket);
+
+	if (state == 0) {
+		pthread_mutex_lock(&h->d_mu);
+		if (h->committed_seen < hr->ticket) {
+			hr->phase = PH_COMMIT;
+			hr->next = h->deferred;
+			h->deferred = hr;
+			MHD_suspend_connection(conn);
+			pthread_mutex_unlock(&h->d_mu);
+			return true;
+		}
+		pthread_mutex_unlock(&h->d_mu);
+		state = store_ticket_state(h->app->store, hr->ticket);
+	}
+	commit_result(hr, state);
+	return false;
+}
+
+/* The store's commit hook: events of the batch go out, then its replies. */
+static void
+on_commit(void *arg, uint64_t batch, bool ok)
+{
+	struct http *h = arg;
+	struct hreq **pp, *hr;
+
+	events_commit(batch, ok);
+	pthread_mutex_lock(&h->d_mu);
+	if (batch > h->committed_seen)
+		h->committed_seen = batch;
+	for (pp = &h->deferred; (hr = *pp) != NULL;) {
+		if (hr->ticket > batch) {
+			pp = &hr->next;
+			continue;
+		}
+		*pp = hr->next;
+		MHD_resume_connection(hr->conn);
+	}
+	pthread_mutex_unlock(&h->d_mu);
+}
+
+static void *side_main(void *arg);
+
+/* Hands hr to a side worker and suspends its connection (worker thread). */
+static void
+side_queue(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
+    const char *method, const char *url)
+{
+	pthread_t t;
+	pthread_attr_t at;
+
+	hr->phase = PH_QUEUED;
+	hr->conn = conn;
+	hr->method = xstrdup(method);
+	hr->url = xstrdup(url);
+	MHD_suspend_connection(conn);
+	pthread_mutex_lock(&h->mu);
+	hr->next = NULL;
+	*h->q_tail = hr;
+	h->q_tail = &hr->next;
+	h->running++;
+	h->queued++;
+	/* Every queued job needs a thread of its own (it may block for long):
+	 * an idle one that has not picked up an earlier job yet does not count. */
+	if (h->queued > h->nidle && h->nside < h->app->cfg->max_conns) {
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		if (pthread_create(&t, &at, side_main, h) == 0)
+			h->nside++;
+		else if (h->nside == 0)
+			log_error("cannot start a side worker; requests wait for one");
+		pthread_attr_destroy(&at);
+	}
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static void *
+side_main(void *arg)
+{
+	struct http *h = arg;
+	struct hreq *hr;
+	struct timespec ts;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		while (h->q_head == NULL && !h->stopping) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += SIDE_IDLE_S;
+			h->nidle++;
+			int w = pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+			h->nidle--;
+			if (w != 0 && h->q_head == NULL)
+				break;
+		}
+		hr = h->q_head;
+		if (hr == NULL)
+			break;
+		h->q_head = hr->next;
+		h->queued--;
+		if (h->q_head == NULL)
+			h->q_tail = &h->q_head;
+		pthread_mutex_unlock(&h->mu);
+		handler_call(h, hr, hr->conn, hr->method, hr->url);
+		hr->phase = PH_RAN;
+		MHD_resume_connection(hr->conn);
+		pthread_mutex_lock(&h->mu);
+		h->running--;
+		pthread_cond_broadcast(&h->idle_cv);
+	}
+	h->nside--;
+	pthread_cond_broadcast(&h->idle_cv);
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
 }
 
 /* After an error found in the headers: answer at once, or first read and
@@ -582,6 +919,7 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 	if (hr == NULL) {               /* no URI callback ran: cannot route */
 		hr = xcalloc(1, sizeof *hr);
 		hr->t0 = mono_us();
+		hr->r.fd = -1;
 		*con_cls = hr;
 	}
 	if (!hr->started) {
@@ -610,9 +948,25 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 			return send_error(conn, &hr->err, hr->allow);   /* enough: close */
 		return MHD_YES;
 	}
+	if (hr->phase == PH_RAN)
+		return handler_reply(hr, conn, method, url);
+	if (hr->phase == PH_COMMIT) {
+		commit_result(hr, store_ticket_state(h->app->store, hr->ticket));
+		return handler_reply(hr, conn, method, url);
+	}
+	if (hr->phase == PH_QUEUED)
+		return MHD_YES;         /* not ours: resumed too early (cannot happen) */
 	if (hr->err.code != DERR_OK)
 		return send_error(conn, &hr->err, hr->allow);
-	return run_handler(h, hr, conn, method, url);
+	if (!runs_inline(hr, conn)) {
+		side_queue(h, hr, conn, method, url);
+		return MHD_YES;
+	}
+	handler_call(h, hr, conn, method, url);
+	hr->conn = conn;
+	if (hr->ticket != 0 && commit_wait(h, hr, conn))
+		return MHD_YES;
+	return handler_reply(hr, conn, method, url);
 }
 
 static void
@@ -630,6 +984,10 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	buf_free(&hr->body);
 	for (i = 0; i < ROUTE_MAX_PARAMS; i++)
 		free(hr->param_copies[i]);
+	reply_release(&hr->r);
+	json_object_put(hr->r.body);
+	free(hr->method);
+	free(hr->url);
 	free(hr->raw_path);
 	free(hr);
 	*con_cls = NULL;
@@ -647,6 +1005,7 @@ on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	(void)cls;
 	(void)conn;
 	hr->t0 = mono_us();
+	hr->r.fd = -1;
 	if (n > LIM_URL_BYTES)
 		hr->raw_too_long = true;
 	else
@@ -665,19 +1024,80 @@ on_mhd_log(void *cls, const char *fmt, va_list ap)
 	log_warn("microhttpd: %s", msg);
 }
 
+/* Wakes every waiting stream once a second (heartbeats, hang-ups, ends). */
+static void *
+tick_main(void *arg)
+{
+	struct http *h = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&h->mu);
+	while (!h->streams_down) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += TICK_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&h->tick_cv, &h->mu, &ts);
+		pthread_mutex_unlock(&h->mu);
+		req_streams_wake(NULL);
+		pthread_mutex_lock(&h->mu);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/* After the server: events of deferred writes (none are left) still go. */
+static void
+events_commit_hook(void *arg, uint64_t batch, bool ok)
+{
+	(void)arg;
+	events_commit(batch, ok);
+}
+
+static unsigned
+pool_size(const struct config *cfg)
+{
+	long n = cfg->http_threads > 0 ? cfg->http_threads : sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : (unsigned)n;
+}
+
+static void
+http_free(struct http *h)
+{
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cv);
+	pthread_cond_destroy(&h->idle_cv);
+	pthread_mutex_destroy(&h->s_mu);
+	pthread_cond_destroy(&h->tick_cv);
+	pthread_mutex_destroy(&h->d_mu);
+	free(h);
+}
+
 struct http *
 http_start(struct app *app, int listen_fd, struct derr *e)
 {
 	struct http *h = xcalloc(1, sizeof *h);
-	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-	    MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+	    MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	unsigned threads = pool_size(app->cfg);
 
 	h->app = app;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	pthread_cond_init(&h->idle_cv, NULL);
+	pthread_mutex_init(&h->s_mu, NULL);
+	pthread_cond_init(&h->tick_cv, NULL);
+	pthread_mutex_init(&h->d_mu, NULL);
+	h->q_tail = &h->q_head;
+	server = h;
+	store_set_commit_hook(app->store, on_commit, h);
 	if (strchr(app->cfg->listen, ':') != NULL)
 		flags |= MHD_USE_IPv6;
 	h->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_access, h,
 	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
 	    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+	    MHD_OPTION_THREAD_POOL_SIZE, threads,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)app->cfg->max_conns,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)app->cfg->conn_timeout_s,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
@@ -685,10 +1105,17 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
 	    MHD_OPTION_END);
 	if (h->mhd == NULL) {
-		free(h);
+		store_set_commit_hook(app->store, events_commit_hook, NULL);
+		server = NULL;
+		http_free(h);
 		derr_set(e, DERR_INTERNAL, NULL, "libmicrohttpd failed to start");
 		return NULL;
 	}
+	if (pthread_create(&h->ticker, NULL, tick_main, h) == 0)
+		h->ticker_running = true;
+	else
+		log_warn("no stream ticker: idle streams notice a hang-up only at their next event");
+	log_info("HTTP: %u epoll workers", threads);
 	return h;
 }
 
@@ -697,8 +1124,41 @@ http_stop(struct http *h)
 {
 	if (h == NULL)
 		return;
+	/* Streams: no more waiting (their modules have ended them). */
+	pthread_mutex_lock(&h->mu);
+	pthread_mutex_lock(&h->s_mu);
+	h->streams_down = true;
+	pthread_mutex_unlock(&h->s_mu);
+	pthread_cond_broadcast(&h->tick_cv);
+	pthread_mutex_unlock(&h->mu);
+	req_streams_wake(NULL);
+	if (h->ticker_running)
+		pthread_join(h->ticker, NULL);
+	/* Side workers: finish what runs (it resumes its connection), then leave.
+	 * MHD may not stop while a connection is suspended. */
+	pthread_mutex_lock(&h->mu);
+	while (h->running > 0)
+		pthread_cond_wait(&h->idle_cv, &h->mu);
+	h->stopping = true;
+	pthread_cond_broadcast(&h->cv);
+	while (h->nside > 0)
+		pthread_cond_wait(&h->idle_cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+	/* Replies waiting for a commit: the committer resumes them shortly. */
+	for (;;) {
+		bool none;
+
+		pthread_mutex_lock(&h->d_mu);
+		none = h->deferred == NULL;
+		pthread_mutex_unlock(&h->d_mu);
+		if (none)
+			break;
+		usleep(1000);
+	}
 	MHD_stop_daemon(h->mhd);
-	free(h);
+	store_set_commit_hook(h->app->store, events_commit_hook, NULL);
+	server = NULL;
+	http_free(h);
 }
 
 int

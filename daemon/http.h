@@ -1,11 +1,14 @@
 /*
  * http.h - the HTTP server (libmicrohttpd) in front of the route table.
  *
- * Threading: MHD runs one thread per connection (plus its accept thread),
- * so a handler may block (long polls and streams later) without stalling
- * other clients; connection count and idle time are capped by the config.
- * Everything a handler touches must therefore be thread-safe (the store
- * has its own lock).
+ * Threading: MHD's internal pool of epoll workers (--http-threads, one per
+ * CPU by default) serves every connection; an idle or waiting connection
+ * holds no thread. Handlers that never block run on a worker; the others
+ * (X work, model calls, long polls, tool calls) run on side workers with
+ * their connection suspended; streams and replies waiting for a commit
+ * are suspended until woken (http.c). Connection count and idle time are
+ * capped by the config. Everything a handler touches must be thread-safe
+ * (the store has its own lock).
  *
  * Every request passes, in order: URL length, Host and Origin (403),
  * bearer token (401), route match (404/405), Content-Length against the

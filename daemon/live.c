@@ -2,8 +2,12 @@
  * live.c - shared capture threads and MJPEG viewers (live.h).
  *
  * A struct live per watched display key (task id, "" for the shared
- * display) lives in a list under `mu`. A viewer holds a reference
- * (viewers++) from live_stream until MHD calls its done callback.
+ * display) lives in a list under `mu`. A viewer (struct live_view) holds a
+ * reference (viewers++) from live_view_open to live_view_close. Reading
+ * never blocks: a viewer that has seen the latest frame gets 0 and is asked
+ * again after the notify hook ran for its display (a new frame, an error,
+ * the thread's end, shutdown) or on the caller's own clock. The HTTP side
+ * is api_live.c.
  *
  * States of a struct live (all under mu):
  *
@@ -64,7 +68,7 @@ struct live {
 	struct live *next;
 };
 
-struct view {
+struct live_view {
 	struct live *lv;
 	uint64_t seen;
 	char *part;             /* the part being sent */
@@ -74,6 +78,24 @@ struct view {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct live *streams;
 static bool down;
+static void (*notify)(const void *key);     /* atomic: set once */
+
+void
+live_set_notify(void (*fn)(const void *key))
+{
+	__atomic_store_n(&notify, fn, __ATOMIC_RELEASE);
+}
+
+/* Tells lv's viewers (NULL: all) that something changed (mu may be held:
+ * the hook never calls back into this module). */
+static void
+wake(const struct live *lv)
+{
+	void (*fn)(const void *key) = __atomic_load_n(&notify, __ATOMIC_ACQUIRE);
+
+	if (fn != NULL)
+		fn(lv);
+}
 
 /* mu held: the list agrees with the states above. */
 static void
@@ -178,6 +200,7 @@ capture(void *arg)
 		if (got < 0) {
 			snprintf(lv->error, sizeof lv->error, "%s", e.message);
 			pthread_cond_broadcast(&lv->cv);
+			wake(lv);
 			break;          /* viewers see the end of the stream */
 		}
 		if (got == 1) {
@@ -192,6 +215,7 @@ capture(void *arg)
 			lv->frames += got == 1;
 			last_pub = mono_us() / 1000;
 			pthread_cond_broadcast(&lv->cv);
+			wake(lv);
 		}
 		live_check_locked();
 		xcap_image_free(&img);
@@ -206,6 +230,7 @@ capture(void *arg)
 	}
 	lv->capturing = false;
 	pthread_cond_broadcast(&lv->cv);
+	wake(lv);
 	if (lv->viewers == 0)
 		unlink_free(lv);
 	live_check_locked();
@@ -278,7 +303,7 @@ leave(struct live *lv)
  * out twice in a row, the copy's headers putting the first on screen now
  * rather than when the next frame comes (up to RESEND_MS later). */
 static void
-part_build(struct view *v, const struct live *lv, int copies)
+part_build(struct live_view *v, const struct live *lv, int copies)
 {
 	size_t cap = (size_t)copies * (lv->len + 160), o = 0;
 
@@ -298,26 +323,22 @@ part_build(struct view *v, const struct live *lv, int copies)
 	v->off = 0;
 }
 
-static long
-view_read(void *cls, uint64_t pos, char *buf, size_t max)
+long
+live_view_read(struct live_view *v, char *buf, size_t max)
 {
-	struct view *v = cls;
 	struct live *lv = v->lv;
 	size_t n;
 
-	(void)pos;
 	if (v->off >= v->part_len) {
-		struct timespec ts;
-
 		pthread_mutex_lock(&mu);
-		while (!down && lv->seq == v->seen && (lv->capturing || lv->jpeg == NULL) &&
+		if (!down && lv->seq == v->seen && (lv->capturing || lv->jpeg == NULL) &&
 		    lv->error[0] == '\0') {
-			deadline(&ts, 1000);
-			pthread_cond_timedwait(&lv->cv, &mu, &ts);
+			pthread_mutex_unlock(&mu);
+			return 0;       /* nothing new yet */
 		}
 		if (down || lv->seq == v->seen || lv->jpeg == NULL) {
 			pthread_mutex_unlock(&mu);
-			return REQ_STREAM_END;
+			return -1;
 		}
 		part_build(v, lv, takeover_live_interval_ms(lv->key) > 0 ? 2 : 1);
 		v->seen = lv->seq;
@@ -329,11 +350,17 @@ view_read(void *cls, uint64_t pos, char *buf, size_t max)
 	return (long)n;
 }
 
-static void
-view_done(void *cls)
+const void *
+live_view_key(const struct live_view *v)
 {
-	struct view *v = cls;
+	return v->lv;
+}
 
+void
+live_view_close(struct live_view *v)
+{
+	if (v == NULL)
+		return;
 	pthread_mutex_lock(&mu);
 	leave(v->lv);
 	pthread_mutex_unlock(&mu);
@@ -341,26 +368,24 @@ view_done(void *cls)
 	free(v);
 }
 
-int
-live_stream(struct req *r, const char *task_id, struct derr *e)
+struct live_view *
+live_view_open(const char *task_id, struct derr *e)
 {
-	struct view *v;
+	struct live_view *v;
 	struct live *lv;
 
 	pthread_mutex_lock(&mu);
 	lv = join(task_id ? task_id : "", e);
 	pthread_mutex_unlock(&mu);
 	if (lv == NULL)
-		return -1;
+		return NULL;
 	v = xcalloc(1, sizeof *v);
 	v->lv = lv;
-	req_header(r, "X-Accel-Buffering", "no");
-	return req_reply_stream(r, 200, "multipart/x-mixed-replace; boundary=" LIVE_BOUNDARY,
-	    view_read, view_done, v);
+	return v;
 }
 
 int
-live_frame(struct req *r, const char *task_id, struct derr *e)
+live_frame(const char *task_id, unsigned char **jpeg, size_t *len, bool *shared, struct derr *e)
 {
 	const char *key = task_id ? task_id : "";
 	struct xcap_frame f = { 0 };
@@ -372,21 +397,22 @@ live_frame(struct req *r, const char *task_id, struct derr *e)
 	pthread_mutex_lock(&mu);
 	lv = find(key);
 	if (lv != NULL && lv->jpeg != NULL) {
-		unsigned char *copy = xmalloc(lv->len);
-		size_t len = lv->len;
-
-		memcpy(copy, lv->jpeg, len);
+		*jpeg = xmalloc(lv->len);
+		*len = lv->len;
+		memcpy(*jpeg, lv->jpeg, *len);
 		pthread_mutex_unlock(&mu);
-		req_header(r, "X-Live", "shared");
-		return req_reply_raw(r, 200, "image/jpeg", copy, len);
+		*shared = true;
+		return 0;
 	}
 	pthread_mutex_unlock(&mu);
 	rc = grab(key, &dseq, true, &f, &img, e);
 	xcap_frame_free(&f);
 	if (rc != 1)
 		return -1;
-	req_header(r, "X-Live", "grabbed");
-	return req_reply_raw(r, 200, "image/jpeg", img.data, img.len);
+	*jpeg = img.data;
+	*len = img.len;
+	*shared = false;
+	return 0;
 }
 
 json_object *
@@ -420,4 +446,5 @@ live_shutdown(void)
 	for (lv = streams; lv != NULL; lv = lv->next)
 		pthread_cond_broadcast(&lv->cv);
 	pthread_mutex_unlock(&mu);
+	wake(NULL);
 }

@@ -6,14 +6,22 @@
  * statements, so a linear scan is cheaper than hashing. last_now (under the
  * lock) only grows: store_now never goes back.
  *
- * Group commit (store_tx): a writer queues its body and, when no batch is
- * being committed, becomes the leader: it takes the whole queue, runs every
- * body in one BEGIN IMMEDIATE ... COMMIT, each inside its own SAVEPOINT (a
- * body that fails is rolled back to its savepoint and fails alone), and
- * only after the COMMIT returns marks each write done with its result.
- * Writers that arrive while a batch commits queue for the next one, so one
- * WAL append (and with sync full one fsync) serves many requests. Lock
- * order: q_lock is never held while taking `lock`.
+ * Group commit (store_tx): a writer takes the lock, opens the batch's
+ * transaction if none is open (BEGIN IMMEDIATE), runs its body inside its
+ * own SAVEPOINT (a body that fails is rolled back to it and fails alone),
+ * and lets go of the lock at once; it does not commit. One committer thread
+ * commits the open batch whenever there is one, so every write that ran
+ * while the previous COMMIT was under way shares the next COMMIT (one WAL
+ * append, with sync full one fsync). Batches are numbered (`batch`, the
+ * open one, under `lock`); `committed` is the last one whose COMMIT ended
+ * (under c_mu), and `failed` remembers the batches that did not commit.
+ * A synchronous writer then waits on c_cond until its batch has committed;
+ * a deferred one (store_defer_begin, the HTTP layer's handlers) returns at
+ * once and leaves its batch number as the ticket its reply waits for.
+ * store_lock (direct statements of other modules) commits an open batch
+ * first, so those keep autocommit semantics. Lock order: `lock` before
+ * c_mu; the commit hook runs with neither held (or with `lock` held, when
+ * store_lock flushes: it must not take `lock`).
  *
  * Readers: READERS struct stores of their own (is_reader: a connection,
  * its lock and statement cache; no queue, no checkpointer), opened at first
@@ -23,11 +31,14 @@
  */
 #include "store.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -41,24 +52,30 @@ extern const unsigned long schema_sql_len;
 #define CHECKPOINT_RESTART_FRAMES 4096   /* ~16 MB of WAL */
 #define WAL_SIZE_LIMIT (64 * 1024 * 1024) /* a restarted WAL is cut back to this */
 
-/* A write waiting for the group commit: on the writer's stack until done. */
-struct tx_req {
-	store_tx_fn fn;
-	void *arg;
-	struct derr *e;
-	int rc;
-	bool done;              /* under q_lock: rc is final, the writer may go */
-	struct tx_req *next;
-};
+#define FAILED_RING 1024            /* failed batches remembered (by number) */
 
 struct store {
 	sqlite3 *db;
 	pthread_mutex_t lock;
-	pthread_mutex_t q_lock;     /* the queue of writes and `leading` */
-	pthread_cond_t q_cond;      /* a batch ended */
-	struct tx_req *q_head, **q_tail;
-	bool leading;               /* a writer is committing a batch */
-	uint64_t n_writes, n_commits;   /* under q_lock */
+	/* group commit: under `lock` */
+	bool open;                  /* a batch's transaction is open */
+	uint64_t batch;             /* the open batch's number, else the last one's */
+	uint64_t n_writes, n_commits;
+	/* under c_mu */
+	pthread_mutex_t c_mu;
+	pthread_cond_t c_work;      /* the committer has a batch to commit, or stop */
+	pthread_cond_t c_cond;      /* a COMMIT ended */
+	uint64_t committed;         /* the last batch whose COMMIT ended (ok or not) */
+	uint64_t failed[FAILED_RING];   /* failed[b % FAILED_RING] == b: b did not commit */
+	bool dirty, c_stop;
+	pthread_t c_thread;
+	bool c_running;
+	void (*hook)(void *arg, uint64_t batch, bool ok);
+	void *hook_arg;
+	/* sync full: the WAL, fdatasync'ed after each COMMIT outside the lock
+	 * (-1: SQLite's own synchronous=FULL does it, under the lock) */
+	int wal_fd;
+	int changes_at_lock;        /* store_lock users: did they write? */
 
 	/* Read connections, opened at first use; each is a struct store with
 	 * only db, lock and the statement cache in use (is_reader). */
@@ -79,6 +96,12 @@ struct store {
 	pthread_cond_t ckpt_cond;
 	bool ckpt_stop;
 };
+
+/* The deferred-acknowledgement context of this thread (store_defer_*). */
+static _Thread_local struct {
+	bool on;
+	uint64_t ticket;
+} defer;
 
 /* The highest "-- migration N" in the embedded schema (0 if none). Each
  * section's text runs from its marker line to the next marker. */
@@ -155,6 +178,9 @@ store_migrate(sqlite3 *db, struct derr *e)
 	return 0;
 }
 
+static void *commit_main(void *arg);
+static void commit_open(struct store *st);
+
 static void *
 ckpt_main(void *arg)
 {
@@ -201,11 +227,11 @@ ckpt_main(void *arg)
 			 * the main connection copies the rest (~10 ms) and the
 			 * next writer starts the WAL over. SQLite's own busy
 			 * handler would lose that race to a busy writer. */
-			pthread_mutex_lock(&st->lock);
+			store_lock(st);     /* commits an open batch first */
 			if (sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART, NULL,
 			    NULL) != SQLITE_OK)
 				log_warn("WAL restart: %s", sqlite3_errmsg(st->db));
-			pthread_mutex_unlock(&st->lock);
+			store_unlock(st);
 		}
 		pthread_mutex_lock(&st->ckpt_lock);
 	}
@@ -237,15 +263,48 @@ readers_init(struct store *st, const char *path)
 	for (i = 0; i < READERS; i++) {
 		struct store *rd = xcalloc(1, sizeof *rd);
 
+		rd->wal_fd = -1;
 		rd->is_reader = true;
 		rd->path = xstrdup(path);
 		pthread_mutex_init(&rd->lock, NULL);
 		pthread_mutex_init(&rd->ckpt_lock, NULL);
 		pthread_cond_init(&rd->ckpt_cond, NULL);
-		pthread_mutex_init(&rd->q_lock, NULL);
-		pthread_cond_init(&rd->q_cond, NULL);
+		pthread_mutex_init(&rd->c_mu, NULL);
+		pthread_cond_init(&rd->c_work, NULL);
+		pthread_cond_init(&rd->c_cond, NULL);
 		st->readers[i] = rd;
 	}
+}
+
+/* Sync full without fsync under the lock: SQLite commits as with NORMAL
+ * and the committer fdatasyncs the WAL before any write of the batch is
+ * acknowledged (the same durability: every acknowledged commit's frames
+ * are on disk; a checkpoint syncs the WAL before copying it). Keeps
+ * synchronous=FULL when the WAL cannot be opened. */
+static void
+wal_open(struct store *st)
+{
+	char *wal = xasprintf("%s-wal", st->path);
+
+	st->wal_fd = open(wal, O_RDONLY | O_CLOEXEC);
+	if (st->wal_fd < 0)
+		log_warn("cannot open %s (%s): every COMMIT fsyncs under the lock", wal, strerror(errno));
+	else if (sqlite3_exec(st->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
+		close(st->wal_fd);
+		st->wal_fd = -1;
+	}
+	free(wal);
+}
+
+/* Makes a committed batch durable (sync full); false if it may not be. */
+static bool
+wal_sync(struct store *st, bool ok)
+{
+	if (ok && st->wal_fd >= 0 && fdatasync(st->wal_fd) != 0) {
+		log_error("fdatasync of the WAL: %s", strerror(errno));
+		return false;
+	}
+	return ok;
 }
 
 int
@@ -270,10 +329,11 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	pthread_mutex_init(&st->ckpt_lock, NULL);
 	pthread_cond_init(&st->ckpt_cond, NULL);
 	readers_init(st, path);
-	pthread_mutex_init(&st->q_lock, NULL);
-	pthread_cond_init(&st->q_cond, NULL);
-	st->q_tail = &st->q_head;
+	pthread_mutex_init(&st->c_mu, NULL);
+	pthread_cond_init(&st->c_work, NULL);
+	pthread_cond_init(&st->c_cond, NULL);
 	st->path = xstrdup(path);
+	st->wal_fd = -1;
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		derr_set(e, DERR_INTERNAL, NULL, "cannot open database %s: %s", path,
@@ -291,10 +351,16 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	if (store_migrate(st->db, e) != 0)
 		goto out;
 	st->last_now = last_message_time(st->db);
+	if (sync_full)
+		wal_open(st);
 	if (pthread_create(&st->ckpt_thread, NULL, ckpt_main, st) == 0)
 		st->ckpt_running = true;
 	else
 		log_warn("no checkpoint thread; WAL grows until close");
+	if (pthread_create(&st->c_thread, NULL, commit_main, st) == 0)
+		st->c_running = true;
+	else
+		log_warn("no committer thread; every write commits by itself");
 	*out = st;
 	st = NULL;
 	rc = 0;
@@ -313,6 +379,19 @@ store_close(struct store *st)
 	if (!st->is_reader && st->n_writes > 0)
 		log_info("group commit: %llu writes in %llu commits",
 		    (unsigned long long)st->n_writes, (unsigned long long)st->n_commits);
+	if (st->c_running) {
+		pthread_mutex_lock(&st->c_mu);
+		st->c_stop = true;
+		pthread_cond_signal(&st->c_work);
+		pthread_mutex_unlock(&st->c_mu);
+		pthread_join(st->c_thread, NULL);
+		st->c_running = false;
+	}
+	if (st->open) {
+		pthread_mutex_lock(&st->lock);
+		commit_open(st);
+		pthread_mutex_unlock(&st->lock);
+	}
 	if (st->ckpt_running) {
 		pthread_mutex_lock(&st->ckpt_lock);
 		st->ckpt_stop = true;
@@ -333,8 +412,11 @@ store_close(struct store *st)
 	pthread_mutex_destroy(&st->lock);
 	pthread_mutex_destroy(&st->ckpt_lock);
 	pthread_cond_destroy(&st->ckpt_cond);
-	pthread_mutex_destroy(&st->q_lock);
-	pthread_cond_destroy(&st->q_cond);
+	pthread_mutex_destroy(&st->c_mu);
+	pthread_cond_destroy(&st->c_work);
+	pthread_cond_destroy(&st->c_cond);
+	if (st->wal_fd > 0)
+		close(st->wal_fd);
 	free(st->path);
 	free(st);
 }
@@ -343,11 +425,17 @@ void
 store_lock(struct store *st)
 {
 	pthread_mutex_lock(&st->lock);
+	if (st->open)
+		commit_open(st);        /* direct statements run in autocommit */
+	if (st->wal_fd >= 0)
+		st->changes_at_lock = sqlite3_total_changes(st->db);
 }
 
 void
 store_unlock(struct store *st)
 {
+	if (st->wal_fd >= 0 && !st->is_reader && sqlite3_total_changes(st->db) != st->changes_at_lock)
+		wal_sync(st, true);     /* their autocommits, durable as with FULL */
 	pthread_mutex_unlock(&st->lock);
 }
 
@@ -449,122 +537,209 @@ static const char SQL_SP[] = "SAVEPOINT tx";
 static const char SQL_SP_UNDO[] = "ROLLBACK TO tx";
 static const char SQL_SP_RELEASE[] = "RELEASE tx";
 
-/* Marks the writes from `from` up to (not including) `to` that had
- * succeeded as failed: their transaction did not commit. */
+/* Records batch b's end and runs the hook (c_mu not held on entry; the
+ * hook runs under it, so store_set_commit_hook can wait one out). */
 static void
-batch_lost(struct store *st, struct tx_req *from, struct tx_req *to, const char *what)
+batch_ended(struct store *st, uint64_t b, bool ok)
 {
-	for (; from != to; from = from->next) {
-		if (from->rc == 0)
-			from->rc = store_fail(st, what, from->e);
-	}
+	pthread_mutex_lock(&st->c_mu);
+	if (!ok)
+		st->failed[b % FAILED_RING] = b;
+	if (b > st->committed)
+		st->committed = b;
+	pthread_cond_broadcast(&st->c_cond);
+	if (st->hook != NULL)
+		st->hook(st->hook_arg, b, ok);
+	pthread_mutex_unlock(&st->c_mu);
 }
 
-/* Runs one body in its savepoint. The transaction is open. A body alone
- * in its batch needs no savepoint: when it fails the whole transaction is
- * rolled back (two statements fewer on the path of a lone click's log). */
-static void
-batch_one(struct store *st, struct tx_req *r, bool alone)
+/* Commits the open batch (lock held): false if it did not commit. The
+ * caller then calls batch_ended(st, *b, ok). */
+static bool
+commit_batch(struct store *st, uint64_t *b)
 {
-	if (alone) {
-		r->rc = r->fn(st, store_now(st), r->arg, r->e);
-		if (r->rc != 0)
-			store_rollback(st);
-		return;
+	bool ok = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+
+	*b = st->batch;
+	if (!ok) {
+		log_error("COMMIT of batch %llu: %s", (unsigned long long)*b, sqlite3_errmsg(st->db));
+		store_rollback(st);
 	}
-	if (sp_exec(st, SQL_SP) != 0) {
-		r->rc = store_fail(st, "SAVEPOINT", r->e);
-		return;
+	st->open = false;
+	st->n_commits++;
+	return ok;
+}
+
+static void
+commit_open(struct store *st)
+{
+	uint64_t b;
+	bool ok = wal_sync(st, commit_batch(st, &b));
+
+	batch_ended(st, b, ok);
+}
+
+/* The committer: commits the open batch whenever there is one. */
+static void *
+commit_main(void *arg)
+{
+	struct store *st = arg;
+
+	pthread_mutex_lock(&st->c_mu);
+	for (;;) {
+		while (!st->dirty && !st->c_stop)
+			pthread_cond_wait(&st->c_work, &st->c_mu);
+		if (!st->dirty && st->c_stop)
+			break;
+		st->dirty = false;
+		pthread_mutex_unlock(&st->c_mu);
+		pthread_mutex_lock(&st->lock);
+		if (st->open) {
+			uint64_t b;
+			bool ok = commit_batch(st, &b);
+
+			pthread_mutex_unlock(&st->lock);
+			ok = wal_sync(st, ok);      /* writers go on meanwhile */
+			batch_ended(st, b, ok);
+		} else {
+			pthread_mutex_unlock(&st->lock);
+		}
+		pthread_mutex_lock(&st->c_mu);
 	}
-	r->rc = r->fn(st, store_now(st), r->arg, r->e);
-	if (sqlite3_get_autocommit(st->db))
-		return;         /* SQLite ended the transaction (I/O error, full disk) */
-	if (r->rc != 0 && sp_exec(st, SQL_SP_UNDO) != 0)
+	pthread_mutex_unlock(&st->c_mu);
+	return NULL;
+}
+
+/* Runs one body in the open batch (lock held), opening it if needed.
+ * Returns the body's result; *b: the batch it wrote into (0: none). */
+static int
+body_run(struct store *st, store_tx_fn fn, void *arg, uint64_t *b, struct derr *e)
+{
+	int rc;
+
+	*b = 0;
+	if (!st->open) {
+		if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+			return store_fail(st, "BEGIN", e);
+		st->open = true;
+		st->batch++;
+	}
+	if (sp_exec(st, SQL_SP) != 0)
+		return store_fail(st, "SAVEPOINT", e);
+	st->n_writes++;
+	rc = fn(st, store_now(st), arg, e);
+	if (sqlite3_get_autocommit(st->db)) {
+		/* SQLite ended the transaction (I/O error, full disk): the
+		 * batch's earlier writes are lost with it. */
+		st->open = false;
+		batch_ended(st, st->batch, false);
+		return rc != 0 ? rc : store_fail(st, "transaction ended by SQLite", e);
+	}
+	if (rc != 0 && sp_exec(st, SQL_SP_UNDO) != 0)
 		log_error("ROLLBACK TO: %s", sqlite3_errmsg(st->db));
 	if (sp_exec(st, SQL_SP_RELEASE) != 0)
 		log_error("RELEASE: %s", sqlite3_errmsg(st->db));
+	if (rc == 0)
+		*b = st->batch;
+	return rc;
 }
 
-/* Commits a batch (lock held): every rc final when it returns. A
- * transaction SQLite ends by itself fails the writes it held, and the rest
- * go on in a new one. */
-static void
-batch_run(struct store *st, struct tx_req *batch)
+/* 1 batch b committed, -1 it failed, 0 not yet (c_mu held). */
+static int
+batch_state(struct store *st, uint64_t b)
 {
-	struct tx_req *r, *first = batch;
-	struct derr e;
-
-	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-		batch_lost(st, batch, NULL, "BEGIN");
-		return;
-	}
-	for (r = batch; r != NULL; r = r->next) {
-		batch_one(st, r, batch->next == NULL);
-		if (!sqlite3_get_autocommit(st->db))
-			continue;
-		if (batch->next == NULL && r->rc != 0)
-			return;     /* a lone body failed and was rolled back */
-		batch_lost(st, first, r->next, "transaction ended by SQLite");
-		first = r->next;
-		if (first != NULL && sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) !=
-		    SQLITE_OK) {
-			batch_lost(st, first, NULL, "BEGIN");
-			return;
-		}
-	}
-	if (first != NULL && store_commit(st, &e) != 0)
-		batch_lost(st, first, NULL, "COMMIT");
-}
-
-/* Leads one batch: takes the queue (q_lock held on entry and exit). */
-static void
-batch_lead(struct store *st)
-{
-	struct tx_req *batch = st->q_head, *r, *next;
-
-	st->q_head = NULL;
-	st->q_tail = &st->q_head;
-	st->leading = true;
-	pthread_mutex_unlock(&st->q_lock);
-	store_lock(st);
-	batch_run(st, batch);
-	store_unlock(st);
-	pthread_mutex_lock(&st->q_lock);
-	for (r = batch; r != NULL; r = next) {
-		next = r->next;
-		r->done = true;
-		st->n_writes++;
-	}
-	st->n_commits++;
-	st->leading = false;
-	pthread_cond_broadcast(&st->q_cond);
+	if (b > st->committed)
+		return 0;
+	return st->failed[b % FAILED_RING] == b ? -1 : 1;
 }
 
 void
 store_tx_stats(struct store *st, uint64_t *writes, uint64_t *commits)
 {
-	pthread_mutex_lock(&st->q_lock);
+	pthread_mutex_lock(&st->lock);
 	*writes = st->n_writes;
 	*commits = st->n_commits;
-	pthread_mutex_unlock(&st->q_lock);
+	pthread_mutex_unlock(&st->lock);
 }
 
 int
 store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
 {
-	struct tx_req req = { .fn = fn, .arg = arg, .e = e, .rc = -1 };
+	uint64_t b;
+	int rc, state;
 
-	pthread_mutex_lock(&st->q_lock);
-	*st->q_tail = &req;
-	st->q_tail = &req.next;
-	while (!req.done) {
-		if (!st->leading)
-			batch_lead(st);
-		else
-			pthread_cond_wait(&st->q_cond, &st->q_lock);
+	pthread_mutex_lock(&st->lock);
+	rc = body_run(st, fn, arg, &b, e);
+	if (rc == 0 && !st->c_running) {
+		uint64_t cb;
+		bool ok = commit_batch(st, &cb);
+
+		pthread_mutex_unlock(&st->lock);
+		batch_ended(st, cb, wal_sync(st, ok));
+	} else {
+		pthread_mutex_unlock(&st->lock);
 	}
-	pthread_mutex_unlock(&st->q_lock);
-	return req.rc;
+	if (rc != 0)
+		return rc;
+	pthread_mutex_lock(&st->c_mu);
+	if (!st->dirty) {
+		st->dirty = true;
+		pthread_cond_signal(&st->c_work);
+	}
+	if (defer.on) {
+		if (b > defer.ticket)
+			defer.ticket = b;
+		pthread_mutex_unlock(&st->c_mu);
+		return 0;
+	}
+	while ((state = batch_state(st, b)) == 0)
+		pthread_cond_wait(&st->c_cond, &st->c_mu);
+	pthread_mutex_unlock(&st->c_mu);
+	if (state < 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "internal database error (the write was not committed)");
+	return 0;
+}
+
+void
+store_defer_begin(void)
+{
+	defer.on = true;
+	defer.ticket = 0;
+}
+
+uint64_t
+store_defer_end(void)
+{
+	defer.on = false;
+	return defer.ticket;
+}
+
+uint64_t
+store_defer_ticket(void)
+{
+	return defer.on ? defer.ticket : 0;
+}
+
+int
+store_ticket_state(struct store *st, uint64_t ticket)
+{
+	int state;
+
+	if (ticket == 0)
+		return 1;
+	pthread_mutex_lock(&st->c_mu);
+	state = batch_state(st, ticket);
+	pthread_mutex_unlock(&st->c_mu);
+	return state;
+}
+
+void
+store_set_commit_hook(struct store *st, void (*fn)(void *arg, uint64_t batch, bool ok), void *arg)
+{
+	pthread_mutex_lock(&st->c_mu);
+	st->hook = fn;
+	st->hook_arg = arg;
+	pthread_mutex_unlock(&st->c_mu);
 }
 
 /* Opens a reader's connection (its lock held): query_only, a small cache. */

@@ -16,6 +16,7 @@
  *
  * A background thread checkpoints the WAL with its own connection, so
  * request threads never pay for a checkpoint (wal_autocheckpoint is off).
+ * Another (the committer) commits the writes of store_tx in batches.
  *
  * Not here: the task model (task.c), SQL for features (their own modules).
  */
@@ -39,6 +40,8 @@ int store_open(const char *path, bool sync_full, struct store **out,
 /* Stops the checkpointer, checkpoints, closes. NULL is a no-op. */
 void store_close(struct store *st);
 
+/* The writer connection for direct statements, in autocommit: a batch of
+ * store_tx writes still open is committed first. */
 void store_lock(struct store *st);
 void store_unlock(struct store *st);
 
@@ -63,15 +66,38 @@ sqlite3 *store_db(struct store *st);
  * writers wait for it); do those after store_tx returns. */
 typedef int (*store_tx_fn)(struct store *st, int64_t now, void *arg, struct derr *e);
 
-/* Runs fn as one write, all or nothing, with group commit: fn may run on
- * another writer's thread (the leader of a batch), inside one transaction
- * shared with other writers' bodies, in its own SAVEPOINT: when fn fails
- * only its own writes are undone. Returns 0 only once the batch's COMMIT
- * has returned (durable at the configured sync level, so a reply sent after
- * it survives kill -9); -1 with e from fn, or DERR_INTERNAL when the
- * transaction could not commit. Takes the lock itself (do not hold it).
- * fn and arg must not depend on the calling thread (no thread-locals). */
+/* Runs fn as one write, all or nothing, with group commit: fn runs on the
+ * calling thread inside the open batch's transaction, shared with other
+ * writers' bodies, in its own SAVEPOINT: when fn fails only its own writes
+ * are undone. The committer thread commits the batch. Returns 0 only once
+ * the batch's COMMIT has returned (durable at the configured sync level, so
+ * a reply sent after it survives kill -9) - except inside
+ * store_defer_begin/end, where it returns 0 as soon as fn succeeded and
+ * the caller must wait for the ticket instead. -1 with e from fn, or
+ * DERR_INTERNAL when the transaction could not commit. Takes the lock
+ * itself (do not hold it). */
 int store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e) DETM_NODISCARD;
+
+/* Deferred acknowledgement, for a caller that must not wait (an HTTP
+ * worker): between store_defer_begin and store_defer_end on one thread,
+ * store_tx does not wait for the COMMIT; store_defer_end returns the
+ * ticket (the batch of the last write, 0: nothing written) that must have
+ * committed before anyone is told the writes happened. Until then the
+ * writes are invisible to readers. Do not read back through a read
+ * connection what was written in between. */
+void store_defer_begin(void);
+uint64_t store_defer_end(void);
+/* The current thread's ticket so far (0: not deferring or nothing written). */
+uint64_t store_defer_ticket(void);
+/* 1 ticket's batch committed (0 counts as committed), -1 it failed, 0 not
+ * yet. Failures are remembered for the last 1024 batches. */
+int store_ticket_state(struct store *st, uint64_t ticket);
+/* fn(arg, batch, ok) after each batch's COMMIT ends, on the committing
+ * thread, under an internal lock (fn must be quick and must not call
+ * store_tx or store_lock); NULL removes it, and once this returns the old
+ * hook is not running. */
+void store_set_commit_hook(struct store *st, void (*fn)(void *arg, uint64_t batch, bool ok),
+    void *arg);
 
 /* Counters since open: writes done through store_tx and the COMMITs that
  * carried them (writes / commits is the mean batch size). */

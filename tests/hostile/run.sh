@@ -5,6 +5,8 @@
 #   slowloris:  120 connections that trickle header bytes do not stop a
 #               normal client; a connection that goes quiet is closed after
 #               the connection timeout
+#   streams:    40 event streams open past the timeout hold no worker and
+#               all get the next event
 #   sizes:      oversize headers, bodies and URLs are refused, detmd lives on
 #   framing:    several Content-Length or Host headers, Content-Length with
 #               Transfer-Encoding, a coding other than chunked, HTTP/1.1
@@ -64,6 +66,26 @@ print("closed" if data == b"" or (data and data.startswith(b"HTTP/1.1 408")) els
 EOF2
 check "a connection that goes quiet is closed after the timeout ($(cat "$tmp/idle.log"))" grep -q '^closed' "$tmp/idle.log"
 kill "${pids[0]}" 2>/dev/null
+
+# ---- streams hold no worker ----
+# 40 event streams (more than the HTTP workers, 1 per CPU) stay open past
+# the connection timeout (3 s: waiting streams are suspended, not idle),
+# requests are still served, and one write's event reaches every stream.
+for i in $(seq 1 40); do
+	curl -sN --max-time 60 "$DETM_URL/api/events" >"$tmp/sse.$i" 2>/dev/null &
+	pids+=($!)
+done
+wait_for 20 sh -c "[ \$(grep -l '^event: hello' $tmp/sse.* 2>/dev/null | wc -l) -ge 40 ]"
+check "40 event streams are open" [ "$(grep -l '^event: hello' "$tmp"/sse.* | wc -l)" -ge 40 ]
+sleep 5                                 # past the connection timeout
+check "with 40 event streams open, a normal request is served" healthy
+api POST /api/tasks '{"name":"streamed","plan":["a"]}'
+expect "and a write too" 201
+st=$(jqr .task_id)
+wait_for 20 sh -c "[ \$(grep -l '\"task_id\":\"$st\"' $tmp/sse.* 2>/dev/null | wc -l) -ge 40 ]"
+check "its event reached all 40 streams, still open after the timeout" \
+	[ "$(grep -l "\"task_id\":\"$st\"" "$tmp"/sse.* | wc -l)" -ge 40 ]
+for p in "${pids[@]:1}"; do kill "$p" 2>/dev/null; done
 
 # ---- sizes ----
 big=$(head -c 100000 /dev/zero | tr '\0' a)

@@ -13,6 +13,14 @@
       CALLS rounds of task_register / task_log_action / task_summary /
       task_list over stdio, all at once. Prints "calls N errors M actions A".
 
+  loadgen.py readback URL SECONDS THREADS TASK...
+      THREADS keep-alive connections POST actions (and every 5th a log on
+      the action before) and, as soon as a 2xx comes, read the action back
+      on a second connection (GET /api/tasks/{id}/actions/{aid}, a WAL
+      read connection: committed data only). A write acknowledged before
+      its COMMIT would sometimes read back 404. Prints
+      "acked N unseen M logs L logs_unseen K errors E".
+
   loadgen.py mixed URL SECONDS THREADS TASK
       THREADS HTTP clients doing GET task / GET list / POST action for
       SECONDS. Prints "requests N errors M actions A".
@@ -63,6 +71,58 @@ def writes(url, seconds, threads, acked_path, tasks):
     for t in ts: t.start()
     for t in ts: t.join()
     print(f"acked {stats['acked']} errors_before_kill {stats['errors']}")
+
+
+def readback(url, seconds, threads, tasks):
+    lock = threading.Lock()
+    stats = {"acked": 0, "unseen": 0, "logs": 0, "logs_unseen": 0, "errors": 0}
+    end = time.time() + seconds
+    hdr = {"Content-Type": "application/json"}
+
+    def run(k):
+        w, rd = conn(url), conn(url)
+        n, last = 0, None
+        while time.time() < end:
+            t = tasks[(k + n) % len(tasks)]
+            n += 1
+            try:
+                if n % 5 == 0 and last is not None:
+                    lt, la = last
+                    w.request("POST", f"/api/tasks/{lt}/actions/{la}/logs",
+                              json.dumps({"content": f"log {k}-{n}"}), hdr)
+                    r = w.getresponse(); r.read()
+                    if not 200 <= r.status < 300:
+                        with lock: stats["errors"] += 1
+                        continue
+                    rd.request("GET", f"/api/tasks/{lt}/actions/{la}")
+                    g = rd.getresponse(); body = g.read()
+                    seen = g.status == 200 and any(l.get("content") == f"log {k}-{n}"
+                                                   for l in json.loads(body).get("logs", []))
+                    with lock:
+                        stats["logs"] += 1
+                        stats["logs_unseen"] += 0 if seen else 1
+                    continue
+                w.request("POST", f"/api/tasks/{t}/actions",
+                          json.dumps({"action_type": "cli", "summary": f"r-{k}-{n}"}), hdr)
+                r = w.getresponse(); data = r.read()
+                if not 200 <= r.status < 300:
+                    with lock: stats["errors"] += 1
+                    continue
+                aid = json.loads(data)["action_id"]
+                last = (t, aid)
+                rd.request("GET", f"/api/tasks/{t}/actions/{aid}")
+                g = rd.getresponse(); g.read()
+            except (OSError, http.client.HTTPException):
+                with lock: stats["errors"] += 1
+                return
+            with lock:
+                stats["acked"] += 1
+                stats["unseen"] += 0 if g.status == 200 else 1
+
+    ts = [threading.Thread(target=run, args=(k,)) for k in range(threads)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+    print("acked {acked} unseen {unseen} logs {logs} logs_unseen {logs_unseen} errors {errors}".format(**stats))
 
 
 def mcp(url, proxy, clients, calls):
@@ -159,6 +219,8 @@ if __name__ == "__main__":
         writes(a[2], float(a[3]), int(a[4]), a[5], a[6:])
     elif a[1] == "mcp":
         mcp(a[2], a[3], int(a[4]), int(a[5]))
+    elif a[1] == "readback":
+        readback(a[2], float(a[3]), int(a[4]), a[5:])
     elif a[1] == "mixed":
         mixed(a[2], float(a[3]), int(a[4]), a[5])
     else:

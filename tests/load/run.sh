@@ -107,4 +107,30 @@ expect "and the waits kept watching" 200 '.count >= 3'
 check "PRAGMA integrity_check is ok after the load" [ "$(db 'PRAGMA integrity_check')" = ok ]
 daemon_stop
 check "detmd stops cleanly after the load (exit $DETM_RC)" [ "$DETM_RC" = 0 ]
+
+# ---- a reply only after its commit; readers see committed data only ----
+# 16 writers read each acknowledged action (and log) back at once through a
+# read connection, which sees committed rows only: a reply sent before its
+# COMMIT would sometimes read back 404 (or without the log). Once with the
+# default sync and once with --db-sync full (the WAL synced by the committer).
+for sync in normal full; do
+	DETM_DATA=
+	daemon_start --db-sync "$sync" || { bad "daemon start (readback, $sync)"; continue; }
+	tasks=()
+	for i in 1 2; do
+		api POST /api/tasks "{\"name\":\"readback $i\",\"plan\":[\"a\"]}"
+		tasks+=("$(jqr .task_id)")
+	done
+	tests/load/loadgen.py readback "$DETM_URL" 6 16 "${tasks[@]}" >"$tmp/rb.out" 2>&1
+	read -r _ rb_acked _ rb_unseen _ rb_logs _ rb_lunseen _ rb_err <"$tmp/rb.out"
+	echo "   readback ($sync): $(cat "$tmp/rb.out")"
+	check "--db-sync $sync: every one of $rb_acked acknowledged actions and $rb_logs logs reads back at once" \
+		sh -c "[ '${rb_acked:-0}' -ge 50 ] && [ '$rb_unseen' = 0 ] && [ '$rb_lunseen' = 0 ] && [ '$rb_err' = 0 ]"
+	daemon_kill9
+	daemon_start --db-sync "$sync" || { bad "restart (readback, $sync)"; continue; }
+	n=$(db "SELECT count(*) FROM actions")
+	check "--db-sync $sync: after kill -9 all $rb_acked acknowledged actions are there ($n rows)" \
+		[ "${n:-0}" -ge "${rb_acked:-1}" ]
+	daemon_stop
+done
 finish
