@@ -141,6 +141,8 @@ int api_log_create(struct req *r, struct derr *e);
 int api_messages_get(struct req *r, struct derr *e);
 int api_message_create(struct req *r, struct derr *e);
 int api_device(struct req *r, struct derr *e);
+/* api_a11y.c */
+int api_desktop_elements(struct req *r, struct derr *e);
 /* api_gui.c */
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);

@@ -44,6 +44,7 @@
 
 #include <X11/extensions/Xdamage.h>
 
+#include "a11y.h"
 #include "display.h"
 #include "log.h"
 #include "util.h"
@@ -541,6 +542,7 @@ entry_json(const struct dentry *de)
 		json_object_object_add(o, "start_ms", json_object_new_double_s((double)de->start_us / 1000.0, res));
 		if (de->wm_pid > 0)
 			json_object_object_add(o, "wm_pid", json_object_new_int(de->wm_pid));
+		a11y_describe(de->number, o);   /* "env", "a11y" (a11y.h; its lock is a leaf) */
 	}
 	return o;
 }
@@ -671,6 +673,7 @@ display_start(const char *task_id, int width, int height, json_object **info,
 	if (xvfb_connect(de, e) != 0)
 		goto out;
 	start_wm(de);
+	(void)a11y_start(de->number, de->name, de->auth_path, dir);     /* logs; works without */
 	pthread_mutex_lock(&reg_lock);
 	de->state = D_RUNNING;
 	table[slot] = de;
@@ -763,6 +766,7 @@ janitor_stop(void)
 static void
 teardown(struct dentry *de)
 {
+	a11y_stop(de->number);
 	pthread_mutex_lock(&de->mu);
 	close_conn(de);
 	pthread_mutex_unlock(&de->mu);
