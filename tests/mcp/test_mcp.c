@@ -118,6 +118,7 @@ test_tools_list_has_every_tool_with_strict_schemas(void)
 		"smart_wait", "wait_status", "wait_update", "wait_cancel", "gui_agent", "gui_do", "gui_find",
 		"desktop_action", "desktop_look", "humanize_status", "humanize_set",
 		"video_record", "memory_search", "memory_read", "memory_append", "health_check",
+		"desktop_elements",
 	};
 	struct json_object *r = NULL, *tools, *t;
 	struct mproc p;
