@@ -31,6 +31,7 @@ declare -A cmd=(
 	[hostile]="tests/hostile.sh"
 	[load]="tests/load.sh"
 	[memory]="tests/memory.sh"
+	[a11y]="tests/a11y/run.sh"
 	[layers]="tools/check-layers.sh"
 )
 failed=()
