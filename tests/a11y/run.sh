@@ -160,6 +160,7 @@ check "no process names display A's a11y dir" eval '! pgrep -f "$A_DIR" >/dev/nu
 check "display A's a11y dir is removed" [ ! -e "$A_DIR" ]
 check "display B's bus still runs" eval '! group_gone "$B_BUS"'
 daemon_stop
+check "detmd stops cleanly with a display's bus and helper running (exit $DETM_RC)" [ "$DETM_RC" = 0 ]
 if wait_for 20 group_gone "$B_BUS"; then ok "detmd's shutdown stops display B's bus group"; else
 	bad "detmd's shutdown stops display B's bus group" "$(group_ps "$B_BUS")"; fi
 finish
