@@ -21,6 +21,7 @@
  * Does not: talk AT-SPI itself (the helper does; detmd never links
  * libatspi), know tasks, or start buses for the shared desktop.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -209,6 +210,26 @@ stale_remove(const char *dir)
 		}
 	}
 	rm_tree(dir);
+}
+
+void
+a11y_cleanup(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *ent;
+
+	if (dh == NULL)
+		return;
+	while ((ent = readdir(dh)) != NULL) {
+		char path[PATH_MAX + 300];
+		int n, end = 0;
+
+		if (sscanf(ent->d_name, "%d.a11y%n", &n, &end) != 1 || ent->d_name[end] != '\0' || end == 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+		stale_remove(path);
+	}
+	closedir(dh);
 }
 
 static const char *

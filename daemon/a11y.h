@@ -26,6 +26,10 @@
  * dir/../logs). Removes what a crashed detmd left for this number first.
  * Returns 0, or -1 (logged; the display works without accessibility). */
 int a11y_start(int n, const char *name, const char *xauth, const char *dir);
+/* Once at start-up, before any display: kills the bus groups a previous
+ * detmd with this data dir left (dir/N.a11y/bus.pid, checked against the
+ * process's command line) and removes their directories. */
+void a11y_cleanup(const char *dir);
 /* Stops the helper, the session bus and every process it activated (bus
  * launcher, accessibility bus, registry), and removes dir/N.a11y. Waits
  * for a request in flight on that display to end (the helper is killed

@@ -1198,6 +1198,7 @@ display_init(const struct config *c, struct derr *e)
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", dir, strerror(errno));
 	table = xcalloc((size_t)c->max_displays, sizeof *table);
 	cleanup_stale();
+	a11y_cleanup(dir);      /* the accessibility buses an earlier detmd left */
 	shared_autostart();
 	jan.stop = false;
 	if (pthread_create(&jan.thread, NULL, janitor_main, NULL) == 0)

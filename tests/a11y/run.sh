@@ -11,7 +11,7 @@
 #               bounds inside the window xdotool reports; filters; max
 #   isolation:  an app on display A never shows in B's list, and back
 #   stop:       stopping a display leaves no process of its bus; detmd's
-#               shutdown stops the others
+#               shutdown stops the others; after kill -9 the next detmd does
 #
 # Prints "N passed, N failed".
 set -u
@@ -163,4 +163,20 @@ daemon_stop
 check "detmd stops cleanly with a display's bus and helper running (exit $DETM_RC)" [ "$DETM_RC" = 0 ]
 if wait_for 20 group_gone "$B_BUS"; then ok "detmd's shutdown stops display B's bus group"; else
 	bad "detmd's shutdown stops display B's bus group" "$(group_ps "$B_BUS")"; fi
+
+# ---- kill -9: the next detmd removes the bus the crashed one left ----
+daemon_start || { bad "daemon restart"; finish; exit 1; }
+api POST /api/tasks '{"name":"a11y crash","display":true}'
+K=$(jqr .task_id)
+api GET "/api/tasks/$K/display"
+K_BUS=$(jqr .a11y.bus_pid)
+K_DIR=$DETM_DATA/displays/$(jqr .number).a11y
+elements "$K" ""        # brings up the launcher and registry too
+daemon_kill9
+check "after kill -9 the bus group outlives detmd" eval '! group_gone "$K_BUS"'
+daemon_start || { bad "daemon restart"; finish; exit 1; }
+if wait_for 20 group_gone "$K_BUS"; then ok "a restart kills the bus group the crashed detmd left"; else
+	bad "a restart kills the bus group the crashed detmd left" "$(group_ps "$K_BUS")"; fi
+check "and removes its a11y dir" [ ! -e "$K_DIR" ]
+daemon_stop
 finish
