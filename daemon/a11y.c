@@ -13,7 +13,9 @@
  * Life: a11y_start adds a bus (its dbus-daemon has printed its address);
  * a11y_stop unlinks it, kills the helper (a blocked reader sees EOF), takes
  * the bus mutex (after any request in flight), kills the process group and
- * drops the list's reference; the last reference frees. The helper is
+ * drops the list's reference; the last reference frees. A request that
+ * took its reference before the unlink finds `stopped` set under the
+ * mutex and starts no new helper. The helper is
  * started on first use and restarted after it died or missed a deadline.
  *
  * Lock order: list_lock, then nothing; a bus mutex, then nothing.
@@ -61,6 +63,7 @@ struct abus {
 	pthread_mutex_t mu;     /* the helper: */
 	_Atomic int helper_pid; /* 0 when not running; written under mu, read by a11y_stop */
 	int to_helper, from_helper;
+	bool stopped;           /* under mu: a11y_stop ran; no new helper */
 	struct abus *next;
 };
 
@@ -312,12 +315,16 @@ read_line(int fd, char **buf, size_t *cap, size_t limit, int64_t deadline_ms)
 		int64_t left = deadline_ms - mono_us() / 1000;
 		ssize_t got;
 		char *nl;
+		int r;
 
 		if (left <= 0)
 			return -2;
-		if (poll(&p, 1, (int)left) == 0)
-			continue;
-		if (len + 4096 + 1 > *cap) {
+		r = poll(&p, 1, (int)left);
+		if (r == 0 || (r < 0 && errno == EINTR))
+			continue;       /* the deadline is checked above */
+		if (r < 0)
+			return -1;
+		if (len + 1 >= *cap) {  /* full: grow, up to limit */
 			if (*cap >= limit)
 				return -3;
 			*cap = *cap * 2 > limit ? limit : *cap * 2;
@@ -501,6 +508,7 @@ a11y_stop(int n)
 		kill(helper, SIGKILL);  /* a request in flight sees EOF at once */
 	pthread_mutex_lock(&b->mu);
 	helper_end(b);
+	b->stopped = true;
 	pthread_mutex_unlock(&b->mu);
 	group_stop(b->bus_pid);
 	rm_tree(b->dir);
@@ -726,7 +734,10 @@ a11y_elements(int n, const struct a11y_query *q, json_object **out, struct derr 
 		    "(at-spi2-core missing when it started?)", n);
 	req = request_json(q);
 	pthread_mutex_lock(&b->mu);
-	rc = b->helper_pid > 0 ? 0 : helper_start(b, e);
+	if (b->stopped)
+		rc = derr_set(e, DERR_CONFLICT, "display", "display %s stopped", b->name);
+	else
+		rc = b->helper_pid > 0 ? 0 : helper_start(b, e);
 	if (rc == 0)
 		rc = helper_ask(b, req, out, e);
 	pthread_mutex_unlock(&b->mu);
