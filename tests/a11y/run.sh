@@ -10,6 +10,8 @@
 #   elements:   zenity's Yes/No buttons with role, actions, states and
 #               bounds inside the window xdotool reports; filters; max
 #   isolation:  an app on display A never shows in B's list, and back
+#   chromium:   with the display's env and --force-renderer-accessibility
+#               its page's elements are listed
 #   stop:       stopping a display leaves no process of its bus; detmd's
 #               shutdown stops the others; after kill -9 the next detmd does
 #
@@ -21,7 +23,7 @@ cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d /tmp/detm-a11y.XXXXXX)
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do kill -9 -- "-$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
 	daemon_kill9
 	wait 2>/dev/null
 	rm -rf "$tmp"
@@ -38,13 +40,14 @@ group_pids() { ps -eo pid=,pgid=,stat= | awk -v g="$1" '$2 == g && $3 !~ /^Z/ {p
 group_gone() { [ -z "$(group_pids "$1")" ]; }
 group_comms() { ps -eo pgid=,stat=,comm= | awk -v g="$1" '$1 == g && $2 !~ /^Z/ {print $3}' | sort | tr '\n' ' '; }
 group_ps() { ps -eo pid,pgid,stat,args | awk -v g="$1" 'NR == 1 || $2 == g'; }
-# run_on TASK cmd...: start a program with the task display's env (in the background)
+# run_on TASK cmd...: start a program with the task display's env (in the
+# background, in a session of its own so cleanup can kill all it started)
 run_on() {
 	local t=$1; shift
 	curl -fsS "$DETM_URL/api/tasks/$t/display" >"$tmp/disp.$t"
 	(
 		while IFS='=' read -r k v; do export "$k=$v"; done < <(jq -r '.env | to_entries[] | "\(.key)=\(.value)"' "$tmp/disp.$t")
-		exec "$@" >/dev/null 2>>"$tmp/clients.log"
+		exec setsid "$@" >/dev/null 2>>"$tmp/clients.log"
 	) &
 	pids+=($!)
 }
@@ -136,6 +139,21 @@ expect "display B's list has nothing of display A" 200 \
 elements "$A" ""
 expect "display A's list has nothing of display B" 200 \
 	'all(.elements[]; .window != "BeeInfo") and (.applications | length) == 1 and .count > 2'
+
+# ---- Chromium exposes its page with the recorded env and switch ----
+if command -v chromium >/dev/null; then
+	flag=$(jq -r '.a11y.chromium_flags[0]' "$tmp/disp.$B")
+	run_on "$B" chromium --no-sandbox --no-first-run --user-data-dir="$tmp/chromium" "$flag" \
+		"data:text/html,<title>Page</title><button>Press me</button><input aria-label='Your name'>"
+	chr_ok() { elements "$B" "window=Page" && [ "$(jqr '[.elements[] | select(.role == "push button" and .name == "Press me")] | length')" = 1 ]; }
+	if wait_for 90 chr_ok; then ok "chromium with $flag: the page's button is listed"; else
+		bad "chromium with $flag: the page's button is listed" "$(head -c 400 "$tmp/resp")"; fi
+	expect "chromium: the page's field and the browser's own buttons too" 200 \
+		'any(.elements[]; .role == "entry" and .name == "Your name") and any(.elements[]; .name == "Reload")'
+	{ kill -9 -- "-${pids[-1]}"; wait "${pids[-1]}"; } 2>/dev/null
+else
+	bad "chromium is installed" "run scripts/install-deps.sh test"
+fi
 
 # ---- the MCP tool and its text ----
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a11y","version":"1"}}}' \
