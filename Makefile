@@ -28,6 +28,9 @@ DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst xdamage libturbojpeg zl
 # does not map them.
 DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil
 PROXY_PKGS  = libcurl json-c
+# detm-a11y (a11y/): the one program that links libatspi; detmd runs one per
+# task display that is asked for its accessibility tree (daemon/a11y.c).
+A11Y_PKGS   = atspi-2 gobject-2.0 json-c
 TEST_PKGS   = libcurl json-c sqlite3
 
 # Quiet by default (V=1 shows the commands).
@@ -83,7 +86,10 @@ VISIONTEST_OBJS := $(VISIONTEST_SRCS:%.c=$(B)/%.o)
 WAKERECV_SRCS := $(wildcard tests/wake/*.c)
 WAKERECV_OBJS := $(WAKERECV_SRCS:%.c=$(B)/%.o)
 
-ALL_BINS := $(BIN)/detmd $(if $(PROXY_SRCS),$(BIN)/detm-mcp)
+A11Y_SRCS := $(wildcard a11y/*.c)
+A11Y_OBJS := $(A11Y_SRCS:%.c=$(B)/%.o)
+
+ALL_BINS := $(BIN)/detmd $(if $(PROXY_SRCS),$(BIN)/detm-mcp) $(if $(A11Y_SRCS),$(BIN)/detm-a11y)
 TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/httpcase) \
              $(if $(MCPTEST_SRCS),$(BIN)/test-mcp) $(if $(X11TEST_SRCS),$(BIN)/test-x11) \
              $(if $(VSTUB_SRCS),$(BIN)/vision-stub) $(if $(VISIONTEST_SRCS),$(BIN)/test-vision) \
@@ -121,6 +127,11 @@ $(B)/mcp-proxy/%.o: mcp-proxy/%.c $(B)/.settings
 	$(ECHO) CC $<
 	$(Q)$(CC) $(WARN) $(CFLAGS) -iquote common $(call pc_cflags,$(PROXY_PKGS)) -MMD -MP -c -o $@ $<
 
+$(B)/a11y/%.o: a11y/%.c $(B)/.settings
+	@mkdir -p $(dir $@)
+	$(ECHO) CC $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) -iquote common $(patsubst -I%,-isystem %,$(call pc_cflags,$(A11Y_PKGS))) -MMD -MP -c -o $@ $<
+
 $(B)/tests/%.o: tests/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
 	$(ECHO) CC $<
@@ -148,6 +159,11 @@ $(BIN)/detm-mcp: $(PROXY_OBJS) $(PROXY_JSON_OBJS)
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(filter-out libcurl,$(PROXY_PKGS))) -ldl -lpthread
+
+$(BIN)/detm-a11y: $(A11Y_OBJS)
+	@mkdir -p $(BIN)
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(A11Y_PKGS))
 
 $(BIN)/test-unit: $(UNIT_OBJS) $(DAEMON_LIB_OBJS)
 	$(ECHO) LINK $@

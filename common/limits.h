@@ -31,6 +31,14 @@
 #define LIM_THREAD_MAX     1000
 #define LIM_THREAD_DEFAULT 50
 #define LIM_DETAIL_ACTIONS 200             /* actions per item in detail views */
+/* GET /api/desktop/elements: elements per reply (?max, default below), tree
+ * depth walked, nodes visited, the helper's reply line and its deadline. */
+#define LIM_A11Y_ELEMENTS  1000
+#define LIM_A11Y_DEFAULT   200
+#define LIM_A11Y_DEPTH     40
+#define LIM_A11Y_VISIT     20000
+#define LIM_A11Y_REPLY_BYTES (8 * 1024 * 1024)
+#define LIM_A11Y_TIMEOUT_MS 20000
 #define LIM_TEXT_JSON      (256L * 1024)   /* a reply echoed as JSON text in a tool result */
 
 #endif

@@ -152,6 +152,38 @@ res_position(struct json_object *b, char *out, size_t len)
 	         json_object_object_get_ex(b, "scale", &v) ? json_object_get_double(v) : 1.0);
 }
 
+/* desktop_elements: "N elements on display :X (...)" and one line per
+ * element (role "name" at x,y wxh), as many as fit. */
+static void
+res_elements_line(struct json_object *b, char *out, size_t len)
+{
+	struct json_object *arr = res_array(b, "elements"), *v;
+	size_t i, o, ne = arr ? json_object_array_length(arr) : 0;
+	char c1[84];
+
+	o = (size_t)snprintf(out, len, "%zu element%s on display %s (%s%s; screen pixels)",
+	                     ne, ne == 1 ? "" : "s", res_str(b, "display") ? res_str(b, "display") : "?",
+	                     json_object_object_get_ex(b, "truncated", &v) && json_object_get_boolean(v) ?
+	                     "truncated: ask with a filter or a larger max" : "complete",
+	                     ne == 0 ? "; none: is the program accessible and started with the display env?" : "");
+	for (i = 0; i < ne && o + 100 < len; i++) {
+		struct json_object *el = json_object_array_get_idx(arr, i), *bd = NULL;
+		long long x = 0, y = 0, w = 0, h = 0;
+
+		if (json_object_object_get_ex(el, "bounds", &bd)) {
+			res_int(bd, "x", &x);
+			res_int(bd, "y", &y);
+			res_int(bd, "width", &w);
+			res_int(bd, "height", &h);
+		}
+		o += (size_t)snprintf(out + o, len - o, "\n%s \"%s\" at %lld,%lld %lldx%lld",
+		                      res_str(el, "role") ? res_str(el, "role") : "?",
+		                      res_clip(res_str(el, "name"), c1, 80), x, y, w, h);
+	}
+	if (i < ne && o + 40 < len)
+		snprintf(out + o, len - o, "\n... %zu more in structuredContent", ne - i);
+}
+
 /* One sentence for the tools whose reply is not a task, keyed by tool. */
 static bool
 res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len)
@@ -183,6 +215,8 @@ res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len
 		         "succeeded" : json_object_object_get_ex(b, "escalated", &v) &&
 		         json_object_get_boolean(v) ? "escalated to a human" : "did not succeed",
 		         a, m, res_clip(res_str(b, "summary"), c1, 256));
+	} else if (strcmp(n, "desktop_elements") == 0) {
+		res_elements_line(b, out, len);
 	} else if (strcmp(n, "video_record") == 0) {
 		res_int(b, "frames", &a);
 		snprintf(out, len, "Clip %s is %s: %.1f s, %lld frame(s), saved to %s (URL %s).",

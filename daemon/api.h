@@ -167,6 +167,8 @@ int api_device(struct req *r, struct derr *e);
 int api_usage_stats(struct req *r, struct derr *e);
 int api_usage_prices(struct req *r, struct derr *e);
 int api_metrics(struct req *r, struct derr *e);
+/* api_a11y.c */
+int api_desktop_elements(struct req *r, struct derr *e);
 /* api_gui.c */
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);

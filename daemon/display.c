@@ -47,6 +47,7 @@
 
 #include <X11/extensions/Xdamage.h>
 
+#include "a11y.h"
 #include "display.h"
 #include "display_int.h"
 #include "log.h"
@@ -279,6 +280,7 @@ entry_json(const struct dentry *de)
 		json_object_object_add(o, "start_ms", json_object_new_double_s((double)de->start_us / 1000.0, res));
 		if (de->wm_pid > 0)
 			json_object_object_add(o, "wm_pid", json_object_new_int(de->wm_pid));
+		a11y_describe(de->number, o);   /* "env", "a11y" (a11y.h; its lock is a leaf) */
 	}
 	return o;
 }
@@ -409,6 +411,7 @@ display_start(const char *task_id, int width, int height, json_object **info,
 	if (xvfb_connect(de, e) != 0)
 		goto out;
 	dproc_start_wm(de, cfg, log_dir);
+	(void)a11y_start(de->number, de->name, de->auth_path, dir);     /* logs; works without */
 	pthread_mutex_lock(&reg_lock);
 	de->state = D_RUNNING;
 	table[slot] = de;
@@ -501,6 +504,7 @@ janitor_stop(void)
 static void
 teardown(struct dentry *de)
 {
+	a11y_stop(de->number);
 	pthread_mutex_lock(&de->mu);
 	close_conn(de);
 	pthread_mutex_unlock(&de->mu);
@@ -884,6 +888,7 @@ display_init(const struct config *c, struct derr *e)
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", dir, strerror(errno));
 	table = xcalloc((size_t)c->max_displays, sizeof *table);
 	cleanup_stale();
+	a11y_cleanup(dir);      /* the accessibility buses an earlier detmd left */
 	shared_autostart();
 	jan.stop = false;
 	if (pthread_create(&jan.thread, NULL, janitor_main, NULL) == 0)

@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard takeover memory usage hostile load fuzz)
+all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard takeover memory usage a11y hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -34,6 +34,7 @@ declare -A cmd=(
 	[load]="tests/load/run.sh"
 	[memory]="tests/memory/run.sh"
 	[usage]="tests/usage/run.sh"
+	[a11y]="tests/a11y/run.sh"
 	[layers]="tools/check-layers.sh"
 )
 failed=()

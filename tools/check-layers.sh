@@ -7,6 +7,8 @@
 #   2. daemon/ includes daemon/ and common/ headers, never mcp-proxy/.
 #   3. mcp-proxy/ includes mcp-proxy/ and common/ headers, never daemon/.
 #   4. No path climbs out of its folder ("../").
+#   4a. a11y/ (detm-a11y, the one program linking libatspi) includes a11y/
+#      and common/ headers only, never daemon/ or mcp-proxy/.
 #   5. Inside daemon/, only the HTTP layer sees struct req: api.h and http.h
 #      are included by http.c, routes.c, main.c and api_*.c alone. Files
 #      that still break this are listed in LEGACY_HTTP below (debt: the list
@@ -21,7 +23,8 @@ pass=0 fail=0
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 incs() { sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"; }
 
-for f in common/*.[ch] daemon/*.[ch] mcp-proxy/*.[ch]; do
+for f in common/*.[ch] daemon/*.[ch] mcp-proxy/*.[ch] a11y/*.[ch]; do
+	[ -e "$f" ] || continue
 	dir=${f%%/*}
 	ok=1
 	for h in $(incs "$f"); do
@@ -34,6 +37,7 @@ for f in common/*.[ch] daemon/*.[ch] mcp-proxy/*.[ch]; do
 		common) bad "$f includes $h: common/ may include only common/" ;;
 		daemon) bad "$f includes $h: not in daemon/ or common/" ;;
 		mcp-proxy) bad "$f includes $h: not in mcp-proxy/ or common/" ;;
+		a11y) bad "$f includes $h: not in a11y/ or common/" ;;
 		esac
 		ok=0
 	done
