@@ -26,7 +26,7 @@ endif
 DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst xdamage libturbojpeg zlib libcurl
 # Headers only: detmd dlopens these at first use (ocr.c, enc.c), so an idle daemon
 # does not map them.
-DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil
+DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil libarchive
 PROXY_PKGS  = libcurl json-c
 TEST_PKGS   = libcurl json-c sqlite3
 
@@ -80,6 +80,9 @@ VSTUB_OBJS := $(VSTUB_SRCS:%.c=$(B)/%.o)
 VISIONTEST_SRCS := $(wildcard tests/vision/*.c)
 VISIONTEST_OBJS := $(VISIONTEST_SRCS:%.c=$(B)/%.o)
 
+OPSTEST_SRCS := $(wildcard tests/ops/*.c)
+OPSTEST_OBJS := $(OPSTEST_SRCS:%.c=$(B)/%.o)
+
 WAKERECV_SRCS := $(wildcard tests/wake/*.c)
 WAKERECV_OBJS := $(WAKERECV_SRCS:%.c=$(B)/%.o)
 
@@ -87,7 +90,7 @@ ALL_BINS := $(BIN)/detmd $(if $(PROXY_SRCS),$(BIN)/detm-mcp)
 TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/httpcase) \
              $(if $(MCPTEST_SRCS),$(BIN)/test-mcp) $(if $(X11TEST_SRCS),$(BIN)/test-x11) \
              $(if $(VSTUB_SRCS),$(BIN)/vision-stub) $(if $(VISIONTEST_SRCS),$(BIN)/test-vision) \
-             $(if $(WAKERECV_SRCS),$(BIN)/wake-recv)
+             $(if $(WAKERECV_SRCS),$(BIN)/wake-recv) $(if $(OPSTEST_SRCS),$(BIN)/test-ops)
 
 .PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help fuzz fuzz-bins lint
 all: $(ALL_BINS)
@@ -171,6 +174,11 @@ $(BIN)/vision-stub: $(VSTUB_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,libmicrohttpd json-c) -lpthread
 
 $(BIN)/test-vision: $(VISIONTEST_OBJS) $(DAEMON_LIB_OBJS)
+	@mkdir -p $(BIN)
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm
+
+$(BIN)/test-ops: $(OPSTEST_OBJS) $(DAEMON_LIB_OBJS)
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm
