@@ -110,9 +110,15 @@ one_pattern(const regex_t *re, const char *s, int *changed)
 	do {
 		size_t keep = m[1].rm_so >= 0 ? (size_t)m[1].rm_eo : (size_t)m[0].rm_so;
 
-		put(&b, p, keep);
-		put(&b, MARK, strlen(MARK));
-		(*changed)++;
+		if (strncmp(p + m[0].rm_eo, MARK, strlen(MARK)) == 0) {
+			/* "api_key=sk-or-v1-[REDACTED]": an earlier pattern took the
+			 * secret; keep its recognisable prefix. */
+			put(&b, p, (size_t)m[0].rm_eo);
+		} else {
+			put(&b, p, keep);
+			put(&b, MARK, strlen(MARK));
+			(*changed)++;
+		}
 		p += m[0].rm_eo > 0 ? (size_t)m[0].rm_eo : 1;
 		eflags = REG_NOTBOL;
 	} while (*p != '\0' && regexec(re, p, 2, m, eflags) == 0);

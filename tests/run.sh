@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard memory hostile load fuzz)
+all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard memory ops hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -31,6 +31,7 @@ declare -A cmd=(
 	[hostile]="tests/hostile.sh"
 	[load]="tests/load.sh"
 	[memory]="tests/memory.sh"
+	[ops]="tests/ops/run.sh"
 	[layers]="tools/check-layers.sh"
 )
 failed=()
