@@ -193,6 +193,9 @@ check "export: the MP4 plays (ffprobe: h264, frames decoded)" sh -c \
 check "export: the MP4 is the daemon's file, byte for byte" cmp -s "$MP4" "$DETM_DATA/recordings/$T.mp4"
 check "export: recording/index.json maps actions to moments" jqt '(.frames | length) >= 3 and (.actions | length) >= 1' "$tmp/bundle/recording/index.json"
 check "export: the log window has the task's lines" grep -q "$T" "$tmp/bundle/logs/detmd.log"
+code=$(curl -s -o "$tmp/ops.js" -w '%{http_code}' "$DETM_URL/dashboard/ops.js")
+check "dashboard: ops.js is served and loaded by the page" sh -c \
+	"[ $code = 200 ] && grep -q '/api/tasks/\${id}/export' '$tmp/ops.js' && curl -s '$DETM_URL/dashboard' | grep -q 'src=\"/dashboard/ops.js\"'"
 api GET /api/tasks/deadbeef/export
 expect "export: an unknown task is 404" 404 '.error.code == "not_found"'
 api GET /api/tasks/NOTANID/export
