@@ -39,7 +39,6 @@ api_doctor(struct req *r, struct derr *e)
 		return -1;
 	}
 	json_object_object_add(r->reply, "doctor", doc);
-	r->status = 200;
 	return 0;
 }
 

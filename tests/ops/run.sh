@@ -15,6 +15,7 @@
 #               unzip -t, task.json = GET ?detail=full, the MP4 plays
 #               (ffprobe), 404 for an unknown task; RSS stays flat while a
 #               large task (~120 MB of screenshots) is exported
+#   dashboard   Export and Dump logs buttons download their ZIPs (chromium)
 #   dump        planted secrets of every kind are gone from every file
 #
 # Prints "N passed, N failed".
@@ -228,6 +229,18 @@ check "export: the large bundle holds all 24 screenshots and 300 actions" sh -c 
 check "export: peak RSS grew under 48 MB while a $((size / 1048576)) MB bundle streamed" \
 	[ $((after - before)) -lt $((48 * 1024)) -a "$size" -gt $((100 * 1024 * 1024)) ]
 rm -f "$tmp/large.zip"
+# The dashboard's buttons, in a real browser (tests/dashboard's playwright-core).
+chrome=${CHROMIUM:-/usr/bin/chromium}
+if [ -x "$chrome" ] && command -v node >/dev/null && { [ -d tests/dashboard/node_modules/playwright-core ] ||
+	(cd tests/dashboard && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1); }; then
+	total_pass=0 total_fail=0
+	run_part browser env DETM_URL="$DETM_URL" TASK="$T" OUT="$tmp" CHROMIUM="$chrome" node tests/ops/browser.mjs
+	PASS=$((PASS + total_pass)) FAIL=$((FAIL + total_fail))
+	check "dashboard: the downloaded bundle and dump pass unzip -t" sh -c \
+		"unzip -tqq '$tmp/dash-export.zip' && unzip -tqq '$tmp/dash-dump.zip'"
+else
+	bad "dashboard buttons" "needs $chrome, node and tests/dashboard's npm packages (scripts/install-deps.sh test)"
+fi
 daemon_stop
 unset DETM_DATA
 
