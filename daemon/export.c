@@ -33,7 +33,8 @@ static const char README[] =
     "  screenshots/      JPEG screenshots taken with GUI actions (named <task>-<id>.jpg;\n"
     "                    actions name theirs in output_data)\n"
     "  recording/        the task's screen recording (H.264 MP4) and index.json: the video\n"
-    "                    time (t_s) of every frame and of every action\n"
+    "                    time (t_s) of every frame and of every action; clip-<id>.mp4 and\n"
+    "                    .json: video_record clips made for the task\n"
     "  logs/detmd.log    the daemon log from a minute before the task began to a minute after\n"
     "                    its last update (other tasks' lines may appear; secrets redacted)\n"
     "\n"
@@ -133,6 +134,40 @@ add_recording(struct zipout *z, const struct export_job *j, char *notes, size_t 
 	return rc;
 }
 
+/* The task's video_record clips: recordings/clip-<id>.json names the task. */
+static int
+add_clips(struct zipout *z, const struct export_job *j)
+{
+	char *dir = xasprintf("%s/recordings", j->data_dir), path[PATH_MAX], name[PATH_MAX];
+	struct dirent *de;
+	DIR *dh = opendir(dir);
+	int rc = 0;
+
+	while (dh != NULL && rc == 0 && (de = readdir(dh)) != NULL) {
+		size_t n = strlen(de->d_name);
+		json_object *meta, *tid;
+
+		if (strncmp(de->d_name, "clip-", 5) != 0 || n < 10 || strcmp(de->d_name + n - 5, ".json") != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		meta = json_object_from_file(path);
+		if (meta != NULL && json_object_object_get_ex(meta, "task_id", &tid) &&
+		    strcmp(json_object_get_string(tid), j->task_id) == 0) {
+			snprintf(name, sizeof name, "recording/%s", de->d_name);
+			rc = add_json(z, name, meta);
+			snprintf(path, sizeof path, "%s/%.*s.mp4", dir, (int)(n - 5), de->d_name);
+			snprintf(name, sizeof name, "recording/%.*s.mp4", (int)(n - 5), de->d_name);
+			if (rc == 0 && zipout_add_file(z, name, path, false) < 0)
+				rc = -1;
+		}
+		json_object_put(meta);
+	}
+	if (dh != NULL)
+		closedir(dh);
+	free(dir);
+	return rc;
+}
+
 static const char *
 task_str(const struct export_job *j, const char *key)
 {
@@ -165,7 +200,7 @@ build(struct zipout *z, struct export_job *j, sqlite3 *db, char *notes, size_t n
 	    add_rows(z, db, "waits.json", "SELECT * FROM wait_jobs WHERE task_id = ?1 ORDER BY rowid",
 	        j->task_id, NULL, notes, nlen) != 0 ||
 	    add_usage(z, db, j->task_id) != 0 || add_screenshots(z, j, &shots) != 0 ||
-	    add_recording(z, j, notes, nlen) != 0)
+	    add_recording(z, j, notes, nlen) != 0 || add_clips(z, j) != 0)
 		return -1;
 	if (zipout_begin(z, "logs/detmd.log", -1, true, 0) != 0)
 		return -1;

@@ -168,6 +168,9 @@ api POST /api/waits "{\"task_id\":\"$T\",\"wake_when\":\"the sky turns green\",\
 W=$(jqr .wait_id)
 api DELETE "/api/waits/$W" '{}'
 api POST "/api/tasks/$T/messages" '{"content":"operator note"}'
+api POST /api/record "{\"task_id\":\"$T\",\"duration\":1,\"fps\":2}"
+C=$(jqr .clip_id)
+expect "export: a video_record clip of the task" 200 '.status == "done"'
 check "export: frames recorded" wait_for 15 sh -c "[ \$(curl -s $DETM_URL/api/tasks/$T | jq .recording.frames) -ge 3 ]"
 api PATCH "/api/tasks/$T" '{"status":"completed"}'
 check "export: the recording is finished" wait_for 15 sh -c \
@@ -195,6 +198,8 @@ MP4=$tmp/bundle/recording/$T.mp4
 check "export: the MP4 plays (ffprobe: h264, frames decoded)" sh -c \
 	"ffprobe -v error -count_frames -show_entries stream=codec_name,nb_read_frames -of json '$MP4' | jq -e '.streams[0].codec_name == \"h264\" and (.streams[0].nb_read_frames | tonumber) >= 3' >/dev/null"
 check "export: the MP4 is the daemon's file, byte for byte" cmp -s "$MP4" "$DETM_DATA/recordings/$T.mp4"
+check "export: the clip and its status are in recording/" sh -c \
+	"jq -e '.task_id == \"$T\"' '$tmp/bundle/recording/clip-$C.json' >/dev/null && ffprobe -v error '$tmp/bundle/recording/clip-$C.mp4'"
 check "export: recording/index.json maps actions to moments" jqt '(.frames | length) >= 3 and (.actions | length) >= 1' "$tmp/bundle/recording/index.json"
 check "export: the log window has the task's lines" grep -q "$T" "$tmp/bundle/logs/detmd.log"
 code=$(curl -s -o "$tmp/ops.js" -w '%{http_code}' "$DETM_URL/dashboard/ops.js")
