@@ -264,10 +264,11 @@ print_table(json_object *res)
 
 		snprintf(name, sizeof name, "%s/%s", json_object_get_string(json_object_object_get(o, "section")),
 		    json_object_get_string(json_object_object_get(o, "name")));
-		printf("%s%-4s%s  %-28s %s\n", color ? "\033[" : "", color ? col : "", color ? "m" : "", name,
-		    json_object_get_string(json_object_object_get(o, "detail")));
 		if (color)
-			printf("\033[0m");
+			printf("\033[%sm%-4s\033[0m", col, st);
+		else
+			printf("%-4s", st);
+		printf("  %-28s %s\n", name, json_object_get_string(json_object_object_get(o, "detail")));
 		if (hint != NULL && hint[0] != '\0')
 			printf("      %-28s -> %s\n", "", hint);
 	}

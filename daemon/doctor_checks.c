@@ -168,7 +168,10 @@ check_storage(struct dctx *c)
 	long long used = du(rec, 0), all = du(c->cfg->data_dir, 0);
 	long long cap = (long long)c->cfg->record_max_mb * 1024 * 1024;
 
-	if (config_data_dir_exposed(c->cfg->data_dir, why, sizeof why))
+	if (access(c->cfg->data_dir, F_OK) != 0)
+		dres(c, "storage", "data_dir", "fail", "start detmd once (it creates it) or fix --data-dir",
+		    "the data dir %s does not exist", c->cfg->data_dir);
+	else if (config_data_dir_exposed(c->cfg->data_dir, why, sizeof why))
 		dres(c, "storage", "data_dir", "warn", "chmod 700 the data dir", "%s", why);
 	else
 		dres(c, "storage", "data_dir", "ok", NULL, "%s: %s, %.1f MB in use", c->cfg->data_dir, why,

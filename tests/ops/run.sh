@@ -107,10 +107,12 @@ api POST /api/tools/health_check '{}'
 expect "health_check carries the doctor" 200 '.status == "ok" and .api_version == 1 and .doctor.exit_code == 0'
 "$DETM_BIN/detmd" doctor --url "$DETM_URL" --json >"$tmp/cli.json" 2>"$tmp/cli.err"
 rc=$?
-check "CLI against the running daemon: exit status 0, mode daemon" \
-	[ "$rc" = 0 ] && jq -e '.mode == "daemon" and .exit_code == 0' "$tmp/cli.json" >/dev/null
+check "CLI against the running daemon: exit status 0" [ "$rc" = 0 ]
+check "CLI against the running daemon: its JSON says mode daemon, exit_code 0" \
+	jqt '.mode == "daemon" and .exit_code == 0' "$tmp/cli.json"
 ACU_URL="$DETM_URL" "$DETM_BIN/detmd" doctor >"$tmp/cli.txt" 2>&1
-check "CLI with ACU_URL prints a table and exits 0" [ $? = 0 ] && grep -q 'database/integrity' "$tmp/cli.txt"
+check "CLI with ACU_URL exits 0" [ $? = 0 ]
+check "CLI prints a table: status, check, detail" grep -Eq '^ok +database/integrity +PRAGMA quick_check: ok' "$tmp/cli.txt"
 daemon_stop
 unset DETM_DATA
 
