@@ -351,7 +351,34 @@ struct probe {
 	bool anthropic;                 /* x-api-key rather than Bearer */
 	const char *model;              /* NULL: only reachability */
 	const char *url_flag;           /* the option that sets the URL */
+	const char *key_url;            /* or NULL: GET it to verify the key (OpenRouter's
+	                                 * model list is public, its /key is not) */
 };
+
+/* After a good model list: does key_url refuse the key? Only 401/403
+ * count; anything else (404 from an older server) leaves the result. */
+static void
+verify_key(struct dctx *c, const struct probe *p, const char *const *hdr)
+{
+	struct httpc_req rq = { "GET", p->key_url, hdr, NULL, DOC_HTTP_MS, 64 * 1024 };
+	struct httpc_resp rs;
+	json_object *last = json_object_array_get_idx(c->out, json_object_array_length(c->out) - 1);
+	char *hint;
+
+	if (httpc_do(&rq, &rs) == HTTPC_OK && (rs.status == 401 || rs.status == 403)) {
+		json_object_array_del_idx(c->out, json_object_array_length(c->out) - 1, 1);
+		hint = xasprintf("set a valid key in %s", p->key_env);
+		dres(c, p->section, p->name, "fail", hint, "%s lists model %s but refused the key in %s (HTTP %ld)",
+		    p->what, p->model, p->key_env, rs.status);
+		free(hint);
+	} else if (last != NULL && rs.status >= 200 && rs.status <= 299) {
+		char *d = xasprintf("%s, key accepted", json_object_get_string(json_object_object_get(last, "detail")));
+
+		json_object_object_add(last, "detail", json_object_new_string(d));
+		free(d);
+	}
+	httpc_resp_free(&rs);
+}
 
 static void
 probe(struct dctx *c, const struct probe *p)
@@ -388,9 +415,12 @@ probe(struct dctx *c, const struct probe *p)
 	else if (p->model == NULL)
 		dres(c, p->section, p->name, "ok", NULL, "%s answers at %s (%lld ms)", p->what, p->models_url,
 		    (long long)(rs.latency_us / 1000));
-	else if (rs.json != NULL && lists(rs.json, p->model, &count))
+	else if (rs.json != NULL && lists(rs.json, p->model, &count)) {
 		dres(c, p->section, p->name, "ok", NULL, "%s: model %s is available (%zu listed, %lld ms)%s",
 		    p->what, p->model, count, (long long)(rs.latency_us / 1000), p->key ? "; key set" : "");
+		if (p->key_url != NULL && p->key != NULL)
+			verify_key(c, p, hdr);
+	}
 	else
 		dres(c, p->section, p->name, "fail", NULL, "%s answers but does not list model %s (%zu models listed)",
 		    p->what, p->model, count);
@@ -433,8 +463,8 @@ static void
 probe_kind(struct dctx *c, const char *section, const char *name, const char *kind, const char *model)
 {
 	const struct config *k = c->cfg;
-	struct probe p = { section, name, kind, NULL, NULL, NULL, false, model, NULL };
-	char *b = NULL, *url = NULL;
+	struct probe p = { section, name, kind, NULL, NULL, NULL, false, model, NULL, NULL };
+	char *b = NULL, *url = NULL, *key_url = NULL;
 
 	if (strcmp(kind, "ollama") == 0) {
 		b = base(k->ollama_url);
@@ -457,12 +487,15 @@ probe_kind(struct dctx *c, const char *section, const char *name, const char *ki
 	} else {        /* openrouter */
 		b = base(k->openrouter_url);
 		url = xasprintf("%s/models", b);
+		key_url = xasprintf("%s/key", b);
+		p.key_url = key_url;
 		p.url_flag = "--openrouter-url";
 		p.key = k->openrouter_api_key;
 		p.key_env = "OPENROUTER_API_KEY";
 	}
 	p.models_url = url;
 	probe(c, &p);
+	free(key_url);
 	free(url);
 	free(b);
 }
@@ -503,7 +536,7 @@ check_grounding(struct dctx *c)
 	else if (strcmp(b, "omniparser") == 0) {
 		char *bu = base(k->omniparser_url), *url = xasprintf("%s/probe/", bu);
 		struct probe p = { "grounding", "backend", "omniparser", url, NULL, NULL, false, NULL,
-			"--omniparser-url" };
+			"--omniparser-url", NULL };
 
 		if (k->omniparser_url[0] == '\0')
 			dres(c, "grounding", "backend", "fail", "set ACU_OMNIPARSER_URL to an OmniParser server",

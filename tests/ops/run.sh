@@ -114,6 +114,7 @@ ACU_URL="$DETM_URL" "$DETM_BIN/detmd" doctor >"$tmp/cli.txt" 2>&1
 check "CLI with ACU_URL exits 0" [ $? = 0 ]
 check "CLI prints a table: status, check, detail" grep -Eq '^ok +database/integrity +PRAGMA quick_check: ok' "$tmp/cli.txt"
 daemon_stop
+check "detmd stops cleanly (exit $DETM_RC)" [ "$DETM_RC" = 0 ]
 unset DETM_DATA
 
 echo "   [${SECONDS}s] doctor: a dead backend"
@@ -138,6 +139,7 @@ check "the openrouter probe ran with it (grounding and gui_agent are checked)" j
 "$DETM_BIN/detmd" doctor --url "$DETM_URL" --json >"$tmp/cli.json" 2>/dev/null
 check "CLI exit status is the daemon's exit_code (2)" [ $? = 2 ]
 daemon_stop
+check "detmd stops cleanly (exit $DETM_RC)" [ "$DETM_RC" = 0 ]
 # The CLI's in-process form: nothing answers, and PATH has no Xvfb.
 env PATH=/nonexistent-bin "$DETM_BIN/detmd" doctor --url http://127.0.0.1:1 --data-dir "$DETM_DATA" \
 	--vision-backend passthrough --json >"$tmp/resp" 2>"$tmp/cli.err"
@@ -253,6 +255,7 @@ else
 	bad "dashboard buttons" "needs $chrome, node and tests/dashboard's npm packages (scripts/install-deps.sh test)"
 fi
 daemon_stop
+check "detmd stops cleanly (exit $DETM_RC)" [ "$DETM_RC" = 0 ]
 unset DETM_DATA
 
 echo "   [${SECONDS}s] dump: planted"
@@ -312,4 +315,5 @@ check "dump: a bad since is 400 naming the field" sh -c "[ $code = 400 ] && jq -
 code=$(curl -s -o /dev/null -w '%{http_code}' "$DETM_URL/api/dump")
 check "dump: without the token it is 401" [ "$code" = 401 ]
 daemon_stop
+check "detmd stops cleanly (exit $DETM_RC)" [ "$DETM_RC" = 0 ]
 finish
