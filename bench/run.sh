@@ -13,7 +13,7 @@
 # issue-21 table. Targets never fail the run; a daemon that fails to start,
 # dies or stops answering does (exit 1). Tunables: BENCH_THREADS (2),
 # BENCH_CONNS (16), BENCH_DURATION (10s), DETM_BIN (bin), BENCH_MORE (the
-# other benches run after: "desktop capture waits gui record").
+# other benches run after: "desktop capture waits gui record takeover").
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -207,7 +207,7 @@ echo "   (click through HTTP: bench/desktop.sh below; detm-mcp spawn -> tools/li
 
 # The desktop, capture and smart-wait benches each start their own daemon
 # and displays; a failure to run is counted, a missed target is not.
-for b in ${BENCH_MORE-desktop capture waits gui record}; do
+for b in ${BENCH_MORE-desktop capture waits gui record takeover}; do
 	echo
 	echo "######## bench/$b.sh"
 	if ! DETM_BIN=$DETM_BIN DETM_DATA= bench/$b.sh; then

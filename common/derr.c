@@ -25,6 +25,7 @@ static const struct {
 	[DERR_INTERNAL] = { 500, "internal" },
 	[DERR_NOT_IMPLEMENTED] = { 501, "not_implemented" },
 	[DERR_UNAVAILABLE] = { 503, "unavailable" },
+	[DERR_HUMAN_CONTROL] = { 409, "human_control" },
 };
 
 int
@@ -65,10 +66,19 @@ derr_name(enum derr_code code)
 	return (unsigned)code < DERR__COUNT ? derr_table[code].name : "internal";
 }
 
-json_object *
-derr_to_json(const struct derr *e)
+int
+derr_refield(struct derr *e, const char *field)
 {
-	json_object *inner = json_object_new_object(), *outer;
+	field = field ? field : "";
+	utf8_fix(e->field, sizeof e->field, field, strlen(field));
+	return -1;
+}
+
+/* The inner {"code","message","field"} object (caller owns it). */
+static json_object *
+derr_inner(const struct derr *e)
+{
+	json_object *inner = json_object_new_object();
 	enum derr_code code = e->code == DERR_OK ? DERR_INTERNAL : e->code;
 
 	json_object_object_add(inner, "code", json_object_new_string(derr_name(code)));
@@ -76,7 +86,20 @@ derr_to_json(const struct derr *e)
 	    e->message[0] ? e->message : "internal error"));
 	json_object_object_add(inner, "field",
 	    e->field[0] ? json_object_new_string(e->field) : NULL);
-	outer = json_object_new_object();
-	json_object_object_add(outer, "error", inner);
+	return inner;
+}
+
+json_object *
+derr_to_json(const struct derr *e)
+{
+	json_object *outer = json_object_new_object();
+
+	json_object_object_add(outer, "error", derr_inner(e));
 	return outer;
+}
+
+void
+derr_add_json(json_object *obj, const struct derr *e)
+{
+	json_object_object_add(obj, "error", derr_inner(e));
 }

@@ -2,10 +2,13 @@
  * derr.h - errors as values: one enum, one table, one JSON shape.
  *
  * Lower layers fill a struct derr (code, optional field, message) and return
- * -1; only http.c turns it into a response, through derr_to_json, so every
- * error a client sees is
+ * -1; only this file turns one into JSON: http.c through derr_to_json for a
+ * reply, and a module that stores or lists an error (an action's output, a
+ * command's result) through derr_add_json, so every error a client sees,
+ * replied or stored, is
  *     {"error":{"code":"invalid_argument","message":"...","field":"name"}}
- * with the status from the table. Codes are never renumbered.
+ * with the status from the table. Codes are never renumbered. Nothing else
+ * writes an "error" key or fills a struct derr's fields by hand.
  * Messages are for clients: no SQL errors or paths (those go to the log).
  */
 #ifndef DETM_DERR_H
@@ -29,6 +32,7 @@ enum derr_code {
 	DERR_INTERNAL,          /* 500 internal */
 	DERR_NOT_IMPLEMENTED,   /* 501 not_implemented */
 	DERR_UNAVAILABLE,       /* 503 unavailable */
+	DERR_HUMAN_CONTROL,     /* 409 human_control: a human drives the display */
 	DERR__COUNT
 };
 
@@ -45,10 +49,17 @@ struct derr {
 int derr_set(struct derr *e, enum derr_code code, const char *field,
     const char *fmt, ...) DETM_PRINTF(4, 5);
 void derr_clear(struct derr *e);
+/* Names field as the one the error in e is about (NULL or "": none) and
+ * returns -1: for a caller that knows better than the layer that failed
+ * (a query parameter checked by a body helper, say). */
+int derr_refield(struct derr *e, const char *field);
 
 int derr_status(enum derr_code code);
 const char *derr_name(enum derr_code code);
 /* A new {"error":{...}} object (caller owns it). */
-json_object *derr_to_json(const struct derr *e);
+json_object *derr_to_json(const struct derr *e) DETM_NODISCARD;
+/* Adds "error": {"code","message","field"} to the object obj (replacing an
+ * "error" key it had): the same shape inside a stored or listed result. */
+void derr_add_json(json_object *obj, const struct derr *e);
 
 #endif

@@ -195,6 +195,12 @@ res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len
 		snprintf(out, len, "Humanised input is %s (since %s).",
 		         json_object_object_get_ex(b, "enabled", &v) && json_object_get_boolean(v) ?
 		         "on" : "off", res_str(b, "since") ? res_str(b, "since") : "start");
+	} else if (strcmp(n, "request_human") == 0) {
+		snprintf(out, len, "Asked for a human on task %s (request %s); the operator was notified. "
+		         "You will be woken when they hand the desktop back; until then your desktop "
+		         "input is refused while they drive.",
+		         res_str(b, "task_id") ? res_str(b, "task_id") : "?",
+		         res_str(b, "request_id") ? res_str(b, "request_id") : "?");
 	} else if (strcmp(n, "memory_search") == 0) {
 		snprintf(out, len, "Memory search found %zu match(es), best first.",
 		         res_array(b, "results") ? json_object_array_length(res_array(b, "results")) : 0);

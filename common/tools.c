@@ -334,6 +334,20 @@ static struct tool tools[] = {
 	0, "POST", "/api/memory/append", NULL, "memory", 0, NULL
 },
 {
+	"request_human", "Ask for a human",
+	"Ask the operator to take over the task's desktop when you cannot go on alone: a login, a "
+	"CAPTCHA, a two-factor prompt, a judgement call. Returns at once with a request_id; the "
+	"dashboard shows the task as needing a human and the operator is woken. While the human "
+	"drives, your desktop input (and screenshots, unless the operator allows them) is refused "
+	"with human_control. When they hand back you are woken with a summary (how long, clicks, "
+	"keystrokes, windows opened/closed, their note; never what they typed). Meanwhile wait "
+	"(smart_wait) or poll task_summary until driver.driver is agent again.",
+	"{'type':'object','additionalProperties':false,'required':['task_id','reason'],'properties':{" TASK_ID ","
+	"'reason':{'type':'string','minLength':1,'maxLength':1000,'description':'What you need a human for, in one sentence.'},"
+	"'instructions':{'type':'string','minLength':1,'maxLength':16384,'description':'What the human should do, step by step (never ask for a password in here).'}}}",
+	0, "POST", "/api/tasks/{task_id}/help", NULL, "tasks", 0, NULL
+},
+{
 	"health_check", "Health check",
 	"Check that detmd is running and its database answers; reports version, API version and "
 	"uptime, and under `doctor` every check of the install (database, disk, X displays and "
@@ -387,6 +401,7 @@ static const struct {
 	{ "memory_search", OUT(P_ARR("results"), "'results'") },
 	{ "memory_read", OUT(P_STR("content") "," P_INT("total_lines"), "") },
 	{ "memory_append", OUT(P_STR("path"), "") },
+	{ "request_human", OUT(P_STR("request_id") "," P_STR("task_id") "," P_STR("driver"), "'request_id','task_id'") },
 	{ "health_check", OUT(P_STR("status") "," P_INT("api_version"), "'status','api_version'") },
 };
 static struct json_object *output_schemas[NTOOLS];

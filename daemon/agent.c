@@ -30,12 +30,14 @@
 #include <time.h>
 
 #include "agent.h"
+#include "cancel.h"
 #include "api.h"
 #include "display.h"
 #include "gui.h"
 #include "httpc.h"
 #include "jx.h"
 #include "log.h"
+#include "takeover.h"
 #include "task.h"
 #include "taskstate.h"
 #include "util.h"
@@ -430,6 +432,8 @@ task_stopped(struct state *s, char *why, size_t len)
 	struct derr e;
 	int st;
 
+	if (takeover_gate(s->task_id, &e) != 0)   /* a human took the display over mid-run */
+		return snprintf(why, len, "stopped: a human took over the desktop"), true;
 	if (s->task_id == NULL)
 		return false;
 	if (task_meta(s->app->store, s->task_id, &st, &meta, &e) != 0) {
@@ -476,6 +480,10 @@ agent_run(struct app *app, const char *task_id, const char *instruction, int tim
 
 		if (task_stopped(&s, why, sizeof why))
 			break;
+		if (cancel_requested()) {       /* the MCP client cancelled, or hung up */
+			snprintf(why, sizeof why, "cancelled by the client");
+			break;
+		}
 		if (mono_us() >= deadline) {
 			snprintf(why, sizeof why, "timed out after %d s", timeout_s);
 			break;

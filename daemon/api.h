@@ -1,5 +1,6 @@
 /*
- * api.h - what route handlers see: the request, the reply, the app.
+ * api.h - what route handlers see: the request, the reply, the route table
+ * (the app they serve is app.h's).
  *
  * http.c parses and checks a request (auth, Host/Origin, route, body cap,
  * content type, JSON) before a handler runs; a handler reads r->body and
@@ -15,22 +16,11 @@
 
 #include <json-c/json.h>
 
-#include "config.h"
+#include "app.h"
 #include "derr.h"
 #include "util.h"
-#include "store.h"
 
 struct MHD_Connection;
-
-/* Everything the daemon shares between requests. Set up by main.c before
- * the server starts; read-only afterwards except where a module says so. */
-struct app {
-	const struct config *cfg;
-	struct store *store;
-	int64_t started_ms;
-	int64_t started_mono_us;
-	int port;               /* the bound port */
-};
 
 #define ROUTE_MAX_PARAMS 4
 #define REQ_MAX_HEADERS 8
@@ -68,17 +58,39 @@ struct req {
 
 typedef int (*route_fn)(struct req *r, struct derr *e);
 
+/* A route's body policy (docs/api.md "Bodies"). By default a route is
+ * strict: a body field not in its list is 400 invalid_argument naming the
+ * field, so a misspelt argument is reported, never silently dropped. */
+#define ROUTE_LENIENT 0x1u      /* unknown body fields are ignored (the Python DETM's routes did) */
+#define ROUTE_TOOL    0x2u      /* the body is a tool's arguments, checked against its inputSchema */
+#define ROUTE_RPC     0x4u      /* the body is a JSON-RPC message, checked by the MCP layer (common/mcp.c) */
+
 struct route {
 	const char *method;     /* GET (also answers HEAD), POST, PATCH, DELETE */
 	const char *pattern;    /* "/api/tasks/{id}/items/{ordinal}" */
 	route_fn fn;
 	size_t max_body;        /* 0: the route takes no body */
 	const char *summary;    /* one line, for docs and 404 hints */
+	unsigned flags;         /* ROUTE_* */
+	const char *const *fields;  /* the body's fields, NULL-terminated; NULL: no
+	                         * body (max_body 0), a tool's (ROUTE_TOOL) or
+	                         * a JSON-RPC message (ROUTE_RPC) */
 };
 
 /* The route table (routes.c). */
 extern const struct route api_routes[];
 extern const size_t api_nroutes;
+
+/* The row of the route table that r came through, known by its handler
+ * (self) and method, and by its path where several rows share them (the
+ * Python DETM's aliases). NULL if self serves no such route. */
+const struct route *api_route_of(const struct req *r, route_fn self) DETM_NODISCARD;
+/* The route's body policy, applied to r->body: every handler of a route
+ * that takes a body calls it first. A strict route's unknown field is
+ * DERR_INVALID on that field, the message listing the accepted ones; a
+ * lenient or tool route passes (api_tool_call applies the policy to the
+ * tool's arguments). 0 or -1. */
+int api_body_check(struct req *r, route_fn self, struct derr *e) DETM_NODISCARD;
 
 /* Sets the reply; takes ownership of obj. Returns 0. */
 int req_reply(struct req *r, int status, json_object *obj);
@@ -111,12 +123,12 @@ const char *req_query(struct req *r, const char *key);
  * reply (JSON or raw, with headers) becomes r's; returns 0, or -1 with e
  * set (404/405 when no route takes it). Used by the tool router. */
 int req_dispatch(struct req *r, const char *method, const char *path,
-    json_object *query, json_object *body, struct derr *e);
+    json_object *query, json_object *body, struct derr *e) DETM_NODISCARD;
 
 /* Validate-or-fail helpers for path and query parameters. */
-int req_task_id(struct req *r, int i, const char **out, struct derr *e);
+int req_task_id(struct req *r, int i, const char **out, struct derr *e) DETM_NODISCARD;
 int req_query_int(struct req *r, const char *key, int64_t min, int64_t max,
-    int64_t def, int64_t *out, struct derr *e);
+    int64_t def, int64_t *out, struct derr *e) DETM_NODISCARD;
 
 /* Handlers (api_task.c, api_sys.c). */
 int api_health(struct req *r, struct derr *e);
@@ -160,20 +172,29 @@ int api_live_shared(struct req *r, struct derr *e);
 int api_frame_task(struct req *r, struct derr *e);
 int api_frame_shared(struct req *r, struct derr *e);
 int api_live_list(struct req *r, struct derr *e);
-/* dashboard.c */
+/* api_takeover.c */
+int api_takeover_start(struct req *r, struct derr *e);
+int api_takeover_get(struct req *r, struct derr *e);
+int api_takeover_release(struct req *r, struct derr *e);
+int api_takeover_input(struct req *r, struct derr *e);
+int api_takeover_help(struct req *r, struct derr *e);
+/* api_dashboard.c */
 int api_dashboard(struct req *r, struct derr *e);
 int api_dashboard_file(struct req *r, struct derr *e);
-/* memory.c */
+/* api_memory.c */
 int api_memory_search(struct req *r, struct derr *e);
 int api_memory_read(struct req *r, struct derr *e);
 int api_memory_append(struct req *r, struct derr *e);
-/* shots.c */
+/* api_shots.c */
 int api_screenshot(struct req *r, struct derr *e);
 /* events.c */
 int api_events(struct req *r, struct derr *e);
 /* api_tools.c */
 int api_tools_list(struct req *r, struct derr *e);
 int api_tool_call(struct req *r, struct derr *e);
+/* api_mcp.c */
+int api_mcp_post(struct req *r, struct derr *e);
+int api_mcp_delete(struct req *r, struct derr *e);
 /* api_waits.c */
 int api_wait_create(struct req *r, struct derr *e);
 int api_wait_list(struct req *r, struct derr *e);
@@ -197,13 +218,13 @@ int api_dump(struct req *r, struct derr *e);
 /* The optional task_id of a request: the body's, else (from_query) the
  * query's; "" counts as absent (*out NULL). An id that cannot exist is
  * DERR_NOT_FOUND. *out is borrowed from the request. */
-int api_opt_task_id(struct req *r, bool from_query, const char **out, struct derr *e);
+int api_opt_task_id(struct req *r, bool from_query, const char **out, struct derr *e) DETM_NODISCARD;
 /* Display size from {"<p>width","<p>height"} or {"<p>resolution":"WxH"}
  * (p is a key prefix such as "display_"); 0x0 when absent. */
-int api_display_size(json_object *body, const char *p, int *w, int *h, struct derr *e);
+int api_display_size(json_object *body, const char *p, int *w, int *h, struct derr *e) DETM_NODISCARD;
 /* Starts task_id's display and records it in the task's metadata; on
  * failure nothing is left running. *info: the display (caller owns). */
 int api_task_display_start(struct req *r, const char *task_id, int w, int h,
-    json_object **info, struct derr *e);
+    json_object **info, struct derr *e) DETM_NODISCARD;
 
 #endif

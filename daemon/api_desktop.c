@@ -21,6 +21,7 @@
 #include "recorder.h"
 #include "task.h"
 #include "taskstate.h"
+#include "takeover.h"
 
 #define COMMANDS_MAX 100
 #define COMMANDS_TIMEOUT_DEFAULT_MS 30000
@@ -55,7 +56,8 @@ api_desktop_action(struct req *r, struct derr *e)
 	json_object *o;
 	bool img;
 
-	if (api_opt_task_id(r, true, &task_id, e) != 0 ||
+	if (api_body_check(r, api_desktop_action, e) != 0 ||
+	    api_opt_task_id(r, true, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
 	    jx_str(r->body, "action", true, 1, 64, &action, e) != 0 ||
 	    image_coords(r, r->body, &img, e) != 0 ||
 	    desktop_run(r->app, task_id, action, r->body, img, &out, e) != 0)
@@ -98,7 +100,7 @@ api_desktop_screenshot(struct req *r, struct derr *e)
 	bool json = false;
 	int rc = -1;
 
-	if (api_opt_task_id(r, true, &q.task_id, e) != 0 ||
+	if (api_opt_task_id(r, true, &q.task_id, e) != 0 || takeover_gate_look(q.task_id, e) != 0 ||
 	    query_int(r, "max_width", 16, 16384, &q.max_width, e) != 0 ||
 	    query_int(r, "quality", 1, 100, &q.quality, e) != 0 ||
 	    query_int(r, "x", 0, 16384, &q.x, e) != 0 ||
@@ -119,11 +121,8 @@ api_desktop_screenshot(struct req *r, struct derr *e)
 
 		rc = desktop_window_id(v, &q.window, e);
 		json_object_put(v);
-		if (rc != 0) {
-			e->field[0] = '\0';
-			snprintf(e->field, sizeof e->field, "window");
-			return -1;
-		}
+		if (rc != 0)
+			return derr_refield(e, "window");
 		rc = -1;
 	}
 	q.window_name = req_query(r, "window_name");
@@ -180,13 +179,9 @@ command_result(const char *action, const char *status, const char *obs, json_obj
 	json_object_object_add(o, "status", json_object_new_string(status));
 	json_object_object_add(o, "observation", obs ? json_object_new_string(obs) : NULL);
 	json_object_object_add(o, "data", data);
-	if (err != NULL) {
-		/* derr_to_json gives {"error":{...}}: keep the inner object. */
-		json_object *outer = derr_to_json(err);
-
-		json_object_object_add(o, "error", json_object_get(json_object_object_get(outer, "error")));
-		json_object_put(outer);
-	} else
+	if (err != NULL)
+		derr_add_json(o, err);
+	else
 		json_object_object_add(o, "error", NULL);
 	return o;
 }
@@ -201,7 +196,8 @@ api_commands(struct req *r, struct derr *e)
 	int ok = 0, failed = 0, notrun = 0;
 	size_t i, n;
 
-	if (api_opt_task_id(r, true, &task_id, e) != 0 ||
+	if (api_body_check(r, api_commands, e) != 0 ||
+	    api_opt_task_id(r, true, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
 	    jx_int(r->body, "timeout_ms", false, 1, COMMANDS_TIMEOUT_MAX_MS, &timeout_ms, &has, e) != 0 ||
 	    jx_bool(r->body, "stop_on_error", &stop, &has, e) != 0 ||
 	    image_coords(r, r->body, &img, e) != 0)
@@ -373,7 +369,8 @@ api_task_display_post(struct req *r, struct derr *e)
 	json_object *meta, *info;
 	int st, w, h;
 
-	if (req_task_id(r, 0, &id, e) != 0 || api_display_size(r->body, "", &w, &h, e) != 0 ||
+	if (api_body_check(r, api_task_display_post, e) != 0 ||
+	    req_task_id(r, 0, &id, e) != 0 || api_display_size(r->body, "", &w, &h, e) != 0 ||
 	    task_meta(r->app->store, id, &st, &meta, e) != 0)
 		return -1;
 	json_object_put(meta);
@@ -441,11 +438,10 @@ api_humanize_get(struct req *r, struct derr *e)
 int
 api_humanize_set(struct req *r, struct derr *e)
 {
-	static const char *const keys[] = { "enabled", "reason" };
 	const char *reason = NULL;
 	bool on = false, present = false;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	if (api_body_check(r, api_humanize_set, e) != 0 ||
 	    jx_bool(r->body, "enabled", &on, &present, e) != 0 ||
 	    jx_str(r->body, "reason", false, 0, 200, &reason, e) != 0)
 		return -1;

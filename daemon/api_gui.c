@@ -9,21 +9,22 @@
 
 #include "agent.h"
 #include "api.h"
+#include "desktop.h"
 #include "gui.h"
 #include "jx.h"
 #include "log.h"
 #include "task.h"
+#include "takeover.h"
 #include "util.h"
 
 int
 api_gui_find(struct req *r, struct derr *e)
 {
-	static const char *const keys[] = { "task_id", "description" };
 	const char *task_id = NULL, *desc;
 	json_object *out;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
-	    api_opt_task_id(r, false, &task_id, e) != 0 ||
+	if (api_body_check(r, api_gui_find, e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 || takeover_gate_look(task_id, e) != 0 ||
 	    jx_str(r->body, "description", true, 1, GROUND_MAX_DESCRIPTION, &desc, e) != 0 ||
 	    gui_find(r->app, task_id, desc, &out, e) != 0)
 		return -1;
@@ -33,13 +34,12 @@ api_gui_find(struct req *r, struct derr *e)
 int
 api_gui_do(struct req *r, struct derr *e)
 {
-	static const char *const keys[] = { "task_id", "instruction", "after_screenshot" };
 	const char *task_id = NULL, *instr;
 	bool after = true, has;
 	json_object *out;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
-	    api_opt_task_id(r, false, &task_id, e) != 0 ||
+	if (api_body_check(r, api_gui_do, e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
 	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
 	    jx_bool(r->body, "after_screenshot", &after, &has, e) != 0 ||
 	    gui_do(r->app, task_id, instr, after, &out, e) != 0)
@@ -52,14 +52,13 @@ api_gui_do(struct req *r, struct derr *e)
 int
 api_gui_agent(struct req *r, struct derr *e)
 {
-	static const char *const keys[] = { "task_id", "instruction", "timeout", "context" };
 	const char *task_id = NULL, *instr, *context = NULL;
 	int64_t timeout = AGENT_TIMEOUT_DEFAULT_S;
 	json_object *out, *in, *meta = NULL;
 	int st;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
-	    api_opt_task_id(r, false, &task_id, e) != 0 ||
+	if (api_body_check(r, api_gui_agent, e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
 	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
 	    jx_int(r->body, "timeout", false, 1, AGENT_TIMEOUT_MAX_S, &timeout, NULL, e) != 0 ||
 	    jx_str(r->body, "context", false, 0, 8000, &context, e) != 0)
@@ -72,25 +71,17 @@ api_gui_agent(struct req *r, struct derr *e)
 	if (agent_run(r->app, task_id, instr, (int)timeout, context, &out, e) != 0)
 		return -1;
 	if (task_id != NULL) {
-		struct action_new a = { .type = "gui" };
-		char summary[300], id[ID_LEN];
-		struct derr e2;
-		int64_t ord;
+		bool done = json_object_get_boolean(json_object_object_get(out, "success"));
+		char summary[300];
 
 		in = json_object_new_object();
 		jx_add_str(in, "tool", "gui_agent");
 		jx_add_str(in, "instruction", instr);
 		json_object_object_add(in, "timeout", json_object_new_int64(timeout));
 		snprintf(summary, sizeof summary, "gui_agent: %.*s -> %s", utf8_prec(instr, 200),
-		    instr,
-		    json_object_get_boolean(json_object_object_get(out, "success")) ? "done" : "not done");
-		a.summary = summary;
-		a.status = json_object_get_boolean(json_object_object_get(out, "success")) ? "completed" : "failed";
-		a.input_json = jx_string(in, NULL);
-		a.output_json = jx_string(out, NULL);
-		a.duration_ms = json_object_get_double(json_object_object_get(out, "elapsed_s")) * 1000.0;
-		if (task_action_add(r->app->store, task_id, &a, id, &ord, &e2) != 0)
-			log_warn("could not log gui_agent on task %s: %s", task_id, e2.message);
+		    instr, done ? "done" : "not done");
+		desktop_log(r->app, task_id, "gui_agent", summary, done, in, out,
+		    json_object_get_double(json_object_object_get(out, "elapsed_s")) * 1000.0);
 		json_object_put(in);
 	}
 	return req_reply(r, 200, out);

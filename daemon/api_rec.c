@@ -158,7 +158,8 @@ api_rec_start(struct req *r, struct derr *e)
 	json_object *o;
 	const char *id;
 
-	if (known_task(r, &id, e) != 0 || rec_task_start(id, &o, e) != 0)
+	if (api_body_check(r, api_rec_start, e) != 0 ||
+	    known_task(r, &id, e) != 0 || rec_task_start(id, &o, e) != 0)
 		return -1;
 	return req_reply(r, 201, o);
 }
@@ -169,7 +170,8 @@ api_rec_stop(struct req *r, struct derr *e)
 	json_object *o;
 	const char *id;
 
-	if (known_task(r, &id, e) != 0 || rec_task_stop(id, &o, e) != 0)
+	if (api_body_check(r, api_rec_stop, e) != 0 ||
+	    known_task(r, &id, e) != 0 || rec_task_stop(id, &o, e) != 0)
 		return -1;
 	return req_reply(r, 200, o);
 }
@@ -179,14 +181,13 @@ api_rec_stop(struct req *r, struct derr *e)
 int
 api_record(struct req *r, struct derr *e)
 {
-	static const char *const keys[] = { "task_id", "duration", "duration_s", "fps", "target", "wait" };
 	const char *task_id, *target = NULL;
 	int64_t dur = 10, fps = 5;
 	bool wait = true, present = false;
 	json_object *o, *meta = NULL;
 	int st;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
+	if (api_body_check(r, api_record, e) != 0 ||
 	    api_opt_task_id(r, false, &task_id, e) != 0 ||
 	    jx_int(r->body, "duration", false, 1, CLIP_MAX_S, &dur, NULL, e) != 0 ||
 	    jx_int(r->body, "duration_s", false, 1, CLIP_MAX_S, &dur, NULL, e) != 0 ||
@@ -228,7 +229,8 @@ api_record_stop(struct req *r, struct derr *e)
 	json_object *o;
 	const char *id;
 
-	if (clip_id(r, &id, e) != 0 || rec_clip_stop(id, &o, e) != 0)
+	if (api_body_check(r, api_record_stop, e) != 0 ||
+	    clip_id(r, &id, e) != 0 || rec_clip_stop(id, &o, e) != 0)
 		return -1;
 	return req_reply(r, 200, o);
 }

@@ -275,6 +275,26 @@ api_device(struct req *r, struct derr *e)
 	return req_reply(r, 200, o);
 }
 
+/* A route's body policy: "fields" (the body fields it takes; null when it
+ * takes no body or a tool's arguments) and "unknown_fields" ("reject",
+ * "ignore", or "tool": checked against the tool's inputSchema). */
+static void
+route_fields(json_object *o, const struct route *rt)
+{
+	json_object *f = NULL;
+
+	if (rt->fields != NULL) {
+		f = json_object_new_array();
+		for (size_t i = 0; rt->fields[i] != NULL; i++)
+			json_object_array_add(f, json_object_new_string(rt->fields[i]));
+	}
+	json_object_object_add(o, "fields", f);
+	if (rt->max_body > 0)
+		json_object_object_add(o, "unknown_fields", json_object_new_string(
+		    (rt->flags & ROUTE_LENIENT) ? "ignore" : (rt->flags & ROUTE_TOOL) ? "tool" :
+		    (rt->flags & ROUTE_RPC) ? "json-rpc" : "reject"));
+}
+
 int
 api_routes_list(struct req *r, struct derr *e)
 {
@@ -288,6 +308,7 @@ api_routes_list(struct req *r, struct derr *e)
 		json_object_object_add(rt, "path", json_object_new_string(api_routes[i].pattern));
 		json_object_object_add(rt, "summary", json_object_new_string(api_routes[i].summary));
 		json_object_object_add(rt, "max_body", json_object_new_int64((int64_t)api_routes[i].max_body));
+		route_fields(rt, &api_routes[i]);
 		json_object_array_add(arr, rt);
 	}
 	json_object_object_add(o, "routes", arr);

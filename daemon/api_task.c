@@ -14,6 +14,7 @@
 #include "log.h"
 #include "task.h"
 #include "taskstate.h"
+#include "takeover.h"
 
 static const char *const action_types[] = { "cli", "gui", "wait", "vision", "reasoning", "other" };
 static const char *const action_states[] = { "started", "completed", "failed" };
@@ -100,10 +101,8 @@ want_display(struct req *r, json_object *meta, bool *want, int *w, int *h, struc
 		*want = json_object_get_boolean(v);
 	if (api_display_size(r->body, "display_", w, h, e) != 0)
 		return -1;
-	if (*w == 0 && meta != NULL && api_display_size(meta, "display_", w, h, e) != 0) {
-		snprintf(e->field, sizeof e->field, "metadata");
-		return -1;
-	}
+	if (*w == 0 && meta != NULL && api_display_size(meta, "display_", w, h, e) != 0)
+		return derr_refield(e, "metadata");
 	return 0;
 }
 
@@ -115,7 +114,8 @@ api_task_create(struct req *r, struct derr *e)
 	bool disp;
 	int w, h;
 
-	if (jx_str(r->body, "name", true, 1, LIM_TASK_NAME, &in.name, e) != 0 ||
+	if (api_body_check(r, api_task_create, e) != 0 ||
+	    jx_str(r->body, "name", true, 1, LIM_TASK_NAME, &in.name, e) != 0 ||
 	    jx_strarray(r->body, "plan", false, 0, LIM_PLAN_ITEMS, 1, LIM_ITEM_TITLE, &in.plan, e) != 0 ||
 	    jx_obj(r->body, "metadata", &in.metadata, e) != 0 ||
 	    jx_str(r->body, "agent_id", false, 0, LIM_AGENT_ID, &in.agent_id, e) != 0)
@@ -170,6 +170,8 @@ api_task_list(struct req *r, struct derr *e)
 
 		if (tid != NULL)
 			json_object_object_add(t, "recording", rec_task_status(tid));
+		if (tid != NULL)
+			json_object_object_add(t, "driver", takeover_status(tid));
 	}
 	return req_reply(r, 200, out);
 }
@@ -199,6 +201,7 @@ api_task_get(struct req *r, struct derr *e)
 	if ((sum = task_summary(r->app->store, id, d, false, e)) == NULL)
 		return -1;
 	json_object_object_add(sum, "recording", rec_task_status(id));
+	json_object_object_add(sum, "driver", takeover_status(id));
 	return req_reply(r, 200, sum);
 }
 
@@ -208,7 +211,8 @@ api_task_patch(struct req *r, struct derr *e)
 	struct task_patch p = { .status = -1 };
 	const char *id, *query = NULL;
 
-	if (req_task_id(r, 0, &id, e) != 0 ||
+	if (api_body_check(r, api_task_patch, e) != 0 ||
+	    req_task_id(r, 0, &id, e) != 0 ||
 	    jx_str(r->body, "name", false, 1, LIM_TASK_NAME, &p.name, e) != 0 ||
 	    body_task_status(r->body, &p.status, e) != 0 ||
 	    jx_obj(r->body, "metadata", &p.metadata, e) != 0 ||
@@ -239,11 +243,11 @@ api_task_delete(struct req *r, struct derr *e)
 }
 
 static int
-control(struct req *r, int to, struct derr *e)
+control(struct req *r, route_fn self, int to, struct derr *e)
 {
 	const char *id, *reason = NULL;
 
-	if (req_task_id(r, 0, &id, e) != 0 ||
+	if (api_body_check(r, self, e) != 0 || req_task_id(r, 0, &id, e) != 0 ||
 	    jx_str(r->body, "reason", false, 0, LIM_REASON, &reason, e) != 0 ||
 	    task_control(r->app->store, id, to, reason, e) != 0)
 		return -1;
@@ -253,19 +257,19 @@ control(struct req *r, int to, struct derr *e)
 int
 api_task_pause(struct req *r, struct derr *e)
 {
-	return control(r, TASK_PAUSED, e);
+	return control(r, api_task_pause, TASK_PAUSED, e);
 }
 
 int
 api_task_resume(struct req *r, struct derr *e)
 {
-	return control(r, TASK_ACTIVE, e);
+	return control(r, api_task_resume, TASK_ACTIVE, e);
 }
 
 int
 api_task_cancel(struct req *r, struct derr *e)
 {
-	return control(r, TASK_CANCELLED, e);
+	return control(r, api_task_cancel, TASK_CANCELLED, e);
 }
 
 int
@@ -274,7 +278,8 @@ api_items_append(struct req *r, struct derr *e)
 	const char *id, *note = NULL;
 	json_object *titles, *added, *out;
 
-	if (req_task_id(r, 0, &id, e) != 0 ||
+	if (api_body_check(r, api_items_append, e) != 0 ||
+	    req_task_id(r, 0, &id, e) != 0 ||
 	    jx_strarray(r->body, "items", true, 1, LIM_PLAN_ITEMS, 1, LIM_ITEM_TITLE, &titles, e) != 0 ||
 	    jx_str(r->body, "note", false, 0, LIM_NOTE, &note, e) != 0 ||
 	    task_items_append(r->app->store, id, titles, note, &added, e) != 0)
@@ -309,7 +314,8 @@ api_item_patch(struct req *r, struct derr *e)
 	const char *id, *status = NULL;
 	int64_t ord;
 
-	if (req_task_id(r, 0, &id, e) != 0 || path_ordinal(r, &ord, e) != 0 ||
+	if (api_body_check(r, api_item_patch, e) != 0 ||
+	    req_task_id(r, 0, &id, e) != 0 || path_ordinal(r, &ord, e) != 0 ||
 	    jx_str(r->body, "status", false, 0, 32, &status, e) != 0 ||
 	    jx_str(r->body, "title", false, 1, LIM_ITEM_TITLE, &p.title, e) != 0 ||
 	    jx_str(r->body, "note", false, 1, LIM_NOTE, &p.note, e) != 0)
@@ -369,7 +375,8 @@ api_action_create(struct req *r, struct derr *e)
 	json_object *out;
 	int rc = -1;
 
-	if (req_task_id(r, 0, &task_id, e) != 0 ||
+	if (api_body_check(r, api_action_create, e) != 0 ||
+	    req_task_id(r, 0, &task_id, e) != 0 ||
 	    jx_str(r->body, "action_type", true, 1, 32, &a.type, e) != 0 ||
 	    body_enum(r->body, "action_type", action_types, ARRAY_LEN(action_types), &a.type, e) != 0 ||
 	    jx_str(r->body, "summary", true, 1, LIM_SUMMARY, &a.summary, e) != 0 ||
@@ -421,7 +428,8 @@ api_action_patch(struct req *r, struct derr *e)
 	json_object *out;
 	int rc = -1;
 
-	if (req_task_id(r, 0, &task_id, e) != 0 || req_task_id(r, 1, &action_id, e) != 0 ||
+	if (api_body_check(r, api_action_patch, e) != 0 ||
+	    req_task_id(r, 0, &task_id, e) != 0 || req_task_id(r, 1, &action_id, e) != 0 ||
 	    body_enum(r->body, "status", action_states, ARRAY_LEN(action_states), &p.status, e) != 0 ||
 	    jx_num(r->body, "duration_ms", 0, 1e12, &p.duration_ms, &has_dur, e) != 0 ||
 	    jx_any_text(r->body, "output_data", LIM_DATA_BYTES, &out_json, e) != 0)
@@ -450,7 +458,8 @@ api_log_create(struct req *r, struct derr *e)
 	char id[ID_LEN];
 	json_object *out;
 
-	if (req_task_id(r, 0, &task_id, e) != 0 || req_task_id(r, 1, &action_id, e) != 0 ||
+	if (api_body_check(r, api_log_create, e) != 0 ||
+	    req_task_id(r, 0, &task_id, e) != 0 || req_task_id(r, 1, &action_id, e) != 0 ||
 	    jx_str(r->body, "log_type", false, 1, LIM_LOG_TYPE, &type, e) != 0 ||
 	    jx_str(r->body, "content", true, 0, LIM_LOG_CONTENT, &content, e) != 0 ||
 	    task_log_add(r->app->store, task_id, action_id, type, content, id, e) != 0)
@@ -483,7 +492,8 @@ api_message_create(struct req *r, struct derr *e)
 	const char *id, *content, *role = "user", *type = "text";
 	json_object *m;
 
-	if (req_task_id(r, 0, &id, e) != 0 ||
+	if (api_body_check(r, api_message_create, e) != 0 ||
+	    req_task_id(r, 0, &id, e) != 0 ||
 	    jx_str(r->body, "content", true, 1, LIM_MESSAGE, &content, e) != 0 ||
 	    body_enum(r->body, "role", roles, ARRAY_LEN(roles), &role, e) != 0 ||
 	    jx_str(r->body, "msg_type", false, 1, LIM_MSG_TYPE, &type, e) != 0)

@@ -79,6 +79,43 @@ tool_args(json_object *body)
 	return args;
 }
 
+/* The route's body policy on a tool's arguments: an argument the tool's
+ * inputSchema does not name is an error on that field (/api/tools/{name},
+ * as over MCP), or dropped (the Python DETM's routes, ROUTE_LENIENT: its
+ * daemon ignored what it did not read). *args may be replaced. */
+static int
+unknown_args(struct req *r, const struct tool *t, json_object **args, struct derr *e)
+{
+	const struct route *rt = api_route_of(r, api_tool_call);
+	bool lenient = rt != NULL && (rt->flags & ROUTE_LENIENT);
+	json_object *props = NULL, *kept = json_object_new_object();
+	char list[512] = "";
+	size_t o = 0;
+
+	json_object_object_get_ex(t->input_schema, "properties", &props);
+	json_object_object_foreach(*args, k, v) {
+		if (props != NULL && json_object_object_get_ex(props, k, NULL)) {
+			json_object_object_add(kept, k, json_object_get(v));
+			continue;
+		}
+		if (lenient)
+			continue;
+		json_object_put(kept);
+		if (props != NULL) {
+			json_object_object_foreach(props, pk, pv) {
+				(void)pv;
+				if (o < sizeof list)
+					o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", pk);
+			}
+		}
+		return derr_set(e, DERR_INVALID, k, "%s: unknown argument '%.*s' (%s%s)", t->name,
+		    utf8_prec(k, 64), k, o ? "allowed: " : "this tool takes no arguments", list);
+	}
+	json_object_put(*args);
+	*args = kept;
+	return 0;
+}
+
 int
 api_tool_call(struct req *r, struct derr *e)
 {
@@ -99,6 +136,8 @@ api_tool_call(struct req *r, struct derr *e)
 		goto out;
 	}
 	args = tool_args(r->body);
+	if (unknown_args(r, t, &args, e) != 0)
+		goto out;
 	if (schema_check(tools_check_schema(t), args, err, sizeof err) != 0) {
 		derr_set(e, DERR_INVALID, NULL, "%s: %s", t->name, err);
 		goto out;

@@ -38,18 +38,19 @@ api_wait_create(struct req *r, struct derr *e)
 	double poll = 0;
 	bool has;
 
-	if (jx_str(r->body, "task_id", false, 1, 64, &w.task_id, e) != 0 ||
+	if (api_body_check(r, api_wait_create, e) != 0 ||
+	    jx_str(r->body, "task_id", false, 1, 64, &w.task_id, e) != 0 ||
 	    jx_str(r->body, "target", false, 1, WAIT_TARGET_MAX, &w.target, e) != 0 ||
 	    jx_str(r->body, "wake_when", false, 1, WAIT_CRITERIA_MAX, &w.criteria, e) != 0 ||
 	    jx_int(r->body, "timeout", false, 1, WAIT_TIMEOUT_MAX_S, &t, &has, e) != 0 ||
 	    jx_num(r->body, "poll_interval", 0.5, 60, &poll, &has, e) != 0 ||
 	    jx_str(r->body, "judge", false, 1, 16, &w.judge, e) != 0)
 		return -1;
-	if (w.criteria == NULL && jx_str(r->body, "criteria", true, 1, WAIT_CRITERIA_MAX, &w.criteria, e) != 0) {
-		snprintf(e->field, sizeof e->field, "wake_when");
-		snprintf(e->message, sizeof e->message, "wake_when is required: the condition to wait for");
-		return -1;
-	}
+	/* "criteria" is the older name; either way a missing or unusable
+	 * condition is reported on wake_when. */
+	if (w.criteria == NULL && (jx_str(r->body, "criteria", true, 1, WAIT_CRITERIA_MAX, &w.criteria,
+	    e) != 0))
+		return derr_set(e, DERR_INVALID, "wake_when", "wake_when is required: the condition to wait for");
 	if (w.target == NULL)
 		w.target = "screen";
 	if (w.task_id != NULL && !id_valid(w.task_id))
@@ -103,7 +104,8 @@ api_wait_patch(struct req *r, struct derr *e)
 	int64_t t = 0;
 	bool has;
 
-	if (wait_id(r, &id, e) != 0 ||
+	if (api_body_check(r, api_wait_patch, e) != 0 ||
+	    wait_id(r, &id, e) != 0 ||
 	    jx_str(r->body, "wake_when", false, 1, WAIT_CRITERIA_MAX, &crit, e) != 0 ||
 	    jx_int(r->body, "timeout", false, 1, WAIT_TIMEOUT_MAX_S, &t, &has, e) != 0 ||
 	    jx_str(r->body, "message", false, 1, LIM_NOTE, &note, e) != 0)
@@ -118,7 +120,8 @@ api_wait_delete(struct req *r, struct derr *e)
 {
 	const char *id, *reason = req_query(r, "reason");
 
-	if (wait_id(r, &id, e) != 0)
+	if (api_body_check(r, api_wait_delete, e) != 0 ||
+	    wait_id(r, &id, e) != 0)
 		return -1;
 	if (reason == NULL && jx_str(r->body, "reason", false, 0, LIM_REASON, &reason, e) != 0)
 		return -1;

@@ -128,6 +128,8 @@ static const struct opt opts[] = {
 	  "an active task with no activity for this many seconds is stuck" },
 	{ "stuck-cooldown", "ACU_STUCK_COOLDOWN_S", OPT_INT, O(stuck_cooldown_s), "300", 0, 604800,
 	  "seconds before the same task is reported stuck again" },
+	{ "takeover-idle", "ACU_TAKEOVER_IDLE_S", OPT_INT, O(takeover_idle_s), "600", 1, 86400,
+	  "a human's takeover of a task's display ends after this many seconds without input" },
 	{ "workspace", "ACU_WORKSPACE", OPT_STR, O(workspace), "~/.openclaw/workspace", 0, 0,
 	  "the agent's workspace: MEMORY.md and memory/*.md for the memory tools" },
 	{ "record", "ACU_RECORD", OPT_BOOL, O(record), "1", 0, 1,

@@ -61,6 +61,7 @@ struct config {
 	long stuck_check_s;     /* how often active tasks are checked */
 	long stuck_after_s;     /* idle this long (and no watching wait): stuck */
 	long stuck_cooldown_s;  /* no second alert for a task within this */
+	long takeover_idle_s;   /* a human's takeover ends after this long without input (takeover.c) */
 	char *workspace;        /* memory tools (memory.c); ~ expanded */
 	/* recordings (recorder.c) */
 	bool record;

@@ -51,10 +51,10 @@ struct act {
 };
 
 /* Every parameter any action takes; anything else is a typo worth a 400. */
-static const char *const known_params[] = {
+const char *const desktop_params[] = {
 	"action", "task_id", "x", "y", "x2", "y2", "button", "text", "keys", "key",
 	"direction", "amount", "window_id", "window_name", "width", "height", "force",
-	"ms", "max_width", "quality", "format", "w", "h", "coords",
+	"ms", "max_width", "quality", "format", "w", "h", "coords", NULL
 };
 
 static void
@@ -77,10 +77,10 @@ check_params(json_object *p, struct derr *e)
 		size_t i;
 
 		(void)val;
-		for (i = 0; i < ARRAY_LEN(known_params); i++)
-			if (strcmp(key, known_params[i]) == 0)
+		for (i = 0; desktop_params[i] != NULL; i++)
+			if (strcmp(key, desktop_params[i]) == 0)
 				break;
-		if (i == ARRAY_LEN(known_params))
+		if (desktop_params[i] == NULL)
 			return derr_set(e, DERR_INVALID, key, "unknown parameter '%.*s'",
 			    utf8_prec(key, 64), key);
 	}
@@ -725,17 +725,30 @@ a_screenshot(struct dctx *c, struct derr *e)
 
 /* ---- runner ---- */
 
+void
+desktop_log(struct app *app, const char *task_id, const char *what, const char *summary,
+    bool ok, json_object *in, json_object *out, double ms)
+{
+	struct action_new a = { .type = "gui", .duration_ms = ms, .summary = summary };
+	char id[ID_LEN];
+	struct derr e2;
+	int64_t ord;
+
+	a.status = ok ? "completed" : "failed";
+	a.input_json = jx_string(in, NULL);
+	a.output_json = jx_string(out, NULL);
+	if (task_action_add(app->store, task_id, &a, id, &ord, &e2) != 0)
+		log_warn("could not log %s on task %s: %s", what, task_id, e2.message);
+}
+
 /* The action's input and output as JSON text for the gui action row; the
  * image (if any) is left out. */
 static void
 log_action(struct app *app, const char *task_id, const char *action, json_object *params,
     const struct desk_out *out, const struct derr *err)
 {
-	struct action_new a = { .type = "gui", .duration_ms = out->duration_ms };
 	json_object *in = json_object_new_object(), *res = json_object_new_object();
-	char summary[320], id[ID_LEN];
-	struct derr e2;
-	int64_t ord;
+	char summary[320];
 
 	json_object_object_add(in, "action", json_object_new_string(action));
 	json_object_object_foreach(params, k, v) {
@@ -749,17 +762,12 @@ log_action(struct app *app, const char *task_id, const char *action, json_object
 		}
 		snprintf(summary, sizeof summary, "%s: %s", action, out->observation);
 	} else {
-		json_object_object_add(res, "error", derr_to_json(err));
+		derr_add_json(res, err);
 		snprintf(summary, sizeof summary, "%s failed: %.*s", action,
 		    utf8_prec(err->message, 200), err->message);
 	}
 	json_object_object_add(res, "display", json_object_new_string(out->display));
-	a.summary = summary;
-	a.status = err == NULL ? "completed" : "failed";
-	a.input_json = jx_string(in, NULL);
-	a.output_json = jx_string(res, NULL);
-	if (task_action_add(app->store, task_id, &a, id, &ord, &e2) != 0)
-		log_warn("could not log %s on task %s: %s", action, task_id, e2.message);
+	desktop_log(app, task_id, action, summary, err == NULL, in, res, out->duration_ms);
 	json_object_put(in);
 	json_object_put(res);
 }

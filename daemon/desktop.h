@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "api.h"
+#include "app.h"
 #include "derr.h"
 #include "util.h"
 #include "display.h"
@@ -36,10 +36,19 @@ struct desk_out {
  * `gui` action (failed ones too) with its input, result and duration.
  * Returns 0, or -1 with e. */
 int desktop_run(struct app *app, const char *task_id, const char *action,
-    json_object *params, bool image_coords, struct desk_out *out, struct derr *e);
+    json_object *params, bool image_coords, struct desk_out *out, struct derr *e) DETM_NODISCARD;
 
 /* The action names, in table order (for capabilities and error hints). */
 const char *desktop_action_name(size_t i);   /* NULL past the end */
+/* Logs one `gui` action on task_id (what names it in the warning logged
+ * when that fails; a failure never reaches the caller): summary, status
+ * completed or (!ok) failed, in and out as JSON text (borrowed), ms. The
+ * one writer of gui action rows for desktop.c, gui.c and gui_agent. */
+void desktop_log(struct app *app, const char *task_id, const char *what, const char *summary,
+    bool ok, json_object *in, json_object *out, double ms);
+/* Every parameter any action takes (NULL-terminated): the fields of
+ * POST /api/desktop/action and of a command's "parameters". */
+extern const char *const desktop_params[];
 
 /* A screenshot request, as the query string or the screenshot action
  * gives it. */
@@ -61,15 +70,15 @@ struct desk_shot {
  * (xcap_image_free); *meta (caller owns) has image_size, screen_size,
  * scale, region and display. */
 int desktop_shot(struct app *app, const struct desk_shot *q, struct xcap_image *img,
-    json_object **meta, struct derr *e);
+    json_object **meta, struct derr *e) DETM_NODISCARD;
 
 /* Resolves which display a task uses and leases it: the task's own
  * display; if it has none, the shared desktop. A task whose own display
  * was released or is gone is DERR_CONFLICT with a hint. */
 int desktop_lease(struct app *app, const char *task_id, struct display_lease *l,
-    struct derr *e);
+    struct derr *e) DETM_NODISCARD;
 
 /* Window id from "0x1a00003", "27262979" or a JSON integer. */
-int desktop_window_id(json_object *v, unsigned long *out, struct derr *e);
+int desktop_window_id(json_object *v, unsigned long *out, struct derr *e) DETM_NODISCARD;
 
 #endif

@@ -358,7 +358,120 @@ out:
 	return rc;
 }
 
-/* The part after a verb in words. */
+/* click / move in words: "[on|at] <target>". */
+static int
+words_point(const char *rest, struct gui_cmd *c, struct derr *e)
+{
+	const char *p;
+
+	if ((p = word(rest, "on")) != NULL || (p = word(rest, "at")) != NULL)
+		rest = p;
+	if (*rest == '\0' && c->verb == GUI_MOVE)
+		return derr_set(e, DERR_INVALID, "instruction", "say where to move: 'hover over X'");
+	return set_target(rest, strlen(rest), &c->at, &c->x, &c->y, c->target, sizeof c->target, e);
+}
+
+/* type in words: "\"text\" [into|in|on|at <target>]", or the rest as text. */
+static int
+words_type(const char *rest, struct gui_cmd *c, struct derr *e)
+{
+	const char *p;
+
+	if (*rest == '"' || *rest == '\'') {
+		if (quoted(&rest, c->text, sizeof c->text) != 0)
+			return derr_set(e, DERR_INVALID, "instruction", "type: unterminated quote, or "
+			    "text over %d bytes", GUI_MAX_TEXT);
+		rest = skip_ws(rest);
+		if ((p = word(rest, "into")) != NULL || (p = word(rest, "in")) != NULL ||
+		    (p = word(rest, "on")) != NULL || (p = word(rest, "at")) != NULL)
+			return set_target(p, strlen(p), &c->at, &c->x, &c->y, c->target,
+			    sizeof c->target, e);
+		if (*rest != '\0')
+			return derr_set(e, DERR_INVALID, "instruction", "type \"text\" may be followed "
+			    "only by 'into <target>', not '%.*s'", utf8_prec(rest, 60),
+			    rest);
+	} else {
+		if (strlen(rest) > GUI_MAX_TEXT)
+			return derr_set(e, DERR_INVALID, "instruction", "text over %d bytes", GUI_MAX_TEXT);
+		snprintf(c->text, sizeof c->text, "%s", rest);
+	}
+	if (c->text[0] == '\0')
+		return derr_set(e, DERR_INVALID, "instruction", "type what? type \"hello\"");
+	return 0;
+}
+
+/* press in words: a key or chord, quoted or not. */
+static int
+words_press(const char *rest, struct gui_cmd *c, struct derr *e)
+{
+	if (*rest == '"' || *rest == '\'') {
+		if (quoted(&rest, c->text, sizeof c->text) != 0)
+			return derr_set(e, DERR_INVALID, "instruction", "press: unterminated quote");
+	} else {
+		copy_span(c->text, sizeof c->text, rest, strlen(rest));
+	}
+	if (c->text[0] == '\0' || strlen(c->text) > 256)
+		return derr_set(e, DERR_INVALID, "instruction", "press what? press ctrl+s");
+	return 0;
+}
+
+/* scroll in words: "<direction> [by] [N [times|clicks|lines]] [on|in|over|at <target>]". */
+static int
+words_scroll(const char *rest, struct gui_cmd *c, struct derr *e)
+{
+	char dir[16];
+	size_t n = strcspn(rest, " \t");
+	const char *p;
+	char *end;
+	long amount = SCROLL_DEFAULT;
+
+	copy_span(dir, sizeof dir, rest, n < sizeof dir ? n : sizeof dir - 1);
+	if (!direction(dir, c->dir))
+		return derr_set(e, DERR_INVALID, "instruction", "scroll up, down, left or right "
+		    "(scroll down 3 on the list)");
+	rest = skip_ws(rest + n);
+	if ((p = word(rest, "by")) != NULL)
+		rest = p;
+	if (isdigit((unsigned char)*rest)) {
+		amount = strtol(rest, &end, 10);
+		if (amount < 1 || amount > 100)
+			return derr_set(e, DERR_INVALID, "instruction", "scroll amount must be 1..100");
+		rest = skip_ws(end);
+		if ((p = word(rest, "times")) != NULL || (p = word(rest, "clicks")) != NULL ||
+		    (p = word(rest, "lines")) != NULL)
+			rest = p;
+	}
+	c->amount = (int)amount;
+	if ((p = word(rest, "on")) != NULL || (p = word(rest, "in")) != NULL ||
+	    (p = word(rest, "over")) != NULL || (p = word(rest, "at")) != NULL)
+		rest = p;
+	return set_target(rest, strlen(rest), &c->at, &c->x, &c->y, c->target, sizeof c->target, e);
+}
+
+/* drag in words: "[from] <target> to <target>" (split at the last " to "). */
+static int
+words_drag(const char *rest, struct gui_cmd *c, struct derr *e)
+{
+	const char *to = NULL, *p, *q;
+
+	if ((p = word(rest, "from")) != NULL)
+		rest = p;
+	for (q = rest; (q = strcasestr(q, " to ")) != NULL; q++)
+		to = q;     /* the last " to " */
+	if (to == NULL || to == rest)
+		return derr_set(e, DERR_INVALID, "instruction", "drag X to Y (or drag(x1, y1, x2, y2))");
+	if (set_target(rest, (size_t)(to - rest), &c->at, &c->x, &c->y, c->target,
+	    sizeof c->target, e) != 0 ||
+	    set_target(to + 4, strlen(to + 4), &c->at2, &c->x2, &c->y2, c->target2,
+	    sizeof c->target2, e) != 0)
+		return -1;
+	if ((!c->at && c->target[0] == '\0') || (!c->at2 && c->target2[0] == '\0'))
+		return derr_set(e, DERR_INVALID, "instruction", "drag X to Y: both ends are needed");
+	return 0;
+}
+
+/* An instruction in words: the verb (longest phrases first), then the
+ * verb's own reading of the rest. */
 static int
 parse_words(const char *s, struct gui_cmd *c, struct derr *e)
 {
@@ -374,7 +487,7 @@ parse_words(const char *s, struct gui_cmd *c, struct derr *e)
 		{ "press", GUI_PRESS }, { "hit", GUI_PRESS }, { "scroll", GUI_SCROLL },
 		{ "drag", GUI_DRAG },
 	};
-	const char *rest = NULL, *p;
+	const char *rest = NULL;
 	size_t i;
 
 	for (i = 0; i < ARRAY_LEN(verbs) && rest == NULL; i++)
@@ -387,89 +500,15 @@ parse_words(const char *s, struct gui_cmd *c, struct derr *e)
 	switch (c->verb) {
 	case GUI_CLICK: case GUI_DOUBLE_CLICK: case GUI_RIGHT_CLICK: case GUI_MIDDLE_CLICK:
 	case GUI_MOVE:
-		if ((p = word(rest, "on")) != NULL || (p = word(rest, "at")) != NULL)
-			rest = p;
-		if (*rest == '\0' && c->verb == GUI_MOVE)
-			return derr_set(e, DERR_INVALID, "instruction", "say where to move: 'hover over X'");
-		return set_target(rest, strlen(rest), &c->at, &c->x, &c->y, c->target, sizeof c->target, e);
+		return words_point(rest, c, e);
 	case GUI_TYPE:
-		if (*rest == '"' || *rest == '\'') {
-			if (quoted(&rest, c->text, sizeof c->text) != 0)
-				return derr_set(e, DERR_INVALID, "instruction", "type: unterminated quote, or "
-				    "text over %d bytes", GUI_MAX_TEXT);
-			rest = skip_ws(rest);
-			if ((p = word(rest, "into")) != NULL || (p = word(rest, "in")) != NULL ||
-			    (p = word(rest, "on")) != NULL || (p = word(rest, "at")) != NULL)
-				return set_target(p, strlen(p), &c->at, &c->x, &c->y, c->target,
-				    sizeof c->target, e);
-			if (*rest != '\0')
-				return derr_set(e, DERR_INVALID, "instruction", "type \"text\" may be followed "
-				    "only by 'into <target>', not '%.*s'", utf8_prec(rest, 60),
-				    rest);
-		} else {
-			if (strlen(rest) > GUI_MAX_TEXT)
-				return derr_set(e, DERR_INVALID, "instruction", "text over %d bytes", GUI_MAX_TEXT);
-			snprintf(c->text, sizeof c->text, "%s", rest);
-		}
-		if (c->text[0] == '\0')
-			return derr_set(e, DERR_INVALID, "instruction", "type what? type \"hello\"");
-		return 0;
+		return words_type(rest, c, e);
 	case GUI_PRESS:
-		if (*rest == '"' || *rest == '\'') {
-			if (quoted(&rest, c->text, sizeof c->text) != 0)
-				return derr_set(e, DERR_INVALID, "instruction", "press: unterminated quote");
-		} else {
-			copy_span(c->text, sizeof c->text, rest, strlen(rest));
-		}
-		if (c->text[0] == '\0' || strlen(c->text) > 256)
-			return derr_set(e, DERR_INVALID, "instruction", "press what? press ctrl+s");
-		return 0;
-	case GUI_SCROLL: {
-		char dir[16];
-		size_t n = strcspn(rest, " \t");
-		char *end;
-		long amount = SCROLL_DEFAULT;
-
-		copy_span(dir, sizeof dir, rest, n < sizeof dir ? n : sizeof dir - 1);
-		if (!direction(dir, c->dir))
-			return derr_set(e, DERR_INVALID, "instruction", "scroll up, down, left or right "
-			    "(scroll down 3 on the list)");
-		rest = skip_ws(rest + n);
-		if ((p = word(rest, "by")) != NULL)
-			rest = p;
-		if (isdigit((unsigned char)*rest)) {
-			amount = strtol(rest, &end, 10);
-			if (amount < 1 || amount > 100)
-				return derr_set(e, DERR_INVALID, "instruction", "scroll amount must be 1..100");
-			rest = skip_ws(end);
-			if ((p = word(rest, "times")) != NULL || (p = word(rest, "clicks")) != NULL ||
-			    (p = word(rest, "lines")) != NULL)
-				rest = p;
-		}
-		c->amount = (int)amount;
-		if ((p = word(rest, "on")) != NULL || (p = word(rest, "in")) != NULL ||
-		    (p = word(rest, "over")) != NULL || (p = word(rest, "at")) != NULL)
-			rest = p;
-		return set_target(rest, strlen(rest), &c->at, &c->x, &c->y, c->target, sizeof c->target, e);
-	}
-	case GUI_DRAG: {
-		const char *to = NULL, *q;
-
-		if ((p = word(rest, "from")) != NULL)
-			rest = p;
-		for (q = rest; (q = strcasestr(q, " to ")) != NULL; q++)
-			to = q;     /* the last " to " */
-		if (to == NULL || to == rest)
-			return derr_set(e, DERR_INVALID, "instruction", "drag X to Y (or drag(x1, y1, x2, y2))");
-		if (set_target(rest, (size_t)(to - rest), &c->at, &c->x, &c->y, c->target,
-		    sizeof c->target, e) != 0 ||
-		    set_target(to + 4, strlen(to + 4), &c->at2, &c->x2, &c->y2, c->target2,
-		    sizeof c->target2, e) != 0)
-			return -1;
-		if ((!c->at && c->target[0] == '\0') || (!c->at2 && c->target2[0] == '\0'))
-			return derr_set(e, DERR_INVALID, "instruction", "drag X to Y: both ends are needed");
-		return 0;
-	}
+		return words_press(rest, c, e);
+	case GUI_SCROLL:
+		return words_scroll(rest, c, e);
+	case GUI_DRAG:
+		return words_drag(rest, c, e);
 	}
 	return 0;
 }
@@ -653,13 +692,10 @@ static void
 log_gui(struct app *app, const char *task_id, const char *tool, const char *text,
     json_object *result, const struct derr *err, double ms)
 {
-	struct action_new a = { .type = "gui", .duration_ms = ms };
 	json_object *in = json_object_new_object(), *out = json_object_new_object();
-	char summary[400], id[ID_LEN];
+	char summary[400];
 	const char *backend = "direct", *model = "";
 	json_object *v;
-	struct derr e2;
-	int64_t ord;
 
 	if (task_id == NULL)
 		goto out;
@@ -681,7 +717,7 @@ log_gui(struct app *app, const char *task_id, const char *tool, const char *text
 			model = json_object_get_string(v);
 	}
 	if (err != NULL)
-		json_object_object_add(out, "error", derr_to_json(err));
+		derr_add_json(out, err);
 	if (err == NULL)
 		snprintf(summary, sizeof summary, "%s (%s%s%s): %.*s", tool, backend, model[0] ? " " : "",
 		    model, utf8_prec(json_object_get_string(json_object_object_get(result,
@@ -689,12 +725,7 @@ log_gui(struct app *app, const char *task_id, const char *tool, const char *text
 	else
 		snprintf(summary, sizeof summary, "%s (%s) failed: %.*s", tool, backend,
 		    utf8_prec(err->message, 300), err->message);
-	a.summary = summary;
-	a.status = err == NULL ? "completed" : "failed";
-	a.input_json = jx_string(in, NULL);
-	a.output_json = jx_string(out, NULL);
-	if (task_action_add(app->store, task_id, &a, id, &ord, &e2) != 0)
-		log_warn("could not log %s on task %s: %s", tool, task_id, e2.message);
+	desktop_log(app, task_id, tool, summary, err == NULL, in, out, ms);
 out:
 	json_object_put(in);
 	json_object_put(out);
@@ -862,6 +893,84 @@ thumb(struct display_lease *l, const char *task_id, struct derr *e)
 	return o;
 }
 
+/* Step 1 of gui_do: parse the instruction and decide what needs grounding
+ * (*need1: the target, *need2: a drag's end); targets in words need a
+ * model. */
+static int
+do_parse(struct app *app, const char *instruction, struct gui_cmd *c, json_object *r,
+    bool *need1, bool *need2, struct derr *e)
+{
+	if (gui_parse(instruction, c, e) != 0)
+		return -1;
+	json_object_object_add(r, "action", json_object_new_string(gui_verb_name(c->verb)));
+	*need1 = !c->at && c->target[0] != '\0';
+	*need2 = c->verb == GUI_DRAG && !c->at2 && c->target2[0] != '\0';
+	if ((*need1 || *need2) && !ground_has_model(app->cfg))
+		return derr_set(e, DERR_INVALID, "instruction", "the direct backend needs coordinates in "
+		    "the instruction, not '%.*s': use %s, or start detmd with "
+		    "ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser",
+		    utf8_prec(*need1 ? c->target : c->target2, 100), *need1 ? c->target : c->target2,
+		    GUI_FORMS);
+	return 0;
+}
+
+/* Step 2 of gui_do: capture the leased display, let go of it while the
+ * model grounds the target(s) into c's coordinates, and lease it again;
+ * a display that changed meanwhile is DERR_CONFLICT. *leased says whether
+ * l is held on return (whatever happened). */
+static int
+do_ground(struct app *app, const char *task_id, struct display_lease *l, bool *leased,
+    struct shot *s, struct gui_cmd *c, bool need1, bool need2, json_object *r,
+    double *cap_ms, double *ground_ms, struct derr *e)
+{
+	int64_t t1 = mono_us();
+	json_object *g1 = NULL, *g2 = NULL;
+	int rc;
+
+	if (capture(app, l, s, e) != 0)
+		return -1;
+	*cap_ms = ms_since(t1);
+	display_unlease(l);
+	*leased = false;
+	json_object_object_add(r, "backend", json_object_new_string(app->cfg->gui_backend));
+	json_object_object_add(r, "model", json_object_new_string(ground_model(app->cfg)));
+	if (need1) {
+		rc = ground_on(app, s, c->target, &c->x, &c->y, &g1, ground_ms, e);
+		json_object_object_add(r, "grounding", g1);
+		if (rc != 0)
+			return -1;
+		json_object_object_add(r, "model", json_object_get(json_object_object_get(g1, "model")));
+		c->at = true;
+	}
+	if (need2) {
+		rc = ground_on(app, s, c->target2, &c->x2, &c->y2, &g2, ground_ms, e);
+		json_object_object_add(r, "grounding_end", g2);
+		if (rc != 0)
+			return -1;
+		c->at2 = true;
+	}
+	if (desktop_lease(app, task_id, l, e) != 0)
+		return -1;
+	*leased = true;
+	if (strcmp(l->name, s->display) != 0 || l->width != s->screen_w || l->height != s->screen_h)
+		return derr_set(e, DERR_CONFLICT, "task_id", "the display changed while grounding "
+		    "(%s %dx%d, now %s %dx%d); nothing was done", s->display, s->screen_w, s->screen_h,
+		    l->name, l->width, l->height);
+	return 0;
+}
+
+static json_object *
+timing_json(double cap_ms, double ground_ms, double act_ms, double total_ms)
+{
+	json_object *t = json_object_new_object();
+
+	json_object_object_add(t, "capture_ms", num3(cap_ms));
+	json_object_object_add(t, "ground_ms", num3(ground_ms));
+	json_object_object_add(t, "act_ms", num3(act_ms));
+	json_object_object_add(t, "total_ms", num3(total_ms));
+	return t;
+}
+
 int
 gui_do(struct app *app, const char *task_id, const char *instruction, bool after_shot,
     json_object **out, struct derr *e)
@@ -869,8 +978,8 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	struct gui_cmd *c = calloc(1, sizeof *c);
 	struct display_lease l;
 	struct shot s;
-	bool leased = false, need1, need2;
-	json_object *r = json_object_new_object(), *g1 = NULL, *g2 = NULL, *timing, *after;
+	bool leased = false, need1 = false, need2 = false;
+	json_object *r = json_object_new_object(), *after;
 	int64_t t0 = mono_us(), t1;
 	double cap_ms = 0, ground_ms = 0, act_ms = 0;
 	char obs[256] = "";
@@ -886,19 +995,8 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 		derr_set(e, DERR_INTERNAL, NULL, "out of memory");
 		goto out;
 	}
-	if (gui_parse(instruction, c, e) != 0)
-		goto out;
-	json_object_object_add(r, "action", json_object_new_string(gui_verb_name(c->verb)));
-	need1 = !c->at && c->target[0] != '\0';
-	need2 = c->verb == GUI_DRAG && !c->at2 && c->target2[0] != '\0';
-	if ((need1 || need2) && !ground_has_model(app->cfg)) {
-		derr_set(e, DERR_INVALID, "instruction", "the direct backend needs coordinates in the "
-		    "instruction, not '%.*s': use %s, or start detmd with ACU_GUI_AGENT_BACKEND=uitars, "
-		    "claude_cu or omniparser", utf8_prec(need1 ? c->target : c->target2, 100),
-		    need1 ? c->target : c->target2, GUI_FORMS);
-		goto out;
-	}
-	if (desktop_lease(app, task_id, &l, e) != 0)
+	if (do_parse(app, instruction, c, r, &need1, &need2, e) != 0 ||
+	    desktop_lease(app, task_id, &l, e) != 0)
 		goto out;
 	leased = true;
 	s.screen_w = l.width;
@@ -909,42 +1007,9 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	if ((c->at && check_point(&l, c->verb == GUI_DRAG ? "the drag start" : "the point",
 	    c->x, c->y, e) != 0) || (c->at2 && check_point(&l, "the drag end", c->x2, c->y2, e) != 0))
 		goto out;
-	if (need1 || need2) {
-		/* Capture, then let go of the display while the model thinks. */
-		t1 = mono_us();
-		if (capture(app, &l, &s, e) != 0)
-			goto out;
-		cap_ms = ms_since(t1);
-		display_unlease(&l);
-		leased = false;
-		json_object_object_add(r, "backend", json_object_new_string(app->cfg->gui_backend));
-		json_object_object_add(r, "model", json_object_new_string(ground_model(app->cfg)));
-		if (need1) {
-			rc = ground_on(app, &s, c->target, &c->x, &c->y, &g1, &ground_ms, e);
-			json_object_object_add(r, "grounding", g1);
-			if (rc != 0)
-				goto out;
-			json_object_object_add(r, "model", json_object_get(json_object_object_get(g1, "model")));
-			c->at = true;
-		}
-		if (need2) {
-			rc = ground_on(app, &s, c->target2, &c->x2, &c->y2, &g2, &ground_ms, e);
-			json_object_object_add(r, "grounding_end", g2);
-			if (rc != 0)
-				goto out;
-			c->at2 = true;
-		}
-		rc = -1;
-		if (desktop_lease(app, task_id, &l, e) != 0)
-			goto out;
-		leased = true;
-		if (strcmp(l.name, s.display) != 0 || l.width != s.screen_w || l.height != s.screen_h) {
-			derr_set(e, DERR_CONFLICT, "task_id", "the display changed while grounding "
-			    "(%s %dx%d, now %s %dx%d); nothing was done", s.display, s.screen_w, s.screen_h,
-			    l.name, l.width, l.height);
-			goto out;
-		}
-	}
+	if ((need1 || need2) && do_ground(app, task_id, &l, &leased, &s, c, need1, need2, r, &cap_ms,
+	    &ground_ms, e) != 0)
+		goto out;
 	json_object_object_add(r, "grounded", json_object_new_boolean(need1 || need2));
 	t1 = mono_us();
 	if (act(&l, c, r, obs, sizeof obs, e) != 0)
@@ -955,12 +1020,7 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 		json_object_object_add(r, "after", after);
 	display_unlease(&l);
 	leased = false;
-	timing = json_object_new_object();
-	json_object_object_add(timing, "capture_ms", num3(cap_ms));
-	json_object_object_add(timing, "ground_ms", num3(ground_ms));
-	json_object_object_add(timing, "act_ms", num3(act_ms));
-	json_object_object_add(timing, "total_ms", num3(ms_since(t0)));
-	json_object_object_add(r, "timing", timing);
+	json_object_object_add(r, "timing", timing_json(cap_ms, ground_ms, act_ms, ms_since(t0)));
 	rc = 0;
 out:
 	if (leased)

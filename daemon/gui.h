@@ -35,7 +35,7 @@
 
 #include <json-c/json.h>
 
-#include "api.h"
+#include "app.h"
 #include "derr.h"
 #include "util.h"
 #include "ground.h"
@@ -62,13 +62,13 @@ struct gui_cmd {
 
 /* Parses an instruction. 0, or -1 with DERR_INVALID (field "instruction")
  * naming the accepted forms. Coordinates are not range-checked here. */
-int gui_parse(const char *s, struct gui_cmd *c, struct derr *e);
+int gui_parse(const char *s, struct gui_cmd *c, struct derr *e) DETM_NODISCARD;
 const char *gui_verb_name(enum gui_verb v);
 
 /* POST /api/gui/find and /api/gui/do. *out: the reply (caller owns). */
 int gui_find(struct app *app, const char *task_id, const char *description,
-    json_object **out, struct derr *e);
+    json_object **out, struct derr *e) DETM_NODISCARD;
 int gui_do(struct app *app, const char *task_id, const char *instruction, bool after_shot,
-    json_object **out, struct derr *e);
+    json_object **out, struct derr *e) DETM_NODISCARD;
 
 #endif

@@ -9,6 +9,7 @@
  * when the body has been consumed.
  */
 #include "http.h"
+#include "cancel.h"
 
 #include <microhttpd.h>
 #include <stdarg.h>
@@ -515,7 +516,9 @@ run_handler(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	} else {
 		r.body = json_object_new_object();
 	}
+	cancel_bind(NULL, req_conn_fd(&r));     /* a hang-up cancels long work (cancel.h) */
 	rc = hr->route->fn(&r, &e);
+	cancel_bind(NULL, -1);
 	if (rc == 0 && (r.raw != NULL || r.fd >= 0 || r.stream != NULL)) {
 		ret = send_raw(conn, &r);
 		log_debug("%s %s -> %d raw (%lld us)", method, url, r.status, (long long)(mono_us() - hr->t0));

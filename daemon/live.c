@@ -22,6 +22,7 @@
 #include "display.h"
 #include "log.h"
 #include "task.h"
+#include "takeover.h"
 #include "util.h"
 #include "xcap.h"
 
@@ -155,7 +156,11 @@ capture(void *arg)
 			pthread_cond_broadcast(&lv->cv);
 		}
 		xcap_image_free(&img);
-		deadline(&ts, 1000 / LIVE_FPS);
+		{
+			int human_ms = takeover_live_interval_ms(key);   /* faster while a human drives */
+
+			deadline(&ts, human_ms > 0 ? human_ms : 1000 / LIVE_FPS);
+		}
 		while (!down && lv->viewers > 0 &&
 		    pthread_cond_timedwait(&lv->cv, &mu, &ts) != ETIMEDOUT)
 			;
@@ -222,6 +227,34 @@ leave(struct live *lv)
 		unlink_free(lv);
 }
 
+#define BOUNDARY_LINE "\r\n--" LIVE_BOUNDARY "\r\n"
+
+/* The frame as `copies` parts (mu held). Each part ends with the next
+ * boundary, and Chromium commits a part only once it has parsed the next
+ * part's headers: so while a human drives (takeover.h) each new frame goes
+ * out twice in a row, the copy's headers putting the first on screen now
+ * rather than when the next frame comes (up to RESEND_MS later). */
+static void
+part_build(struct view *v, const struct live *lv, int copies)
+{
+	size_t cap = (size_t)copies * (lv->len + 160), o = 0;
+
+	free(v->part);
+	v->part = xmalloc(cap);
+	if (v->seen == 0)
+		o += (size_t)snprintf(v->part, cap, "--" LIVE_BOUNDARY "\r\n");
+	for (int i = 0; i < copies; i++) {
+		o += (size_t)snprintf(v->part + o, 128, "Content-Type: image/jpeg\r\n"
+		    "Content-Length: %zu\r\n\r\n", lv->len);
+		memcpy(v->part + o, lv->jpeg, lv->len);
+		o += lv->len;
+		memcpy(v->part + o, BOUNDARY_LINE, sizeof BOUNDARY_LINE - 1);
+		o += sizeof BOUNDARY_LINE - 1;
+	}
+	v->part_len = o;
+	v->off = 0;
+}
+
 static long
 view_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -243,14 +276,7 @@ view_read(void *cls, uint64_t pos, char *buf, size_t max)
 			pthread_mutex_unlock(&mu);
 			return REQ_STREAM_END;
 		}
-		free(v->part);
-		v->part = xmalloc(lv->len + 128);
-		n = (size_t)snprintf(v->part, 128, "--" LIVE_BOUNDARY "\r\nContent-Type: image/jpeg\r\n"
-		    "Content-Length: %zu\r\n\r\n", lv->len);
-		memcpy(v->part + n, lv->jpeg, lv->len);
-		memcpy(v->part + n + lv->len, "\r\n", 2);
-		v->part_len = n + lv->len + 2;
-		v->off = 0;
+		part_build(v, lv, takeover_live_interval_ms(lv->key) > 0 ? 2 : 1);
 		v->seen = lv->seq;
 		pthread_mutex_unlock(&mu);
 	}

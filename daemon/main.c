@@ -38,6 +38,7 @@
 #include "tools.h"
 #include "ground.h"
 #include "humanize.h"
+#include "takeover.h"
 #include "shots.h"
 #include "stuck.h"
 #include "task.h"
@@ -229,6 +230,8 @@ modules_start(struct app *app, const char **what, struct derr *e)
 		return -1;
 	if (waits_start(app, e) != 0)
 		return *what = "smart waits: ", -1;
+	if (takeover_init(app->store, cfg->takeover_idle_s, e) != 0)
+		return *what = "takeover: ", -1;
 	return 0;
 }
 
@@ -260,6 +263,7 @@ modules_stop(struct app *app, struct http *h)
 	rec_shutdown();         /* files finished while their displays still run */
 	stuck_stop();
 	http_stop(h);
+	takeover_stop();
 	wake_shutdown();
 	display_shutdown();
 	store_close(app->store);

@@ -2,6 +2,7 @@
  * memory.c - the agent's workspace memory, as the Python DETM's memory
  * tools had it: MEMORY.md and the .md files of memory/ under the workspace directory
  * (ACU_WORKSPACE, default ~/.openclaw/workspace, the OpenClaw workspace).
+ * Plain C (memory.h); the routes are api_memory.c's:
  *
  *   POST /api/memory/search {query, max_results=10}
  *       -> {query, results:[{path, line (1-based), snippet, score}], count}
@@ -40,14 +41,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "api.h"
 #include "jx.h"
 #include "log.h"
+#include "memory.h"
 
 #define FILE_MAX        (4 * 1024 * 1024)
-#define NOTE_MAX        (64 * 1024)
-#define LINES_MAX       2000
-#define RESULTS_MAX     100
 #define TERMS_MAX       16
 #define SNIPPET_MAX     400
 #define FILES_MAX       1000
@@ -297,24 +295,18 @@ list_files(const char *root, char *files[FILES_MAX])
 }
 
 int
-api_memory_search(struct req *r, struct derr *e)
+memory_search(const struct config *cfg, const char *query, int maxr, json_object **out,
+    struct derr *e)
 {
-	static const char *const keys[] = { "query", "max_results" };
 	char root[PATH_MAX], *terms[TERMS_MAX], *q, *save = NULL;
 	char *files[FILES_MAX];
 	int nterms = 0, nfiles = 0, nhits = 0, cap;
 	int64_t deadline = mono_us() + SCAN_US_MAX;
 	size_t scanned = 0;
 	bool truncated = false;
-	const char *query;
-	int64_t maxr = 10;
 	struct hit *hits;
 	json_object *o, *arr;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
-	    jx_str(r->body, "query", true, 1, 500, &query, e) != 0 ||
-	    jx_int(r->body, "max_results", false, 1, RESULTS_MAX, &maxr, NULL, e) != 0)
-		return -1;
 	q = lower_dup(query, strlen(query));
 	for (char *t = strtok_r(q, " \t\n", &save); t != NULL && nterms < TERMS_MAX;
 	    t = strtok_r(NULL, " \t\n", &save))
@@ -328,9 +320,9 @@ api_memory_search(struct req *r, struct derr *e)
 	jx_add_str(o, "query", query);
 	/* The Python tool stopped at 3x max_results lines, so the one-per-block
 	 * rule could leave fewer results than asked; collect enough for it. */
-	cap = (int)maxr * 10;
+	cap = maxr * 10;
 	hits = xcalloc((size_t)cap * 2 + 8, sizeof *hits);
-	if (root_real(r->app->cfg, false, root, e) == 0) {
+	if (root_real(cfg, false, root, e) == 0) {
 		nfiles = list_files(root, files);
 		for (int i = 0; i < nfiles; i++) {
 			struct derr fe;
@@ -383,25 +375,21 @@ api_memory_search(struct req *r, struct derr *e)
 	if (truncated)
 		json_object_object_add(o, "truncated", json_object_new_boolean(1));
 	json_object_object_add(o, "results", arr);
-	return req_reply(r, 200, o);
+	*out = o;
+	return 0;
 }
 
 /* ---- read ---- */
 
 int
-api_memory_read(struct req *r, struct derr *e)
+memory_read(const struct config *cfg, const char *path, int64_t offset, int64_t limit,
+    json_object **out, struct derr *e)
 {
-	static const char *const keys[] = { "path", "offset", "limit" };
-	const char *path = "MEMORY.md";
 	char root[PATH_MAX], *text, *p, *start = NULL, *end = NULL;
-	int64_t offset = 1, limit = 100, line = 1, total = 0;
+	int64_t line = 1, total = 0;
 	json_object *o;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
-	    jx_str(r->body, "path", false, 1, 512, &path, e) != 0 ||
-	    jx_int(r->body, "offset", false, 1, INT32_MAX, &offset, NULL, e) != 0 ||
-	    jx_int(r->body, "limit", false, 1, LINES_MAX, &limit, NULL, e) != 0 ||
-	    root_real(r->app->cfg, false, root, e) != 0 || (text = slurp(root, path, e)) == NULL)
+	if (root_real(cfg, false, root, e) != 0 || (text = slurp(root, path, e)) == NULL)
 		return -1;
 	for (p = text; *p != '\0'; line++) {
 		char *nl = strchr(p, '\n');
@@ -425,7 +413,8 @@ api_memory_read(struct req *r, struct derr *e)
 	json_object_object_add(o, "content", json_object_new_string_len(start ? start : "",
 	    start ? (int)(end - start) : 0));
 	free(text);
-	return req_reply(r, 200, o);
+	*out = o;
+	return 0;
 }
 
 /* ---- append ---- */
@@ -478,11 +467,10 @@ append_error(int err, const char *path, struct derr *e)
 }
 
 int
-api_memory_append(struct req *r, struct derr *e)
+memory_append(const struct config *cfg, const char *note, const char *path, json_object **out,
+    struct derr *e)
 {
-	static const char *const keys[] = { "note", "path" };
 	char root[PATH_MAX], abs[PATH_MAX + 256], parent[PATH_MAX + 256], real[PATH_MAX], rel[64] = "", *block, *slash;
-	const char *note, *path = NULL;
 	struct tm tm;
 	time_t now = time(NULL);
 	json_object *o;
@@ -490,10 +478,7 @@ api_memory_append(struct req *r, struct derr *e)
 	ssize_t len;
 	int fd, err;
 
-	if (jx_only(r->body, keys, ARRAY_LEN(keys), e) != 0 ||
-	    jx_str(r->body, "note", true, 1, NOTE_MAX, &note, e) != 0 ||
-	    jx_str(r->body, "path", false, 1, 512, &path, e) != 0 ||
-	    root_real(r->app->cfg, true, root, e) != 0)
+	if (root_real(cfg, true, root, e) != 0)
 		return -1;
 	gmtime_r(&now, &tm);
 	if (path == NULL) {
@@ -539,5 +524,6 @@ api_memory_append(struct req *r, struct derr *e)
 	jx_add_str(o, "path", path);
 	json_object_object_add(o, "appended", json_object_new_int((int)strlen(block)));
 	free(block);
-	return req_reply(r, 200, o);
+	*out = o;
+	return 0;
 }

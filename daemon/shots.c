@@ -82,23 +82,24 @@ shots_save(const char *task_id, const unsigned char *jpeg, size_t len, char url[
 }
 
 int
-api_screenshot(struct req *r, struct derr *e)
+shots_open(const char *name, int *fd, uint64_t *size, struct derr *e)
 {
-	const char *name = r->nparams > 0 ? r->params[0] : "";
 	char path[PATH_MAX];
 	struct stat sb;
-	int fd;
 
+	*fd = -1;
 	if (!name_ok(name))
 		return derr_set(e, DERR_NOT_FOUND, NULL, "no screenshot '%.*s'", utf8_prec(name,
 		    40), name);
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &sb) != 0) {
-		if (fd >= 0)
-			close(fd);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0 || fstat(*fd, &sb) != 0) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
 		return derr_set(e, DERR_NOT_FOUND, NULL, "no screenshot '%.*s'", utf8_prec(name,
 		    40), name);
 	}
-	return req_reply_fd(r, 200, "image/jpeg", fd, 0, (uint64_t)sb.st_size);
+	*size = (uint64_t)sb.st_size;
+	return 0;
 }

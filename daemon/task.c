@@ -905,6 +905,41 @@ task_action_add(struct store *st, const char *task_id, const struct action_new *
 	return rc;
 }
 
+/* The driver of the task's display changed (takeover.c): the `control`
+ * message and the audit action, in one transaction with one clock. */
+struct driver_tx {
+	const char *msg;
+	struct action_tx a;
+};
+
+static int
+driver_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct driver_tx *t = arg;
+
+	if (sys_msg(st, t->a.task_id, "control", t->msg, now, e) != 0)
+		return -1;
+	return action_tx(st, now, &t->a, e);
+}
+
+int
+task_driver_note(struct store *st, const char *id, const char *msg,
+    const struct action_new *a, struct derr *e)
+{
+	char aid[ID_LEN];
+	int64_t ord = -1;
+	struct driver_tx t = { .msg = msg, .a = { .task_id = id, .a = a, .id_out = aid,
+	    .ordinal_out = &ord } };
+	int rc = store_tx(st, driver_tx, &t, e);
+
+	if (rc == 0) {
+		events_publish("message", "created", id, NULL);
+		events_publish("action", "created", id, aid);
+		events_publish("task", "updated", id, NULL);
+	}
+	return rc;
+}
+
 static int
 action_check(struct store *st, const char *task_id, const char *action_id,
     struct derr *e)

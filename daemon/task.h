@@ -56,6 +56,13 @@ int task_update(struct store *st, const char *id, const struct task_patch *p,
 int task_control(struct store *st, const char *id, int to, const char *reason,
     struct derr *e) DETM_NODISCARD;
 
+/* Who drives the task's display changed (takeover.c): one transaction
+ * writes the `control` message msg and the audit action a (under the
+ * current item). NOT_FOUND for an unknown task. */
+struct action_new;
+int task_driver_note(struct store *st, const char *id, const char *msg,
+    const struct action_new *a, struct derr *e) DETM_NODISCARD;
+
 int task_delete(struct store *st, const char *id, struct derr *e) DETM_NODISCARD;
 
 /* Appends titles; *added_out is a new array of {ordinal,title}. */

@@ -315,6 +315,18 @@ xinput_move(Display *d, int x, int y, struct derr *e)
 	return xerr_end(d, e, "move pointer");
 }
 
+/* A human's own pointer motion (takeover_input.c): at once, never
+ * humanised, whatever humanize_enabled() says. */
+int
+xinput_move_now(Display *d, int x, int y, struct derr *e)
+{
+	if (check_point(d, x, y, e) != 0)
+		return -1;
+	xerr_begin();
+	XTestFakeMotionEvent(d, DefaultScreen(d), x, y, 0);
+	return xerr_end(d, e, "move pointer");
+}
+
 int
 xinput_button(Display *d, int button, int down, struct derr *e)
 {

@@ -26,6 +26,8 @@
 
 /* Moves the pointer to (x, y). */
 int xinput_move(Display *d, int x, int y, struct derr *e);
+/* Moves the pointer to (x, y) at once, never humanised (a human's input). */
+int xinput_move_now(Display *d, int x, int y, struct derr *e);
 /* Clicks `button` `count` times (1 = click, 2 = double click) at the
  * current pointer position. On a display without a window manager, a press
  * also gives input focus to (and raises) the top-level window under the

@@ -212,6 +212,7 @@ function renderTasks() {
         title: "Download the recording", text: "MP4" }));
     ul.append(li);
   }
+  document.dispatchEvent(new CustomEvent("detm:tasks", { detail: state.tasks }));   // takeover.js
 }
 
 // ---- one task ---------------------------------------------------------
@@ -274,6 +275,7 @@ function renderTask(t) {
   $("b-cancel").disabled = FINAL.has(t.status);
   renderItems(t);
   renderScreen(t);
+  document.dispatchEvent(new CustomEvent("detm:task", { detail: t }));   // takeover.js
 }
 
 function actionFacts(a) {

@@ -9,6 +9,7 @@
 #define DETM_MCP_CAPS_H
 
 #include "cdefs.h"
+#include "mcp.h"
 #include "tools.h"
 
 #define CAP_LINE_BYTES     (4L * 1024 * 1024)  /* one JSON-RPC message on stdin */
@@ -25,6 +26,6 @@
 #define TIME_EOF_GRACE_MS  1000                /* finish queued calls after stdin EOF */
 
 #define DEFAULT_DAEMON_URL "http://127.0.0.1:18790"
-#define DETM_MCP_VERSION   "0.1.0"
+#define DETM_MCP_VERSION   MCP_SERVER_VERSION
 
 #endif

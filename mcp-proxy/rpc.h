@@ -1,11 +1,10 @@
 /*
- * rpc.h - the MCP server side of JSON-RPC 2.0 over stdio: message checks,
- * the lifecycle (initialize and version negotiation), and dispatch of
- * ping, tools/list, tools/call and notifications. rpc.c owns stdout.
- *
- * Lifecycle: UNINITIALIZED --initialize--> READY (one negotiated version).
- * Before READY only initialize and ping are served; other requests get
- * -32600 "not initialized" and notifications are ignored.
+ * rpc.h - JSON-RPC 2.0 over stdio for MCP: parsing lines, batches, stdout,
+ * and handing tools/call to the worker pool. rpc.c owns stdout and the
+ * process's one session (common/mcp.h: the protocol, both eras; the first
+ * message that decides fixes the era: initialize -> the handshake era,
+ * a request with the 2026-07-28 _meta envelope or server/discover -> the
+ * stateless era).
  */
 #ifndef DETM_MCP_RPC_H
 #define DETM_MCP_RPC_H

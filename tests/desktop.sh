@@ -273,6 +273,9 @@ api GET "/api/tasks/$A?detail=actions" >/dev/null
 n_gui=$(jq '[.. | objects | select(.action_type? == "gui")] | length' <"$tmp/resp")
 check "desktop actions are logged as gui actions ($n_gui)" [ "$n_gui" -ge 20 ]
 check "a failed action is logged as failed" sh -c "jq -e '[.. | objects | select(.action_type? == \"gui\" and .status? == \"failed\")] | length > 0' <$tmp/resp >/dev/null"
+# A stored error has the reply's one shape, {"error":{"code","message","field"}}
+# (it was once nested as {"error":{"error":{...}}}).
+check "a failed action's output holds the one error shape" sh -c "jq -e '[.. | objects | select(.action_type? == \"gui\" and .status? == \"failed\") | .output_data.error] | length > 0 and all(.[]; (.code | type) == \"string\" and (.message | type) == \"string\" and has(\"field\") and (has(\"error\") | not))' <$tmp/resp >/dev/null"
 
 # ---- a dead Xvfb, and a new display ----
 XPID_B=$(curl -s "$DETM_URL/api/displays" | jq -r ".displays[] | select(.task_id == \"$B\") | .pid")

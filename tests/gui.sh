@@ -156,6 +156,8 @@ n=$(jq '[.. | objects | select(.action_type? == "gui" and ((.input_data? // "" |
 check "logging: gui_do calls are gui actions on the task ($n)" [ "$n" -ge 20 ]
 check "logging: failed gui_do calls are logged as failed" sh -c \
 	"jq -e '[.. | objects | select(.action_type? == \"gui\" and .status? == \"failed\" and ((.summary // \"\") | test(\"gui_do\")))] | length > 0' <$tmp/resp >/dev/null"
+check "logging: a failed gui_do's output holds the one error shape" sh -c \
+	"jq -e '[.. | objects | select(.action_type? == \"gui\" and .status? == \"failed\" and ((.summary // \"\") | test(\"gui_do\"))) | .output_data.error] | length > 0 and all(.[]; (.code | type) == \"string\" and (.message | type) == \"string\" and has(\"field\") and (has(\"error\") | not))' <$tmp/resp >/dev/null"
 
 # ======== uitars through Ollama, image downscaled to 960 (scale 2) ========
 # UI-TARS 1.5 answers in pixels of the image as it saw it: 960x540 after

@@ -8,7 +8,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard memory ops hostile load fuzz)
+all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard takeover memory ops hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -27,6 +27,7 @@ declare -A cmd=(
 	[agent]="tests/agent.sh"
 	[record]="tests/record.sh"
 	[dashboard]="tests/dashboard/run.sh"
+	[takeover]="tests/takeover/run.sh"
 	[fuzz]="tests/fuzz/run.sh"
 	[hostile]="tests/hostile.sh"
 	[load]="tests/load.sh"

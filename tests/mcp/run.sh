@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# run.sh - the mcp suite: bin/test-mcp (C, drives bin/detm-mcp over pipes)
-# and tests/mcp/sdk/interop.mjs (the official MCP TypeScript SDK client),
-# both against a real detmd started here. Prints one closing line
+# run.sh - the mcp suite: bin/test-mcp (C, drives bin/detm-mcp over pipes),
+# tests/mcp/sdk/*.mjs (the official MCP TypeScript SDK clients 1.x and 2.x,
+# over stdio and over detmd's /mcp) and tests/mcp/conformance (the official
+# conformance suite against /mcp), all against a real detmd started here. Prints one closing line
 # "N passed, N failed" (the sum of both parts) and exits non-zero on any
 # failure. Node.js is required: a missing node fails the suite, loudly.
 set -u
@@ -24,7 +25,21 @@ printf '%s\n' "{\"answers\":[\"click(start_box='(320,240)')\"]}" >"$stubdir/scri
 stub_pid=$!
 for _ in $(seq 1 100); do [ -s "$stubdir/port" ] && break; sleep 0.05; done
 export OLLAMA_URL="http://127.0.0.1:$(cat "$stubdir/port")" ACU_GUI_AGENT_BACKEND=uitars
-cleanup() { daemon_stop; kill "$stub_pid" 2>/dev/null; wait "$stub_pid" 2>/dev/null; rm -rf "$stubdir"; }
+# gui_agent's supervisor model: a second stub speaking OpenRouter's wire
+# format, answering "wait 0.2 s" slowly and forever (agentcancel.mjs).
+key="stub-key-$$"
+"$DETM_BIN/vision-stub" --port 0 --port-file "$stubdir/sup.port" --key "$key" 2>"$stubdir/sup.log" &
+sup_pid=$!
+for _ in $(seq 1 100); do [ -s "$stubdir/sup.port" ] && break; sleep 0.05; done
+export SUPERVISOR_URL="http://127.0.0.1:$(cat "$stubdir/sup.port")"
+curl -fsS -X POST "$SUPERVISOR_URL/_stub/script" \
+	-d '{"answers":["TOOL_CALL wait {\"seconds\":0.2}"],"delay_ms":300}' >/dev/null
+cleanup() {
+	daemon_stop
+	kill "$stub_pid" "$sup_pid" 2>/dev/null
+	wait "$stub_pid" "$sup_pid" 2>/dev/null
+	rm -rf "$stubdir"
+}
 if ! daemon_start; then
 	echo "0 passed, 1 failed"
 	exit 1
@@ -42,7 +57,8 @@ sdk=tests/mcp/sdk
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "FAIL sdk interop: node/npm not found on PATH; install Node.js >= 18 to run the MCP SDK interop test"
 	total_fail=$((total_fail + 1))
-elif [ ! -d "$sdk/node_modules/@modelcontextprotocol/sdk" ] &&
+elif { [ ! -d "$sdk/node_modules/@modelcontextprotocol/sdk" ] ||
+       [ ! -d "$sdk/node_modules/@modelcontextprotocol/client" ]; } &&
      ! (cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log); then
 	echo "FAIL sdk interop: npm ci failed in $sdk:"
 	cat "$sdk/npm-ci.log"
@@ -51,6 +67,22 @@ else
 	rm -f "$sdk/npm-ci.log"
 	run_part sdk-interop node "$sdk/interop.mjs"
 	run_part sdk-agent-side node "$sdk/agentside.mjs"
+	run_part sdk-eras node "$sdk/eras.mjs"
+fi
+# The official conformance suite against detmd's /mcp (Node 22 from npm).
+run_part conformance tests/mcp/conformance/run.sh
+
+# gui_agent cancellation, on a detmd whose supervisor is the second stub
+# (with OPENROUTER_API_KEY set, UI-TARS grounding would go to OpenRouter
+# too, so the parts above run without it).
+if [ -d "$sdk/node_modules/@modelcontextprotocol/client" ]; then
+	daemon_stop
+	if OPENROUTER_API_KEY=$key ACU_OPENROUTER_URL=$SUPERVISOR_URL daemon_start; then
+		run_part sdk-agent-cancel node "$sdk/agentcancel.mjs"
+	else
+		echo "FAIL detmd with a supervisor model did not start"
+		total_fail=$((total_fail + 1))
+	fi
 fi
 
 echo "$total_pass passed, $total_fail failed"

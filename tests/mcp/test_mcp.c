@@ -118,6 +118,7 @@ test_tools_list_has_every_tool_with_strict_schemas(void)
 		"smart_wait", "wait_status", "wait_update", "wait_cancel", "gui_agent", "gui_do", "gui_find",
 		"desktop_action", "desktop_look", "humanize_status", "humanize_set",
 		"video_record", "memory_search", "memory_read", "memory_append", "health_check",
+		"request_human",
 	};
 	struct json_object *r = NULL, *tools, *t;
 	struct mproc p;
@@ -763,6 +764,105 @@ out:
 	return ok;
 }
 
+/* The 2026-07-28 envelope of a request, as params JSON text with extra
+ * fields in front (may be ""). */
+#define ENV26 "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"," \
+	"\"io.modelcontextprotocol/clientCapabilities\":{}}"
+
+static struct json_object *
+server_info_meta(struct json_object *resp)
+{
+	struct json_object *meta = jget(resp, "result._meta"), *si = NULL;
+
+	if (meta != NULL)
+		json_object_object_get_ex(meta, "io.modelcontextprotocol/serverInfo", &si);
+	return si;
+}
+
+static int
+test_stateless_era_on_stdio(void)
+{
+	struct json_object *r = NULL, *si;
+	struct mproc p;
+	int ok = 1;
+
+	CHECK(open_proxy(&p, url) == 0, "spawn");
+	/* the first message decides: a stateless server/discover */
+	r = mproc_call(&p, 1, "server/discover", "{" ENV26 "}");
+	si = server_info_meta(r);
+	CHECK(r && strstr(JS(jget(r, "result.supportedVersions")), "\"2026-07-28\"") &&
+	      strcmp(jget_str(r, "result.resultType") ?: "", "complete") == 0 &&
+	      jget_int(r, "result.ttlMs", -1) >= 0 && jget_str(r, "result.cacheScope") &&
+	      jget(r, "result.capabilities.tools") && si &&
+	      strcmp(jget_str(si, "name") ?: "", "detm-mcp") == 0, "discover: %s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 2, "tools/list", "{" ENV26 "}");
+	CHECK(r && json_object_array_length(jget(r, "result.tools")) > 10 &&
+	      strcmp(jget_str(r, "result.resultType") ?: "", "complete") == 0 &&
+	      jget_int(r, "result.ttlMs", -1) >= 0 &&
+	      strcmp(jget_str(r, "result.cacheScope") ?: "", "public") == 0 && server_info_meta(r),
+	      "tools/list: %s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 3, "tools/call", "{\"name\":\"health_check\"," ENV26 "}");
+	CHECK(r && jget(r, "result.content") && !jget(r, "result.isError") &&
+	      strcmp(jget_str(r, "result.resultType") ?: "", "complete") == 0 && server_info_meta(r) &&
+	      jget(r, "result.structuredContent"), "tools/call: %s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 4, "tools/list", "{}");
+	CHECK(err_code(r) == -32602 && strstr(jget_str(r, "error.message") ?: "", "_meta"),
+	      "no envelope: %s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 5, "ping", "{" ENV26 "}");
+	CHECK(err_code(r) == -32601, "ping is gone in 2026-07-28: %s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 6, "initialize", "{\"protocolVersion\":\"2025-11-25\"}");
+	CHECK(err_code(r) == -32600, "initialize after a stateless request: %s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 7, "tools/list", "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	               "\"2027-01-01\",\"io.modelcontextprotocol/clientCapabilities\":{}}}");
+	CHECK(err_code(r) == -32022 && strstr(JS(jget(r, "error.data.supported")), "2026-07-28") &&
+	      strcmp(jget_str(r, "error.data.requested") ?: "", "2027-01-01") == 0,
+	      "unsupported version: %s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 8, "tools/list", "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":"
+	               "\"2026-07-28\"}}");
+	CHECK(err_code(r) == -32602 && strstr(jget_str(r, "error.message") ?: "", "clientCapabilities"),
+	      "no clientCapabilities: %s", JS(r));
+out:
+	DROP(r);
+	mproc_close(&p, 3000, NULL);
+	return ok;
+}
+
+static int
+test_handshake_session_ignores_the_envelope(void)
+{
+	struct json_object *r = NULL;
+	struct mproc p;
+	int ok = 1;
+
+	CHECK(open_proxy(&p, url) == 0, "spawn");
+	r = mproc_init(&p, "2025-11-25");
+	CHECK(r && strcmp(jget_str(r, "result.protocolVersion") ?: "", "2025-11-25") == 0 &&
+	      jget(r, "result.capabilities.logging"), "%s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 2, "server/discover", "{" ENV26 "}");
+	CHECK(err_code(r) == -32601, "discover in a handshake session: %s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 3, "tools/list", "{" ENV26 "}");
+	CHECK(r && jget(r, "result.tools") && !jget(r, "result.resultType"), "%s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 4, "logging/setLevel", "{\"level\":\"info\"}");
+	CHECK(r && jget(r, "result"), "setLevel: %s", JS(r));
+	DROP(r);
+	r = mproc_call(&p, 5, "logging/setLevel", "{\"level\":\"loud\"}");
+	CHECK(err_code(r) == -32602, "bad level: %s", JS(r));
+out:
+	DROP(r);
+	mproc_close(&p, 3000, NULL);
+	return ok;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -783,6 +883,8 @@ static const struct {
 	{ "daemon down: address and how to start it", test_daemon_down_says_where_and_how_to_start },
 	{ "notifications/cancelled aborts the call in flight", test_cancel_aborts_the_call_in_flight },
 	{ "screenshot reply becomes image content; token; version mismatch", test_screenshot_becomes_image_content },
+	{ "2026-07-28 on stdio: discover, envelope, resultType, ttlMs, -32022/-32602/-32601", test_stateless_era_on_stdio },
+	{ "a handshake session: no discover, the envelope ignored, logging/setLevel", test_handshake_session_ignores_the_envelope },
 };
 
 int

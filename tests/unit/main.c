@@ -8,7 +8,7 @@ int unit_failed_checks;
 int
 main(int argc, char **argv)
 {
-	const struct unit_test *const tables[] = { util_tests, state_tests, http_tests, store_tests, humanize_tests };
+	const struct unit_test *const tables[] = { util_tests, state_tests, http_tests, store_tests, humanize_tests, takeover_tests };
 	int passed = 0, failed = 0;
 	size_t t;
 

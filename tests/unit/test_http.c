@@ -2,6 +2,8 @@
 #include <string.h>
 
 #include "http.h"
+#include "toolreq.h"
+#include "tools.h"
 #include "unit.h"
 
 static int
@@ -74,7 +76,87 @@ test_origin_must_be_same_origin(void)
 	CHECK(!http_origin_ok("https://127.0.0.1:18790", "127.0.0.1:18790"));
 }
 
+static bool
+takes(const struct route *rt, const char *field)
+{
+	for (size_t i = 0; rt->fields != NULL && rt->fields[i] != NULL; i++)
+		if (strcmp(rt->fields[i], field) == 0)
+			return true;
+	return false;
+}
+
+/* docs/api.md "Bodies": a route with a body lists its fields (or is the
+ * tool router, which checks a tool's schema); one without has none. */
+static void
+test_every_body_route_declares_its_fields(void)
+{
+	for (size_t i = 0; i < api_nroutes; i++) {
+		const struct route *rt = &api_routes[i];
+
+		if (rt->max_body == 0)
+			CHECK(rt->fields == NULL && rt->flags == 0);
+		else
+			CHECK((rt->fields != NULL) != ((rt->flags & (ROUTE_TOOL | ROUTE_RPC)) != 0));
+		/* Only the Python DETM's routes are lenient. */
+		if (rt->flags & ROUTE_LENIENT)
+			CHECK(strncmp(rt->pattern, "/api/", 5) != 0);
+	}
+}
+
+/* Every argument a tool puts in a request body is a field its route takes:
+ * a strict route must never refuse what detm-mcp and the tool router send. */
+static void
+test_every_tool_body_argument_is_a_route_field(void)
+{
+	char err[256], path[512];
+
+	CHECK(tools_init(err, sizeof err) == 0);
+	for (size_t i = 0; i < tools_count(); i++) {
+		const struct tool *t = tools_at(i);
+		json_object *args = json_object_new_object(), *query = json_object_new_object();
+		json_object *body = json_object_new_object(), *props = NULL;
+		const struct route *rt = NULL;
+
+		if (json_object_object_get_ex(t->input_schema, "properties", &props)) {
+			json_object_object_foreach(props, k, v) {
+				(void)v;
+				json_object_object_add(args, k, json_object_new_string("0000000a"));
+			}
+		}
+		CHECK(toolreq_build(t, args, true, path, sizeof path, query, body) == 0);
+		path[strcspn(path, "?")] = '\0';
+		/* The router posts it to the thread first (api_tools.c). */
+		if (t->flags & TOOL_POST_MESSAGE_FIRST)
+			json_object_object_del(body, "message");
+		for (size_t j = 0; j < api_nroutes && rt == NULL; j++) {
+			const char *params[ROUTE_MAX_PARAMS];
+			size_t lens[ROUTE_MAX_PARAMS];
+			int n;
+
+			if (strcmp(api_routes[j].method, t->method) == 0 &&
+			    http_route_match(api_routes[j].pattern, path, params, lens, &n))
+				rt = &api_routes[j];
+		}
+		CHECK(rt != NULL);
+		if (rt != NULL && !(rt->flags & (ROUTE_LENIENT | ROUTE_TOOL))) {
+			json_object_object_foreach(body, bk, bv) {
+				(void)bv;
+				if (!takes(rt, bk))
+					fprintf(stderr, "     tool %s: %s %s does not take '%s'\n", t->name,
+					    rt->method, rt->pattern, bk);
+				CHECK(takes(rt, bk));
+			}
+		}
+		json_object_put(args);
+		json_object_put(query);
+		json_object_put(body);
+	}
+	tools_free();
+}
+
 const struct unit_test http_tests[] = {
+	{ "every_body_route_declares_its_fields", test_every_body_route_declares_its_fields },
+	{ "every_tool_body_argument_is_a_route_field", test_every_tool_body_argument_is_a_route_field },
 	{ "route_match_binds_placeholders", test_route_match_binds_placeholders },
 	{ "every_route_pattern_is_reachable_and_unique", test_every_route_pattern_is_reachable_and_unique },
 	{ "host_must_be_loopback_or_the_listen_address", test_host_must_be_loopback_or_the_listen_address },

@@ -29,5 +29,6 @@ extern const struct unit_test state_tests[];
 extern const struct unit_test http_tests[];
 extern const struct unit_test store_tests[];
 extern const struct unit_test humanize_tests[];
+extern const struct unit_test takeover_tests[];
 
 #endif

@@ -57,7 +57,7 @@ async function main() {
 
 	await step("tools/list", async () => {
 		const { tools } = await client.listTools();
-		check("25 tools listed", tools.length === 25, String(tools.length));
+		check("26 tools listed", tools.length === 26, String(tools.length));
 		const ajv = new Ajv({ strict: false, allErrors: true });
 		const bad = [];
 		for (const t of tools) {

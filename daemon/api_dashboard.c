@@ -1,5 +1,5 @@
 /*
- * dashboard.c - GET /dashboard and /dashboard/{file}: the web dashboard's
+ * api_dashboard.c - GET /dashboard and /dashboard/{file}: the web dashboard's
  * files, compiled into detmd (embedded.h), so it needs nothing else at run
  * time. Only names in the embedded table are served: no path reaches the
  * file system. Each file has a strong ETag (If-None-Match -> 304).

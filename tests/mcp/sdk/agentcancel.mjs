@@ -1,0 +1,75 @@
+// agentcancel.mjs - cancelling gui_agent through MCP stops the run on detmd,
+// not only the client's wait: over stdio (SDK 1.x -> detm-mcp, whose aborted
+// HTTP exchange hangs up on detmd) and over /mcp (SDK 1.x handshake and 2.x
+// pinned 2026-07-28: notifications/cancelled or the closed SSE stream).
+// The supervisor model is bin/vision-stub (SUPERVISOR_URL), scripted by
+// run.sh to answer "wait 0.2 s" forever, slowly: a run that is not stopped
+// keeps asking it. The check: after the cancel, the stub's request count
+// stops growing. Needs DETM_URL, DETM_BIN, SUPERVISOR_URL.
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport as Stdio1 } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client as Client2, StreamableHTTPClientTransport as Http2 } from "@modelcontextprotocol/client";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const bin = path.resolve(here, "../../..", process.env.DETM_BIN || "bin", "detm-mcp");
+const url = process.env.DETM_URL, sup = process.env.SUPERVISOR_URL;
+let passed = 0, failed = 0;
+const check = (name, cond, detail) => {
+	if (cond) { passed++; console.log(`ok   agent-cancel: ${name}`); }
+	else { failed++; console.log(`FAIL agent-cancel: ${name}${detail ? ": " + String(detail).slice(0, 600) : ""}`); }
+};
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+const asks = async () => (await fetch(`${sup}/_stub/requests`).then((x) => x.json())).requests.filter((r) => r.api === "openai").length;
+
+async function run(name, c, callWith, tid) {
+	const ac = new AbortController();
+	let progress = 0;
+	const call = callWith(c, { name: "gui_agent", arguments: { task_id: tid, instruction: "keep waiting", timeout: 120 } },
+		{ signal: ac.signal, timeout: 150000, onprogress: () => { progress++; } }).then(() => "finished", (e) => e);
+	while (progress === 0) await sleep(100);
+	let before = await asks();
+	for (let i = 0; i < 50 && (await asks()) < before + 2; i++) await sleep(200);  // the run is asking the model
+	ac.abort();
+	await call;
+	// the run ends at its next step: let a step in flight finish, then count
+	let prev = -1, now = await asks();
+	for (let i = 0; i < 20 && now !== prev; i++) { await sleep(1500); prev = now; now = await asks(); }
+	before = now;
+	await sleep(2500);
+	const after = await asks();
+	check(`${name}: cancelling gui_agent stops the run on detmd (model asked ${before} then ${after} times)`,
+		before > 0 && after === before, `${before} -> ${after}`);
+}
+
+async function main() {
+	if (!url || !sup) { console.log("DETM_URL or SUPERVISOR_URL is not set"); console.log("0 passed, 1 failed"); process.exit(1); }
+	const r = await fetch(`${url}/api/tasks`, { method: "POST", headers: { "Content-Type": "application/json" },
+		body: JSON.stringify({ name: "agent cancel", plan: ["a"], display: true, display_resolution: "640x480" }) }).then((x) => x.json());
+	const tid = r.task_id;
+	const v1 = (c, p, o) => c.callTool(p, undefined, o), v2 = (c, p, o) => c.callTool(p, o);
+	const runs = [
+		["sdk1 stdio", async () => { const c = new Client1({ name: "ac", version: "1" }); await c.connect(new Stdio1({ command: bin, args: ["--url", url], stderr: "pipe" })); return [c, v1]; }],
+		["sdk1 /mcp", async () => { const c = new Client1({ name: "ac", version: "1" }); await c.connect(new Http1(new URL(`${url}/mcp`))); return [c, v1]; }],
+		["sdk2 pinned 2026-07-28 /mcp", async () => { const c = new Client2({ name: "ac", version: "2" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } }); await c.connect(new Http2(new URL(`${url}/mcp`))); return [c, v2]; }],
+	];
+	for (const [name, open] of runs) {
+		let c = null;
+		try {
+			const [client, callWith] = await open();
+			c = client;
+			await run(name, c, callWith, tid);
+		} catch (e) {
+			failed++;
+			console.log(`FAIL agent-cancel: ${name}: ${e && e.stack ? e.stack : e}`);
+		} finally {
+			if (c) await c.close().catch(() => {});
+		}
+	}
+	console.log(`${passed} passed, ${failed} failed`);
+	process.exit(failed ? 1 : 0);
+}
+
+main();
