@@ -119,6 +119,27 @@ summary_time(json_object *sum, const char *key)
 	return ms;
 }
 
+/* task.json: exactly what GET /api/tasks/{id}?detail=full answers (the
+ * route itself runs, so whatever it adds is in the bundle too). */
+static json_object *
+task_full(struct req *r, const char *id, struct derr *e)
+{
+	json_object *q = json_object_new_object(), *body = json_object_new_object(), *sum = NULL;
+	char path[64];
+
+	json_object_object_add(q, "detail", json_object_new_string("full"));
+	snprintf(path, sizeof path, "/api/tasks/%s", id);
+	if (req_dispatch(r, "GET", path, q, body, e) == 0 && r->reply != NULL && r->status == 200)
+		sum = json_object_get(r->reply);
+	else if (e->code == DERR_OK)
+		derr_set(e, DERR_INTERNAL, NULL, "the task summary did not answer");
+	req_reply(r, 200, NULL);
+	r->nhdr = 0;
+	json_object_put(q);
+	json_object_put(body);
+	return sum;
+}
+
 int
 api_task_export(struct req *r, struct derr *e)
 {
@@ -128,10 +149,8 @@ api_task_export(struct req *r, struct derr *e)
 	char path[4096], name[96], ts[20];
 	struct derr ie;
 
-	if (req_task_id(r, 0, &id, e) != 0 ||
-	    (sum = task_summary(r->app->store, id, DETAIL_ACTIONS, false, e)) == NULL)
+	if (req_task_id(r, 0, &id, e) != 0 || (sum = task_full(r, id, e)) == NULL)
 		return -1;
-	json_object_object_add(sum, "recording", rec_task_status(id));
 	j = xcalloc(1, sizeof *j);
 	snprintf(j->task_id, sizeof j->task_id, "%s", id);
 	j->data_dir = xstrdup(r->app->cfg->data_dir);
