@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -565,12 +566,27 @@ check_agent(struct dctx *c)
 		probe_kind(c, "gui_agent", "supervisor", "openrouter", c->cfg->openrouter_live_model);
 }
 
+/* libavformat, loaded once and kept: unloading it leaves what its
+ * dependencies' constructors allocated behind (LeakSanitizer sees it), and
+ * the recorder loads the same library when it records. */
+static void *lav_handle;
+static pthread_once_t lav_once = PTHREAD_ONCE_INIT;
+
+static void
+lav_load(void)
+{
+	lav_handle = dlopen("libavformat.so.59", RTLD_LAZY | RTLD_LOCAL);
+}
+
 static void
 check_libs(struct dctx *c)
 {
 	struct derr e;
 	struct ocr *o = ocr_new("eng", &e);
-	void *lib = dlopen("libavformat.so.59", RTLD_LAZY | RTLD_LOCAL);
+	void *lib;
+
+	pthread_once(&lav_once, lav_load);
+	lib = lav_handle;
 
 	if (o != NULL)
 		dres(c, "libraries", "ocr", "ok", NULL, "tesseract with English data: text conditions are read in process");
@@ -580,7 +596,6 @@ check_libs(struct dctx *c)
 	ocr_free(o);
 	if (lib != NULL) {
 		dres(c, "libraries", "video", "ok", NULL, "libavformat/libavcodec: recordings can be encoded");
-		dlclose(lib);
 	} else
 		dres(c, "libraries", "video", c->cfg->record ? "warn" : "skip",
 		    "apt-get install libavformat59 libavcodec59", "libavformat.so.59 is missing: no recordings");
