@@ -26,7 +26,7 @@ endif
 DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst xdamage libturbojpeg zlib libcurl
 # Headers only: detmd dlopens these at first use (ocr.c, enc.c), so an idle daemon
 # does not map them.
-DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil
+DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil libarchive
 PROXY_PKGS  = libcurl json-c
 # detm-a11y (a11y/): the one program that links libatspi; detmd runs one per
 # task display that is asked for its accessibility tree (daemon/a11y.c).
@@ -83,6 +83,9 @@ VSTUB_OBJS := $(VSTUB_SRCS:%.c=$(B)/%.o)
 VISIONTEST_SRCS := $(wildcard tests/vision/*.c)
 VISIONTEST_OBJS := $(VISIONTEST_SRCS:%.c=$(B)/%.o)
 
+OPSTEST_SRCS := $(wildcard tests/ops/*.c)
+OPSTEST_OBJS := $(OPSTEST_SRCS:%.c=$(B)/%.o)
+
 WAKERECV_SRCS := $(wildcard tests/wake/*.c)
 WAKERECV_OBJS := $(WAKERECV_SRCS:%.c=$(B)/%.o)
 
@@ -93,7 +96,7 @@ ALL_BINS := $(BIN)/detmd $(if $(PROXY_SRCS),$(BIN)/detm-mcp) $(if $(A11Y_SRCS),$
 TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/httpcase) \
              $(if $(MCPTEST_SRCS),$(BIN)/test-mcp) $(if $(X11TEST_SRCS),$(BIN)/test-x11) \
              $(if $(VSTUB_SRCS),$(BIN)/vision-stub) $(if $(VISIONTEST_SRCS),$(BIN)/test-vision) \
-             $(if $(WAKERECV_SRCS),$(BIN)/wake-recv)
+             $(if $(WAKERECV_SRCS),$(BIN)/wake-recv) $(if $(OPSTEST_SRCS),$(BIN)/test-ops)
 
 .PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help fuzz fuzz-bins lint
 all: $(ALL_BINS)
@@ -187,6 +190,11 @@ $(BIN)/vision-stub: $(VSTUB_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,libmicrohttpd json-c) -lpthread
 
 $(BIN)/test-vision: $(VISIONTEST_OBJS) $(DAEMON_LIB_OBJS)
+	@mkdir -p $(BIN)
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm
+
+$(BIN)/test-ops: $(OPSTEST_OBJS) $(DAEMON_LIB_OBJS)
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(DAEMON_PKGS)) -ldl -lpthread -lm

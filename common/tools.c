@@ -376,9 +376,11 @@ static struct tool tools[] = {
 {
 	"health_check", "Health check",
 	"Check that detmd is running and its database answers; reports version, API version and "
-	"uptime. Call it when other tools report connection problems.",
+	"uptime, and under `doctor` every check of the install (database, disk, X displays and "
+	"extensions, model backends, wake-ups, MCP config, recent log errors) with ok, warn, fail "
+	"or skip and a hint for each problem. Call it when other tools report connection problems.",
 	"{'type':'object','additionalProperties':false}",
-	RO | IDEM, "GET", "/api/health", NULL, NULL, 0, NULL
+	RO | IDEM, "GET", "/api/doctor?health=1", NULL, NULL, 0, NULL
 },
 };
 

@@ -228,6 +228,10 @@ int api_task_display_get(struct req *r, struct derr *e);
 int api_task_display_delete(struct req *r, struct derr *e);
 int api_humanize_get(struct req *r, struct derr *e);
 int api_humanize_set(struct req *r, struct derr *e);
+/* api_ops.c */
+int api_doctor(struct req *r, struct derr *e);
+int api_task_export(struct req *r, struct derr *e);
+int api_dump(struct req *r, struct derr *e);
 /* The optional task_id of a request: the body's, else (from_query) the
  * query's; "" counts as absent (*out NULL). An id that cannot exist is
  * DERR_NOT_FOUND. *out is borrowed from the request. */

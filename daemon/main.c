@@ -34,6 +34,7 @@
 #include "recorder.h"
 #include "store.h"
 #include "display.h"
+#include "doctor.h"
 #include "events.h"
 #include "tools.h"
 #include "ground.h"
@@ -287,6 +288,10 @@ main(int argc, char **argv)
 	const char *what = "";
 	int lockfd = -1, lfd = -1, sig, rc = 1, c;
 
+	/* `detmd doctor ...`: the checks, against a running daemon or in process. */
+	if (argc > 1 && strcmp(argv[1], "doctor") == 0)
+		return doctor_cli(argc, argv);
+
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGINT);
@@ -296,7 +301,6 @@ main(int argc, char **argv)
 	/* Everything detmd (and what it spawns) creates is the user's alone:
 	 * the database holds every task, the port file and logs what it did. */
 	umask(077);
-
 	if ((c = config_load(&cfg, argc, argv)) != 0) {
 		config_free(&cfg);
 		return c > 0 ? 0 : 2;

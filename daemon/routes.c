@@ -87,6 +87,9 @@ const struct route api_routes[] = {
 	{ "GET",    "/api/record/{id}",                         api_record_get,     0, "a clip's status (?block_s)" },
 	{ "POST",   "/api/record/{id}/stop",                    api_record_stop,    B, "end a clip early", 0, NONE },
 	{ "GET",    "/api/record/{id}/clip.mp4",                api_record_video,   0, "a clip's video (byte ranges)" },
+	{ "GET",    "/api/doctor",                              api_doctor,         0, "the doctor: every check with ok/warn/fail/skip and hints" },
+	{ "GET",    "/api/tasks/{id}/export",                   api_task_export,    0, "the task's export bundle (ZIP, streamed; ?info=1: where)" },
+	{ "GET",    "/api/dump",                                api_dump,           0, "every task of a window as one ZIP (?since&until), redacted" },
 	{ "GET",    "/api/device",                              api_device,         0, "self-check: CPU, memory, disk, X" },
 	{ "GET",    "/api/displays",                            api_displays,       0, "managed displays" },
 	{ "POST",   "/api/desktop/action",                      api_desktop_action, LIM_BODY_ACTION, "one desktop action",
@@ -133,6 +136,7 @@ const struct route api_routes[] = {
 	{ "GET",    "/metrics",                                 api_metrics,        0, "Prometheus metrics (text format)" },
 	/* The Python DETM's routes, kept so its scripts and plugins work. */
 	{ "GET",    "/health",                                  api_health,         0, "Python DETM: daemon health" },
+	{ "GET",    "/doctor",                                  api_doctor,         0, "Python DETM: the doctor" },
 	{ "GET",    "/humanize",                                api_humanize_get,   0, "Python DETM: is input humanised" },
 	{ "POST",   "/humanize",                                api_humanize_set,   B, "Python DETM: humanised input on/off",
 	    ROUTE_LENIENT, F("enabled", "reason") },

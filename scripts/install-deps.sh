@@ -21,9 +21,10 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libx11-dev libxext-dev libxtst-dev libxdamage-dev libturbojpeg0-dev zlib1g-dev
 	libtesseract-dev tesseract-ocr-eng
 	libavcodec-dev libavformat-dev libavutil-dev
+	libarchive-dev
 	xvfb
 	libatspi2.0-dev at-spi2-core dbus-daemon)
-test_pkgs=(sqlite3 curl procps jq xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
+test_pkgs=(sqlite3 curl procps jq unzip xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
 	clang libclang-rt-14-dev python3 nodejs
 	zenity)
 bench_pkgs=(wrk)

@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard takeover memory usage a11y hostile load fuzz)
+all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard takeover memory usage ops a11y hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -35,6 +35,7 @@ declare -A cmd=(
 	[memory]="tests/memory/run.sh"
 	[usage]="tests/usage/run.sh"
 	[a11y]="tests/a11y/run.sh"
+	[ops]="tests/ops/run.sh"
 	[layers]="tools/check-layers.sh"
 )
 failed=()
