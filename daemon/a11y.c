@@ -78,15 +78,6 @@ static const char *const launcher_paths[] = {
 
 /* ---- processes and files ---- */
 
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 /* posix_spawn in its own process group with signals unblocked and default
  * (main blocks them); fd 0 from in_fd (or /dev/null), fd 1 to out_fd (or
  * the log), fd 2 to the log; extra_fd becomes fd 3 when >= 0. */
