@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # capture.sh - xcap microbenchmark: builds bench/capture.c with daemon/xcap.c
-# (and the few modules it needs) at -O2 (-iquote: common/limits.h must not
+# (and the few modules it needs) at -O2 (-iquote: a header named limits.h would
 # shadow <limits.h>), starts a private Xvfb 1920x1080x24
 # with three xterms full of text and an xlogo on a solid background, and
 # prints per-operation medians/p95 next to ImageMagick `import` and plain

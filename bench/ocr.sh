@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ocr.sh - OCR microbenchmark: builds bench/ocr.c (which includes
-# daemon/ocr.c) at -O2 (-iquote: common/limits.h must not shadow
+# daemon/ocr.c) at -O2 (-iquote: a header named limits.h would shadow
 # <limits.h>), starts a private Xvfb 1920x1080x24 with four xterms of text
 # (the 6x13 bitmap font, black-on-white, Xft DejaVu Sans Mono 11, and one
 # that prints "Tests passed: 42 of 42" six seconds after it starts), and

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "limits.h"
+#include "lim.h"
 #include "utf8.h"
 
 #define SUMMARY_MAX 1024

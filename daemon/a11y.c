@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <linux/limits.h>  /* PATH_MAX (<limits.h> meets common/limits.h under -iquote) */
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "a11y.h"
-#include "limits.h"
+#include "lim.h"
 #include "log.h"
 #include "util.h"
 

@@ -15,7 +15,7 @@
 #include "a11y.h"
 #include "api.h"
 #include "display.h"
-#include "limits.h"
+#include "lim.h"
 #include "task.h"
 
 #define FILTER_MAX 200

@@ -16,7 +16,7 @@
 #include "display.h"
 #include "humanize.h"
 #include "jx.h"
-#include "limits.h"
+#include "lim.h"
 #include "log.h"
 #include "recorder.h"
 #include "task.h"

@@ -52,7 +52,7 @@
 #include "toolreq.h"
 #include "utf8.h"
 #include "util.h"
-#include "limits.h"
+#include "lim.h"
 
 #define MCP_SESSIONS    64
 #define MCP_CALLS_MAX   32

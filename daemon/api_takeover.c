@@ -11,7 +11,7 @@
  */
 #include "api.h"
 #include "jx.h"
-#include "limits.h"
+#include "lim.h"
 #include "takeover.h"
 
 int

@@ -11,7 +11,7 @@
 #include "budget.h"
 #include "recorder.h"
 #include "jx.h"
-#include "limits.h"
+#include "lim.h"
 #include "log.h"
 #include "task.h"
 #include "taskstate.h"

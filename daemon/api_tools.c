@@ -22,7 +22,7 @@
 #include "schema.h"
 #include "toolreq.h"
 #include "api.h"
-#include "limits.h"
+#include "lim.h"
 
 #define ARG_MAX 64
 

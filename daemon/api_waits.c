@@ -7,7 +7,7 @@
 
 #include "api.h"
 #include "jx.h"
-#include "limits.h"
+#include "lim.h"
 #include "waits.h"
 
 static int

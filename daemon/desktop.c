@@ -19,7 +19,7 @@
 
 #include "desktop.h"
 #include "jx.h"
-#include "limits.h"
+#include "lim.h"
 #include "log.h"
 #include "task.h"
 #include "taskstate.h"

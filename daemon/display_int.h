@@ -11,7 +11,7 @@
 #ifndef DETM_DISPLAY_INT_H
 #define DETM_DISPLAY_INT_H
 
-#include <linux/limits.h>  /* PATH_MAX: GCC's <limits.h> include_next finds common/limits.h */
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>

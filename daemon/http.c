@@ -42,7 +42,7 @@
 #include "buf.h"
 #include "events.h"
 #include "jx.h"
-#include "limits.h"
+#include "lim.h"
 #include "log.h"
 #include "metrics.h"
 

@@ -9,7 +9,7 @@
 
 #include "api.h"
 #include "desktop.h"
-#include "limits.h"
+#include "lim.h"
 
 #define B LIM_BODY_DEFAULT
 /* POST /<tool>: a Python DETM tool route, run by the tool router. */

@@ -23,7 +23,7 @@
 #include "buf.h"
 #include "events.h"
 #include "jx.h"
-#include "limits.h"
+#include "lim.h"
 #include "log.h"
 #include "task_int.h"
 #include "taskstate.h"

@@ -17,7 +17,7 @@
 
 #include "buf.h"
 #include "jx.h"
-#include "limits.h"
+#include "lim.h"
 #include "taskstate.h"
 
 static const char SQL_TASK_ROW[] =

@@ -1,5 +1,5 @@
 /*
- * limits.h - every size limit on client input, in one place (curl's DYN_*).
+ * lim.h - every size limit on client input, in one place (curl's DYN_*).
  * Lengths of strings count characters (code points); sizes count bytes.
  */
 #ifndef DETM_LIMITS_H
