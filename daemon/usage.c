@@ -143,6 +143,14 @@ usage_provider(const char *url)
 
 /* ---- replies ---- */
 
+/* Either of two reads found its count (both calls have run: each fills
+ * its own count, so neither may be skipped). */
+static bool
+both(bool a, bool b)
+{
+	return a || b;
+}
+
 static bool
 num_at(json_object *o, const char *k1, const char *k2, int64_t *out)
 {
@@ -170,9 +178,9 @@ usage_tokens(json_object *reply, int64_t *in, int64_t *out, double *cost)
 	if (reply == NULL || !json_object_is_type(reply, json_type_object))
 		return false;
 	if (json_object_object_get_ex(reply, "usage", &u) && json_object_is_type(u, json_type_object)) {
-		if (num_at(u, "prompt_tokens", NULL, &a) | num_at(u, "completion_tokens", NULL, &b))
+		if (both(num_at(u, "prompt_tokens", NULL, &a), num_at(u, "completion_tokens", NULL, &b)))
 			found = true;   /* OpenAI, OpenRouter, vLLM */
-		else if (num_at(u, "input_tokens", NULL, &a) | num_at(u, "output_tokens", NULL, &b)) {
+		else if (both(num_at(u, "input_tokens", NULL, &a), num_at(u, "output_tokens", NULL, &b))) {
 			found = true;   /* Anthropic: cache reads and writes are input too */
 			if (num_at(u, "cache_creation_input_tokens", NULL, &x))
 				a += x;
@@ -183,10 +191,10 @@ usage_tokens(json_object *reply, int64_t *in, int64_t *out, double *cost)
 		    (json_object_is_type(c, json_type_double) || json_object_is_type(c, json_type_int)) &&
 		    json_object_get_double(c) >= 0)
 			*cost = json_object_get_double(c);
-	} else if (num_at(reply, "prompt_eval_count", NULL, &a) | num_at(reply, "eval_count", NULL, &b)) {
+	} else if (both(num_at(reply, "prompt_eval_count", NULL, &a), num_at(reply, "eval_count", NULL, &b))) {
 		found = true;           /* Ollama */
-	} else if (num_at(reply, "usageMetadata", "promptTokenCount", &a) |
-	    num_at(reply, "usageMetadata", "candidatesTokenCount", &b)) {
+	} else if (both(num_at(reply, "usageMetadata", "promptTokenCount", &a),
+	    num_at(reply, "usageMetadata", "candidatesTokenCount", &b))) {
 		found = true;           /* Gemini: thinking tokens are billed as output */
 		if (num_at(reply, "usageMetadata", "thoughtsTokenCount", &x))
 			b += x;
