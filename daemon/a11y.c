@@ -434,8 +434,12 @@ a11y_start(int n, const char *name, const char *xauth, const char *dir)
 	snprintf(b->xauth, sizeof b->xauth, "%s", xauth);
 	snprintf(b->dir, sizeof b->dir, "%s/%d.a11y", dir, n);
 	snprintf(b->logs, sizeof b->logs, "%s/../logs", dir);
-	if (strlen(b->dir) + 4 <= SOCK_DIR_MAX)
-		snprintf(b->run, sizeof b->run, "%s/run", b->dir);
+	if (strlen(b->dir) + 4 <= SOCK_DIR_MAX) {
+		int k = snprintf(b->run, sizeof b->run, "%s/run", b->dir);
+
+		if (k < 0 || (size_t)k >= sizeof b->run)
+			b->run[0] = '\0';
+	}
 	stale_remove(b->dir);
 	if (launcher == NULL || dir_create_all(b->dir, 0700) != 0 ||
 	    (b->run[0] != '\0' && dir_create_all(b->run, 0700) != 0) || write_config(b, launcher) != 0 ||
