@@ -31,7 +31,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +41,7 @@
 #include "a11y.h"
 #include "lim.h"
 #include "log.h"
+#include "proc.h"
 #include "util.h"
 
 #define ADDR_TIMEOUT_MS 5000
@@ -77,49 +77,6 @@ static const char *const launcher_paths[] = {
 };
 
 /* ---- processes and files ---- */
-
-/* posix_spawn in its own process group with signals unblocked and default
- * (main blocks them); fd 0 from in_fd (or /dev/null), fd 1 to out_fd (or
- * the log), fd 2 to the log; extra_fd becomes fd 3 when >= 0. */
-static pid_t
-spawn(char *const argv[], char *const envp[], int in_fd, int out_fd, int extra_fd,
-    const char *log)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, all;
-	pid_t pid = -1;
-	int err;
-
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-	if (in_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
-	else
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (out_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-	else
-		posix_spawn_file_actions_adddup2(&fa, 2, 1);
-	if (extra_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, extra_fd, 3);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-	    POSIX_SPAWN_SETPGROUP);
-	err = posix_spawn(&pid, argv[0], &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (err != 0) {
-		log_warn("cannot start %s: %s", argv[0], strerror(err));
-		return -1;
-	}
-	return pid;
-}
 
 /* SIGTERM to pid's process group, up to STOP_GRACE_MS for pid to exit,
  * then SIGKILL to the group; reaps pid. The group's other members (the
@@ -394,7 +351,8 @@ bus_launch(struct abus *b)
 	if (pipe2(p, O_CLOEXEC) != 0)
 		goto out;
 	env = env_for(extra);
-	b->bus_pid = spawn(argv, env, -1, -1, p[1], log);
+	b->bus_pid = proc_spawn(argv, env, &(struct proc_io){ .log = log, .in_fd = -1, .out_fd = -1,
+	    .extra_fd = p[1] });
 	free(env);
 	close(p[1]);
 	line = xmalloc(cap);
@@ -617,7 +575,8 @@ helper_start(struct abus *b, struct derr *e)
 	extra[1] = e_auth = xasprintf("XAUTHORITY=%s", b->xauth);
 	extra[2] = e_bus = xasprintf("DBUS_SESSION_BUS_ADDRESS=%s", b->addr);
 	env = env_for(extra);
-	pid = spawn(argv, env, in[0], out[1], -1, log);
+	pid = proc_spawn(argv, env, &(struct proc_io){ .log = log, .in_fd = in[0], .out_fd = out[1],
+	    .extra_fd = -1 });
 	free(env);
 	free(e_auth);
 	free(e_bus);

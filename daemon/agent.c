@@ -31,7 +31,6 @@
 
 #include "agent.h"
 #include "cancel.h"
-#include "api.h"
 #include "display.h"
 #include "gui.h"
 #include "httpc.h"

@@ -6,7 +6,7 @@
 
 #include <json-c/json.h>
 
-#include "api.h"
+#include "app.h"
 #include "derr.h"
 #include "util.h"
 

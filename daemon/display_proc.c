@@ -19,7 +19,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +29,7 @@
 
 #include "display_int.h"
 #include "log.h"
+#include "proc.h"
 #include "util.h"
 
 extern char **environ;
@@ -88,39 +88,15 @@ dproc_random_bytes(unsigned char *p, size_t n)
 		p[got] = (unsigned char)(rand() ^ (int)mono_us());
 }
 
-/* posix_spawn with signals unblocked and default (main blocks them before
- * starting threads), in its own process group, stdout/stderr to logpath. */
+/* stdin /dev/null, stdout and stderr appended to logpath, pass_fd (if >= 0)
+ * as fd 3; argv[0] looked up in PATH. */
 static pid_t
 spawn(char *const argv[], const char *logpath, int pass_fd, char *const envp[])
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, all;
-	pid_t pid = -1;
-	int err;
+	struct proc_io io = { .log = logpath, .in_fd = -1, .out_fd = -1, .extra_fd = pass_fd,
+		.search_path = true };
 
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, logpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	if (pass_fd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, pass_fd, 3);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-	    POSIX_SPAWN_SETPGROUP);
-	err = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (err != 0) {
-		log_warn("cannot start %s: %s", argv[0], strerror(err));
-		return -1;
-	}
-	return pid;
+	return proc_spawn(argv, envp, &io);
 }
 
 /* SIGTERM to the process group, up to STOP_GRACE_MS, then SIGKILL; reaps. */

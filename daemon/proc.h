@@ -1,0 +1,31 @@
+/*
+ * proc.h - starting a child process the way every detmd helper is started
+ * (Xvfb, the window manager, dbus-daemon, detm-a11y): proc_spawn.
+ */
+#ifndef DETM_PROC_H
+#define DETM_PROC_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "cdefs.h"
+
+/* What the child's fds 0..3 are. An fd given here is the caller's; it is
+ * duplicated into the child and stays open (and the caller's) afterwards. */
+struct proc_io {
+	const char *log;        /* required: stderr, opened O_APPEND|O_CREAT, 0600 */
+	int in_fd;              /* becomes fd 0; < 0: /dev/null */
+	int out_fd;             /* becomes fd 1; < 0: the log (same open file as fd 2) */
+	int extra_fd;           /* becomes fd 3; < 0: none */
+	bool search_path;       /* argv[0] looked up in PATH (posix_spawnp) */
+};
+
+/* Starts argv (argv[0] the program) with envp, in its own process group
+ * (so kill(-pid, ...) reaches its children too), with no signals blocked
+ * and every signal at its default (main blocks them before starting
+ * threads). Returns the child's pid (the caller reaps it), or -1 when it
+ * could not start (logged as a warning naming argv[0]). */
+pid_t proc_spawn(char *const argv[], char *const envp[], const struct proc_io *io)
+    DETM_NODISCARD;
+
+#endif
