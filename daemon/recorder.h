@@ -37,7 +37,7 @@
 
 #include <json-c/json.h>
 
-#include "api.h"
+#include "app.h"
 #include "derr.h"
 #include "util.h"
 
