@@ -48,6 +48,7 @@
 #include "jx.h"
 #include "log.h"
 #include "mcp.h"
+#include "mcp_fixtures.h"
 #include "result.h"
 #include "toolreq.h"
 #include "utf8.h"
@@ -326,6 +327,25 @@ out:
 	return res;
 }
 
+static void mc_event(struct mcall *c, json_object *msg);
+
+/* A fixture's progress (mcp_fixtures.c): one notifications/progress on the
+ * call's stream now, when the request has a progressToken. */
+static void
+mc_progress(void *cls, double progress, double total, const char *message)
+{
+	struct mcall *c = cls;
+
+	(void)total;
+	pthread_mutex_lock(&c->mu);
+	if (c->out.progress_token != NULL) {
+		c->last_us = mono_us();
+		mc_event(c, mcp_progress(c->out.progress_token, c->out.version, progress, message));
+		pthread_cond_broadcast(&c->cv);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
 /* Run the call: its result, or NULL when it was cancelled. */
 static json_object *
 mc_run(struct mcall *c)
@@ -336,7 +356,9 @@ mc_run(struct mcall *c)
 	struct derr e;
 	int rc;
 
-	if (c->tool->flags & TOOL_CLIP) {
+	if (mcp_fixtures_has(c->tool)) {
+		res = mcp_fixtures_run(c->tool, mc_progress, c);
+	} else if (c->tool->flags & TOOL_CLIP) {
 		res = mc_clip(c);
 	} else {
 		derr_clear(&e);
@@ -534,7 +556,7 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 	if (json_object_deep_copy(o->args, &c->args, NULL) != 0)
 		abort();
 	json_object_put(o->args);
-	c->sess = (struct mcp_session){ atomic_load(&s->version), s->server_name };
+	c->sess = (struct mcp_session){ atomic_load(&s->version), s->server_name, NULL, 0 };
 	c->out = *o;
 	if (json_object_deep_copy(msg, &c->msg, NULL) != 0)
 		abort();
@@ -613,11 +635,13 @@ api_mcp_post(struct req *r, struct derr *e)
 	json_object *msg = r->body, *res;
 	const char *sid = req_in_header(r, "Mcp-Session-Id"), *accept = req_in_header(r, "Accept");
 	const char *method = mcp_str(msg, "method", "");
-	struct mcp_session s = { MCP_NONE, "detmd" };
+	struct mcp_session s = { MCP_NONE, "detmd", NULL, 0 };
 	bool modern = mcp_envelope_version(msg) != NULL;
 	char newsid[MCP_SID_LEN + 1];
 	struct mcp_out o;
 
+	if (r->app->cfg->mcp_conformance_tools)
+		s.extra = mcp_fixtures(&s.nextra);
 	if (modern && sid == NULL && (res = mcp_headers_check(r, msg)) != NULL)
 		return mcp_reply(r, 400, res);
 	if (sid != NULL) {
