@@ -238,7 +238,7 @@ mcp_copy(struct json_object *o)
 }
 
 static struct json_object *
-mcp_tool_json(const struct tool *t, int v)
+mcp_tool_json(const struct tool *t, int v, bool extra)
 {
 	struct json_object *o = json_object_new_object(), *ann;
 
@@ -247,7 +247,7 @@ mcp_tool_json(const struct tool *t, int v)
 		json_object_object_add(o, "title", json_object_new_string(t->title));
 	json_object_object_add(o, "description", json_object_new_string(t->description));
 	json_object_object_add(o, "inputSchema", mcp_copy(t->input_schema));
-	if (v >= V_TITLE && tools_output_schema(t) != NULL)
+	if (v >= V_TITLE && !extra && tools_output_schema(t) != NULL)
 		json_object_object_add(o, "outputSchema", mcp_copy(tools_output_schema(t)));
 	if (v >= V_ANNOT) {
 		ann = json_object_new_object();
@@ -271,7 +271,9 @@ mcp_tools_list(struct mcp_session *s, struct json_object *id, struct json_object
 		return mcp_error(id, MCP_E_PARAMS, NULL, "invalid cursor: tools/list returns every tool at once");
 	arr = json_object_new_array();
 	for (i = 0; i < tools_count(); i++)
-		json_object_array_add(arr, mcp_tool_json(tools_at(i), v));
+		json_object_array_add(arr, mcp_tool_json(tools_at(i), v, false));
+	for (i = 0; i < s->nextra; i++)
+		json_object_array_add(arr, mcp_tool_json(&s->extra[i], v, true));
 	res = json_object_new_object();
 	json_object_object_add(res, "tools", arr);
 	if (v == MCP_V_MODERN)
@@ -306,7 +308,14 @@ mcp_call_check(struct mcp_session *s, struct json_object *id, struct json_object
 	if (params == NULL || !json_object_object_get_ex(params, "name", &name) ||
 	    !json_object_is_type(name, json_type_string))
 		return mcp_error(id, MCP_E_PARAMS, NULL, "tools/call needs params.name (a string)");
-	if ((out->tool = tools_find(json_object_get_string(name))) == NULL)
+	out->tool = tools_find(json_object_get_string(name));
+	for (size_t i = 0; out->tool == NULL && i < s->nextra; i++)
+		if (strcmp(s->extra[i].name, json_object_get_string(name)) == 0) {
+			out->tool = &s->extra[i];
+			out->args = json_object_new_object();
+			return NULL;    /* fixtures take no arguments */
+		}
+	if (out->tool == NULL)
 		return mcp_error(id, MCP_E_PARAMS, NULL, "Unknown tool: %.*s",
 		    utf8_prec(json_object_get_string(name), 100), json_object_get_string(name));
 	json_object_object_get_ex(params, "arguments", &a);

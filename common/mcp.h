@@ -68,6 +68,12 @@ enum {
 struct mcp_session {
 	atomic_int version;         /* MCP_NONE or an MCP_V_* index */
 	const char *server_name;    /* serverInfo.name (static) */
+	/* Extra tools a transport serves beside the table (detmd's conformance
+	 * fixtures, daemon/mcp_fixtures.c), or NULL/0: listed after the table
+	 * and callable by name; their arguments are passed unchecked (their
+	 * input_schema must be set). Borrowed, static. */
+	const struct tool *extra;
+	size_t nextra;
 };
 
 /* What the transport must do with one message. */

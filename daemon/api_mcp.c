@@ -10,6 +10,10 @@
  *                 the call runs (when the request has a progressToken),
  *                 then the response, then the end of the stream. A
  *                 notification or a response gets 202 and no body.
+ *                 A body that is not JSON is 400 -32700 (http.c passes a
+ *                 ROUTE_RPC route a NULL body); a batch (array) is served
+ *                 in a 2025-03-26 session only (calls synchronous, one JSON
+ *                 array back), else 400 -32600.
  *   DELETE /mcp   end a 2025-era session (Mcp-Session-Id).
  *   GET    /mcp   no route: 405 (we never send server-initiated messages,
  *                 which the spec allows).
@@ -48,6 +52,7 @@
 #include "jx.h"
 #include "log.h"
 #include "mcp.h"
+#include "mcp_fixtures.h"
 #include "result.h"
 #include "toolreq.h"
 #include "utf8.h"
@@ -326,6 +331,25 @@ out:
 	return res;
 }
 
+static void mc_event(struct mcall *c, json_object *msg);
+
+/* A fixture's progress (mcp_fixtures.c): one notifications/progress on the
+ * call's stream now, when the request has a progressToken. */
+static void
+mc_progress(void *cls, double progress, double total, const char *message)
+{
+	struct mcall *c = cls;
+
+	(void)total;
+	pthread_mutex_lock(&c->mu);
+	if (c->out.progress_token != NULL) {
+		c->last_us = mono_us();
+		mc_event(c, mcp_progress(c->out.progress_token, c->out.version, progress, message));
+		pthread_cond_broadcast(&c->cv);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
 /* Run the call: its result, or NULL when it was cancelled. */
 static json_object *
 mc_run(struct mcall *c)
@@ -336,7 +360,9 @@ mc_run(struct mcall *c)
 	struct derr e;
 	int rc;
 
-	if (c->tool->flags & TOOL_CLIP) {
+	if (mcp_fixtures_has(c->tool)) {
+		res = mcp_fixtures_run(c->tool, mc_progress, c);
+	} else if (c->tool->flags & TOOL_CLIP) {
 		res = mc_clip(c);
 	} else {
 		derr_clear(&e);
@@ -511,6 +537,18 @@ mc_done(void *cls)
 	mc_unref(c);
 }
 
+/* A synchronous call's response (NULL: none): into *out when out is not
+ * NULL (a batch collects them), else the reply. */
+static int
+mc_give(struct req *r, json_object **out, json_object *res)
+{
+	if (out != NULL) {
+		*out = res;
+		return 0;
+	}
+	return res != NULL ? mcp_reply(r, 200, res) : mcp_accepted(r);
+}
+
 /* Start tools/call `o` of message msg: on its own thread with an SSE reply
  * (sse), or here with a JSON reply. Takes o->args. mcp_mu orders the call
  * table; c->mu guards the SSE buffer, and every json-c object of the call
@@ -518,7 +556,7 @@ mc_done(void *cls)
  * built under c->mu). */
 static int
 mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *msg,
-         const char *skey, bool sse, struct derr *e)
+         const char *skey, bool sse, json_object **out, struct derr *e)
 {
 	struct mcall *c = xcalloc(1, sizeof *c);
 	json_object *res, *params;
@@ -534,7 +572,7 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 	if (json_object_deep_copy(o->args, &c->args, NULL) != 0)
 		abort();
 	json_object_put(o->args);
-	c->sess = (struct mcp_session){ atomic_load(&s->version), s->server_name };
+	c->sess = (struct mcp_session){ atomic_load(&s->version), s->server_name, NULL, 0 };
 	c->out = *o;
 	if (json_object_deep_copy(msg, &c->msg, NULL) != 0)
 		abort();
@@ -556,7 +594,7 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 		                "later", MCP_CALLS_MAX);
 		c->refs = 1;
 		mc_unref(c);
-		return mcp_reply(r, 200, res);
+		return mc_give(r, out, res);
 	}
 	pthread_mutex_unlock(&mcp_mu);
 	mc_register(c, true);
@@ -566,13 +604,10 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 		res = mc_run(c);
 		cancel_bind(NULL, req_conn_fd(r));
 		mc_register(c, false);
-		if (res == NULL) {
-			mc_unref(c);
-			return mcp_accepted(r);     /* cancelled: no response */
-		}
-		res = mcp_call_reply(&c->sess, &c->out, res);
+		if (res != NULL)            /* NULL: cancelled, no response */
+			res = mcp_call_reply(&c->sess, &c->out, res);
 		mc_unref(c);
-		return mcp_reply(r, 200, res);
+		return mc_give(r, out, res);
 	}
 	if (pthread_create(&th, NULL, mc_thread, c) != 0) {
 		mc_register(c, false);
@@ -607,17 +642,74 @@ mcp_headers_check(struct req *r, json_object *msg)
 	return NULL;
 }
 
+/* A JSON-RPC batch (array): only protocol 2025-03-26 has them (in a
+ * session); each message is handled in order, calls run here (no SSE),
+ * and the responses come back as one array (202 when there are none). */
+static int
+mcp_batch(struct req *r, struct mcp_session *s, const char *sid, struct derr *e)
+{
+	json_object *replies, *one;
+	struct mcp_out o;
+	size_t i, n = json_object_array_length(r->body);
+	int v = atomic_load(&s->version);
+
+	if (v != MCP_V_BATCH)
+		return mcp_reply(r, 400, mcp_error(NULL, MCP_E_REQUEST, NULL, "Invalid Request: JSON-RPC "
+		                 "batches are only accepted in protocol version 2025-03-26 (this session: "
+		                 "%s)", v < 0 ? "none" : mcp_version_name(v)));
+	if (n == 0)
+		return mcp_reply(r, 400, mcp_error(NULL, MCP_E_REQUEST, NULL, "Invalid Request: empty batch"));
+	replies = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		json_object *msg = json_object_array_get_idx(r->body, i);
+
+		one = NULL;
+		mcp_message(s, msg, true, &o);
+		if (o.act == MCP_ACT_CANCEL)
+			mc_cancel(sid, o.cancel_id);
+		else if (o.act == MCP_ACT_REPLY)
+			one = o.reply;
+		else if (o.act == MCP_ACT_CALL && mc_start(r, s, &o, msg, sid, false, &one, e) != 0)
+			break;
+		if (one != NULL)
+			json_object_array_add(replies, one);
+	}
+	if (i < n || json_object_array_length(replies) == 0) {
+		json_object_put(replies);
+		return i < n ? -1 : mcp_accepted(r);
+	}
+	return mcp_reply(r, 200, replies);
+}
+
 int
 api_mcp_post(struct req *r, struct derr *e)
 {
 	json_object *msg = r->body, *res;
 	const char *sid = req_in_header(r, "Mcp-Session-Id"), *accept = req_in_header(r, "Accept");
-	const char *method = mcp_str(msg, "method", "");
-	struct mcp_session s = { MCP_NONE, "detmd" };
-	bool modern = mcp_envelope_version(msg) != NULL;
+	const char *method;
+	struct mcp_session s = { MCP_NONE, "detmd", NULL, 0 };
+	bool modern;
 	char newsid[MCP_SID_LEN + 1];
 	struct mcp_out o;
 
+	if (r->app->cfg->mcp_conformance_tools)
+		s.extra = mcp_fixtures(&s.nextra);
+	if (msg == NULL)        /* http.c: not JSON (ROUTE_RPC) */
+		return mcp_reply(r, 400, mcp_error(NULL, MCP_E_PARSE, NULL, "Parse error: the body is "
+		                 "not valid JSON"));
+	if (json_object_is_type(msg, json_type_array)) {
+		if (sid != NULL)
+			atomic_store(&s.version, sess_find(sid, false));
+		if (sid != NULL && atomic_load(&s.version) == MCP_NONE)
+			return mcp_reply(r, 404, mcp_error(NULL, -32001, NULL, "Session not found: it "
+			                 "ended or never existed; initialize again"));
+		return mcp_batch(r, &s, sid != NULL ? sid : "", e);
+	}
+	if (!json_object_is_type(msg, json_type_object))
+		return mcp_reply(r, 400, mcp_error(NULL, MCP_E_REQUEST, NULL, "Invalid Request: a "
+		                 "message must be a JSON object or, in 2025-03-26, a batch"));
+	method = mcp_str(msg, "method", "");
+	modern = mcp_envelope_version(msg) != NULL;
 	if (modern && sid == NULL && (res = mcp_headers_check(r, msg)) != NULL)
 		return mcp_reply(r, 400, res);
 	if (sid != NULL) {
@@ -651,7 +743,7 @@ api_mcp_post(struct req *r, struct derr *e)
 		break;
 	}
 	return mc_start(r, &s, &o, msg, sid != NULL ? sid : "",
-	                accept != NULL && strstr(accept, "text/event-stream") != NULL, e);
+	                accept != NULL && strstr(accept, "text/event-stream") != NULL, NULL, e);
 }
 
 int

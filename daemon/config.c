@@ -62,6 +62,8 @@ static const struct opt opts[] = {
 	  "enable the GLX extension on task displays (off: smaller, faster start)" },
 	{ "shared-xvfb", "ACU_SHARED_XVFB", OPT_STR, O(shared_xvfb), "", 0, 0,
 	  "WxH: start an Xvfb of this size on the shared display if none answers (make run: 1920x1080)" },
+	{ "mcp-conformance-tools", "ACU_MCP_CONFORMANCE_TOOLS", OPT_BOOL, O(mcp_conformance_tools), "0", 0, 1,
+	  "/mcp also serves the MCP conformance suite's fixture tools (test_*); for that suite only" },
 	{ "humanize", "ACU_HUMANIZE", OPT_BOOL, O(humanize), "0", 0, 1,
 	  "human-like pointer paths, click holds and typing gaps (slower; humanize_set toggles it)" },
 	{ "vision-backend", "ACU_VISION_BACKEND", OPT_STR, O(vision_backend), "ollama", 0, 0,

@@ -33,6 +33,7 @@ struct config {
 	char *window_manager;   /* command started on each task display; "" none */
 	bool display_glx;       /* give task displays GLX */
 	bool humanize;          /* start value of the humanize switch */
+	bool mcp_conformance_tools; /* /mcp also serves the conformance fixtures */
 	char *shared_xvfb;      /* "WxH": start the shared display if down; "" never */
 	/* smart waits and vision */
 	char *vision_backend;   /* ollama | vllm | claude | openrouter | passthrough */

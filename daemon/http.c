@@ -678,9 +678,12 @@ handler_call(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	hr->rc = -1;
 	if (hr->body.len > 0) {
 		r->body = jx_parse(hr->body.data, hr->body.len, &hr->e);
-		if (r->body == NULL)
+		if (hr->route->flags & ROUTE_RPC)
+			derr_clear(&hr->e);     /* JSON-RPC answers it: NULL body = parse error, or a batch */
+		else if (r->body == NULL)
 			return;
-		if (!json_object_is_type(r->body, json_type_object)) {
+		if (r->body != NULL && !(hr->route->flags & ROUTE_RPC) &&
+		    !json_object_is_type(r->body, json_type_object)) {
 			derr_set(&hr->e, DERR_INVALID, NULL, "the body must be a JSON object");
 			return;
 		}

@@ -27,7 +27,7 @@
 #include "mcp.h"
 #include "worker.h"
 
-static struct mcp_session rpc_session = { MCP_NONE, "detm-mcp" };
+static struct mcp_session rpc_session = { MCP_NONE, "detm-mcp", NULL, 0 };
 static pthread_mutex_t rpc_out_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool rpc_out_broken;
 

@@ -64,8 +64,15 @@ else
 	run_part sdk-agent-side node "$sdk/agentside.mjs"
 	run_part sdk-eras node "$sdk/eras.mjs"
 fi
-# The official conformance suite against detmd's /mcp (Node 22 from npm).
-run_part conformance tests/mcp/conformance/run.sh
+# The official conformance suite against detmd's /mcp (Node 22 from npm),
+# on a detmd that also serves the suite's fixture tools (test_*).
+daemon_stop
+if daemon_start --mcp-conformance-tools; then
+	run_part conformance tests/mcp/conformance/run.sh
+else
+	echo "FAIL detmd --mcp-conformance-tools did not start"
+	total_fail=$((total_fail + 1))
+fi
 
 # gui_agent cancellation, on a detmd whose supervisor is the second stub
 # (with OPENROUTER_API_KEY set, UI-TARS grounding would go to OpenRouter

@@ -146,7 +146,35 @@ async function rawHttp() {
 	r = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" });
 	check("/mcp: a handshake-era request without the session header is 400", r.status === 400, String(r.status));
 	r = await post({ jsonrpc: "2.0", id: 3, method: "tools/list" }, { "Mcp-Session-Id": sid });
-	check("/mcp: with it, tools/list answers", r.status === 200 && ((await r.json()).result || {}).tools, String(r.status));
+	const listed = ((await r.json()).result || {}).tools;
+	check("/mcp: with it, tools/list answers", r.status === 200 && listed, String(r.status));
+	check("/mcp: without --mcp-conformance-tools no conformance fixture (test_*) is listed",
+		Array.isArray(listed) && listed.length > 0 && !listed.some((t) => t.name.startsWith("test_")),
+		(listed || []).map((t) => t.name).join(" "));
+	r = await fetch(`${url}/mcp`, { method: "POST", body: '{"jsonrpc":"2.0","id":1,"method":',
+		headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers, "Mcp-Session-Id": sid } });
+	let pe = await r.json().catch(() => ({}));
+	check("/mcp: a body that is not JSON is HTTP 400 with JSON-RPC -32700 and id null",
+		r.status === 400 && pe.jsonrpc === "2.0" && pe.id === null && pe.error && pe.error.code === -32700, `${r.status} ${JSON.stringify(pe)}`);
+	r = await post([{ jsonrpc: "2.0", id: 31, method: "ping" }], { "Mcp-Session-Id": sid });
+	pe = await r.json().catch(() => ({}));
+	check("/mcp: a batch in a 2025-11-25 session is 400 with -32600 (batches are 2025-03-26 only)",
+		r.status === 400 && pe.error && pe.error.code === -32600, `${r.status} ${JSON.stringify(pe)}`);
+	r = await post({ jsonrpc: "2.0", id: 32, method: "initialize", params: { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+	const sid03 = r.headers.get("mcp-session-id");
+	r = await post([{ jsonrpc: "2.0", id: 33, method: "ping" }, { jsonrpc: "2.0", method: "notifications/initialized" },
+		{ jsonrpc: "2.0", id: 34, method: "tools/call", params: { name: "health_check", arguments: {} } },
+		{ jsonrpc: "2.0", id: 35, method: "no/such" }], { "Mcp-Session-Id": sid03 });
+	pe = await r.json().catch(() => ({}));
+	check("/mcp: a 2025-03-26 batch gets one array with a response per request, in order",
+		r.status === 200 && Array.isArray(pe) && pe.length === 3 && pe[0].id === 33 && pe[0].result &&
+		pe[1].id === 34 && pe[1].result && Array.isArray(pe[1].result.content) && !pe[1].result.isError &&
+		pe[2].id === 35 && pe[2].error && pe[2].error.code === -32601, `${r.status} ${JSON.stringify(pe).slice(0, 400)}`);
+	r = await post([{ jsonrpc: "2.0", method: "notifications/initialized" }], { "Mcp-Session-Id": sid03 });
+	check("/mcp: a 2025-03-26 batch of notifications only is 202", r.status === 202, String(r.status));
+	r = await post([], { "Mcp-Session-Id": sid03 });
+	pe = await r.json().catch(() => ({}));
+	check("/mcp: an empty batch is 400 with -32600", r.status === 400 && pe.error && pe.error.code === -32600, `${r.status} ${JSON.stringify(pe)}`);
 	r = await fetch(`${url}/mcp`, { method: "DELETE", headers: { ...headers, "Mcp-Session-Id": sid } });
 	check("/mcp: DELETE ends the session", r.status === 200, String(r.status));
 	r = await post({ jsonrpc: "2.0", id: 4, method: "tools/list" }, { "Mcp-Session-Id": sid });
