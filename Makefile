@@ -248,6 +248,7 @@ fuzz: fuzz-bins
 asan: ; $(MAKE) B=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all test-bins
 asan-test: test-deps
 	@$(MAKE) --no-print-directory B=build-asan BIN=bin-asan CFLAGS="$(ASAN_FLAGS)" LDFLAGS="-fsanitize=address,undefined" all test-bins
+	@$(MAKE) --no-print-directory fuzz-bins
 	@DETM_BIN=bin-asan FUZZ_SECONDS=3 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
 
 bench:
