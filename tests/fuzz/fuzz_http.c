@@ -7,7 +7,8 @@
  * object only) and handed to the route's handler with a real store in a
  * temporary data dir (the smart-wait engine runs, as in detmd). Xvfb is /bin/false and no display exists, so desktop
  * routes fail fast instead of starting servers; routes that stream or
- * sleep on purpose (events, MJPEG, /api/commands, desktop sleep) and task
+ * sleep on purpose (events, MJPEG, the export and dump ZIPs, /api/commands,
+ * desktop sleep) and task
  * deletion are skipped.
  */
 #include <signal.h>
@@ -75,7 +76,7 @@ static bool
 skipped(const struct route *rt)
 {
 	static const char *const deny[] = { "/api/events", "live.mjpeg", "/api/commands",
-		"/api/desktop/action" };
+		"/api/desktop/action", "/export", "/api/dump" };   /* the ZIPs stream too */
 
 	for (size_t i = 0; i < sizeof deny / sizeof deny[0]; i++)
 		if (strstr(rt->pattern, deny[i]) != NULL)
