@@ -173,6 +173,9 @@ int api_desktop_elements(struct req *r, struct derr *e);
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);
 int api_gui_agent(struct req *r, struct derr *e);
+/* The {id} (first path parameter) of a task route, which must name an
+ * existing task (api_rec.c). 0, or -1 with e set (400 bad id, 404). */
+int api_known_task(struct req *r, const char **id, struct derr *e) DETM_NODISCARD;
 /* api_rec.c */
 int api_rec_status(struct req *r, struct derr *e);
 int api_rec_video(struct req *r, struct derr *e);

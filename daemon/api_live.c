@@ -66,25 +66,12 @@ frame(struct req *r, const char *task_id, struct derr *e)
 	return req_reply_raw(r, 200, "image/jpeg", jpeg, len);
 }
 
-/* The path's task id, of a task that exists. */
-static int
-known_task(struct req *r, const char **id, struct derr *e)
-{
-	json_object *meta = NULL;
-	int st;
-
-	if (req_task_id(r, 0, id, e) != 0 || task_meta(r->app->store, *id, &st, &meta, e) != 0)
-		return -1;
-	json_object_put(meta);
-	return 0;
-}
-
 int
 api_live_task(struct req *r, struct derr *e)
 {
 	const char *id;
 
-	if (known_task(r, &id, e) != 0)
+	if (api_known_task(r, &id, e) != 0)
 		return -1;
 	return stream(r, id, e);
 }
@@ -100,7 +87,7 @@ api_frame_task(struct req *r, struct derr *e)
 {
 	const char *id;
 
-	if (known_task(r, &id, e) != 0)
+	if (api_known_task(r, &id, e) != 0)
 		return -1;
 	return frame(r, id, e);
 }

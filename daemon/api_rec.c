@@ -100,9 +100,8 @@ serve_file(struct req *r, const char *path, const char *what, struct derr *e)
 	return req_reply_fd(r, pr == 0 ? 206 : 200, "video/mp4", fd, from, len);
 }
 
-/* The {id} of a task route that must name an existing task. */
-static int
-known_task(struct req *r, const char **id, struct derr *e)
+int
+api_known_task(struct req *r, const char **id, struct derr *e)
 {
 	json_object *meta = NULL;
 	int st;
@@ -118,7 +117,7 @@ api_rec_status(struct req *r, struct derr *e)
 {
 	const char *id;
 
-	if (known_task(r, &id, e) != 0)
+	if (api_known_task(r, &id, e) != 0)
 		return -1;
 	return req_reply(r, 200, rec_task_status(id));
 }
@@ -129,7 +128,7 @@ api_rec_video(struct req *r, struct derr *e)
 	char path[4096], what[64];
 	const char *id;
 
-	if (known_task(r, &id, e) != 0)
+	if (api_known_task(r, &id, e) != 0)
 		return -1;
 	snprintf(what, sizeof what, "task %s", id);
 	if (rec_task_file(id, path, sizeof path) != 0)
@@ -155,7 +154,7 @@ api_rec_start(struct req *r, struct derr *e)
 	const char *id;
 
 	if (api_body_check(r, api_rec_start, e) != 0 ||
-	    known_task(r, &id, e) != 0 || rec_task_start(id, &o, e) != 0)
+	    api_known_task(r, &id, e) != 0 || rec_task_start(id, &o, e) != 0)
 		return -1;
 	return req_reply(r, 201, o);
 }
@@ -167,7 +166,7 @@ api_rec_stop(struct req *r, struct derr *e)
 	const char *id;
 
 	if (api_body_check(r, api_rec_stop, e) != 0 ||
-	    known_task(r, &id, e) != 0 || rec_task_stop(id, &o, e) != 0)
+	    api_known_task(r, &id, e) != 0 || rec_task_stop(id, &o, e) != 0)
 		return -1;
 	return req_reply(r, 200, o);
 }
