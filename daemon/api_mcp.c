@@ -62,7 +62,6 @@
 #define MCP_SESSIONS    64
 #define MCP_CALLS_MAX   32
 #define MCP_PROGRESS_US 2000000
-#define MCP_TICK_MS     500
 #define MCP_SID_LEN     32
 
 struct msess {
@@ -73,7 +72,6 @@ struct msess {
 
 struct mcall {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
 	int refs;                   /* the thread and the stream */
 	atomic_int cancel;
 	bool done;                  /* the call returned (its response, if any, is in buf) */
@@ -345,9 +343,9 @@ mc_progress(void *cls, double progress, double total, const char *message)
 	if (c->out.progress_token != NULL) {
 		c->last_us = mono_us();
 		mc_event(c, mcp_progress(c->out.progress_token, c->out.version, progress, message));
-		pthread_cond_broadcast(&c->cv);
 	}
 	pthread_mutex_unlock(&c->mu);
+	req_streams_wake(c);
 }
 
 /* Run the call: its result, or NULL when it was cancelled. */
@@ -396,7 +394,6 @@ mc_unref(struct mcall *c)
 	if (left > 0)
 		return;
 	pthread_mutex_destroy(&c->mu);
-	pthread_cond_destroy(&c->cv);
 	json_object_put(c->args);
 	json_object_put(c->msg);
 	free(c->buf);
@@ -452,10 +449,8 @@ mc_cancel(const char *skey, json_object *id)
 
 	pthread_mutex_lock(&mcp_mu);
 	for (struct mcall *c = calls; c != NULL; c = c->next)
-		if (strcmp(c->skey, skey) == 0 && strcmp(c->idkey, key) == 0) {
+		if (strcmp(c->skey, skey) == 0 && strcmp(c->idkey, key) == 0)
 			atomic_store(&c->cancel, 1);
-			pthread_cond_broadcast(&c->cv);
-		}
 	pthread_mutex_unlock(&mcp_mu);
 }
 
@@ -472,14 +467,18 @@ mc_thread(void *arg)
 	if (res != NULL)
 		mc_event(c, mcp_call_reply(&c->sess, &c->out, res));
 	c->done = true;
-	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
+	req_streams_wake(c);
 	mc_register(c, false);
 	mc_unref(c);
 	return NULL;
 }
 
-/* The SSE reader: progress while the call runs, then its response. */
+/* The SSE reader: progress while the call runs, then its response. It
+ * never blocks its HTTP worker: with nothing to send it answers
+ * REQ_STREAM_WAIT, and the connection sleeps until the call adds an event
+ * (req_streams_wake(c)) or the server's one-second tick, when a progress
+ * notification may be due and a client that hung up is noticed. */
 static long
 mc_read(void *cls, uint64_t pos, char *out, size_t max)
 {
@@ -488,23 +487,14 @@ mc_read(void *cls, uint64_t pos, char *out, size_t max)
 
 	(void)pos;
 	pthread_mutex_lock(&c->mu);
-	while (c->off >= c->len && !c->done) {
-		struct timespec ts;
-		int64_t now;
+	if (c->off >= c->len && !c->done) {
+		int64_t now = mono_us();
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += MCP_TICK_MS * 1000000L;
-		ts.tv_sec += ts.tv_nsec / 1000000000L;
-		ts.tv_nsec %= 1000000000L;
-		pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-		if (c->done || c->off < c->len)
-			break;
 		if (c->fd >= 0 && fd_peer_closed(c->fd)) {
 			atomic_store(&c->cancel, 1);    /* the client hung up */
 			pthread_mutex_unlock(&c->mu);
 			return REQ_STREAM_END;
 		}
-		now = mono_us();
 		if (c->out.progress_token != NULL && now - c->last_us >= MCP_PROGRESS_US) {
 			double el = (double)(now - c->t0_us) / 1e6;
 			char line[300];
@@ -518,8 +508,10 @@ mc_read(void *cls, uint64_t pos, char *out, size_t max)
 		}
 	}
 	if (c->off >= c->len) {
+		bool done = c->done;
+
 		pthread_mutex_unlock(&c->mu);
-		return REQ_STREAM_END;
+		return done ? REQ_STREAM_END : REQ_STREAM_WAIT;
 	}
 	n = c->len - c->off < max ? c->len - c->off : max;
 	memcpy(out, c->buf + c->off, n);
@@ -563,7 +555,6 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 	pthread_t th;
 
 	pthread_mutex_init(&c->mu, NULL);
-	pthread_cond_init(&c->cv, NULL);
 	c->refs = 2;
 	c->app = r->app;
 	c->tool = o->tool;
@@ -617,6 +608,7 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 	}
 	pthread_detach(th);
 	req_header(r, "X-Accel-Buffering", "no");
+	req_stream_key(r, c);
 	return req_reply_stream(r, 200, "text/event-stream", mc_read, mc_done, c);
 }
 

@@ -25,28 +25,14 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "budget.h"
 #include "config.h"
 #include "http.h"
 #include "httpc.h"
-#include "live.h"
 #include "log.h"
-#include "recorder.h"
-#include "store.h"
-#include "display.h"
+#include "modules.h"
 #include "doctor.h"
-#include "events.h"
 #include "tools.h"
-#include "ground.h"
-#include "humanize.h"
-#include "takeover.h"
-#include "shots.h"
 #include "stuck.h"
-#include "task.h"
-#include "taskstate.h"
-#include "usage.h"
-#include "waits.h"
-#include "wake.h"
 
 /* Takes an exclusive lock on DATA_DIR/detmd.lock and writes our pid into
  * it. Returns the fd, or -1 after printing why. */
@@ -167,16 +153,6 @@ write_port_file(const char *dir, int port)
 		rename(tmp, path);
 }
 
-/* A task that ends (or is deleted) gives its display back. */
-static void
-on_task_change(const char *task_id, int from, int to, void *arg)
-{
-	(void)from;
-	(void)arg;
-	if (to == TASK_HOOK_DELETED || task_status_final(to))
-		display_stop(task_id);
-}
-
 /* The data dir, its logs and recordings folders, the lock that keeps a
  * second detmd out, and the log. 0, or -1 after saying why on stderr. */
 static int
@@ -203,42 +179,6 @@ data_dir_open(const struct config *cfg, int *lockfd)
 	return 0;
 }
 
-/* Opens the store and starts every module but the HTTP server, in the
- * order their dependencies need. 0, or -1 with e set (prefix in *what). */
-static int
-modules_start(struct app *app, const char **what, struct derr *e)
-{
-	const struct config *cfg = app->cfg;
-	char path[4096], tool_err[256];
-
-	*what = "";
-	snprintf(path, sizeof path, "%s/data.db", cfg->data_dir);
-	if (store_open(path, strcmp(cfg->db_sync, "full") == 0, &app->store, e) != 0 ||
-	    wake_init(cfg, e) != 0)
-		return -1;
-	/* After the data-dir lock: only one detmd cleans up displays here. */
-	if (display_init(cfg, e) != 0)
-		return -1;
-	/* Before on_task_change: a recording ends before its display stops. */
-	if (rec_init(app, e) != 0)
-		return *what = "recordings: ", -1;
-	if (shots_init(cfg->data_dir, e) != 0)
-		return *what = "screenshots: ", -1;
-	task_hook_add(on_task_change, NULL);
-	humanize_configure(cfg->humanize);
-	if (tools_init(tool_err, sizeof tool_err) != 0)
-		return derr_set(e, DERR_INTERNAL, NULL, "the tool table: %s", tool_err);
-	if (ground_check(cfg, e) != 0)
-		return -1;
-	if (usage_init(app->store, cfg, e) != 0 || budget_init(app->store, cfg, e) != 0)
-		return *what = "usage and budgets: ", -1;
-	if (waits_start(app, e) != 0)
-		return *what = "smart waits: ", -1;
-	if (takeover_init(app->store, cfg->takeover_idle_s, e) != 0)
-		return *what = "takeover: ", -1;
-	return 0;
-}
-
 /* Blocks until SIGTERM or SIGINT (SIGHUP is ignored); returns it. */
 static int
 signal_wait(const sigset_t *sigs)
@@ -254,26 +194,6 @@ signal_wait(const sigset_t *sigs)
 		}
 		return sig;
 	}
-}
-
-/* Stops everything in the order that lets each part finish cleanly.
- * Every stop accepts a module that never started. */
-static void
-modules_stop(struct app *app, struct http *h)
-{
-	waits_stop();           /* first: long polls return, workers leave the displays */
-	live_shutdown();        /* MJPEG viewers end, so their connections can */
-	events_shutdown();      /* so do event streams */
-	rec_shutdown();         /* files finished while their displays still run */
-	stuck_stop();
-	http_stop(h);
-	takeover_stop();
-	budget_shutdown();      /* after the requests: no pause is queued any more */
-	usage_shutdown();
-	wake_shutdown();
-	display_shutdown();
-	store_close(app->store);
-	app->store = NULL;
 }
 
 int
@@ -332,7 +252,9 @@ main(int argc, char **argv)
 	log_info("signal %d: shutting down", sig);
 	rc = 0;
 out:
-	modules_stop(&app, h);
+	modules_stop_engines();
+	http_stop(h);
+	modules_stop(&app);
 	if (lfd >= 0)
 		close(lfd);
 	if (lockfd >= 0) {

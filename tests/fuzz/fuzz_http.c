@@ -5,11 +5,12 @@
  * picks the path parameters (a real task id, an unknown id, ordinals, junk);
  * the rest is the request body, parsed as the HTTP layer does (jx_parse,
  * object only) and handed to the route's handler with a real store in a
- * temporary data dir (the smart-wait engine runs, as in detmd). Xvfb is /bin/false and no display exists, so desktop
- * routes fail fast instead of starting servers; routes that stream or
- * sleep on purpose (events, MJPEG, the export and dump ZIPs, /api/commands,
- * desktop sleep) and task
- * deletion are skipped.
+ * temporary data dir. Every module starts as in detmd (modules_start: the
+ * smart-wait engine, takeover, usage and budgets run). Xvfb is /bin/false
+ * and no display exists, so desktop routes fail fast instead of starting
+ * servers; routes that stream or sleep on purpose (events, MJPEG, the
+ * export and dump ZIPs, /api/commands, desktop sleep) and task deletion
+ * are skipped.
  */
 #include <signal.h>
 #include <stdint.h>
@@ -18,18 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools.h"
 #include "api.h"
 #include "config.h"
-#include "display.h"
 #include "http.h"
-#include "humanize.h"
 #include "jx.h"
 #include "log.h"
-#include "recorder.h"
-#include "shots.h"
+#include "modules.h"
 #include "task.h"
-#include "waits.h"
 
 static struct config cfg;
 static struct app app;
@@ -41,14 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char dir[] = "/tmp/detm-fuzz-http.XXXXXX", path[256], err[256];
+	char dir[] = "/tmp/detm-fuzz-http.XXXXXX";
 	static char a0[] = "detmd", a1[] = "--data-dir", a3[] = "--port", a4[] = "0",
 	    a5[] = "--xvfb", a6[] = "/bin/false", a7[] = "--display", a8[] = ":1999",
 	    a9[] = "--workspace";
 	char ws[64];
 	char *args[] = { a0, a1, dir, a3, a4, a5, a6, a7, a8, a9, ws, NULL };
 	struct task_reg reg = { .name = "fuzz" };
-	struct store *st;
+	const char *what;
 	struct derr e;
 
 	(void)argc;
@@ -59,16 +55,12 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(ws, sizeof ws, "%s/ws", dir);   /* the memory routes write here */
 	if (config_load(&cfg, 11, args) != 0)
 		abort();
-	snprintf(path, sizeof path, "%s/data.db", dir);
-	if (store_open(path, false, &st, &e) != 0 || display_init(&cfg, &e) != 0)
-		abort();
 	app.cfg = &cfg;
-	app.store = st;
-	if (rec_init(&app, &e) != 0 || shots_init(cfg.data_dir, &e) != 0 ||
-	    tools_init(err, sizeof err) != 0 || task_register(st, &reg, task_id, &e) != 0 ||
-	    waits_start(&app, &e) != 0)
+	if (modules_start(&app, &what, &e) != 0 ||
+	    task_register(app.store, &reg, task_id, &e) != 0) {
+		fprintf(stderr, "fuzz_http: %s%s\n", what, e.message);
 		abort();
-	humanize_configure(false);
+	}
 	return 0;
 }
 

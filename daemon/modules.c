@@ -1,0 +1,96 @@
+/*
+ * modules.c - the start and stop order of detmd's modules.
+ *
+ * Owns: the order only. Starting: the store, wake-ups, displays (after the
+ * data-dir lock, so only one detmd cleans up displays), recordings (before
+ * the task-change hook, so a recording ends before its display stops),
+ * screenshots, the tool table, grounding, usage and budgets, smart waits,
+ * takeover. Stopping: the engines that hold requests open first, then (after
+ * the HTTP server, which the caller stops) the rest, the store last.
+ * Does not: take the data-dir lock, bind the socket or run the HTTP server
+ * (main.c does), or start the stuck sweep (it needs the server's port up).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "budget.h"
+#include "display.h"
+#include "events.h"
+#include "ground.h"
+#include "humanize.h"
+#include "live.h"
+#include "modules.h"
+#include "recorder.h"
+#include "shots.h"
+#include "stuck.h"
+#include "takeover.h"
+#include "task.h"
+#include "taskstate.h"
+#include "tools.h"
+#include "usage.h"
+#include "waits.h"
+#include "wake.h"
+
+/* A task that ends (or is deleted) gives its display back. */
+static void
+on_task_change(const char *task_id, int from, int to, void *arg)
+{
+	(void)from;
+	(void)arg;
+	if (to == TASK_HOOK_DELETED || task_status_final(to))
+		display_stop(task_id);
+}
+
+int
+modules_start(struct app *app, const char **what, struct derr *e)
+{
+	const struct config *cfg = app->cfg;
+	char path[4096], tool_err[256];
+
+	*what = "";
+	snprintf(path, sizeof path, "%s/data.db", cfg->data_dir);
+	if (store_open(path, strcmp(cfg->db_sync, "full") == 0, &app->store, e) != 0 ||
+	    wake_init(cfg, e) != 0)
+		return -1;
+	if (display_init(cfg, e) != 0)
+		return -1;
+	if (rec_init(app, e) != 0)
+		return *what = "recordings: ", -1;
+	if (shots_init(cfg->data_dir, e) != 0)
+		return *what = "screenshots: ", -1;
+	task_hook_add(on_task_change, NULL);
+	humanize_configure(cfg->humanize);
+	if (tools_init(tool_err, sizeof tool_err) != 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "the tool table: %s", tool_err);
+	if (ground_check(cfg, e) != 0)
+		return -1;
+	if (usage_init(app->store, cfg, e) != 0 || budget_init(app->store, cfg, e) != 0)
+		return *what = "usage and budgets: ", -1;
+	if (waits_start(app, e) != 0)
+		return *what = "smart waits: ", -1;
+	if (takeover_init(app->store, cfg->takeover_idle_s, e) != 0)
+		return *what = "takeover: ", -1;
+	return 0;
+}
+
+void
+modules_stop_engines(void)
+{
+	waits_stop();           /* first: long polls return, workers leave the displays */
+	live_shutdown();        /* MJPEG viewers end, so their connections can */
+	events_shutdown();      /* so do event streams */
+	rec_shutdown();         /* files finished while their displays still run */
+	stuck_stop();
+}
+
+void
+modules_stop(struct app *app)
+{
+	takeover_stop();
+	budget_shutdown();      /* after the requests: no pause is queued any more */
+	usage_shutdown();
+	wake_shutdown();
+	display_shutdown();
+	store_close(app->store);
+	app->store = NULL;
+}
