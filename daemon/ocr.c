@@ -44,6 +44,7 @@
 #include "ocr.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -52,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <tesseract/capi.h>
@@ -291,6 +293,54 @@ ocr_free(struct ocr *o)
 		tess.del(o->api);
 	}
 	free(o);
+}
+
+/* The child's side of ocr_probe: its error down the pipe. */
+static void
+probe_child(const char *lang, int fd)
+{
+	struct derr e;
+	struct ocr *o;
+
+	derr_clear(&e);
+	o = ocr_new(lang, &e);
+	if (o == NULL && write(fd, &e, sizeof e) != (ssize_t)sizeof e)
+		_exit(2);
+	_exit(o != NULL ? 0 : 1);       /* no atexit handlers, no tesseract teardown */
+}
+
+int
+ocr_probe(const char *lang, struct derr *e)
+{
+	int fds[2], status = 0;
+	struct derr ce;
+	struct ocr *o;
+	pid_t pid;
+
+	if (pipe(fds) == 0) {
+		if ((pid = fork()) == 0) {
+			close(fds[0]);
+			probe_child(lang, fds[1]);
+		}
+		close(fds[1]);
+		if (pid > 0) {
+			bool got = read(fds[0], &ce, sizeof ce) == (ssize_t)sizeof ce;
+
+			close(fds[0]);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				return 0;
+			if (got)
+				return derr_set(e, ce.code, ce.field[0] ? ce.field : NULL, "%s", ce.message);
+			return derr_set(e, DERR_UNAVAILABLE, NULL,
+			    "OCR could not be loaded (the probe process ended with status %d)", status);
+		}
+		close(fds[0]);
+	}
+	o = ocr_new(lang, e);
+	ocr_free(o);
+	return o != NULL ? 0 : -1;
 }
 
 /* ---- image preparation -------------------------------------------------- */

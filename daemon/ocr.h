@@ -44,6 +44,11 @@ struct ocr_box {
  * (tesseract-ocr-eng); a malformed name: DERR_INVALID field "lang". */
 struct ocr *ocr_new(const char *lang, struct derr *e);
 void ocr_free(struct ocr *o);   /* NULL ok */
+/* Whether ocr_new(lang) would succeed (0, else -1 with its error), tried in
+ * a child process so this one maps and keeps none of tesseract (~20 MB
+ * resident after a load, most of it not given back by free). Falls back to
+ * trying in process when fork fails. */
+int ocr_probe(const char *lang, struct derr *e);
 
 /* Recognises the text in the rectangle (x, y, w, h) of an RGB24 frame
  * (packed rows, width*3 bytes; w or h 0: the whole frame). The rectangle is

@@ -281,14 +281,14 @@ min_conf_parse(const char *s, double *out, struct derr *e)
 	return 0;
 }
 
-/* Whether tesseract loads here (W.ocr_ok); only the ocr backend needs it. */
+/* Whether tesseract loads here (W.ocr_ok); only the ocr backend needs it.
+ * Probed in a child process (ocr_probe): loading it here at start kept
+ * ~23 MB resident in a daemon that may never OCR (idle RSS 37 MB instead
+ * of 14, bench/run.sh); the first OCR wait loads it for real. */
 static int
-ocr_probe(struct derr *e)
+waits_ocr_probe(struct derr *e)
 {
-	struct ocr *probe = ocr_new("eng", e);
-
-	W.ocr_ok = probe != NULL;
-	ocr_free(probe);
+	W.ocr_ok = ocr_probe("eng", e) == 0;
 	if (W.ocr_ok)
 		return 0;
 	snprintf(W.ocr_err, sizeof W.ocr_err, "%.200s", e->message);
@@ -339,7 +339,7 @@ waits_start(struct app *app, struct derr *e)
 	W.app = app;
 	if (min_conf_parse(c->wait_min_conf, &W.min_conf, e) != 0)
 		return -1;
-	if (ocr_probe(e) != 0)
+	if (waits_ocr_probe(e) != 0)
 		return -1;
 	if (strcmp(c->vision_backend, "ocr") == 0) {
 		W.ocr_mode = true;
