@@ -76,7 +76,7 @@ trow_insert(struct store *st, sqlite3_stmt *s, char id[ID_LEN], const char *what
 	if (s == NULL)
 		return store_fail(st, what, e);
 	for (tries = 0; tries < ID_RETRIES; tries++) {
-		id_new(id);
+		id_row(id, tries > 0);
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
 		rc = sqlite3_step(s);
 		sqlite3_reset(s);

@@ -242,6 +242,28 @@ fd_peer_closed(int fd)
 	return (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) != 0;
 }
 
+static pthread_mutex_t row_lock = PTHREAD_MUTEX_INITIALIZER;   /* before id_lock */
+
+void
+id_row(char out[ID_LEN], bool jump)
+{
+	static uint32_t next;
+	static bool started;
+	uint32_t v;
+
+	pthread_mutex_lock(&row_lock);
+	if (!started || jump) {
+		char r[ID_LEN];
+
+		id_new(r);
+		next = (uint32_t)strtoul(r, NULL, 16);
+		started = true;
+	}
+	v = next++;
+	pthread_mutex_unlock(&row_lock);
+	snprintf(out, ID_LEN, "%08x", (unsigned)v);
+}
+
 bool
 id_valid(const char *s)
 {

@@ -48,6 +48,12 @@ int dir_create_all(const char *path, unsigned mode);
 /* Writes a fresh random id (8 lowercase hex digits + NUL). Thread-safe. */
 #define ID_LEN 9
 void id_new(char out[ID_LEN]);
+/* A row id for the store (same form): consecutive within a run from a
+ * random start, so a batch's inserts land on one leaf page of each id
+ * index instead of one random page per row (fewer WAL frames per COMMIT,
+ * fewer pages to checkpoint). jump: the last one collided with an older
+ * row (a previous run's range): start again from a new random point. */
+void id_row(char out[ID_LEN], bool jump);
 /* True if s has the form of every id detm makes: exactly 8 lowercase hex
  * digits (id_new). Checked before an id is used in a lookup or a path, so
  * "abc/items/1" or "abc\0x" can never reach a route or a query. */

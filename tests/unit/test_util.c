@@ -86,6 +86,28 @@ test_utf8_fix_replaces_invalid_bytes_and_cuts_between_characters(void)
 	}
 }
 
+/* Row ids: the same form, consecutive within a run (so a batch's inserts
+ * share index pages), and a jump (after a collision) starts elsewhere. */
+static void
+test_row_ids_are_consecutive_until_a_jump(void)
+{
+	char a[ID_LEN], b[ID_LEN], c[ID_LEN];
+	int i, steps = 0;
+
+	for (i = 0; i < 100; i++) {
+		id_row(a, false);
+		id_row(b, false);
+		CHECK(id_valid(a) && id_valid(b));
+		steps += (uint32_t)strtoul(b, NULL, 16) == (uint32_t)strtoul(a, NULL, 16) + 1u;
+	}
+	CHECK(steps == 100);
+	id_row(a, false);
+	id_row(c, true);
+	id_row(b, false);
+	CHECK(id_valid(c) && (uint32_t)strtoul(b, NULL, 16) == (uint32_t)strtoul(c, NULL, 16) + 1u);
+	CHECK(strcmp(a, c) != 0);
+}
+
 static void
 test_ids_are_8_hex_digits_and_distinct(void)
 {
@@ -319,6 +341,7 @@ const struct harness_test util_tests[] = {
 	{ "utf8_fix_replaces_invalid_bytes_and_cuts_between_characters",
 	  test_utf8_fix_replaces_invalid_bytes_and_cuts_between_characters },
 	{ "ids_are_8_hex_digits_and_distinct", test_ids_are_8_hex_digits_and_distinct },
+	{ "row_ids_are_consecutive_until_a_jump", test_row_ids_are_consecutive_until_a_jump },
 	{ "secure_streq", test_secure_streq },
 	{ "buf_refuses_to_grow_past_its_cap", test_buf_refuses_to_grow_past_its_cap },
 	{ "jx_parse_is_strict", test_jx_parse_is_strict },
