@@ -45,7 +45,8 @@ static bool wk_aborting;            /* grace over: cancel everything */
 static atomic_int wk_shutdown;      /* abort the startup version check */
 static char *wk_url, *wk_token;
 static pthread_t wk_threads[CAP_WORKERS];
-static size_t wk_nthreads;
+static size_t wk_nthreads;         /* started so far (under wk_lock) */
+static size_t wk_waiting;          /* of those, waiting for a job (under wk_lock) */
 /* libcurl and the API version check come with the first tools/call, on
  * whichever worker runs it, so initialize and tools/list touch neither
  * libcurl nor detmd. Under wk_init_lock: 1 not yet, 0 ready, -1 failed. */
@@ -87,8 +88,11 @@ wk_take(size_t slot)
 {
 	struct job *j;
 
-	while (wk_head == NULL && !wk_stopping)
+	while (wk_head == NULL && !wk_stopping) {
+		wk_waiting++;
 		pthread_cond_wait(&wk_cond, &wk_lock);
+		wk_waiting--;
+	}
 	j = wk_head;
 	if (j == NULL)
 		return NULL;
@@ -168,6 +172,9 @@ wk_forward_get(char *err, size_t errlen)
 	return wk_fw;
 }
 
+/* Threads start with the first jobs, not here: a client that only lists
+ * the tools (every MCP client at start) pays for none (6 pthread_creates
+ * and their malloc arenas were ~1/3 of spawn -> tools/list). */
 int
 worker_start(const char *url, const char *token)
 {
@@ -175,15 +182,19 @@ worker_start(const char *url, const char *token)
 	wk_token = token != NULL ? strdup(token) : NULL;
 	if (wk_url == NULL || (token != NULL && wk_token == NULL))
 		abort();
-	for (wk_nthreads = 0; wk_nthreads < CAP_WORKERS; wk_nthreads++)
-		if (pthread_create(&wk_threads[wk_nthreads], NULL, wk_main,
-		                   (void *)(uintptr_t)wk_nthreads) != 0)
-			break;
-	if (wk_nthreads == 0) {
-		worker_stop(0);
-		return -1;
-	}
 	return 0;
+}
+
+/* One more thread when the queue holds more jobs than threads wait (lock
+ * held). Without any thread, -1. */
+static int
+wk_grow(void)
+{
+	if (wk_queued <= wk_waiting || wk_nthreads >= CAP_WORKERS)
+		return 0;
+	if (pthread_create(&wk_threads[wk_nthreads], NULL, wk_main, (void *)(uintptr_t)wk_nthreads) == 0)
+		wk_nthreads++;
+	return wk_nthreads > 0 ? 0 : -1;
 }
 
 int
@@ -208,6 +219,14 @@ worker_submit(struct json_object *msg, struct json_object *id)
 	wk_queued++;
 	pthread_cond_signal(&wk_cond);
 	rc = 0;
+	if (wk_grow() != 0) {
+		log_error("cannot start a worker thread");
+		wk_head = wk_tail = NULL;       /* j is the only job: nothing runs it */
+		wk_queued = 0;
+		j->msg = NULL;
+		job_free(j);
+		rc = -1;
+	}
 out:
 	pthread_mutex_unlock(&wk_lock);
 	return rc;
@@ -280,7 +299,7 @@ worker_stop(int grace_ms)
 {
 	struct timespec deadline;
 	struct job *j;
-	size_t i;
+	size_t i, n;
 	int err = 0;
 
 	clock_gettime(CLOCK_REALTIME, &deadline);
@@ -306,8 +325,9 @@ worker_stop(int grace_ms)
 			if (wk_running[i] != NULL)
 				atomic_store(&wk_running[i]->cancel, 1);
 	}
+	n = wk_nthreads;
 	pthread_mutex_unlock(&wk_lock);
-	for (i = 0; i < wk_nthreads; i++)
+	for (i = 0; i < n; i++)
 		pthread_join(wk_threads[i], NULL);
 	wk_nthreads = 0;
 	free(wk_url);

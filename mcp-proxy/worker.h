@@ -20,10 +20,11 @@
 
 #include "tools.h"
 
-/* Start the pool (url and token are copied). libcurl is loaded and
+/* Set the pool up (url and token are copied); its threads start with the
+ * first jobs, up to CAP_WORKERS. libcurl is loaded and
  * detmd's API version checked (logged) only at the first tools/call, so
- * initialize and tools/list touch neither libcurl nor the daemon. 0, or -1
- * if no thread can start. */
+ * initialize and tools/list touch neither libcurl nor the daemon, nor
+ * start a thread. Returns 0. */
 int worker_start(const char *url, const char *token) __attribute__((warn_unused_result));
 
 /* Queue msg (a tools/call request or a batch array) for rpc_execute on a
