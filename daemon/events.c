@@ -42,6 +42,12 @@ struct pending {
 	struct pending *next;
 };
 static struct pending *pend_head, **pend_tail = &pend_head;
+/* The last batch events_commit saw, and the recent ones that failed: an
+ * event whose batch committed before it was published (the writer
+ * committed it itself, or the committer was quicker) goes out at once
+ * instead of waiting for the next commit. */
+#define FAILED_SEEN 64
+static uint64_t commit_seen, failed_seen[FAILED_SEEN];
 
 struct events_sub {
 	uint64_t sent;          /* the last id handed out */
@@ -79,6 +85,16 @@ events_publish(const char *type, const char *op, const char *task_id, const char
 		publish_now(type, op, task_id, ref);
 		return;
 	}
+	pthread_mutex_lock(&mu);
+	if (ticket <= commit_seen) {
+		bool ok = failed_seen[ticket % FAILED_SEEN] != ticket;
+
+		pthread_mutex_unlock(&mu);
+		if (ok)
+			publish_now(type, op, task_id, ref);
+		return;
+	}
+	pthread_mutex_unlock(&mu);
 	p = xcalloc(1, sizeof *p);
 	p->ticket = ticket;
 	p->type = xstrdup(type);
@@ -86,6 +102,19 @@ events_publish(const char *type, const char *op, const char *task_id, const char
 	p->task_id = task_id ? xstrdup(task_id) : NULL;
 	p->ref = ref ? xstrdup(ref) : NULL;
 	pthread_mutex_lock(&mu);
+	if (ticket <= commit_seen) {    /* committed meanwhile */
+		bool ok = failed_seen[ticket % FAILED_SEEN] != ticket;
+
+		pthread_mutex_unlock(&mu);
+		if (ok)
+			publish_now(p->type, p->op, p->task_id, p->ref);
+		free(p->type);
+		free(p->op);
+		free(p->task_id);
+		free(p->ref);
+		free(p);
+		return;
+	}
 	*pend_tail = p;
 	pend_tail = &p->next;
 	pthread_mutex_unlock(&mu);
@@ -97,6 +126,10 @@ events_commit(uint64_t batch, bool ok)
 	struct pending *done = NULL, **dt = &done, *p, **pp;
 
 	pthread_mutex_lock(&mu);
+	if (batch > commit_seen)
+		commit_seen = batch;
+	if (!ok)
+		failed_seen[batch % FAILED_SEEN] = batch;
 	for (pp = &pend_head; (p = *pp) != NULL;) {
 		if (p->ticket > batch) {
 			pp = &p->next;

@@ -104,11 +104,14 @@ check_button(int button, struct derr *e)
 }
 
 /* True if an EWMH window manager runs: the root's _NET_SUPPORTING_WM_CHECK
- * names a window that carries the same property. */
+ * names a window that carries the same property. The atom is interned
+ * (not only_if_exists): Xlib caches an atom it got, so later clicks skip
+ * that round trip; without a window manager only_if_exists answered None,
+ * which is not cached, and cost a round trip on every click. */
 static bool
 has_wm(Display *d)
 {
-	Atom check = XInternAtom(d, "_NET_SUPPORTING_WM_CHECK", True);
+	Atom check = XInternAtom(d, "_NET_SUPPORTING_WM_CHECK", False);
 	Window w = None, again = None;
 	Atom type;
 	int format;
