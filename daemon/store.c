@@ -72,7 +72,7 @@ struct store {
 	uint64_t n_writes, n_commits, n_lone;
 	int64_t last_write_us;      /* when the last body ran (mono_us) */
 	_Atomic int entering;       /* writers in store_tx before their body ran */
-	bool sync_full;             /* a lone write still goes to the committer */
+	bool sync_full;             /* a lone deferred write still goes to the committer */
 	/* under c_mu */
 	pthread_mutex_t c_mu;
 	pthread_cond_t c_work;      /* the committer has a batch to commit, or stop */
