@@ -44,7 +44,6 @@
 #include "ocr.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -53,7 +52,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <tesseract/capi.h>
@@ -295,52 +293,18 @@ ocr_free(struct ocr *o)
 	free(o);
 }
 
-/* The child's side of ocr_probe: its error down the pipe. */
-static void
-probe_child(const char *lang, int fd)
-{
-	struct derr e;
-	struct ocr *o;
-
-	derr_clear(&e);
-	o = ocr_new(lang, &e);
-	if (o == NULL && write(fd, &e, sizeof e) != (ssize_t)sizeof e)
-		_exit(2);
-	_exit(o != NULL ? 0 : 1);       /* no atexit handlers, no tesseract teardown */
-}
-
 int
 ocr_probe(const char *lang, struct derr *e)
 {
-	int fds[2], status = 0;
-	struct derr ce;
-	struct ocr *o;
-	pid_t pid;
+	const char *missing = NULL;
+	size_t missing_len = 0;
 
-	if (pipe(fds) == 0) {
-		if ((pid = fork()) == 0) {
-			close(fds[0]);
-			probe_child(lang, fds[1]);
-		}
-		close(fds[1]);
-		if (pid > 0) {
-			bool got = read(fds[0], &ce, sizeof ce) == (ssize_t)sizeof ce;
-
-			close(fds[0]);
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
-			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-				return 0;
-			if (got)
-				return derr_set(e, ce.code, ce.field[0] ? ce.field : NULL, "%s", ce.message);
-			return derr_set(e, DERR_UNAVAILABLE, NULL,
-			    "OCR could not be loaded (the probe process ended with status %d)", status);
-		}
-		close(fds[0]);
-	}
-	o = ocr_new(lang, e);
-	ocr_free(o);
-	return o != NULL ? 0 : -1;
+	if (!lang_valid(lang))
+		return derr_set(e, DERR_INVALID, "lang", "OCR language must be like \"eng\" or \"eng+deu\"");
+	if (model_dir(lang, &missing, &missing_len) == NULL)
+		return derr_set(e, DERR_UNAVAILABLE, "lang", "OCR model '%.*s' is not installed "
+		    "(Debian package tesseract-ocr-%.*s)", (int)missing_len, missing, (int)missing_len, missing);
+	return 0;
 }
 
 /* ---- image preparation -------------------------------------------------- */

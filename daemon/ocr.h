@@ -44,10 +44,12 @@ struct ocr_box {
  * (tesseract-ocr-eng); a malformed name: DERR_INVALID field "lang". */
 struct ocr *ocr_new(const char *lang, struct derr *e);
 void ocr_free(struct ocr *o);   /* NULL ok */
-/* Whether ocr_new(lang) would succeed (0, else -1 with its error), tried in
- * a child process so this one maps and keeps none of tesseract (~20 MB
- * resident after a load, most of it not given back by free). Falls back to
- * trying in process when fork fails. */
+/* Whether OCR can run here: the model files of lang are installed (0, else
+ * -1 and why). Loads neither libtesseract (~6 MB of library pages) nor the
+ * model (~14 MB of heap that free does not give back: an idle detmd kept
+ * 37.9 MB resident); a missing library or a broken model fails at the
+ * first ocr_new with its own clean error. (A full probe in a forked child
+ * hung under ASan, so it is not done.) */
 int ocr_probe(const char *lang, struct derr *e);
 
 /* Recognises the text in the rectangle (x, y, w, h) of an RGB24 frame

@@ -282,9 +282,9 @@ min_conf_parse(const char *s, double *out, struct derr *e)
 }
 
 /* Whether tesseract loads here (W.ocr_ok); only the ocr backend needs it.
- * Probed in a child process (ocr_probe): loading it here at start kept
- * ~23 MB resident in a daemon that may never OCR (idle RSS 37 MB instead
- * of 14, bench/run.sh); the first OCR wait loads it for real. */
+ * ocr_probe checks the model files and the library without loading the
+ * model: loading it here at start kept ~23 MB resident in a daemon that may
+ * never OCR (idle RSS 37.9 MB, bench/run.sh); the first OCR wait loads it. */
 static int
 waits_ocr_probe(struct derr *e)
 {
