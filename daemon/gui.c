@@ -576,7 +576,6 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	json_object_object_add(r, "ok", json_object_new_boolean(1));
 	json_object_object_add(r, "instruction", json_object_new_string(instruction));
 	json_object_object_add(r, "backend", json_object_new_string("direct"));
-	json_object_object_add(r, "grounded_by", NULL);
 	json_object_object_add(r, "model", NULL);
 	if (c == NULL) {
 		derr_set(e, DERR_INTERNAL, NULL, "out of memory");
