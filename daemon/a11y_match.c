@@ -182,6 +182,8 @@ a11y_words_parse(const char *text, struct a11y_words *w)
 	} else {
 		a11y_norm(text, norm, sizeof norm);
 		parse_words(norm, w);
+		snprintf(norm, sizeof norm, "%s", w->name);     /* "name:" before a role word */
+		a11y_norm(norm, w->name, sizeof w->name);
 	}
 	return w->name[0] != '\0' || w->roles != NULL ? 0 : -1;
 }
