@@ -19,6 +19,7 @@
 #include "jx.h"
 #include "lim.h"
 #include "util.h"
+#include "xwin.h"
 
 #define EFFECT_STEP_MS 50
 
@@ -228,6 +229,34 @@ brief(json_object *el)
 	return o;
 }
 
+void
+verify_xtop(struct click_check *k, Display *d)
+{
+	struct xwin *v = NULL;
+	struct derr e = { 0 };
+	size_t n = 0;
+
+	k->xtop_known = false;
+	if (k->number < 0 || xwin_list(d, &v, &n, &e) != 0)
+		return;
+	for (size_t i = n; i-- > 0;)            /* topmost first */
+		if (v[i].visible && k->x >= v[i].x && k->y >= v[i].y && k->x < v[i].x + v[i].width &&
+		    k->y < v[i].y + v[i].height) {
+			snprintf(k->xtop, sizeof k->xtop, "%s", v[i].title);
+			k->xtop_known = v[i].title[0] != '\0';
+			break;
+		}
+	free(v);
+}
+
+bool
+verify_covered(const struct click_check *k, json_object *el)
+{
+	const char *win = el != NULL ? estr(el, "window") : "";
+
+	return k->xtop_known && win[0] != '\0' && strcmp(win, k->xtop) != 0;
+}
+
 /* The verdict (1, 0, -1 unknown) and its reason. */
 static int
 judge(json_object *at, json_object *expected, const char *words, const char *effect,
@@ -277,6 +306,12 @@ verify_after(struct click_check *k, json_object *expected, const char *words, js
 	else {
 		effect = effect_of(k, at);
 		verdict = judge(at, expected, words, effect, why, sizeof why);
+		if (verify_covered(k, at)) {
+			verdict = 0;
+			snprintf(why, sizeof why, "the window \"%.100s\" covers %s \"%.80s\" of \"%.80s\" at the "
+			    "point: the click went to it", k->xtop, estr(at, "role"), estr(at, "name"),
+			    estr(at, "window"));
+		}
 		snprintf(line, sizeof line, "before the press: %s \"%.100s\" under (%d, %d) (GetAccessibleAtPoint)",
 		    estr(at, "role"), estr(at, "name"), k->x, k->y);
 		json_object_array_add(checked, json_object_new_string(line));
@@ -291,6 +326,38 @@ verify_after(struct click_check *k, json_object *expected, const char *words, js
 	jx_add_str(v, "reason", why);
 	json_object_object_add(v, "at_point", at != NULL ? brief(at) : NULL);
 	json_object_object_add(v, "expected", expected != NULL ? brief(expected) : NULL);
+	jx_add_str(v, "effect", effect);
+	json_object_object_add(v, "checked", checked);
+	json_object_object_add(v, "ms", json_object_new_double((double)(int64_t)((k->ms + ms_since(t0)) * 10) / 10));
+	json_object_object_add(r, "verification", v);
+	json_object_put(k->before);
+	json_object_put(k->focus);
+	k->before = k->focus = NULL;
+}
+
+void
+verify_after_action(struct click_check *k, json_object *el, const char *action, json_object *r)
+{
+	json_object *v = json_object_new_object(), *checked = json_object_new_array();
+	const char *effect;
+	char why[400], line[300];
+	int64_t t0 = mono_us();
+	int verdict;
+
+	effect = k->number >= 0 ? effect_of(k, el) : "not checked";
+	verdict = strcmp(effect, "none") == 0 || k->number < 0 ? -1 : 1;
+	snprintf(why, sizeof why, "the window \"%.100s\" covers it, so its own \"%s\" action ran; effect: %s",
+	    k->xtop, action, effect);
+	snprintf(line, sizeof line, "the X window on top at (%d, %d) is \"%.100s\", not \"%.100s\"", k->x, k->y,
+	    k->xtop, estr(el, "window"));
+	json_object_array_add(checked, json_object_new_string(line));
+	snprintf(line, sizeof line, "after the action, within %d ms: %s", VERIFY_EFFECT_MS, effect);
+	json_object_array_add(checked, json_object_new_string(line));
+	json_object_object_add(r, "verified", verdict < 0 ? NULL : json_object_new_boolean(1));
+	jx_add_str(v, "result", verdict < 0 ? "unknown" : "hit");
+	jx_add_str(v, "reason", why);
+	json_object_object_add(v, "at_point", NULL);
+	json_object_object_add(v, "expected", brief(el));
 	jx_add_str(v, "effect", effect);
 	json_object_object_add(v, "checked", checked);
 	json_object_object_add(v, "ms", json_object_new_double((double)(int64_t)((k->ms + ms_since(t0)) * 10) / 10));

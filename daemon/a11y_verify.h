@@ -20,6 +20,11 @@
  *   otherwise (desktop_action): true when the element under the point
  *                   takes actions or the click had an effect, false for
  *                   an inert element (a label, a filler) with no effect
+ *   and in every case false when the X window on top at the point is not
+ *   the element's window (a window with no tree covers it; by title).
+ * gui_do clicks a tree-grounded element that is covered through its own
+ * AT-SPI action instead (click, press, activate); that is verified by its
+ * effect (the element went away, changed states or took the focus).
  *
  * Cost: nothing at all on a display whose accessibility bus is not up
  * (a11y_active): no helper, no bus activation.
@@ -31,6 +36,7 @@
 
 #include <stdbool.h>
 
+#include <X11/Xlib.h>
 #include <json-c/json.h>
 
 #define VERIFY_EFFECT_MS 800
@@ -52,10 +58,22 @@ struct click_check {
 	json_object *before;    /* the at_point answer */
 	json_object *focus;     /* the focused elements' keys before (array of strings) */
 	double ms;
+	bool xtop_known;        /* verify_xtop found the X window on top at the point: */
+	char xtop[256];         /* its title */
 };
 
 /* Before a click at (x, y). Cheap no-op when the display has no tree. */
 void verify_before(int number, int x, int y, struct click_check *k);
+/* Under the display lease (d): the topmost visible X window at the point,
+ * whose title the verdict compares with the accessible element's window
+ * (a window without a tree covering the element gets the click). */
+void verify_xtop(struct click_check *k, Display *d);
+/* The element under the point (before) is not in the X window on top
+ * there: the click would go elsewhere. */
+bool verify_covered(const struct click_check *k, json_object *el);
+/* After the element's own action ran instead of a click (it was covered):
+ * like verify_after, judged by the effect on el alone. */
+void verify_after_action(struct click_check *k, json_object *el, const char *action, json_object *r);
 /* After it: adds "verified" (true, false or null) and "verification"
  * {result, reason, at_point, expected, effect, checked[], ms} to r, and
  * frees k's members. expected and words may be NULL. */

@@ -820,6 +820,8 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 		json_object_put(k.focus);
 		return -1;
 	}
+	if (k.number >= 0)
+		verify_xtop(&k, l.d);
 	c.app = app;
 	c.l = &l;
 	c.p = params;

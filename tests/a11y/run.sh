@@ -18,7 +18,8 @@
 #               element: and element-gone: waits resolve from the tree; a
 #               display with no accessible program falls back to the vision
 #               backend (the stub sees the request) and starts nothing of
-#               AT-SPI; another display's tree never grounds a target
+#               AT-SPI; another display's tree never grounds a target; a
+#               button an xterm covers is pressed through its own action
 #   stop:       stopping a display leaves no process of its bus; detmd's
 #               shutdown stops the others; after kill -9 the next detmd does
 #
@@ -275,6 +276,26 @@ if wait_for 60 wait_rc "$tmp/rc.G3"; then
 	check "zenity saw Yes pressed through MCP: exits 0" [ "$(cat "$tmp/rc.G3")" = 0 ]
 else bad "zenity exits after the MCP click"; fi
 check "no model call for the MCP click (still 2 requests)" [ "$(stub_count)" = 2 ]
+# a window with no tree over the button: a click there goes to it
+run_rc "$G" "$tmp/rc.G4" zenity --question --title "Covered" --text "Go on?"
+if wait_for 60 has_window "$G" Covered; then ok "display G shows the dialog to cover"; else bad "display G shows the dialog to cover"; fi
+elements "$G" "window=Covered&role=push%20button&name=Yes"
+bx=$(jqr '.elements[0].bounds.x // 0')
+by=$(jqr '.elements[0].bounds.y // 0')
+cx=$(jqr '.elements[0].bounds | .x + (.width / 2 | floor)')
+cy=$(jqr '.elements[0].bounds | .y + (.height / 2 | floor)')
+run_on "$G" xterm -geometry 30x6+$((bx - 20))+$((by - 20)) -T cover -e sleep 600
+if wait_for 30 xwait "$G" cover; then ok "an xterm covers the Yes button"; else bad "an xterm covers the Yes button"; fi
+api POST /api/desktop/action '{"task_id":"'"$G"'","action":"click","x":'"${cx:-0}"',"y":'"${cy:-0}"'}'
+expect "desktop_action click on the covered button: verified false (the xterm on top gets it)" 200 \
+	'.verified == false and (.verification.reason | contains("cover")) and .verification.at_point.name == "Yes"'
+gdo "$G" "click the Yes button"
+expect "gui_do on the covered button runs its own AT-SPI action, verified by its effect" 200 \
+	'.grounded_by == "accessibility" and .acted_by == "accessibility action" and .verified == true and .verification.effect == "gone"'
+if wait_for 60 wait_rc "$tmp/rc.G4"; then
+	check "zenity saw Yes through its action: exits 0" [ "$(cat "$tmp/rc.G4")" = 0 ]
+else bad "zenity exits after the action"; fi
+check "no model call for the covered button (still 2 requests)" [ "$(stub_count)" = 2 ]
 api DELETE "/api/tasks/$G/display"
 api DELETE "/api/tasks/$H/display"
 
