@@ -176,12 +176,12 @@ same_json(json_object *a, json_object *b)
 	return strcmp(json_object_to_json_string(a), json_object_to_json_string(b)) == 0;
 }
 
-/* Watches for an effect of the click for up to VERIFY_EFFECT_MS: "gone",
+/* Watches for an effect of the click for up to ms: "gone",
  * "states changed", "focus moved" or "none". */
 static const char *
-effect_of(struct click_check *k, json_object *el)
+effect_of(struct click_check *k, json_object *el, int ms)
 {
-	int64_t end = mono_us() + VERIFY_EFFECT_MS * 1000LL;
+	int64_t end = mono_us() + ms * 1000LL;
 
 	do {
 		json_object *st = NULL, *fk;
@@ -304,7 +304,7 @@ verify_after(struct click_check *k, json_object *expected, const char *words, js
 		snprintf(why, sizeof why, "no accessible window under (%d, %d): the tree does not know what "
 		    "is there", k->x, k->y);
 	else {
-		effect = effect_of(k, at);
+		effect = effect_of(k, at, VERIFY_EFFECT_MS);
 		verdict = judge(at, expected, words, effect, why, sizeof why);
 		if (verify_covered(k, at)) {
 			verdict = 0;
@@ -344,14 +344,14 @@ verify_after_action(struct click_check *k, json_object *el, const char *action, 
 	int64_t t0 = mono_us();
 	int verdict;
 
-	effect = k->number >= 0 ? effect_of(k, el) : "not checked";
+	effect = k->number >= 0 ? effect_of(k, el, VERIFY_ACTION_MS) : "not checked";
 	verdict = strcmp(effect, "none") == 0 || k->number < 0 ? -1 : 1;
 	snprintf(why, sizeof why, "the window \"%.100s\" covers it, so its own \"%s\" action ran; effect: %s",
 	    k->xtop, action, effect);
 	snprintf(line, sizeof line, "the X window on top at (%d, %d) is \"%.100s\", not \"%.100s\"", k->x, k->y,
 	    k->xtop, estr(el, "window"));
 	json_object_array_add(checked, json_object_new_string(line));
-	snprintf(line, sizeof line, "after the action, within %d ms: %s", VERIFY_EFFECT_MS, effect);
+	snprintf(line, sizeof line, "after the action, within %d ms: %s", VERIFY_ACTION_MS, effect);
 	json_object_array_add(checked, json_object_new_string(line));
 	json_object_object_add(r, "verified", verdict < 0 ? NULL : json_object_new_boolean(1));
 	jx_add_str(v, "result", verdict < 0 ? "unknown" : "hit");

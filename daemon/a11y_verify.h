@@ -8,7 +8,7 @@
  *
  * Verification of a click at (x, y): BEFORE the press, the element under
  * the point (GetAccessibleAtPoint) and the focused element; AFTER it, for
- * up to VERIFY_EFFECT_MS, whether that element went away (its window
+ * up to VERIFY_EFFECT_MS (stopping at the first change), whether that element went away (its window
  * closed), changed states, or the focus moved. The verdict:
  *   unknown (null)  no tree up on the display, or no accessible window
  *                   under the point (the tree does not know what is there)
@@ -39,7 +39,8 @@
 #include <X11/Xlib.h>
 #include <json-c/json.h>
 
-#define VERIFY_EFFECT_MS 800
+#define VERIFY_EFFECT_MS 400     /* after a click: the verdict rarely needs it */
+#define VERIFY_ACTION_MS 3000    /* after an element's own action: the only evidence */
 
 struct tree_pick {
 	json_object *element;   /* the match (caller owns), or NULL */
