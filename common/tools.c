@@ -256,7 +256,10 @@ static struct tool tools[] = {
 	"top-left, the same space gui_find returns and gui_do takes; results report positions in "
 	"screen pixels too. To use pixels read off the last desktop_look image instead, pass "
 	"coords: image (they are multiplied by that look's scale for you, and positions in the "
-	"result come back in image pixels).",
+	"result come back in image pixels). A click at x, y on a task display whose programs expose an "
+	"accessibility tree also reports verified (true: it landed on something that takes clicks or "
+	"changed something, false: on an inert element or under a covering window, null: unknown) "
+	"and verification (the element under the point and what changed).",
 	"{'type':'object','additionalProperties':false,'required':['action'],'properties':{"
 	"'action':{'type':'string','enum':['click','double_click','right_click','middle_click','mouse_move','drag','scroll',"
 	"'mouse_down','mouse_up','type','press_key','list_windows','find_window','focus_window','move_window','resize_window',"
@@ -429,7 +432,7 @@ static const struct {
 	    P_OBJ("element") "," P_OBJ("verification"), "") },
 	{ "gui_find", OUT(OUT_XY "," P_STR("grounded_by") "," P_OBJ("element"), "'x','y','coords'") },
 	{ "gui_agent", OUT(P_BOOL("success") "," P_STR("summary"), "") },
-	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY, "'action','observation'") },
+	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," P_OBJ("verification"), "'action','observation'") },
 	{ "desktop_look", OUT(P_OBJ("image_size") "," P_OBJ("screen_size") "," P_NUM("scale"), "'screen_size','scale'") },
 	{ "desktop_elements", OUT(P_ARR("elements") "," P_INT("count") "," P_STR("display") "," P_BOOL("truncated"), "'elements','count','display'") },
 	{ "humanize_status", OUT(P_BOOL("enabled"), "'enabled'") },
