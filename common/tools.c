@@ -430,7 +430,7 @@ static const struct {
 	{ "wait_status", OUT(P_STR("wait_id") "," P_STR("status") "," P_ARR("waits"), "") },
 	{ "gui_do", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," P_STR("grounded_by") ","
 	    P_OBJ("element") "," P_OBJ("verification"), "") },
-	{ "gui_find", OUT(OUT_XY "," P_STR("grounded_by") "," P_OBJ("element"), "'x','y','coords'") },
+	{ "gui_find", OUT(OUT_XY "," P_STR("grounded_by"), "'x','y','coords'") },
 	{ "gui_agent", OUT(P_BOOL("success") "," P_STR("summary"), "") },
 	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," P_OBJ("verification"), "'action','observation'") },
 	{ "desktop_look", OUT(P_OBJ("image_size") "," P_OBJ("screen_size") "," P_NUM("scale"), "'screen_size','scale'") },

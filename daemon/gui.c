@@ -199,7 +199,9 @@ tree_json(const struct tree_pick *p, bool matched)
 }
 
 /* gui_find through the task display's tree: the reply, or NULL (p->why
- * says why, and vision takes over). */
+ * says why, and vision takes over). "element" is the tree's element (an
+ * object; a vision backend's "element" is the text it named, a string,
+ * which is why gui_find's outputSchema does not declare it). */
 static json_object *
 find_tree(const char *task_id, const char *description, struct tree_pick *p, int64_t t0)
 {
