@@ -57,6 +57,7 @@
 #define DAMAGE_PEEK_US     100000   /* peek at each watched display's XDamage counter */
 #define DAMAGE_MAX_US     1000000   /* drawing goes on: judge at least this often */
 #define STATIC_DAMAGE_US 10000000   /* a still screen whose drawing the peeks see */
+#define A11Y_POLL_US      1000000   /* an element condition: read the tree every second */
 
 /* One tick: what it took under mu at its start, and what its steps share.
  * Each step returns the interval to the next tick, -1 when j finished, or
@@ -354,6 +355,30 @@ tick_judge(struct tick *t)
 	return next;
 }
 
+/* A tick of an element condition: the task display's tree, no lease, no
+ * frame, no model; checked every poll_interval (default A11Y_POLL_US) and
+ * whenever the display draws. */
+static int64_t
+tick_a11y(struct tick *t)
+{
+	struct job *j = t->j;
+	struct vision_result vr;
+
+	if (wjudge_a11y(j, t->criteria, &vr, &t->e) != 0) {
+		t->use_ocr = true;      /* not the model's failure: no health check */
+		return judge_failed(t);
+	}
+	j->fails = 0;
+	j->last_eval_us = t->now;
+	wjudge_record(j, &vr, true, t->cause);
+	if (vr.verdict == VISION_YES) {
+		wjob_finish(j, "resolved", "YES", vr.reason);
+		return -1;
+	}
+	wstore_progress_write(j);
+	return j->poll_s > 0 ? (int64_t)(j->poll_s * 1e6) : A11Y_POLL_US;
+}
+
 /* Runs one tick of j (a worker owns it). Returns the interval to the next
  * tick, or -1 when j finished. */
 static int64_t
@@ -373,7 +398,9 @@ tick(struct job *j)
 	pthread_mutex_unlock(&W.mu);
 	t.pass = wjudge_passthrough(t.use_ocr);
 
-	if ((next = tick_lease(&t)) == GO_ON && (next = tick_undrawn(&t)) == GO_ON &&
+	if (wjudge_is_a11y(t.criteria))
+		next = tick_a11y(&t);
+	else if ((next = tick_lease(&t)) == GO_ON && (next = tick_undrawn(&t)) == GO_ON &&
 	    (next = tick_thumb(&t)) == GO_ON) {
 		if (t.pass)
 			next = tick_pass(&t);

@@ -107,7 +107,7 @@ wstore_job_extra_locked(const struct job *j)
 	json_object *o = json_object_new_object(), *w = json_object_new_object(), *ev = NULL;
 	char *text;
 
-	jx_add_str(o, "judged_by", j->use_ocr ? "ocr" : "model");
+	jx_add_str(o, "judged_by", wjudge_is_a11y(j->criteria) ? "accessibility" : j->use_ocr ? "ocr" : "model");
 	jx_add_str(o, "judge_reason", j->judge_why);
 	jx_add_str(o, "woken_by", j->woken_by);
 	json_object_object_add(w, "damage", json_object_new_int(j->wake_damage));
