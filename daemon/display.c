@@ -150,33 +150,6 @@ open_conn(const char *name, const unsigned char *cookie)
 	return d;
 }
 
-/* xinput's second connection to the display of d (see
- * xinput_set_connector): the caller holds d's entry mutex. */
-static Display *
-reconnect(Display *d)
-{
-	char name[sizeof shared.name];
-	unsigned char cookie[COOKIE_LEN];
-	bool found = false, with_cookie = false;
-
-	pthread_mutex_lock(&reg_lock);
-	for (size_t i = 0; table != NULL && i < (size_t)cfg->max_displays && !found; i++)
-		if (table[i] != NULL && table[i]->d == d) {
-			found = true;
-			with_cookie = true;
-			memcpy(name, table[i]->name, sizeof name);
-			memcpy(cookie, table[i]->cookie, sizeof cookie);
-		}
-	pthread_mutex_unlock(&reg_lock);
-	if (!found && shared.d == d) {     /* its mutex is the caller's */
-		found = true;
-		with_cookie = shared.managed;
-		memcpy(name, shared.name, sizeof name);
-		memcpy(cookie, shared.cookie, sizeof cookie);
-	}
-	return found ? open_conn(name, with_cookie ? cookie : NULL) : NULL;
-}
-
 /* Entry mutex held: after (re)connecting, ask to hear about drawing on
  * the screen (one DamageNotify each time the damage region goes from empty
  * to non-empty; drain_damage re-arms it). */
@@ -908,7 +881,6 @@ display_init(const struct config *c, struct derr *e)
 {
 	cfg = c;
 	xerr_init();
-	xinput_set_connector(reconnect);
 	snprintf(shared.name, sizeof shared.name, "%s", c->display);
 	dir = xasprintf("%s/displays", c->data_dir);
 	log_dir = xasprintf("%s/logs", c->data_dir);

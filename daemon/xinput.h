@@ -69,11 +69,6 @@ int xinput_idle(Display *d, int idle_ms);
 /* Restores d's kept bindings now (unless the connection is dead) and
  * forgets d: call before XCloseDisplay. NULL or unknown d is a no-op. */
 void xinput_forget(Display *d);
-/* How xinput opens a second connection to d's display (for RECORD, to
- * prove the focused window consumed typed keys before a spare keycode is
- * rebound): display.c registers one that knows the cookie. Unset:
- * XOpenDisplay(DisplayString(d)). Call before any typing. */
-void xinput_set_connector(Display *(*fn)(Display *d));
 /* How long a display must be idle before display.c restores its map. */
 #define XINPUT_IDLE_MS 5000
 

@@ -29,8 +29,7 @@
 #define KEY_NAME_MAX     64
 #define POOL_MAX         256           /* spare keycodes (all of them) */
 #define CACHE_MAX        256           /* displays with kept bindings */
-#define QUIET_MS         500           /* fallback: a binding's last use, before rebinding
-                                          it for a window that gives no proof */
+#define QUIET_MS         500           /* a binding's last use, before rebinding it */
 #define CLICK_MAX        3
 #define BUTTON_MAX       7
 #define SCROLL_MAX       100
@@ -55,7 +54,6 @@ struct keymap {
 	KeyCode pool[POOL_MAX];         /* spare keycodes */
 	KeySym bound[POOL_MAX];         /* what each is bound to (NoSymbol: free) */
 	int64_t used[POOL_MAX];         /* ms (monotonic) its last event reached the server */
-	bool unproven[POOL_MAX];        /* used since the last proof of consumption */
 	unsigned stamp[POOL_MAX];       /* batch that last planned to use it */
 	bool dirty[POOL_MAX];           /* bound[] not yet sent */
 };
@@ -72,25 +70,10 @@ int xkm_load(Display *d, struct keymap *km, struct derr *e);
 bool xkm_find(const struct keymap *km, KeySym sym, KeyCode *kc, unsigned *need);
 int xkm_pool_find(const struct keymap *km, KeySym sym);
 /* Binds sym to a pool keycode not used by batch `stamp`: a free one, else
- * the least recently used binding whose key events are proven consumed.
- * Returns the slot, or -1 with *barrier true (xkm_barrier first) or false
- * (every keycode is in this batch). */
-int xkm_pool_take(struct keymap *km, KeySym sym, unsigned stamp, bool *barrier);
-/* Waits until the focused window has consumed every key event sent so
- * far (xinput_barrier.c), or for a window that cannot prove it, until
- * every used binding has been quiet QUIET_MS; then every binding may be
- * rebound. Nothing of this call's may be pending (dirty). 0, or -1 with e
- * (the window stopped taking keys, or the X connection failed). */
-int xkm_barrier(struct keymap *km, struct derr *e);
-struct xbar;
-/* 1: every key event sent on d before the call was consumed by the window
- * that has the focus; 0: that window cannot prove it (fall back); -1 with
- * e: it proved it before but now takes no keys. Sends two no-op changes of
- * kc (two: what kc holds). *slot: the display's state, made on first use. */
-int xbar_prove(Display *d, struct xbar **slot, KeyCode kc, const KeySym two[2],
-    struct derr *e);
-void xbar_reset(Display *d, struct xbar **slot);
-void xbar_free(Display *d, struct xbar *b);
+ * the least recently used binding, if its last key event reached the server
+ * QUIET_MS ago or more. Returns the slot, or -1 with *wait_ms > 0 (retry
+ * after that long) or 0 (every keycode is in this batch). */
+int xkm_pool_take(struct keymap *km, KeySym sym, unsigned stamp, int *wait_ms);
 /* Marks the slots of batch `stamp` used now: call once its key events
  * reached the server (after an XSync). */
 void xkm_pool_used(struct keymap *km, unsigned stamp);

@@ -5,23 +5,16 @@
  *
  * Owns: per display, the spare keycodes bound by earlier calls (struct
  * kcache, reached through `caches` under caches_lock, kept so that typing
- * the same characters again does not rebind), whether their key events are
- * proven consumed, the display's barrier state (xinput_barrier.c), and
- * xinput_idle / xinput_forget, which give them back.
- * Invariants: a spare keycode whose key events are not proven consumed by
- * the focused window is never rebound (a client translates a queued key
- * event with the map it fetched last, so rebinding early changes text
- * already typed: see xinput_barrier.c). Rebinding needs xkm_barrier, which
- * proves consumption of everything sent so far, or for a window that gives
- * no proof waits QUIET_MS after the last use; so a text with more distinct
- * unmapped keysyms than spare keycodes is typed in rounds of at most one
- * binding per keycode, with one barrier between rounds. When a call
- * returns, the map holds what it held on entry plus the bindings kept for
- * later calls, which xinput_idle (after idle_ms without use) or
- * xinput_forget put back to NoSymbol.
+ * the same characters again does not rebind), and xinput_idle /
+ * xinput_forget, which give them back.
+ * Invariants: a spare keycode is never rebound until QUIET_MS after its
+ * last key event reached the server (clients translate lazily after
+ * MappingNotify); when a call returns, the map holds what it held on entry
+ * plus the bindings kept for later calls, which xinput_idle (after idle_ms
+ * without use) or xinput_forget put back to NoSymbol.
  *
  * Does not: parse text or key names, or send anything but the key events
- * of xkm_tap and the mapping changes of the pool and the barrier.
+ * of xkm_tap and the mapping changes of the pool.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -67,7 +60,6 @@ struct kslot {
 	KeyCode kc;
 	KeySym sym;             /* bound in both core columns of kc */
 	int64_t used_ms;        /* when its last key event reached the server */
-	bool unproven;          /* used since the last proof of consumption */
 };
 
 struct kcache {
@@ -75,7 +67,6 @@ struct kcache {
 	int n;
 	struct kslot slot[POOL_MAX];
 	int64_t last_ms;        /* the latest used_ms (0: none) */
-	struct xbar *bar;       /* xinput_barrier.c's state, made on first use */
 };
 
 static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -194,7 +185,6 @@ xkm_load(Display *d, struct keymap *km, struct derr *e)
 		km->pool[km->npool] = s->kc;
 		km->bound[km->npool] = s->sym;
 		km->used[km->npool] = s->used_ms;
-		km->unproven[km->npool] = s->unproven;
 		km->npool++;
 	}
 	km->nowned = km->npool;
@@ -241,15 +231,16 @@ xkm_pool_find(const struct keymap *km, KeySym sym)
 }
 
 /* Binds sym to a pool keycode not used by batch `stamp`: a free one, else
- * the least recently used binding whose key events are proven consumed.
- * Returns the slot, or -1 with *barrier true (xkm_barrier first) or false
- * (every keycode is in this batch). */
+ * the least recently used binding, if its last key event reached the server
+ * QUIET_MS ago or more. Returns the slot, or -1 with *wait_ms > 0 (retry
+ * after that long) or 0 (every keycode is in this batch). */
 int
-xkm_pool_take(struct keymap *km, KeySym sym, unsigned stamp, bool *barrier)
+xkm_pool_take(struct keymap *km, KeySym sym, unsigned stamp, int *wait_ms)
 {
 	int best = -1;
+	int64_t now = mono_us() / 1000;
 
-	*barrier = false;
+	*wait_ms = 0;
 	for (int s = 0; s < km->npool; s++) {
 		if (km->stamp[s] == stamp)
 			continue;
@@ -257,57 +248,19 @@ xkm_pool_take(struct keymap *km, KeySym sym, unsigned stamp, bool *barrier)
 			best = s;
 			break;
 		}
-		if (km->unproven[s]) {
-			*barrier = true;
-			continue;
-		}
 		if (best < 0 || km->used[s] < km->used[best])
 			best = s;
 	}
 	if (best < 0)
 		return -1;
-	*barrier = false;
+	if (km->bound[best] != NoSymbol && now - km->used[best] < QUIET_MS) {
+		*wait_ms = (int)(km->used[best] + QUIET_MS - now);
+		return -1;
+	}
 	km->bound[best] = sym;
 	km->stamp[best] = stamp;
 	km->dirty[best] = true;
 	return best;
-}
-
-/* The fallback for a window that gives no proof: every used binding quiet
- * for QUIET_MS. */
-static void
-wait_quiet(const struct keymap *km)
-{
-	int64_t last = 0;
-
-	for (int s = 0; s < km->npool; s++)
-		if (km->unproven[s] && km->used[s] > last)
-			last = km->used[s];
-	while (mono_us() / 1000 - last < QUIET_MS)
-		sleep_ms((int)(last + QUIET_MS - mono_us() / 1000));
-}
-
-int
-xkm_barrier(struct keymap *km, struct derr *e)
-{
-	KeySym two[2];
-	int s = 0, rc;
-
-	if (km->npool == 0 || km->cache == NULL)
-		return 0;
-	while (s < km->npool - 1 && km->dirty[s])
-		s++;
-	if (km->dirty[s])
-		return derr_set(e, DERR_INTERNAL, NULL, "a barrier with bindings pending");
-	two[0] = two[1] = km->bound[s];     /* what the server holds: a no-op */
-	rc = xbar_prove(km->d, &km->cache->bar, km->pool[s], two, e);
-	if (rc < 0)
-		return -1;
-	if (rc == 0)
-		wait_quiet(km);
-	for (int k = 0; k < km->npool; k++)
-		km->unproven[k] = false;
-	return 0;
 }
 
 /* Marks the slots of batch `stamp` used now: call once its key events
@@ -318,10 +271,8 @@ xkm_pool_used(struct keymap *km, unsigned stamp)
 	int64_t now = mono_us() / 1000;
 
 	for (int s = 0; s < km->npool; s++)
-		if (km->stamp[s] == stamp && km->bound[s] != NoSymbol) {
+		if (km->stamp[s] == stamp && km->bound[s] != NoSymbol)
 			km->used[s] = now;
-			km->unproven[s] = true;
-		}
 }
 
 /* Sends the pending bindings, one keysym in both levels so neither Shift
@@ -371,7 +322,6 @@ xkm_done(struct keymap *km)
 			c->slot[c->n].kc = km->pool[s];
 			c->slot[c->n].sym = km->bound[s];
 			c->slot[c->n].used_ms = km->used[s];
-			c->slot[c->n].unproven = km->unproven[s];
 			if (km->used[s] > c->last_ms)
 				c->last_ms = km->used[s];
 			c->n++;
@@ -427,7 +377,6 @@ xinput_forget(Display *d)
 	if (c == NULL)
 		return;
 	cache_restore(d, c);
-	xbar_free(d, c->bar);
 	pthread_mutex_lock(&caches_lock);
 	for (int i = 0; i < CACHE_MAX; i++)
 		if (caches[i] == c)

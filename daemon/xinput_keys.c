@@ -122,15 +122,15 @@ text_keysyms(const char *s, size_t len, KeySym **out, size_t *n, struct derr *e)
 }
 
 /* Plans keys syms[i..*end) as batch `stamp`: at most `chunk` of them, with
- * pool keycodes bound as needed. *barrier: planning stopped at *end because
- * every other keycode carries key events not yet proven consumed. */
+ * pool keycodes bound as needed. *end == i with *wait_ms > 0: nothing can
+ * be planned before a binding has been quiet that long. */
 static int
 plan_chunk(struct keymap *km, const KeySym *syms, size_t i, size_t n, size_t chunk,
-    unsigned stamp, size_t *end, bool *barrier, struct derr *e)
+    unsigned stamp, size_t *end, int *wait_ms, struct derr *e)
 {
 	size_t k = i;
 
-	*barrier = false;
+	*wait_ms = 0;
 	while (k < n && k - i < chunk) {
 		KeyCode kc;
 		unsigned need;
@@ -145,12 +145,12 @@ plan_chunk(struct keymap *km, const KeySym *syms, size_t i, size_t n, size_t chu
 			return derr_set(e, DERR_INTERNAL, NULL,
 			    "the keyboard map has no spare keycode to type keysym 0x%lx",
 			    (unsigned long)syms[k]);
-		if (slot < 0 && (slot = xkm_pool_take(km, syms[k], stamp, barrier)) < 0)
+		if (slot < 0 && (slot = xkm_pool_take(km, syms[k], stamp, wait_ms)) < 0)
 			break;
 		km->stamp[slot] = stamp;
 		k++;
 	}
-	if (k == i && !*barrier)
+	if (k == i && *wait_ms <= 0)
 		return derr_set(e, DERR_INTERNAL, NULL, "no spare keycode is free");
 	*end = k;
 	return 0;
@@ -184,16 +184,15 @@ xinput_type(Display *d, const char *s, size_t len, size_t *sent, struct derr *e)
 	loaded = true;
 	while (i < n) {
 		size_t end = i;
-		bool barrier = false;
+		int wait_ms = 0;
 
-		if (plan_chunk(&km, syms, i, n, chunk, ++stamp, &end, &barrier, e) != 0)
+		if (plan_chunk(&km, syms, i, n, chunk, ++stamp, &end, &wait_ms, e) != 0)
 			goto out;
 		if (end == i) {
 			/* More distinct keysyms than spare keycodes: every
-			 * binding carries keys the window may not have read
-			 * yet; wait until it has (xkm_barrier). */
-			if (xkm_barrier(&km, e) != 0)
-				goto out;
+			 * binding is in use; the text waits until the oldest
+			 * has been quiet for QUIET_MS. */
+			sleep_ms(wait_ms);
 			continue;
 		}
 		xerr_begin();
@@ -468,8 +467,8 @@ xinput_keys(Display *d, const char *combo, struct derr *e)
 		for (int k = 0; k < chords[c].n; k++) {
 			const struct key *key = &chords[c].keys[k];
 			struct resolved *r = &res[nkeys++];
-			bool found, barrier = false;
-			int slot;
+			bool found;
+			int slot, wait_ms = 0;
 
 			r->need = 0;
 			if (key->modifier)
@@ -479,13 +478,9 @@ xinput_keys(Display *d, const char *combo, struct derr *e)
 			if (found)
 				continue;
 			slot = xkm_pool_find(&km, key->sym);
-			if (slot < 0 && (slot = xkm_pool_take(&km, key->sym, 1, &barrier)) < 0 &&
-			    barrier) {
-				/* nothing of this call's sent yet: safe to wait */
-				if (xkm_barrier(&km, e) != 0)
-					goto out;
-				slot = xkm_pool_take(&km, key->sym, 1, &barrier);
-			}
+			while (slot < 0 && (slot = xkm_pool_take(&km, key->sym, 1, &wait_ms)) < 0 &&
+			    wait_ms > 0)
+				sleep_ms(wait_ms);      /* nothing sent yet: safe to wait */
 			if (slot < 0) {
 				derr_set(e, DERR_INVALID, "keys",
 				    "too many keys missing from the keyboard map (at most %d)",
