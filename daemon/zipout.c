@@ -97,6 +97,8 @@ struct zipout {
 	int fd;
 	bool in_entry;
 	bool gone;              /* the reader left: writes are dropped */
+	zipout_notify_fn notify; /* after each write (zipout_spawn), or NULL */
+	const void *key;
 	int64_t left;           /* bytes still owed to a sized entry; -1 unsized */
 	char err[256];
 };
@@ -133,6 +135,8 @@ on_write(struct archive *a, void *cls, const void *p, size_t n)
 		}
 		done += (size_t)w;
 	}
+	if (done > 0 && z->notify != NULL)
+		z->notify(z->key);
 	return (la_ssize_t)n;
 }
 
@@ -319,6 +323,8 @@ struct zipjob {
 	zipout_build_fn build;
 	void *arg;
 	void (*free_arg)(void *);
+	zipout_notify_fn notify;
+	const void *key;
 };
 
 static void *
@@ -331,19 +337,23 @@ job_main(void *p)
 	if (z == NULL)
 		log_warn("%s", err);
 	else {
+		z->notify = j->notify;
+		z->key = j->key;
 		j->build(z, j->arg);
 		zipout_close(z);
 	}
 	close(j->wfd);
 	j->wfd = -1;
+	if (j->notify != NULL)
+		j->notify(j->key);      /* the reader sees the end */
 	if (j->free_arg != NULL)
 		j->free_arg(j->arg);
 	return NULL;
 }
 
 struct zipjob *
-zipout_spawn(zipout_build_fn build, void *arg, void (*free_arg)(void *), int *read_fd,
-    char *err, size_t errlen)
+zipout_spawn(zipout_build_fn build, void *arg, void (*free_arg)(void *),
+    zipout_notify_fn notify, const void *key, int *read_fd, char *err, size_t errlen)
 {
 	struct zipjob *j;
 	int fds[2];
@@ -354,11 +364,19 @@ zipout_spawn(zipout_build_fn build, void *arg, void (*free_arg)(void *), int *re
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return NULL;
 	}
+	if (fcntl(fds[0], F_SETFL, O_NONBLOCK) != 0) {     /* the reader's end only */
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return NULL;
+	}
 	j = xcalloc(1, sizeof *j);
 	j->wfd = fds[1];
 	j->build = build;
 	j->arg = arg;
 	j->free_arg = free_arg;
+	j->notify = notify;
+	j->key = key;
 	if (pthread_create(&j->th, NULL, job_main, j) != 0) {
 		snprintf(err, errlen, "cannot start the archive thread");
 		close(fds[0]);
