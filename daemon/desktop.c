@@ -22,6 +22,7 @@
 #include "lim.h"
 #include "log.h"
 #include "task.h"
+#include "takeover.h"
 #include "taskstate.h"
 #include "xinput.h"
 #include "xwin.h"
@@ -594,6 +595,19 @@ out:
 	return rc;
 }
 
+int
+desktop_lease_agent(struct app *app, const char *task_id, bool input, struct display_lease *l,
+    struct derr *e)
+{
+	if (desktop_lease(app, task_id, l, e) != 0)
+		return -1;
+	if ((input ? takeover_gate(task_id, e) : takeover_gate_look(task_id, e)) != 0) {
+		display_unlease(l);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- screenshots ---- */
 
 static int
@@ -677,7 +691,7 @@ desktop_shot(struct app *app, const struct desk_shot *q, struct xcap_image *img,
 
 	memset(img, 0, sizeof *img);
 	*meta = NULL;
-	if (desktop_lease(app, q->task_id, &l, e) != 0)
+	if (desktop_lease_agent(app, q->task_id, false, &l, e) != 0)
 		return -1;
 	rc = shot_on_lease(&l, q, img, meta, e);
 	display_unlease(&l);
@@ -794,7 +808,7 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 	}
 	if (check_params(params, e) != 0)
 		return -1;
-	if (desktop_lease(app, task_id, &l, e) != 0)
+	if (desktop_lease_agent(app, task_id, true, &l, e) != 0)
 		return -1;
 	c.app = app;
 	c.l = &l;

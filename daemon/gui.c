@@ -206,7 +206,7 @@ gui_find(struct app *app, const char *task_id, const char *description,
 		    description, GUI_FORMS);
 	if (usage_scope(task_id, "ground", e) != 0)     /* usage.h: the task's model calls, its budget */
 		return -1;
-	if (desktop_lease(app, task_id, &l, e) != 0)
+	if (desktop_lease_agent(app, task_id, false, &l, e) != 0)
 		return -1;
 	s.screen_w = l.width;
 	s.screen_h = l.height;
@@ -403,7 +403,7 @@ do_ground(struct app *app, const char *task_id, struct display_lease *l, bool *l
 			return -1;
 		c->at2 = true;
 	}
-	if (desktop_lease(app, task_id, l, e) != 0)
+	if (desktop_lease_agent(app, task_id, true, l, e) != 0)   /* a human may have taken over */
 		return -1;
 	*leased = true;
 	if (strcmp(l->name, s->display) != 0 || l->width != s->screen_w || l->height != s->screen_h)
@@ -451,7 +451,7 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	}
 	if (do_parse(app, instruction, c, r, &need1, &need2, e) != 0 ||
 	    ((need1 || need2) && usage_scope(task_id, "ground", e) != 0) ||  /* usage.h */
-	    desktop_lease(app, task_id, &l, e) != 0)
+	    desktop_lease_agent(app, task_id, true, &l, e) != 0)
 		goto out;
 	leased = true;
 	s.screen_w = l.width;
