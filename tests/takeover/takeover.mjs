@@ -77,10 +77,14 @@ async function noPlan(page) {
   const t3 = (await api("POST", "/api/tasks", { name: "No plan", display: true, display_resolution: "640x480" })).json;
   const T3 = t3.task_id, typed3 = `${out}/typed3.txt`;
   const env = { ...process.env, DISPLAY: t3.metadata.display, XAUTHORITY: t3.metadata.xauthority, LC_ALL: "C.UTF-8" };
-  kids.push(spawn("xterm", ["-geometry", "60x12+0+0", "-T", "np-xterm", "-e", "sh", "-c", `stty -echo; cat > ${typed3}`], { env, stdio: "ignore" }));
+  kids.push(spawn("xterm", ["-geometry", "50x10+0+0", "-fa", "Mono", "-fs", "14", "-T", "np-xterm", "-e", "sh", "-c", `cat > ${typed3}`], { env, stdio: "ignore" }));
   check("an xterm runs on the plan-less task's display, which is being recorded", await until(async () => existsSync(typed3) &&
     ((await api("POST", "/api/desktop/action", { task_id: T3, action: "list_windows" })).json.windows || []).some((w) => w.title === "np-xterm") &&
     (await api("GET", `/api/tasks/${T3}`)).json.recording.frames >= 1, 20000));
+  // A smart wait for what the human will type: it must not look while they drive.
+  const w = await api("POST", "/api/waits", { task_id: T3, wake_when: 'text:"good morning"', timeout: 300 });
+  check("a smart wait (OCR) watches the plan-less task's screen", w.status === 201, w.text);
+  const waitNow = async () => (await api("GET", `/api/waits/${w.json.wait_id}`)).json;
   const tk = await api("POST", `/api/tasks/${T3}/takeover`, { reason: "type the password" });
   check("the operator takes it over through the API", tk.status === 200 && /^[0-9a-f]{8}$/.test(tk.json.lease), tk.text);
   const input = (events) => api("POST", `/api/tasks/${T3}/input`, { lease: tk.json.lease, events });
@@ -97,18 +101,33 @@ async function noPlan(page) {
     check(`a batch with a bad ${field} is refused whole: 400 naming it`, r.status === 400 && r.json.error.code === "invalid_argument" &&
       r.json.error.field === field && /nothing in this batch was injected/.test(r.json.error.message), r.text);
   }
-  const good = await input([{ t: "down", b: 1, x: 100, y: 50 }, { t: "up", b: 1, x: 100, y: 50 }, { t: "text", s: "good" }, { t: "key", k: "Return" }]);
+  const good = await input([{ t: "down", b: 1, x: 100, y: 50 }, { t: "up", b: 1, x: 100, y: 50 }, { t: "text", s: "good morning" }, { t: "key", k: "Return" }]);
   check("a good batch after them is injected", good.status === 200 && good.json.injected === 4, good.text);
-  check("only the good batch's text reached the xterm (the refused ones typed nothing)", await until(() => read(typed3) === "good\n") &&
-    read(typed3) === "good\n", JSON.stringify(read(typed3)));
+  check("only the good batch's text reached the xterm (the refused ones typed nothing)", await until(() => read(typed3) === "good morning\n") &&
+    read(typed3) === "good morning\n", JSON.stringify(read(typed3)));
+  // A wait is ticked by one worker at a time: once a tick has not looked
+  // (skipped_human), no check begun before the takeover is still running.
+  let first = null;
+  await until(async () => (first = await waitNow()).skipped_human >= 1, 30000);
+  check("while the human drives, the wait's checks do not look at the screen", await until(async () => {
+    const x = await waitNow();
+    return x.status === "watching" && x.skipped_human >= first.skipped_human + 2 && x.evaluations === first.evaluations;
+  }, 30000), JSON.stringify((({ status, evaluations, skipped_human }) => ({ status, evaluations, skipped_human, first: [first.evaluations, first.skipped_human] }))(await waitNow())));
+  const el = await api("GET", `/api/desktop/elements?task_id=${T3}`);
+  check("the agent's accessibility tree is refused meanwhile (409 human_control)", el.status === 409 && el.json.error.code === "human_control", el.text);
+  const clip = await api("POST", "/api/record", { task_id: T3, duration: 2, wait: false });
+  check("and so is a video_record clip", clip.status === 409 && clip.json.error.code === "human_control", clip.text);
   const rel = await api("POST", `/api/tasks/${T3}/release`, { note: "done" });
   check("the operator hands it back", rel.status === 200 && rel.json.clicks === 1, rel.text);
+  const done = await api("GET", `/api/waits/${w.json.wait_id}?block_s=60`);
+  check("after the release the wait looks again and sees what the human typed", done.json.status === "resolved" &&
+    done.json.judged_by === "ocr", done.text.slice(0, 400));
 
   const sum = (await api("GET", `/api/tasks/${T3}?detail=actions`)).json;
   const acts = sum.task_actions || [];
   const sums = acts.map((a) => a.summary);
   check("a task without a plan lists the human's input as task-level human actions", sum.items.length === 0 &&
-    sum.unassigned_actions === acts.length && sums.includes("human: click at (100, 50)") && sums.includes("human: typed 4 characters") &&
+    sum.unassigned_actions === acts.length && sums.includes("human: click at (100, 50)") && sums.includes("human: typed 12 characters") &&
     sums.includes("human: pressed Return") && acts.filter((a) => /^human:/.test(a.summary)).every((a) => a.action_type === "human" && a.ordinal === null),
     JSON.stringify(acts.map((a) => [a.action_type, a.summary])));
   check("nothing of the refused batches was audited", !sums.some((a) => /typed 3 char|nosuchkey/.test(a)), sums.join(" | "));
