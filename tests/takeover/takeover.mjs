@@ -209,6 +209,11 @@ async function main() {
   await page.mouse.move(q1.x, q1.y, { steps: 5 });
   await page.mouse.up();
   check("a drag presses at its start", await until(() => pressedNear(40, 250)));
+  p = await viewPoint(page, 200, 120, 800, 600);
+  await page.mouse.move(p.x, p.y);
+  await page.mouse.wheel(0, 120);
+  check("the wheel scrolls there (button 5)", await until(() => presses().some((q) => q.b === 5 &&
+    Math.abs(q.x - 200) <= 2 && Math.abs(q.y - 120) <= 2)), JSON.stringify(presses().slice(-3)));
 
   // ---- the agent is fenced off meanwhile ----
   const before = presses().length;
@@ -248,6 +253,13 @@ async function main() {
   // ---- keyboard: any script and a chord, into the xterm ----
   kids.push(spawn("xmessage", ["-geometry", "+10+400", "a window the human opened"], { env, stdio: "ignore" }));
   p = await viewPoint(page, 500, 60, 800, 600);
+  await page.mouse.click(p.x, p.y);
+  // Keys typed outside the view stay in the page (the browser's own
+  // shortcuts too): were they sent, the xterm's exact text below would show them.
+  await page.focus("#msg");
+  await page.keyboard.type("zz");
+  await page.keyboard.press("Control+a");
+  await page.keyboard.press("Backspace");
   await page.mouse.click(p.x, p.y);
   const text = "héllo Привет 你好";
   await page.keyboard.type(text);
