@@ -29,8 +29,9 @@
  * notifications/cancelled names it (same session, same id; a stateless
  * client cancels by closing the stream) or the client hangs up on its stream:
  * a clip (video_record) is stopped on the recorder, a gui_agent run ends
- * at its next step (cancel.h); other calls run to their end and their
- * result is dropped.
+ * at its next step (cancel.h), a model request in flight is abandoned
+ * (httpc.c asks cancel.h); other calls run to their end and their result
+ * is dropped.
  *
  * Host/Origin checks and the bearer token are http.c's, as for every route.
  * Limits: a 1 MiB request body (routes.c), MCP_SESSIONS sessions (the

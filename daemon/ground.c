@@ -77,7 +77,8 @@ post(const char *who, const char *url, const char *const *headers, json_object *
 	*latency += rs.latency_us;
 	if (rc < 0)
 		derr_set(e, DERR_UNAVAILABLE, NULL, "%s: %s: %.*s", who,
-		    rc == HTTPC_ETIMEOUT ? "timed out" : rc == HTTPC_EREFUSED ? "not called" : "cannot reach the server",
+		    rc == HTTPC_ETIMEOUT ? "timed out" : rc == HTTPC_EREFUSED ? "not called" :
+		    rc == HTTPC_ECANCELLED ? "abandoned" : "cannot reach the server",
 		    utf8_prec(rs.error, 200), rs.error);
 	else if (rs.status < 200 || rs.status >= 300)
 		derr_set(e, DERR_UNAVAILABLE, NULL, "%s answered HTTP %ld: %.*s%s", who, rs.status,

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "cancel.h"
 #include "usage.h"
 #include "util.h"
 
@@ -127,10 +128,30 @@ excerpt(const char *p, size_t len, char *out, size_t cap)
 	out[o] = '\0';
 }
 
+/* curl's progress callback: a call made for a request whose client gave up
+ * (cancel.h; unbound threads, such as the smart-wait workers, never are)
+ * is abandoned, asked at most every 100 ms. Non-zero aborts the transfer. */
+static int
+on_progress(void *arg, curl_off_t dlt, curl_off_t dln, curl_off_t ult, curl_off_t uln)
+{
+	int64_t *next = arg, now = mono_us();
+
+	(void)dlt;
+	(void)dln;
+	(void)ult;
+	(void)uln;
+	if (now < *next)
+		return 0;
+	*next = now + 100000;
+	return cancel_requested() ? 1 : 0;
+}
+
 static int
 map_curl_error(CURLcode rc)
 {
 	switch (rc) {
+	case CURLE_ABORTED_BY_CALLBACK:
+		return HTTPC_ECANCELLED;
 	case CURLE_OPERATION_TIMEDOUT:
 		return HTTPC_ETIMEOUT;
 	case CURLE_COULDNT_RESOLVE_HOST:
@@ -177,7 +198,7 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 	const char *body = NULL;
 	size_t body_len = 0;
 	long timeout = rq->timeout_ms > 0 ? rq->timeout_ms : 30000;
-	int64_t t0 = mono_us();
+	int64_t t0 = mono_us(), next_check = 0;
 	struct usage_call uc;
 	CURLcode rc;
 	CURL *c;
@@ -227,6 +248,9 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &s);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, &s);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, &next_check);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	if (body != NULL) {
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -256,6 +280,8 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 		snprintf(rs->error, sizeof rs->error, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
 		if (ret == HTTPC_ETIMEOUT)
 			snprintf(rs->error, sizeof rs->error, "timed out after %ld ms", timeout);
+		else if (ret == HTTPC_ECANCELLED)
+			snprintf(rs->error, sizeof rs->error, "cancelled: the client that asked gave up");
 	}
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);

@@ -39,6 +39,8 @@ enum httpc_fail {
 	HTTPC_ETOOBIG = -3,    /* reply over max_reply, or request over the cap */
 	HTTPC_EOTHER = -4,     /* bad URL, unsupported protocol, internal */
 	HTTPC_EREFUSED = -5,   /* a model call the task's budget refused (usage.h): not sent */
+	HTTPC_ECANCELLED = -6, /* the client of the request that made this call gave up
+	                        * (cancel.h: an MCP cancel, a hang-up): abandoned */
 };
 
 struct httpc_req {

@@ -8,8 +8,9 @@
  * /dev/null).
  *
  * Does not: wait for, reap or stop children (the callers do: a11y.c,
- * display_proc.c), or close the caller's fds.
+ * display_proc.c, wake.c), or close the caller's fds.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -54,7 +55,9 @@ proc_spawn(char *const argv[], char *const envp[], const struct proc_io *io)
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	if (err != 0) {
-		log_warn("cannot start %s: %s", argv[0], strerror(err));
+		if (err != ENOENT || !io->quiet_missing)
+			log_warn("cannot start %s: %s", argv[0], strerror(err));
+		errno = err;
 		return -1;
 	}
 	return pid;

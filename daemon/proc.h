@@ -18,13 +18,15 @@ struct proc_io {
 	int out_fd;             /* becomes fd 1; < 0: the log (same open file as fd 2) */
 	int extra_fd;           /* becomes fd 3; < 0: none */
 	bool search_path;       /* argv[0] looked up in PATH (posix_spawnp) */
+	bool quiet_missing;     /* a program that does not exist is not logged */
 };
 
 /* Starts argv (argv[0] the program) with envp, in its own process group
  * (so kill(-pid, ...) reaches its children too), with no signals blocked
  * and every signal at its default (main blocks them before starting
- * threads). Returns the child's pid (the caller reaps it), or -1 when it
- * could not start (logged as a warning naming argv[0]). */
+ * threads). Returns the child's pid (the caller reaps it), or -1 with
+ * errno set when it could not start (logged as a warning naming argv[0],
+ * unless errno is ENOENT and io->quiet_missing). */
 pid_t proc_spawn(char *const argv[], char *const envp[], const struct proc_io *io)
     DETM_NODISCARD;
 

@@ -320,6 +320,8 @@ outcome_of(int rc, const struct httpc_resp *rs)
 {
 	if (rc == HTTPC_ETIMEOUT)
 		return "timeout";
+	if (rc == HTTPC_ECANCELLED)
+		return "cancelled";
 	if (rc != HTTPC_OK)
 		return "error";
 	if (rs->status < 200 || rs->status > 299)

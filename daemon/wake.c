@@ -15,7 +15,7 @@
  * timeout) delays the events behind it, never a request thread.
  *
  * Invariants: the queue, the counters and `stopping` are guarded by `mu`;
- * only the delivery thread spawns or reaps children (it waits for its own
+ * only the delivery thread spawns (proc_spawn) or reaps children (it waits for its own
  * pid only, so it cannot reap another module's processes); a child runs in
  * its own process group with default signal dispositions and an empty mask,
  * its stdout and stderr append to DATA_DIR/logs/wake.log, and it is killed
@@ -30,7 +30,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +42,7 @@
 #include "httpc.h"
 #include "jx.h"
 #include "log.h"
+#include "proc.h"
 
 extern char **environ;
 
@@ -200,41 +200,21 @@ wake_stdin_fd(const char *data, size_t len)
 static enum wake_run_rc
 wake_run(char *const argv[], const char *in, size_t in_len)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, all;
 	enum wake_run_rc rc = RUN_FAILED;
+	struct proc_io io = { .log = W.log_path, .out_fd = -1, .extra_fd = -1,
+		.search_path = true, .quiet_missing = true };
 	int64_t deadline;
-	pid_t pid = -1;
-	int err, status = 0, infd = -1;
+	pid_t pid;
+	int status = 0, infd = -1;
 
 	if (in != NULL && (infd = wake_stdin_fd(in, in_len)) < 0) {
 		log_warn("wake: cannot make stdin for %s: %s", argv[0], strerror(errno));
 		return RUN_FAILED;
 	}
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&at);
-	if (infd >= 0)
-		posix_spawn_file_actions_adddup2(&fa, infd, 0);
-	else
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, W.log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-	    POSIX_SPAWN_SETPGROUP);
-	err = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	if (err != 0) {
-		if (err == ENOENT)
+	io.in_fd = infd;
+	if ((pid = proc_spawn(argv, environ, &io)) < 0) {
+		if (errno == ENOENT)
 			rc = RUN_MISSING;
-		else
-			log_warn("wake: cannot start %s: %s", argv[0], strerror(err));
 		goto out;
 	}
 	deadline = mono_us() + (int64_t)W.timeout_ms * 1000;

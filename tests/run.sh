@@ -6,6 +6,15 @@
 # "N passed, N failed" and exits non-zero on any failure. Suites run in the
 # order below; DETM_BIN selects bin/ or bin-asan/. SUITES="unit http" runs a
 # subset.
+#
+# Under the sanitizers (ASAN_OPTIONS set, as `make asan-test` does), every
+# sanitizer report of every process a suite starts (detmd, detm-mcp, the
+# helpers and test programs) goes to a log file of its own (log_path), and
+# a suite after which any such file exists fails, whatever its own checks
+# said: a leak at detmd's clean stop or a UBSan report in a helper is not
+# hidden in a log nobody reads. The reports are kept in
+# $DETM_TEST_OUT/sanitizer/SUITE/. The fuzz suite keeps its own handling
+# (libFuzzer reads the reports itself).
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
@@ -38,6 +47,27 @@ declare -A cmd=(
 	[ops]="tests/ops/run.sh"
 	[layers]="tools/check-layers.sh"
 )
+san=
+base_asan=${ASAN_OPTIONS:-}
+base_ubsan=${UBSAN_OPTIONS:-}
+if [ -n "$base_asan" ]; then
+	san=$(mktemp -d /tmp/detm-san.XXXXXX)
+	trap 'rm -rf "$san"' EXIT
+fi
+# sanitizer_reports SUITE: 0 (and the reports shown and kept) if the suite's
+# processes wrote any.
+sanitizer_reports() {
+	local keep=${DETM_TEST_OUT:-test-output}/sanitizer/$1 f
+	[ -n "$san" ] || return 1
+	[ -n "$(ls -A "$san")" ] || return 1
+	mkdir -p "$keep"
+	for f in "$san"/*; do
+		echo "FAIL sanitizer report from $(basename "$f") during suite $1:"
+		grep -E 'ERROR|SUMMARY|runtime error|#[0-4] ' "$f" | head -12
+	done
+	mv "$san"/* "$keep/"
+	return 0
+}
 failed=()
 for s in "${suites[@]}"; do
 	c=${cmd[$s]:-}
@@ -48,9 +78,16 @@ for s in "${suites[@]}"; do
 	fi
 	echo "== suite $s"
 	start=$(date +%s)
-	if ! $c; then
-		failed+=("$s")
+	if [ -n "$san" ] && [ "$s" != fuzz ]; then
+		export ASAN_OPTIONS="$base_asan:log_path=$san/asan"
+		export UBSAN_OPTIONS="$base_ubsan:log_path=$san/ubsan"
+	elif [ -n "$san" ]; then
+		export ASAN_OPTIONS="$base_asan" UBSAN_OPTIONS="$base_ubsan"
 	fi
+	rc=0
+	$c || rc=1
+	sanitizer_reports "$s" && rc=1
+	[ "$rc" -eq 0 ] || failed+=("$s")
 	echo "== suite $s took $(( $(date +%s) - start ))s"
 done
 if [ ${#failed[@]} -ne 0 ]; then

@@ -218,7 +218,9 @@ if daemon_start; then
 		done
 	) &
 	writer=$!
-	sleep 1
+	# kill -9 lands while the writer is streaming: after its 20th
+	# acknowledgement, not after a fixed time (a busy machine may ack none)
+	wait_for 60 sh -c "[ \$(wc -l <'$tmp/acked2') -ge 20 ]"
 	daemon_kill9
 	wait "$writer" 2>/dev/null
 	writer=

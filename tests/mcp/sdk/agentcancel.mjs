@@ -6,6 +6,9 @@
 // run.sh to answer "wait 0.2 s" forever, slowly: a run that is not stopped
 // keeps asking it. The check: after the cancel, the stub's request count
 // stops growing. Needs DETM_URL, DETM_BIN, SUPERVISOR_URL.
+// Then gui_find with a grounding model (the same stub: with an OpenRouter
+// key set, UI-TARS grounding goes there too) that takes 90 s to answer: cancelling the call abandons the model request on
+// detmd (its usage row says "cancelled") instead of waiting it out.
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
@@ -44,6 +47,30 @@ async function run(name, c, callWith, tid) {
 		before > 0 && after === before, `${before} -> ${after}`);
 }
 
+// run.sh's script for the supervisor: "wait 0.2 s", slowly, forever
+const waitScript = { answers: ['TOOL_CALL wait {"seconds":0.2}'], delay_ms: 300 };
+const script = (body) => fetch(`${sup}/_stub/script`, { method: "POST", body: JSON.stringify(body) });
+const newTask = async (name) => (await fetch(`${url}/api/tasks`, { method: "POST", headers: { "Content-Type": "application/json" },
+	body: JSON.stringify({ name, plan: ["a"], display: true, display_resolution: "640x480" }) }).then((x) => x.json())).task_id;
+const usage = async (tid) => (await fetch(`${url}/api/usage/stats?task_id=${tid}`).then((x) => x.json())).totals || {};
+
+async function groundCancel(name, c, callWith) {
+	const tid = await newTask(`ground cancel ${name}`);
+	const ac = new AbortController();
+	let progress = 0;
+	const call = callWith(c, { name: "gui_find", arguments: { task_id: tid, description: "the middle of the screen" } },
+		{ signal: ac.signal, timeout: 150000, onprogress: () => { progress++; } }).then(() => "finished", (e) => e);
+	// two progress notes (4 s): the screenshot is taken, the model is asked
+	for (let i = 0; i < 600 && progress < 2; i++) await sleep(100);
+	ac.abort();
+	await call;
+	// the stub answers after 90 s; an abandoned request is recorded long before
+	let u = {};
+	for (let i = 0; i < 120 && !(u.requests >= 1); i++) { await sleep(250); u = await usage(tid); }
+	check(`${name}: cancelling gui_find abandons its grounding model call on detmd (usage: ${u.requests} request, ${u.errors} error)`,
+		progress >= 2 && u.requests === 1 && u.errors === 1, JSON.stringify(u));
+}
+
 async function main() {
 	if (!url || !sup) { console.log("DETM_URL or SUPERVISOR_URL is not set"); console.log("0 passed, 1 failed"); process.exit(1); }
 	const r = await fetch(`${url}/api/tasks`, { method: "POST", headers: { "Content-Type": "application/json" },
@@ -61,6 +88,9 @@ async function main() {
 			const [client, callWith] = await open();
 			c = client;
 			await run(name, c, callWith, tid);
+			await script({ answers: ["click(start_box='(320,240)')"], delay_ms: 90000 });
+			await groundCancel(name, c, callWith);
+			await script(waitScript);
 		} catch (e) {
 			failed++;
 			console.log(`FAIL agent-cancel: ${name}: ${e && e.stack ? e.stack : e}`);
