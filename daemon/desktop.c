@@ -23,6 +23,7 @@
 #include "lim.h"
 #include "log.h"
 #include "task.h"
+#include "takeover.h"
 #include "taskstate.h"
 #include "xinput.h"
 #include "xwin.h"
@@ -595,6 +596,19 @@ out:
 	return rc;
 }
 
+int
+desktop_lease_agent(struct app *app, const char *task_id, bool input, struct display_lease *l,
+    struct derr *e)
+{
+	if (desktop_lease(app, task_id, l, e) != 0)
+		return -1;
+	if ((input ? takeover_gate(task_id, e) : takeover_gate_look(task_id, e)) != 0) {
+		display_unlease(l);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- screenshots ---- */
 
 static int
@@ -678,7 +692,7 @@ desktop_shot(struct app *app, const struct desk_shot *q, struct xcap_image *img,
 
 	memset(img, 0, sizeof *img);
 	*meta = NULL;
-	if (desktop_lease(app, q->task_id, &l, e) != 0)
+	if (desktop_lease_agent(app, q->task_id, false, &l, e) != 0)
 		return -1;
 	rc = shot_on_lease(&l, q, img, meta, e);
 	display_unlease(&l);
@@ -815,7 +829,7 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 		return -1;
 	if (a->fn == a_click)
 		click_probe(task_id, params, image_coords, &k);
-	if (desktop_lease(app, task_id, &l, e) != 0) {
+	if (desktop_lease_agent(app, task_id, true, &l, e) != 0) {
 		json_object_put(k.before);
 		json_object_put(k.focus);
 		return -1;

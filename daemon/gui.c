@@ -261,7 +261,7 @@ gui_find(struct app *app, const char *task_id, const char *description,
 		    "coordinates: %s)", utf8_prec(description, 100), description, tp.why, GUI_FORMS);
 	if (usage_scope(task_id, "ground", e) != 0)     /* usage.h: the task's model calls, its budget */
 		return -1;
-	if (desktop_lease(app, task_id, &l, e) != 0)
+	if (desktop_lease_agent(app, task_id, false, &l, e) != 0)
 		return -1;
 	s.screen_w = l.width;
 	s.screen_h = l.height;
@@ -468,12 +468,13 @@ do_tree(struct app *app, int number, struct gui_cmd *c, bool *need1, bool *need2
 }
 
 /* The lease again after it was let go: the same display, the same size,
- * else DERR_CONFLICT. */
+ * else DERR_CONFLICT; a human who took over meanwhile is 409 human_control
+ * (the gate is checked under the lease). */
 static int
 lease_again(struct app *app, const char *task_id, struct display_lease *l, bool *leased,
     const struct shot *s, struct derr *e)
 {
-	if (desktop_lease(app, task_id, l, e) != 0)
+	if (desktop_lease_agent(app, task_id, true, l, e) != 0)
 		return -1;
 	*leased = true;
 	if (strcmp(l->name, s->display) != 0 || l->width != s->screen_w || l->height != s->screen_h)
@@ -585,10 +586,11 @@ do_act(int number, struct display_lease *l, bool *leased, struct gui_cmd *c, jso
 		jx_add_str(r, "observation", obs);
 		return 0;
 	}
-	display_unlease(l);
-	*leased = false;
+	/* under the lease, so a takeover (which drains it) never lands between */
 	if (a11y_action(number, el, &res, e) != 0)
 		return -1;
+	display_unlease(l);
+	*leased = false;
 	how = json_object_get_string(json_object_object_get(res, "action"));
 	jx_add_str(r, "acted_by", "accessibility action");
 	snprintf(obs, sizeof obs, "ran the %s's own \"%s\" action (the window \"%.100s\" covers it)",
@@ -610,6 +612,7 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	struct shot s;
 	struct click_check k = { .number = -1 };
 	bool leased = false, need1 = false, need2 = false;
+	struct derr ae;
 	json_object *r = json_object_new_object(), *after, *el = NULL;
 	int64_t t0 = mono_us(), t1;
 	double cap_ms = 0, ground_ms = 0, act_ms = 0;
@@ -629,7 +632,7 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	if (do_parse(instruction, c, r, &need1, &need2, e) != 0 ||
 	    do_tree(app, number, c, &need1, &need2, r, &el, &ground_ms, e) != 0 ||
 	    ((need1 || need2) && usage_scope(task_id, "ground", e) != 0) ||  /* usage.h */
-	    desktop_lease(app, task_id, &l, e) != 0)
+	    desktop_lease_agent(app, task_id, true, &l, e) != 0)
 		goto out;
 	leased = true;
 	s.screen_w = l.width;
@@ -651,7 +654,9 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	if (do_act(number, &l, &leased, c, el, &k, r, e) != 0)
 		goto out;
 	act_ms = ms_since(t1);
-	if (after_shot && (leased || desktop_lease(app, task_id, &l, e) == 0)) {
+	/* the picture after: none if a human took over meanwhile (ae: not an
+	 * error of the step, which is done) */
+	if (after_shot && (leased || desktop_lease_agent(app, task_id, false, &l, &ae) == 0)) {
 		leased = true;
 		if ((after = thumb(&l, task_id, e)) != NULL)
 			json_object_object_add(r, "after", after);

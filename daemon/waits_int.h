@@ -41,6 +41,7 @@ struct job {
 	bool queued, running, done, removed, force;
 	int evaluations, skipped;
 	int model_saved;        /* skips of a model-judged wait: model calls the gate saved */
+	int human_skips;        /* ticks that did not look: a human drove the display */
 	int64_t last_frame_ms;
 	char verdict[16];
 	char reason[512];

@@ -77,6 +77,7 @@ struct tick {
 };
 
 #define GO_ON INT64_MIN
+#define HUMAN_RETRY_US 1000000      /* a human drives the display: look again then */
 
 /* Grabs the target into f at max_width; resolves window:<name> each time
  * (windows come and go). 0, 1 (the window is not there), or -1. */
@@ -150,14 +151,24 @@ pass_settled(struct tick *t)
 	return true;
 }
 
-/* Step 1: lease the display; failing to counts towards wait_max_fails. */
+/* Step 1: lease the display; failing to counts towards wait_max_fails.
+ * While a human drives it (takeover.h) the wait does not look (it judges
+ * screens for the agent, which may not see a password being typed) unless
+ * the operator allowed screenshots: it looks again a second later, and
+ * that is no failure. */
 static int64_t
 tick_lease(struct tick *t)
 {
 	struct job *j = t->j;
 
-	if (desktop_lease(W.app, j->task_id[0] ? j->task_id : NULL, &t->l, &t->e) == 0)
+	if (desktop_lease_agent(W.app, j->task_id[0] ? j->task_id : NULL, false, &t->l, &t->e) == 0)
 		return GO_ON;
+	if (t->e.code == DERR_HUMAN_CONTROL) {
+		pthread_mutex_lock(&W.mu);
+		j->human_skips++;
+		pthread_mutex_unlock(&W.mu);
+		return HUMAN_RETRY_US;
+	}
 	if (++j->fails >= t->cfg->wait_max_fails) {
 		snprintf(t->reason, sizeof t->reason, "cannot watch the display: %.500s", t->e.message);
 		wjob_finish(j, "failed", NULL, t->reason);

@@ -180,6 +180,7 @@ overlay_live(json_object *o)
 	if (j != NULL && !j->done) {
 		json_object_object_add(o, "evaluations", json_object_new_int(j->evaluations));
 		json_object_object_add(o, "skipped", json_object_new_int(j->skipped));
+		json_object_object_add(o, "skipped_human", json_object_new_int(j->human_skips));
 		jx_add_time(o, "last_frame_at", j->last_frame_ms);
 		if (j->verdict[0] != '\0') {
 			jx_add_str(o, "verdict", j->verdict);
