@@ -4,31 +4,13 @@
 // the ButtonPress lands) and an xterm whose cat writes what arrives to a
 // file; bin/wake-recv records wake events (WAKE_LOG); bin/detm-mcp carries
 // request_human. Prints "N passed, N failed".
+import { apiAt, checker, until } from "../lib.mjs";
 import { chromium } from "../dashboard/node_modules/playwright-core/index.mjs";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 
 const url = process.env.DETM_URL, out = process.env.OUT, wakeLog = process.env.WAKE_LOG;
-let passed = 0, failed = 0;
-const check = (name, ok, detail = "") => {
-  if (ok) { passed++; console.log(`ok   ${name}`); }
-  else { failed++; console.log(`FAIL ${name}${detail ? ": " + String(detail).slice(0, 400) : ""}`); }
-};
-const api = async (method, path, body) => {
-  const r = await fetch(url + path, { method, headers: body ? { "Content-Type": "application/json" } : {},
-    body: body ? JSON.stringify(body) : undefined });
-  const text = await r.text();
-  let json = null; try { json = JSON.parse(text); } catch { /* not JSON */ }
-  return { status: r.status, json, text };
-};
-const until = async (fn, ms = 15000) => {
-  const end = Date.now() + ms;
-  for (;;) {
-    try { if (await fn()) return true; } catch { /* retry */ }
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
+const T = checker(400), check = T.check, api = apiAt(url);
 const kids = [];
 const wakes = () => existsSync(wakeLog) ? readFileSync(wakeLog, "utf8").split("\n").filter(Boolean)
   .map((l) => { try { return JSON.parse(l.slice(l.indexOf("{"))); } catch { return null; } }).filter(Boolean) : [];
@@ -344,5 +326,4 @@ try {
 } finally {
   for (const k of kids) k.kill("SIGKILL");
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+T.finish();
