@@ -140,29 +140,41 @@ actions_json(AtspiAccessible *a)
 	return arr;
 }
 
-/* Screen bounds; false when the element has no component or no area. */
+/* Screen extents of a; false when it has no component or no area. */
 static bool
-bounds_of(AtspiAccessible *a, json_object **out)
+extents_of(AtspiAccessible *a, AtspiRect *out)
 {
 	AtspiComponent *c = atspi_accessible_get_component_iface(a);
 	AtspiRect *r;
 	bool ok = false;
 
-	*out = NULL;
 	if (c == NULL)
 		return false;
 	r = atspi_component_get_extents(c, ATSPI_COORD_TYPE_SCREEN, NULL);
 	if (r != NULL && r->width > 0 && r->height > 0) {
-		*out = json_object_new_object();
-		json_object_object_add(*out, "x", json_object_new_int(r->x));
-		json_object_object_add(*out, "y", json_object_new_int(r->y));
-		json_object_object_add(*out, "width", json_object_new_int(r->width));
-		json_object_object_add(*out, "height", json_object_new_int(r->height));
+		*out = *r;
 		ok = true;
 	}
 	g_free(r);
 	g_object_unref(c);
 	return ok;
+}
+
+/* The same as JSON {x, y, width, height} in *out (NULL when false). */
+static bool
+bounds_of(AtspiAccessible *a, json_object **out)
+{
+	AtspiRect r;
+
+	*out = NULL;
+	if (!extents_of(a, &r))
+		return false;
+	*out = json_object_new_object();
+	json_object_object_add(*out, "x", json_object_new_int(r.x));
+	json_object_object_add(*out, "y", json_object_new_int(r.y));
+	json_object_object_add(*out, "width", json_object_new_int(r.width));
+	json_object_object_add(*out, "height", json_object_new_int(r.height));
+	return true;
 }
 
 static json_object *
@@ -357,25 +369,6 @@ elements(const struct query *q)
 
 /* ---- what is under a point, and acting on an element ---- */
 
-/* Screen extents of a (showing and visible only); false when none. */
-static bool
-extents_of(AtspiAccessible *a, AtspiRect *out)
-{
-	AtspiComponent *c = atspi_accessible_get_component_iface(a);
-	AtspiRect *r;
-	bool ok = false;
-
-	if (c == NULL)
-		return false;
-	r = atspi_component_get_extents(c, ATSPI_COORD_TYPE_SCREEN, NULL);
-	if (r != NULL && r->width > 0 && r->height > 0) {
-		*out = *r;
-		ok = true;
-	}
-	g_free(r);
-	g_object_unref(c);
-	return ok;
-}
 
 static bool
 showing(AtspiAccessible *a)

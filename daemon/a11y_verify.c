@@ -287,10 +287,34 @@ judge(json_object *at, json_object *expected, const char *words, const char *eff
 	return actionable || strcmp(effect, "none") != 0;
 }
 
+/* Puts the verdict into r ("verified": true, false or null, and the
+ * "verification" object: result, reason, the element at the point and the
+ * one expected, the effect, what was checked (taken), how long it took),
+ * and lets go of k's probes. */
+static void
+verdict_put(struct click_check *k, json_object *r, int verdict, const char *why, json_object *at,
+    json_object *expected, const char *effect, json_object *checked, int64_t t0)
+{
+	json_object *v = json_object_new_object();
+
+	json_object_object_add(r, "verified", verdict < 0 ? NULL : json_object_new_boolean(verdict));
+	jx_add_str(v, "result", verdict < 0 ? "unknown" : verdict ? "hit" : "miss");
+	jx_add_str(v, "reason", why);
+	json_object_object_add(v, "at_point", at != NULL ? brief(at) : NULL);
+	json_object_object_add(v, "expected", expected != NULL ? brief(expected) : NULL);
+	jx_add_str(v, "effect", effect);
+	json_object_object_add(v, "checked", checked);
+	json_object_object_add(v, "ms", json_object_new_double((double)(int64_t)((k->ms + ms_since(t0)) * 10) / 10));
+	json_object_object_add(r, "verification", v);
+	json_object_put(k->before);
+	json_object_put(k->focus);
+	k->before = k->focus = NULL;
+}
+
 void
 verify_after(struct click_check *k, json_object *expected, const char *words, json_object *r)
 {
-	json_object *v = json_object_new_object(), *checked = json_object_new_array(), *at;
+	json_object *checked = json_object_new_array(), *at;
 	const char *effect = "not checked";
 	int64_t t0 = mono_us();
 	char why[400], line[300];
@@ -321,24 +345,13 @@ verify_after(struct click_check *k, json_object *expected, const char *words, js
 		    strcmp(effect, "focus moved") == 0 ? "the focus moved" : "no state or focus change seen");
 		json_object_array_add(checked, json_object_new_string(line));
 	}
-	json_object_object_add(r, "verified", verdict < 0 ? NULL : json_object_new_boolean(verdict));
-	jx_add_str(v, "result", verdict < 0 ? "unknown" : verdict ? "hit" : "miss");
-	jx_add_str(v, "reason", why);
-	json_object_object_add(v, "at_point", at != NULL ? brief(at) : NULL);
-	json_object_object_add(v, "expected", expected != NULL ? brief(expected) : NULL);
-	jx_add_str(v, "effect", effect);
-	json_object_object_add(v, "checked", checked);
-	json_object_object_add(v, "ms", json_object_new_double((double)(int64_t)((k->ms + ms_since(t0)) * 10) / 10));
-	json_object_object_add(r, "verification", v);
-	json_object_put(k->before);
-	json_object_put(k->focus);
-	k->before = k->focus = NULL;
+	verdict_put(k, r, verdict, why, at, expected, effect, checked, t0);
 }
 
 void
 verify_after_action(struct click_check *k, json_object *el, const char *action, json_object *r)
 {
-	json_object *v = json_object_new_object(), *checked = json_object_new_array();
+	json_object *checked = json_object_new_array();
 	const char *effect;
 	char why[400], line[300];
 	int64_t t0 = mono_us();
@@ -353,16 +366,5 @@ verify_after_action(struct click_check *k, json_object *el, const char *action, 
 	json_object_array_add(checked, json_object_new_string(line));
 	snprintf(line, sizeof line, "after the action, within %d ms: %s", VERIFY_ACTION_MS, effect);
 	json_object_array_add(checked, json_object_new_string(line));
-	json_object_object_add(r, "verified", verdict < 0 ? NULL : json_object_new_boolean(1));
-	jx_add_str(v, "result", verdict < 0 ? "unknown" : "hit");
-	jx_add_str(v, "reason", why);
-	json_object_object_add(v, "at_point", NULL);
-	json_object_object_add(v, "expected", brief(el));
-	jx_add_str(v, "effect", effect);
-	json_object_object_add(v, "checked", checked);
-	json_object_object_add(v, "ms", json_object_new_double((double)(int64_t)((k->ms + ms_since(t0)) * 10) / 10));
-	json_object_object_add(r, "verification", v);
-	json_object_put(k->before);
-	json_object_put(k->focus);
-	k->before = k->focus = NULL;
+	verdict_put(k, r, verdict, why, NULL, el, effect, checked, t0);
 }
