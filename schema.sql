@@ -145,3 +145,42 @@ CREATE TABLE task_budgets (
     minutes     REAL,
     updated_at  INTEGER NOT NULL
 );
+
+-- migration 5
+-- rebuild with foreign_keys off
+-- Human takeover: the human's input at the dashboard is audited as actions
+-- of type 'human'. SQLite cannot change a CHECK constraint in place, so the
+-- table is rebuilt by SQLite's 12-step ALTER TABLE procedure: the marker
+-- line above makes store.c turn foreign keys off before this section's
+-- transaction (with them on, DROP TABLE actions would delete every
+-- action_logs row through ON DELETE CASCADE), run PRAGMA foreign_key_check
+-- before COMMIT and turn them back on after. rowid is copied with the row:
+-- actions are listed in rowid order, and ids and order stay as they were.
+-- The human's actions that detmd wrote before this version (type 'other',
+-- input actor "human", summary "human: ...") become 'human'.
+CREATE TABLE actions_new (
+    id           TEXT PRIMARY KEY NOT NULL,
+    task_id      TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    plan_item_id TEXT REFERENCES plan_items (id) ON DELETE CASCADE,
+    action_type  TEXT NOT NULL
+                 CHECK (action_type IN ('cli', 'gui', 'wait', 'vision', 'reasoning', 'other', 'human')),
+    summary      TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'completed'
+                 CHECK (status IN ('started', 'completed', 'failed')),
+    input_data   TEXT,
+    output_data  TEXT,
+    duration_ms  REAL,
+    created_at   INTEGER NOT NULL
+);
+INSERT INTO actions_new (rowid, id, task_id, plan_item_id, action_type, summary, status,
+                         input_data, output_data, duration_ms, created_at)
+    SELECT rowid, id, task_id, plan_item_id,
+           CASE WHEN action_type = 'other' AND summary LIKE 'human: %'
+                 AND (CASE WHEN json_valid(input_data)
+                           THEN json_extract(input_data, '$.actor') END) = 'human'
+                THEN 'human' ELSE action_type END,
+           summary, status, input_data, output_data, duration_ms, created_at FROM actions;
+DROP TABLE actions;
+ALTER TABLE actions_new RENAME TO actions;
+CREATE INDEX actions_task_item ON actions (task_id, plan_item_id);
+CREATE INDEX actions_item ON actions (plan_item_id);

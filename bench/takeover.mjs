@@ -48,6 +48,7 @@ try {
   console.log(`input POST round trip (part of it): p50 ${rtt[Math.floor(rtt.length / 2)]?.toFixed(0)} ms over ${rtt.length} posts`);
   console.log(`clicks: ${N}, changed frames seen: ${lat.length}, missed (3 s): ${misses}`);
   console.log(`click -> changed frame in the browser: p50 ${q(0.5).toFixed(0)} ms, p90 ${q(0.9).toFixed(0)} ms, min ${lat[0]?.toFixed(0)} ms, max ${lat[lat.length - 1]?.toFixed(0)} ms`);
+  console.log(`all, sorted (ms): ${lat.map((v) => v.toFixed(0)).join(" ")}`);
   console.log(`target p50 <= 150 ms: ${q(0.5) <= 150 ? "met" : "NOT met"}`);
   console.log(`live streams: ${JSON.stringify(live.streams)}`);
   await page.click("#b-release");

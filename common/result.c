@@ -184,29 +184,51 @@ res_elements_line(struct json_object *b, char *out, size_t len)
 		snprintf(out + o, len - o, "\n... %zu more in structuredContent", ne - i);
 }
 
+/* " Grounded by accessibility; verified: true (reason)." for gui_do,
+ * gui_find and desktop_action replies that carry them; "" otherwise. */
+static void
+res_grounding(struct json_object *b, char *out, size_t len)
+{
+	struct json_object *v, *ver;
+	const char *by = res_str(b, "grounded_by"), *why = NULL;
+	char c1[164];
+	size_t o = 0;
+
+	out[0] = '\0';
+	if (by != NULL)
+		o = (size_t)snprintf(out, len, " Grounded by %s.", by);
+	if (o >= len || !json_object_object_get_ex(b, "verification", &ver))
+		return;
+	why = res_str(ver, "reason");
+	snprintf(out + o, len - o, " Verified: %s (%s).",
+	         !json_object_object_get_ex(b, "verified", &v) || v == NULL ? "unknown" :
+	         json_object_get_boolean(v) ? "true" : "false", res_clip(why, c1, 160));
+}
+
 /* One sentence for the tools whose reply is not a task, keyed by tool. */
 static bool
 res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len)
 {
 	const char *n = t->name;
-	char c1[260], c2[164], pos[120];
+	char c1[260], c2[164], pos[120], gr[260];
 	long long a = 0, m = 0;
 	struct json_object *v;
 
 	res_position(b, pos, sizeof pos);
+	res_grounding(b, gr, sizeof gr);
 	if (strcmp(n, "desktop_action") == 0) {
-		snprintf(out, len, "desktop_action %s on display %s%s: %s.",
+		snprintf(out, len, "desktop_action %s on display %s%s: %s.%s",
 		         res_str(b, "action") ? res_str(b, "action") : "?",
 		         res_str(b, "display") ? res_str(b, "display") : "?", pos,
-		         res_clip(res_str(b, "observation"), c1, 256));
+		         res_clip(res_str(b, "observation"), c1, 256), gr);
 	} else if (strcmp(n, "gui_do") == 0) {
-		snprintf(out, len, "gui_do did %s%s for \"%s\": %s.",
+		snprintf(out, len, "gui_do did %s%s for \"%s\": %s.%s",
 		         res_str(b, "action") ? res_str(b, "action") : "its step", pos,
 		         res_clip(res_str(b, "instruction"), c2, 160),
-		         res_clip(res_str(b, "observation"), c1, 256));
+		         res_clip(res_str(b, "observation"), c1, 256), gr);
 	} else if (strcmp(n, "gui_find") == 0) {
-		snprintf(out, len, "Found \"%s\"%s; pass x and y unchanged to desktop_action or gui_do.",
-		         res_clip(res_str(b, "target"), c2, 160), pos);
+		snprintf(out, len, "Found \"%s\"%s.%s Pass x and y unchanged to desktop_action or gui_do.",
+		         res_clip(res_str(b, "target"), c2, 160), pos, gr);
 	} else if (strcmp(n, "gui_agent") == 0) {
 		res_int(b, "actions_taken", &a);
 		res_int(b, "turns", &m);

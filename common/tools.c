@@ -163,7 +163,9 @@ static struct tool tools[] = {
 	"it with wait_cancel.",
 	"{'type':'object','additionalProperties':false,'required':['target','wake_when'],'properties':{"
 	"'target':{'type':'string','minLength':1,'description':'screen, or window:<title or id>.'},"
-	"'wake_when':{'type':'string','minLength':1,'description':'The condition to wait for, as visible on screen.'},"
+	"'wake_when':{'type':'string','minLength':1,'description':'The condition to wait for, as visible on screen. "
+	"On a task display with an accessibility tree, element:button \\\"OK\\\" waits until such an element is "
+	"there and element-gone:dialog \\\"Saving\\\" until none is, read from the tree with no model call.'},"
 	"'timeout':{'type':'integer','minimum':1,'maximum':3600,'default':300,'description':'Give up after this many seconds; default 300.'},"
 	OPT_TASK_ID ","
 	"'poll_interval':{'type':'number','minimum':0.5,'maximum':60,'description':'Seconds between checks; default 2.'},"
@@ -200,9 +202,14 @@ static struct tool tools[] = {
 	"gui_do", "Do a GUI step",
 	"Carry out one GUI step given in words: click, double-click or right-click an element "
 	"(\"click the Export button\"), type text (\"type \\\"hello\\\" into the search box\"), press keys "
-	"(\"press ctrl+s\"), scroll or drag. detm grounds the element on a screenshot with its "
-	"grounding backend, acts once through XTest and returns what it did, the screen coordinates, "
-	"the image-to-screen scale and timing. Explicit forms need no model; their numbers are "
+	"(\"press ctrl+s\"), scroll or drag. On a task display whose programs expose an accessibility "
+	"tree (GTK, Qt, Firefox, LibreOffice...), detm first matches the words against the elements\' "
+	"names and roles (\"the OK button\", \"the Name field\", \"OK\") and acts at the one element "
+	"that matches, with no model call; otherwise its grounding backend finds the element on a "
+	"screenshot. It acts once through XTest and returns what it did, grounded_by (accessibility or "
+	"the backend), the screen coordinates, the image-to-screen scale and timing; after a click, "
+	"verified (true: the click landed on what was meant, false: it did not, null: unknown, no tree) "
+	"and verification say what was under the point and what changed. Explicit forms need no model; their numbers are "
 	"screen pixels, like every coordinate detm takes and returns unless a tool says "
 	"otherwise: click(847, 523), move(847, 523), "
 	"type(\"hello\"), press(\"enter\"), scroll(\"down\"), drag(10, 20, 300, 400). It does one "
@@ -231,7 +238,9 @@ static struct tool tools[] = {
 	"gui_find", "Find a GUI element",
 	"Locate a visible element described in plain words (for example: the blue Save button in "
 	"the dialog) and return its centre as x, y in screen pixels (coords: screen), without "
-	"clicking. Pass x and y unchanged to desktop_action or gui_do: they take screen pixels too.",
+	"clicking. On a task display with an accessibility tree a unique match by name and role "
+	"answers with no model call (grounded_by accessibility, with the element); otherwise the "
+	"grounding backend finds it on a screenshot. Pass x and y unchanged to desktop_action or gui_do: they take screen pixels too.",
 	"{'type':'object','additionalProperties':false,'required':['description'],'properties':{"
 	"'description':{'type':'string','minLength':1,'description':'The element to find.'},"
 	OPT_TASK_ID "}}",
@@ -247,7 +256,10 @@ static struct tool tools[] = {
 	"top-left, the same space gui_find returns and gui_do takes; results report positions in "
 	"screen pixels too. To use pixels read off the last desktop_look image instead, pass "
 	"coords: image (they are multiplied by that look's scale for you, and positions in the "
-	"result come back in image pixels).",
+	"result come back in image pixels). A click at x, y on a task display whose programs expose an "
+	"accessibility tree also reports verified (true: it landed on something that takes clicks or "
+	"changed something, false: on an inert element or under a covering window, null: unknown) "
+	"and verification (the element under the point and what changed).",
 	"{'type':'object','additionalProperties':false,'required':['action'],'properties':{"
 	"'action':{'type':'string','enum':['click','double_click','right_click','middle_click','mouse_move','drag','scroll',"
 	"'mouse_down','mouse_up','type','press_key','list_windows','find_window','focus_window','move_window','resize_window',"
@@ -416,10 +428,11 @@ static const struct {
 	{ "wait_update", OUT_WAIT },
 	{ "wait_cancel", OUT_WAIT },
 	{ "wait_status", OUT(P_STR("wait_id") "," P_STR("status") "," P_ARR("waits"), "") },
-	{ "gui_do", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY, "") },
-	{ "gui_find", OUT(OUT_XY, "'x','y','coords'") },
+	{ "gui_do", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," P_STR("grounded_by") ","
+	    P_OBJ("element") "," P_OBJ("verification"), "") },
+	{ "gui_find", OUT(OUT_XY "," P_STR("grounded_by"), "'x','y','coords'") },
 	{ "gui_agent", OUT(P_BOOL("success") "," P_STR("summary"), "") },
-	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY, "'action','observation'") },
+	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," P_OBJ("verification"), "'action','observation'") },
 	{ "desktop_look", OUT(P_OBJ("image_size") "," P_OBJ("screen_size") "," P_NUM("scale"), "'screen_size','scale'") },
 	{ "desktop_elements", OUT(P_ARR("elements") "," P_INT("count") "," P_STR("display") "," P_BOOL("truncated"), "'elements','count','display'") },
 	{ "humanize_status", OUT(P_BOOL("enabled"), "'enabled'") },

@@ -675,18 +675,17 @@ out:
 	return rc;
 }
 
-int
-a11y_elements(int n, const struct a11y_query *q, json_object **out, struct derr *e)
+/* One request to display n's helper (started if need be). */
+static int
+ask(int n, json_object *req, json_object **out, struct derr *e)
 {
 	struct abus *b = find_ref(n);
-	json_object *req;
 	int rc;
 
 	*out = NULL;
 	if (b == NULL)
 		return derr_set(e, DERR_CONFLICT, "display", "display :%d has no accessibility bus "
 		    "(at-spi2-core missing when it started?)", n);
-	req = request_json(q);
 	pthread_mutex_lock(&b->mu);
 	if (b->stopped)
 		rc = derr_set(e, DERR_CONFLICT, "display", "display %s stopped", b->name);
@@ -695,7 +694,65 @@ a11y_elements(int n, const struct a11y_query *q, json_object **out, struct derr 
 	if (rc == 0)
 		rc = helper_ask(b, req, out, e);
 	pthread_mutex_unlock(&b->mu);
-	json_object_put(req);
 	unref(b);
+	return rc;
+}
+
+int
+a11y_elements(int n, const struct a11y_query *q, json_object **out, struct derr *e)
+{
+	json_object *req = request_json(q);
+	int rc = ask(n, req, out, e);
+
+	json_object_put(req);
+	return rc;
+}
+
+bool
+a11y_active(int n)
+{
+	struct abus *b = find_ref(n);
+	char path[PATH_MAX + 64];
+	bool up = false;
+
+	if (b == NULL)
+		return false;
+	if (b->run[0] != '\0') {
+		snprintf(path, sizeof path, "%s/at-spi/bus_%d", b->run, n);
+		up = access(path, F_OK) == 0;
+	}
+	unref(b);
+	return up;
+}
+
+int
+a11y_at_point(int n, int x, int y, json_object **out, struct derr *e)
+{
+	json_object *req = json_object_new_object();
+	int rc;
+
+	add_str(req, "op", "at_point");
+	json_object_object_add(req, "x", json_object_new_int(x));
+	json_object_object_add(req, "y", json_object_new_int(y));
+	rc = ask(n, req, out, e);
+	json_object_put(req);
+	return rc;
+}
+
+int
+a11y_action(int n, json_object *el, json_object **out, struct derr *e)
+{
+	json_object *req = json_object_new_object(), *b = json_object_object_get(el, "bounds");
+	static const char *const keys[] = { "x", "y", "width", "height" };
+	int rc;
+
+	add_str(req, "op", "action");
+	add_str(req, "role", json_object_get_string(json_object_object_get(el, "role")));
+	add_str(req, "name", json_object_get_string(json_object_object_get(el, "name")));
+	for (size_t i = 0; i < 4; i++)
+		json_object_object_add(req, keys[i], json_object_new_int(json_object_get_int(
+		    json_object_object_get(b, keys[i]))));
+	rc = ask(n, req, out, e);
+	json_object_put(req);
 	return rc;
 }

@@ -17,6 +17,8 @@
 #ifndef DETM_A11Y_H
 #define DETM_A11Y_H
 
+#include <stdbool.h>
+
 #include <json-c/json.h>
 
 #include "derr.h"
@@ -57,5 +59,19 @@ struct a11y_query {
  * for n), DERR_UNAVAILABLE (the helper is missing, died or missed its
  * deadline; it is restarted on the next call). */
 int a11y_elements(int n, const struct a11y_query *q, json_object **out, struct derr *e);
+
+/* Whether display n's accessibility bus runs (an accessible application
+ * asked for it, or an earlier call did): without it there is no tree to
+ * read, and callers that only try the tree skip it at no cost (nothing is
+ * started). Never blocks on the helper. */
+bool a11y_active(int n);
+/* What is under screen point (x, y): *out {"element":{...}|null,"path":
+ * [{role,name}...]} (the deepest element, its ancestors from the window
+ * down). Errors as a11y_elements. */
+int a11y_at_point(int n, int x, int y, json_object **out, struct derr *e);
+/* Runs el's own click/press/activate action (el: an element of an
+ * a11y_elements answer; found again by role, name and bounds): *out
+ * {"done":true,"action":s}. DERR_UNAVAILABLE when it is gone or has none. */
+int a11y_action(int n, json_object *el, json_object **out, struct derr *e);
 
 #endif

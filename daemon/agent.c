@@ -31,6 +31,7 @@
 
 #include "agent.h"
 #include "cancel.h"
+#include "desktop.h"
 #include "display.h"
 #include "gui.h"
 #include "httpc.h"
@@ -127,7 +128,16 @@ struct state {
 	json_object *log;       /* actions_log */
 	int actions;
 	long tin, tout;
+	char human[512];        /* set when a step met a human driving (DERR_HUMAN_CONTROL) */
 };
+
+/* A step's error: a human took the display over (the run stops). */
+static void
+human_seen(struct state *s, const struct derr *e)
+{
+	if (e->code == DERR_HUMAN_CONTROL && s->human[0] == '\0')
+		snprintf(s->human, sizeof s->human, "%s", e->message);
+}
 
 /* A data: URL of the display now, with its scale. */
 static char *
@@ -140,7 +150,7 @@ screenshot(struct state *s, struct derr *e)
 	struct xcap_image img = { 0 };
 	char *b64, *url = NULL;
 
-	if (display_lease(s->task_id, s->task_id ? DISPLAY_TASK_OR_SHARED : DISPLAY_SHARED, &l, e) != 0)
+	if (desktop_lease_agent(s->app, s->task_id, true, &l, e) != 0)   /* no look while a human drives */
 		return NULL;
 	if (xcap_shot(l.cap, &q, &f, &img, e) == 0) {
 		s->scale = f.scale;
@@ -174,6 +184,7 @@ point(struct state *s, json_object *args, const char *tkey, const char *xk, cons
 	}
 	derr_clear(&e);
 	if (gui_find(s->app, s->task_id, target, &out, &e) != 0) {
+		human_seen(s, &e);
 		snprintf(why, whylen, "could not find '%.*s': %.*s", utf8_prec(target, 100),
 		    target, utf8_prec(e.message, 300), e.message);
 		return -1;
@@ -411,6 +422,7 @@ act(struct state *s, const char *name, json_object *args, json_object *reply, ch
 		return k == STEP_OVER;
 	derr_clear(&e);
 	if (k == STEP_DO && gui_do(s->app, s->task_id, st.instr, false, &res, &e) != 0) {
+		human_seen(s, &e);
 		snprintf(st.why, sizeof st.why, "%.*s failed: %.*s", utf8_prec(st.instr, 150), st.instr,
 		    utf8_prec(e.message, 300), e.message);
 		k = STEP_REFUSED;
@@ -528,8 +540,6 @@ task_stopped(struct state *s, char *why, size_t len)
 	struct derr e;
 	int st;
 
-	if (takeover_gate(s->task_id, &e) != 0)   /* a human took the display over mid-run */
-		return snprintf(why, len, "stopped: a human took over the desktop"), true;
 	if (s->task_id == NULL)
 		return false;
 	if (task_meta(s->app->store, s->task_id, &st, &meta, &e) != 0) {
@@ -553,7 +563,8 @@ struct loop {
 	int64_t deadline;       /* mono_us */
 	int timeout_s;
 	int turn, bad;
-	char why[600];          /* why the loop stopped, when it was not done */
+	bool human;             /* stopped because a human took the display over */
+	char why[1024];         /* why the loop stopped, when it was not done */
 };
 
 enum turn_end {
@@ -563,10 +574,28 @@ enum turn_end {
 	TURN_FAILED,    /* e says why */
 };
 
+/* A human took the display over (seen by a step, a screenshot or the check
+ * before a turn): the run ends here; nothing is done after the takeover. */
+static enum turn_end
+human_stop(struct state *s, struct loop *l)
+{
+	snprintf(l->why, sizeof l->why, "stopped at turn %d: a human took over the desktop, so the "
+	    "run ended without acting further (%d step%s done before). %s", l->turn, s->actions,
+	    s->actions == 1 ? "" : "s", s->human);
+	l->human = true;
+	return TURN_STOP;
+}
+
 /* The limits checked before each turn; true (with l->why) when one is hit. */
 static bool
 limit_hit(struct state *s, struct loop *l)
 {
+	struct derr e;
+
+	if (takeover_gate(s->task_id, &e) != 0) {      /* a human took the display over */
+		human_seen(s, &e);
+		return human_stop(s, l) == TURN_STOP;
+	}
 	if (task_stopped(s, l->why, sizeof l->why))
 		return true;
 	if (cancel_requested()) {       /* the MCP client cancelled, or hung up */
@@ -638,7 +667,9 @@ carry_out(struct state *s, struct loop *l, json_object *msg)
 	json_object_array_add(l->history, msg);
 	json_object_array_add(l->history, tmsg);
 	json_object_put(args);
-	return over ? TURN_DONE : TURN_GO_ON;
+	if (over)
+		return TURN_DONE;
+	return s->human[0] != '\0' ? human_stop(s, l) : TURN_GO_ON;
 }
 
 /* One turn: a screenshot, the model's answer, its tool call. */
@@ -650,8 +681,12 @@ turn_once(struct state *s, struct loop *l, struct derr *e)
 	int rc;
 
 	l->turn++;
-	if ((shot = screenshot(s, e)) == NULL)
-		return TURN_FAILED;
+	if ((shot = screenshot(s, e)) == NULL) {
+		if (e->code != DERR_HUMAN_CONTROL)
+			return TURN_FAILED;
+		human_seen(s, e);
+		return human_stop(s, l);
+	}
 	msgs = compose(l->first, l->history, shot, l->turn);
 	free(shot);
 	rc = ask(s, msgs, (long)fmin(AGENT_CALL_MAX_MS, (double)(l->deadline - mono_us()) / 1000.0 + 1000),
@@ -697,6 +732,8 @@ run_loop(struct state *s, struct loop *l, struct derr *e)
 		jx_add_str(l->reply, "summary", l->why);
 		json_object_object_add(l->reply, "escalated", json_object_new_boolean(0));
 		json_object_object_add(l->reply, "escalation_reason", NULL);
+		if (l->human)
+			jx_add_str(l->reply, "stopped_by", "human_takeover");
 	}
 	return 0;
 }

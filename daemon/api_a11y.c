@@ -16,6 +16,7 @@
 #include "api.h"
 #include "display.h"
 #include "lim.h"
+#include "takeover.h"
 #include "task.h"
 
 #define FILTER_MAX 200
@@ -105,8 +106,8 @@ api_desktop_elements(struct req *r, struct derr *e)
 		    display_shared_name());
 		goto out;
 	}
-	if (task_meta(r->app->store, id, &st, &meta, e) != 0)
-		goto out;
+	if (takeover_gate_look(id, e) != 0 || task_meta(r->app->store, id, &st, &meta, e) != 0)
+		goto out;     /* a human driving may be typing a password: no tree for the agent */
 	json_object_put(meta);
 	if (task_display(id, &number, name, sizeof name, e) != 0)
 		goto out;

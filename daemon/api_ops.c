@@ -5,7 +5,9 @@
  * checks on threads of their own while this handler only waits (capped);
  * export.c and dump.c build their ZIP on a thread of their own, writing
  * into a pipe this reply streams from, so the archive is never whole in
- * memory and the connection thread only copies bytes.
+ * memory and the connection thread only copies bytes: it never waits for
+ * the builder (an empty pipe is REQ_STREAM_WAIT; each write of the builder
+ * wakes the stream, keyed by its struct zstream).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -59,6 +61,8 @@ zs_read(void *cls, uint64_t pos, char *buf, size_t max)
 	do
 		n = read(s->fd, buf, max);
 	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return REQ_STREAM_WAIT;         /* the builder wakes us (zs_notify) */
 	return n > 0 ? (long)n : REQ_STREAM_END;
 }
 
@@ -79,13 +83,14 @@ stream_zip(struct req *r, zipout_build_fn build, void *job, void (*job_free)(voi
 	struct zstream *s = xcalloc(1, sizeof *s);
 	char err[256];
 
-	s->job = zipout_spawn(build, job, job_free, &s->fd, err, sizeof err);
+	s->job = zipout_spawn(build, job, job_free, req_streams_wake, s, &s->fd, err, sizeof err);
 	if (s->job == NULL) {
 		free(s);
 		job_free(job);
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "%s", err);
 	}
 	req_header(r, "Content-Disposition", "attachment; filename=\"%s\"", filename);
+	req_stream_key(r, s);
 	return req_reply_stream(r, 200, "application/zip", zs_read, zs_done, s);
 }
 

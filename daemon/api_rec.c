@@ -25,6 +25,7 @@
 #include "api.h"
 #include "jx.h"
 #include "recorder.h"
+#include "takeover.h"
 #include "task.h"
 
 #define CLIP_MAX_S      120
@@ -201,6 +202,8 @@ api_record(struct req *r, struct derr *e)
 			return -1;
 		json_object_put(meta);
 	}
+	if (takeover_gate_look(task_id, e) != 0)        /* a clip is a screenshot for the agent */
+		return -1;
 	if (rec_clip(task_id, (int)dur, (int)fps, target != NULL && target[0] == 'w' ? target + 7 : NULL,
 	    wait, &o, e) != 0)
 		return -1;

@@ -17,11 +17,13 @@
 #include <strings.h>
 #include <time.h>
 
+#include "a11y_verify.h"
 #include "desktop.h"
 #include "jx.h"
 #include "lim.h"
 #include "log.h"
 #include "task.h"
+#include "takeover.h"
 #include "taskstate.h"
 #include "xinput.h"
 #include "xwin.h"
@@ -594,6 +596,19 @@ out:
 	return rc;
 }
 
+int
+desktop_lease_agent(struct app *app, const char *task_id, bool input, struct display_lease *l,
+    struct derr *e)
+{
+	if (desktop_lease(app, task_id, l, e) != 0)
+		return -1;
+	if ((input ? takeover_gate(task_id, e) : takeover_gate_look(task_id, e)) != 0) {
+		display_unlease(l);
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- screenshots ---- */
 
 static int
@@ -677,7 +692,7 @@ desktop_shot(struct app *app, const struct desk_shot *q, struct xcap_image *img,
 
 	memset(img, 0, sizeof *img);
 	*meta = NULL;
-	if (desktop_lease(app, q->task_id, &l, e) != 0)
+	if (desktop_lease_agent(app, q->task_id, false, &l, e) != 0)
 		return -1;
 	rc = shot_on_lease(&l, q, img, meta, e);
 	display_unlease(&l);
@@ -772,10 +787,28 @@ log_action(struct app *app, const char *task_id, const char *action, json_object
 	json_object_put(res);
 }
 
+/* A click at screen x, y on a task display with an accessibility tree:
+ * what is under the point before it (a11y_verify.h); k->number stays -1
+ * otherwise (nothing asked, nothing started). */
+static void
+click_probe(const char *task_id, json_object *params, bool image_coords, struct click_check *k)
+{
+	json_object *x, *y;
+	int number = display_task_number(task_id);
+
+	k->number = -1;
+	if (image_coords || number < 0 || !json_object_object_get_ex(params, "x", &x) ||
+	    !json_object_object_get_ex(params, "y", &y) || !json_object_is_type(x, json_type_int) ||
+	    !json_object_is_type(y, json_type_int))
+		return;
+	verify_before(number, json_object_get_int(x), json_object_get_int(y), k);
+}
+
 int
 desktop_run(struct app *app, const char *task_id, const char *action, json_object *params,
     bool image_coords, struct desk_out *out, struct derr *e)
 {
+	struct click_check k = { .number = -1 };
 	const struct act *a;
 	struct display_lease l;
 	struct dctx c = { 0 };
@@ -794,8 +827,15 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 	}
 	if (check_params(params, e) != 0)
 		return -1;
-	if (desktop_lease(app, task_id, &l, e) != 0)
+	if (a->fn == a_click)
+		click_probe(task_id, params, image_coords, &k);
+	if (desktop_lease_agent(app, task_id, true, &l, e) != 0) {
+		json_object_put(k.before);
+		json_object_put(k.focus);
 		return -1;
+	}
+	if (k.number >= 0)
+		verify_xtop(&k, l.d);
 	c.app = app;
 	c.l = &l;
 	c.p = params;
@@ -808,6 +848,10 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 	snprintf(out->display, sizeof out->display, "%s", l.name);
 	rc = a->fn(&c, e);
 	display_unlease(&l);
+	if (rc == 0 && k.number >= 0)
+		verify_after(&k, NULL, NULL, c.data);
+	json_object_put(k.before);
+	json_object_put(k.focus);
 	out->duration_ms = (double)(mono_us() - t0) / 1000.0;
 	out->data = c.data;
 	if (task_id != NULL)

@@ -78,6 +78,15 @@ int desktop_shot(struct app *app, const struct desk_shot *q, struct xcap_image *
 int desktop_lease(struct app *app, const char *task_id, struct display_lease *l,
     struct derr *e) DETM_NODISCARD;
 
+/* desktop_lease for the agent: its input (input true) or a screenshot for
+ * it. Under the lease, takeover_gate (or takeover_gate_look) must pass,
+ * else the lease is given back and the call is DERR_HUMAN_CONTROL. As
+ * takeover_start waits for the display's lease after the human takes over,
+ * nothing leased this way acts on a display a human took over: a step
+ * that passed the gate finishes before the takeover does. */
+int desktop_lease_agent(struct app *app, const char *task_id, bool input,
+    struct display_lease *l, struct derr *e) DETM_NODISCARD;
+
 /* Window id from "0x1a00003", "27262979" or a JSON integer. */
 int desktop_window_id(json_object *v, unsigned long *out, struct derr *e) DETM_NODISCARD;
 

@@ -594,6 +594,22 @@ display_has(const char *task_id)
 	return r;
 }
 
+int
+display_task_number(const char *task_id)
+{
+	struct dentry *de;
+	int n = -1;
+
+	if (task_id == NULL)
+		return -1;
+	pthread_mutex_lock(&reg_lock);
+	de = table != NULL ? find_task(task_id) : NULL;
+	if (de != NULL && de->state == D_RUNNING)
+		n = de->number;
+	pthread_mutex_unlock(&reg_lock);
+	return n;
+}
+
 /* A per-task Xvfb that exited on its own: reap it, mark the entry died. */
 static bool
 check_died(struct dentry *de)

@@ -93,6 +93,9 @@ void display_unlease(struct display_lease *l);   /* NULL or unleased ok */
 int display_damage_peek(const char *task_id, uint64_t *seq);
 /* True if task_id has a per-task display registered (running or died). */
 bool display_has(const char *task_id);
+/* The number of task_id's own running display (101 for ":101"), or -1
+ * (none, not running, or task_id NULL). */
+int display_task_number(const char *task_id);
 /* {"displays":[...], "shared":{...}, "max":N} (caller owns). */
 json_object *display_list(void);
 /* Xvfb found in PATH (or as configured). */

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "a11y.h"
+#include "a11y_verify.h"
 #include "desktop.h"
 #include "display.h"
 #include "gui.h"
@@ -183,6 +185,54 @@ out:
 	json_object_put(out);
 }
 
+/* What the accessibility tree said about a target (the result's "tree"). */
+static json_object *
+tree_json(const struct tree_pick *p, bool matched)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "matched", json_object_new_boolean(matched));
+	if (!matched)
+		jx_add_str(o, "why", p->why);
+	json_object_object_add(o, "ms", num3(p->ms));
+	return o;
+}
+
+/* gui_find through the task display's tree: the reply, or NULL (p->why
+ * says why, and vision takes over). "element" is the tree's element (an
+ * object; a vision backend's "element" is the text it named, a string,
+ * which is why gui_find's outputSchema does not declare it). */
+static json_object *
+find_tree(const char *task_id, const char *description, struct tree_pick *p, int64_t t0)
+{
+	int number = display_task_number(task_id);
+	json_object *g, *timing;
+	char obs[160], name[16];
+
+	if (tree_ground(number, description, p) != 1)
+		return NULL;
+	snprintf(name, sizeof name, ":%d", number);
+	g = json_object_new_object();
+	jx_add_str(g, "target", description);
+	jx_add_str(g, "grounded_by", "accessibility");
+	jx_add_str(g, "backend", "accessibility");
+	json_object_object_add(g, "model", NULL);
+	json_object_object_add(g, "x", json_object_new_int(p->x));
+	json_object_object_add(g, "y", json_object_new_int(p->y));
+	json_object_object_add(g, "scale", num3(1));
+	json_object_object_add(g, "element", p->element);
+	json_object_object_add(g, "tree", tree_json(p, true));
+	jx_add_str(g, "display", name);
+	timing = json_object_new_object();
+	json_object_object_add(timing, "ground_ms", num3(p->ms));
+	json_object_object_add(timing, "total_ms", num3(ms_since(t0)));
+	json_object_object_add(g, "timing", timing);
+	snprintf(obs, sizeof obs, "found at (%d,%d) in the accessibility tree", p->x, p->y);
+	jx_add_str(g, "observation", obs);
+	p->element = NULL;
+	return g;
+}
+
 int
 gui_find(struct app *app, const char *task_id, const char *description,
     json_object **out, struct derr *e)
@@ -192,6 +242,7 @@ gui_find(struct app *app, const char *task_id, const char *description,
 	json_object *g = NULL, *timing;
 	int64_t t0 = mono_us();
 	double cap_ms, ground_ms = 0;
+	struct tree_pick tp;
 	int x, y, rc = -1;
 
 	memset(&s, 0, sizeof s);
@@ -199,14 +250,18 @@ gui_find(struct app *app, const char *task_id, const char *description,
 	if (strlen(description) > GROUND_MAX_DESCRIPTION)
 		return derr_set(e, DERR_INVALID, "description", "description is over %d bytes",
 		    GROUND_MAX_DESCRIPTION);
+	if ((*out = find_tree(task_id, description, &tp, t0)) != NULL) {
+		log_gui(app, task_id, "gui_find", description, *out, NULL, ms_since(t0));
+		return 0;
+	}
 	if (!ground_has_model(app->cfg))
-		return derr_set(e, DERR_INVALID, "description", "the direct backend has no model to find "
-		    "'%.*s'; start detmd with ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser "
-		    "(gui_do accepts explicit coordinates: %s)", utf8_prec(description, 100),
-		    description, GUI_FORMS);
+		return derr_set(e, DERR_INVALID, "description", "the accessibility tree did not find "
+		    "'%.*s' (%s) and the direct backend has no model to find it; start detmd with "
+		    "ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser (gui_do accepts explicit "
+		    "coordinates: %s)", utf8_prec(description, 100), description, tp.why, GUI_FORMS);
 	if (usage_scope(task_id, "ground", e) != 0)     /* usage.h: the task's model calls, its budget */
 		return -1;
-	if (desktop_lease(app, task_id, &l, e) != 0)
+	if (desktop_lease_agent(app, task_id, false, &l, e) != 0)
 		return -1;
 	s.screen_w = l.width;
 	s.screen_h = l.height;
@@ -220,6 +275,8 @@ gui_find(struct app *app, const char *task_id, const char *description,
 	if (g == NULL)
 		goto out;
 	json_object_object_add(g, "display", json_object_new_string(s.display));
+	jx_add_str(g, "grounded_by", app->cfg->gui_backend);
+	json_object_object_add(g, "tree", tree_json(&tp, false));
 	timing = json_object_new_object();
 	json_object_object_add(timing, "capture_ms", num3(cap_ms));
 	json_object_object_add(timing, "ground_ms", num3(ground_ms));
@@ -348,23 +405,82 @@ thumb(struct display_lease *l, const char *task_id, struct derr *e)
 }
 
 /* Step 1 of gui_do: parse the instruction and decide what needs grounding
- * (*need1: the target, *need2: a drag's end); targets in words need a
- * model. */
+ * (*need1: the target, *need2: a drag's end). */
 static int
-do_parse(struct app *app, const char *instruction, struct gui_cmd *c, json_object *r,
-    bool *need1, bool *need2, struct derr *e)
+do_parse(const char *instruction, struct gui_cmd *c, json_object *r, bool *need1, bool *need2,
+    struct derr *e)
 {
 	if (gui_parse(instruction, c, e) != 0)
 		return -1;
 	json_object_object_add(r, "action", json_object_new_string(gui_verb_name(c->verb)));
 	*need1 = !c->at && c->target[0] != '\0';
 	*need2 = c->verb == GUI_DRAG && !c->at2 && c->target2[0] != '\0';
+	return 0;
+}
+
+/* Step 1b: targets in words through the task display's accessibility
+ * tree, no model; each one it grounds is one need less. *el: the first
+ * target's element (caller owns). What is left needs a model: refused
+ * here (DERR_INVALID) when there is none. */
+static int
+do_tree(struct app *app, int number, struct gui_cmd *c, bool *need1, bool *need2, json_object *r,
+    json_object **el, double *tree_ms, struct derr *e)
+{
+	struct tree_pick p = { 0 };
+	bool tried = *need1 || *need2, ok1 = false;
+
+	if (*need1 && (ok1 = tree_ground(number, c->target, &p) == 1)) {
+		c->x = p.x;
+		c->y = p.y;
+		c->at = true;
+		*need1 = false;
+		*el = p.element;
+		json_object_object_add(r, "element", json_object_get(p.element));
+	}
+	if (*need1 || !*need2) {
+		if (tried)
+			json_object_object_add(r, "tree", tree_json(&p, ok1));
+	} else {
+		struct tree_pick p2;
+
+		if (tree_ground(number, c->target2, &p2) == 1) {
+			c->x2 = p2.x;
+			c->y2 = p2.y;
+			c->at2 = true;
+			*need2 = false;
+			json_object_object_add(r, "element_end", p2.element);
+		}
+		json_object_object_add(r, "tree", tree_json(&p2, !*need2));
+		p = p2;
+	}
+	*tree_ms = p.ms;
+	if (tried && !*need1 && !*need2) {
+		jx_add_str(r, "grounded_by", "accessibility");
+		jx_add_str(r, "backend", "accessibility");
+	}
 	if ((*need1 || *need2) && !ground_has_model(app->cfg))
-		return derr_set(e, DERR_INVALID, "instruction", "the direct backend needs coordinates in "
-		    "the instruction, not '%.*s': use %s, or start detmd with "
-		    "ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser",
+		return derr_set(e, DERR_INVALID, "instruction", "the accessibility tree did not find "
+		    "'%.*s' (%s) and the direct backend needs coordinates for it: use %s, or start detmd "
+		    "with ACU_GUI_AGENT_BACKEND=uitars, claude_cu or omniparser",
 		    utf8_prec(*need1 ? c->target : c->target2, 100), *need1 ? c->target : c->target2,
-		    GUI_FORMS);
+		    p.why, GUI_FORMS);
+	return 0;
+}
+
+/* The lease again after it was let go: the same display, the same size,
+ * else DERR_CONFLICT; a human who took over meanwhile is 409 human_control
+ * (the gate is checked under the lease). */
+static int
+lease_again(struct app *app, const char *task_id, struct display_lease *l, bool *leased,
+    const struct shot *s, struct derr *e)
+{
+	if (desktop_lease_agent(app, task_id, true, l, e) != 0)
+		return -1;
+	*leased = true;
+	if (strcmp(l->name, s->display) != 0 || l->width != s->screen_w || l->height != s->screen_h)
+		return derr_set(e, DERR_CONFLICT, "task_id", "the display changed while grounding "
+		    "(%s %dx%d, now %s %dx%d); nothing was done", s->display, s->screen_w, s->screen_h,
+		    l->name, l->width, l->height);
 	return 0;
 }
 
@@ -387,6 +503,7 @@ do_ground(struct app *app, const char *task_id, struct display_lease *l, bool *l
 	display_unlease(l);
 	*leased = false;
 	json_object_object_add(r, "backend", json_object_new_string(app->cfg->gui_backend));
+	jx_add_str(r, "grounded_by", app->cfg->gui_backend);
 	json_object_object_add(r, "model", json_object_new_string(ground_model(app->cfg)));
 	if (need1) {
 		rc = ground_on(app, s, c->target, &c->x, &c->y, &g1, ground_ms, e);
@@ -403,14 +520,7 @@ do_ground(struct app *app, const char *task_id, struct display_lease *l, bool *l
 			return -1;
 		c->at2 = true;
 	}
-	if (desktop_lease(app, task_id, l, e) != 0)
-		return -1;
-	*leased = true;
-	if (strcmp(l->name, s->display) != 0 || l->width != s->screen_w || l->height != s->screen_h)
-		return derr_set(e, DERR_CONFLICT, "task_id", "the display changed while grounding "
-		    "(%s %dx%d, now %s %dx%d); nothing was done", s->display, s->screen_w, s->screen_h,
-		    l->name, l->width, l->height);
-	return 0;
+	return lease_again(app, task_id, l, leased, s, e);
 }
 
 static json_object *
@@ -425,6 +535,74 @@ timing_json(double cap_ms, double ground_ms, double act_ms, double total_ms)
 	return t;
 }
 
+/* A click-like verb whose point is known: it can be verified. */
+static bool
+verifiable(const struct gui_cmd *c)
+{
+	return c->at && c->verb <= GUI_MIDDLE_CLICK;
+}
+
+/* Step 2b: what is under the point before the press (a11y_verify.h), with
+ * the lease let go meanwhile; nothing (no lease change) without a tree. */
+static int
+do_probe(struct app *app, const char *task_id, int number, struct display_lease *l, bool *leased,
+    const struct shot *s, const struct gui_cmd *c, struct click_check *k, struct derr *e)
+{
+	k->number = -1;
+	k->before = k->focus = NULL;
+	if (!verifiable(c) || number < 0 || !a11y_active(number))
+		return 0;
+	display_unlease(l);
+	*leased = false;
+	verify_before(number, c->x, c->y, k);
+	return lease_again(app, task_id, l, leased, s, e);
+}
+
+static bool
+has_actions(json_object *el)
+{
+	json_object *a = json_object_object_get(el, "actions");
+
+	return a != NULL && json_object_array_length(a) > 0;
+}
+
+/* Step 3: act through XTest on the held lease, or, for a left click on a
+ * tree-grounded element that a window with no tree covers, through the
+ * element's own action (lease let go first; verified by its effect). */
+static int
+do_act(int number, struct display_lease *l, bool *leased, struct gui_cmd *c, json_object *el,
+    struct click_check *k, json_object *r, struct derr *e)
+{
+	json_object *res = NULL;
+	char obs[300] = "";
+	const char *how;
+
+	if (k->number >= 0)
+		verify_xtop(k, l->d);
+	if (!(el != NULL && c->verb == GUI_CLICK && verify_covered(k, el) && has_actions(el))) {
+		if (act(l, c, r, obs, sizeof obs, e) != 0)
+			return -1;
+		jx_add_str(r, "acted_by", "xtest");
+		jx_add_str(r, "observation", obs);
+		return 0;
+	}
+	/* under the lease, so a takeover (which drains it) never lands between */
+	if (a11y_action(number, el, &res, e) != 0)
+		return -1;
+	display_unlease(l);
+	*leased = false;
+	how = json_object_get_string(json_object_object_get(res, "action"));
+	jx_add_str(r, "acted_by", "accessibility action");
+	snprintf(obs, sizeof obs, "ran the %s's own \"%s\" action (the window \"%.100s\" covers it)",
+	    json_object_get_string(json_object_object_get(el, "role")), how ? how : "?", k->xtop);
+	jx_add_str(r, "observation", obs);
+	json_object_object_add(r, "x", json_object_new_int(c->x));
+	json_object_object_add(r, "y", json_object_new_int(c->y));
+	verify_after_action(k, el, how ? how : "?", r);
+	json_object_put(res);
+	return 0;
+}
+
 int
 gui_do(struct app *app, const char *task_id, const char *instruction, bool after_shot,
     json_object **out, struct derr *e)
@@ -432,11 +610,13 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	struct gui_cmd *c = calloc(1, sizeof *c);
 	struct display_lease l;
 	struct shot s;
+	struct click_check k = { .number = -1 };
 	bool leased = false, need1 = false, need2 = false;
-	json_object *r = json_object_new_object(), *after;
+	struct derr ae;
+	json_object *r = json_object_new_object(), *after, *el = NULL;
 	int64_t t0 = mono_us(), t1;
 	double cap_ms = 0, ground_ms = 0, act_ms = 0;
-	char obs[256] = "";
+	int number = display_task_number(task_id);
 	int rc = -1;
 
 	memset(&s, 0, sizeof s);
@@ -449,9 +629,10 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 		derr_set(e, DERR_INTERNAL, NULL, "out of memory");
 		goto out;
 	}
-	if (do_parse(app, instruction, c, r, &need1, &need2, e) != 0 ||
+	if (do_parse(instruction, c, r, &need1, &need2, e) != 0 ||
+	    do_tree(app, number, c, &need1, &need2, r, &el, &ground_ms, e) != 0 ||
 	    ((need1 || need2) && usage_scope(task_id, "ground", e) != 0) ||  /* usage.h */
-	    desktop_lease(app, task_id, &l, e) != 0)
+	    desktop_lease_agent(app, task_id, true, &l, e) != 0)
 		goto out;
 	leased = true;
 	s.screen_w = l.width;
@@ -465,21 +646,34 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	if ((need1 || need2) && do_ground(app, task_id, &l, &leased, &s, c, need1, need2, r, &cap_ms,
 	    &ground_ms, e) != 0)
 		goto out;
-	json_object_object_add(r, "grounded", json_object_new_boolean(need1 || need2));
+	json_object_object_add(r, "grounded", json_object_new_boolean(el != NULL || need1 || need2 ||
+	    json_object_object_get(r, "element_end") != NULL));
+	if (do_probe(app, task_id, number, &l, &leased, &s, c, &k, e) != 0)
+		goto out;
 	t1 = mono_us();
-	if (act(&l, c, r, obs, sizeof obs, e) != 0)
+	if (do_act(number, &l, &leased, c, el, &k, r, e) != 0)
 		goto out;
 	act_ms = ms_since(t1);
-	json_object_object_add(r, "observation", json_object_new_string(obs));
-	if (after_shot && (after = thumb(&l, task_id, e)) != NULL)
-		json_object_object_add(r, "after", after);
-	display_unlease(&l);
+	/* the picture after: none if a human took over meanwhile (ae: not an
+	 * error of the step, which is done) */
+	if (after_shot && (leased || desktop_lease_agent(app, task_id, false, &l, &ae) == 0)) {
+		leased = true;
+		if ((after = thumb(&l, task_id, e)) != NULL)
+			json_object_object_add(r, "after", after);
+	}
+	if (leased)
+		display_unlease(&l);
 	leased = false;
+	if (verifiable(c) && json_object_object_get(r, "verification") == NULL)
+		verify_after(&k, el, el == NULL && need1 ? c->target : NULL, r);
 	json_object_object_add(r, "timing", timing_json(cap_ms, ground_ms, act_ms, ms_since(t0)));
 	rc = 0;
 out:
 	if (leased)
 		display_unlease(&l);
+	json_object_put(k.before);
+	json_object_put(k.focus);
+	json_object_put(el);
 	log_gui(app, task_id, "gui_do", instruction, r, rc == 0 ? NULL : e, ms_since(t0));
 	if (rc == 0)
 		*out = r;

@@ -60,8 +60,12 @@ int rec_task_stop(const char *task_id, json_object **out, struct derr *e) DETM_N
 json_object *rec_task_status(const char *task_id);
 /* The task's file (for downloads): path into buf; 0, or -1 if none. */
 int rec_task_file(const char *task_id, char *buf, size_t len);
-/* The index: {task_id, duration_s, frames:[pts_s...], actions:[{action_id,
- * ordinal, action_type, summary, created_at, t_s}]}. Caller owns. */
+/* The index: {task_id, recording, frames:[pts_s...], actions:[{action_id,
+ * ordinal (null: task-level), action_type, summary, created_at, t_s,
+ * event?}] (the task's latest 5000 actions, oldest first), takeovers:
+ * [{start_s, end_s, started_at, ended_at, action_id, end_action_id}] (a
+ * human's turns at the desktop; ends null while one drives)}. t_s and
+ * start_s/end_s are null before the first frame. Caller owns. */
 json_object *rec_task_index(struct app *app, const char *task_id, struct derr *e);
 
 /* video_record: starts a clip of duration_s at fps of the task's display

@@ -162,21 +162,85 @@ rfile_read_meta(const char *path)
 
 /* ---- the index ---- */
 
+#define INDEX_ACTIONS 5000      /* the latest actions an index lists */
+
+/* The video time (ms) of wall time `at`: the last frame shown at that
+ * moment plus the time since, up to the next frame (pauses are not in the
+ * video); -1 before the first frame. */
+static int64_t
+video_ms(const int64_t *pts, const int64_t *wall, size_t n, int64_t at)
+{
+	size_t j;
+	int64_t p;
+
+	if (n == 0 || at < wall[0])
+		return -1;
+	for (j = 0; j + 1 < n && wall[j + 1] <= at; j++)
+		;
+	p = pts[j] + (at - wall[j]);
+	if (j + 1 < n && p > pts[j + 1])
+		p = pts[j + 1];
+	return p;
+}
+
+static json_object *
+secs_or_null(int64_t ms)
+{
+	return ms < 0 ? NULL : json_object_new_double((double)ms / 1000.0);
+}
+
+/* Adds t_s to each action and pairs the human takeover/release actions into
+ * takeovers: [{start_s, end_s, started_at, ended_at, action_id,
+ * end_action_id}] (end null while a human still drives). */
+static json_object *
+index_moments(json_object *acts, const int64_t *pts, const int64_t *wall, size_t n)
+{
+	json_object *spans = json_object_new_array(), *open = NULL;
+
+	for (size_t i = 0; i < json_object_array_length(acts); i++) {
+		json_object *a = json_object_array_get_idx(acts, i);
+		const char *created = json_object_get_string(json_object_object_get(a, "created_at"));
+		const char *ev = json_object_get_string(json_object_object_get(a, "event"));
+		int64_t at = 0, ms = -1;
+
+		if (created != NULL && time_parse(created, &at) == 0)
+			ms = video_ms(pts, wall, n, at);
+		json_object_object_add(a, "t_s", secs_or_null(ms));
+		if (ev != NULL && strcmp(ev, "takeover") == 0) {
+			open = json_object_new_object();
+			json_object_object_add(open, "start_s", secs_or_null(ms));
+			json_object_object_add(open, "end_s", NULL);
+			jx_add_str(open, "started_at", created);
+			json_object_object_add(open, "ended_at", NULL);
+			json_object_object_add(open, "action_id", json_object_get(json_object_object_get(a, "action_id")));
+			json_object_object_add(open, "end_action_id", NULL);
+			json_object_array_add(spans, open);
+		} else if (ev != NULL && strcmp(ev, "release") == 0 && open != NULL) {
+			json_object_object_add(open, "end_s", secs_or_null(ms));
+			jx_add_str(open, "ended_at", created);
+			json_object_object_add(open, "end_action_id",
+			    json_object_get(json_object_object_get(a, "action_id")));
+			open = NULL;
+		}
+	}
+	return spans;
+}
+
 json_object *
 rec_task_index(struct app *a, const char *task_id, struct derr *e)
 {
-	json_object *sum, *o, *frames, *acts, *items;
+	json_object *o, *frames, *acts;
 	int64_t *pts = NULL, *wall = NULL, p, w;
 	size_t n = 0, cap = 0;
 	char path[PATH_MAX];
 	FILE *f;
 
-	if ((sum = task_summary(a->store, task_id, DETAIL_ACTIONS, false, e)) == NULL)
+	if ((acts = task_timeline(a->store, task_id, INDEX_ACTIONS, e)) == NULL)
 		return NULL;
 	snprintf(path, sizeof path, "%s/%s.idx", RR.dir, task_id);
 	f = fopen(path, "re");
 	if (f == NULL) {
-		json_object_put(sum);
+		json_object_put(acts);
 		derr_set(e, DERR_NOT_FOUND, NULL, "task %s has no recording", task_id);
 		return NULL;
 	}
@@ -198,42 +262,9 @@ rec_task_index(struct app *a, const char *task_id, struct derr *e)
 	json_object_object_add(o, "task_id", json_object_new_string(task_id));
 	json_object_object_add(o, "frames", frames);
 	json_object_object_add(o, "recording", rec_task_status(task_id));
-	acts = json_object_new_array();
-	items = json_object_object_get(sum, "items");
-	for (size_t i = 0; i < json_object_array_length(items); i++) {
-		json_object *it = json_object_array_get_idx(items, i);
-		json_object *ad = json_object_object_get(it, "action_details");
-
-		for (size_t k = 0; k < json_object_array_length(ad); k++) {
-			json_object *a1 = json_object_array_get_idx(ad, k), *x = json_object_new_object();
-			const char *created = json_object_get_string(json_object_object_get(a1, "created_at"));
-			int64_t at = 0;
-			double t = -1;
-			size_t j;
-
-			if (created != NULL && time_parse(created, &at) == 0 && n > 0 && at >= wall[0]) {
-				/* The last frame shown at that moment, plus the time since
-				 * (up to the next frame: pauses are not in the video). */
-				for (j = 0; j + 1 < n && wall[j + 1] <= at; j++)
-					;
-				p = pts[j] + (at - wall[j]);
-				if (j + 1 < n && p > pts[j + 1])
-					p = pts[j + 1];
-				t = (double)p / 1000.0;
-			}
-			json_object_object_add(x, "action_id", json_object_get(json_object_object_get(a1, "action_id")));
-			json_object_object_add(x, "ordinal", json_object_get(json_object_object_get(it, "ordinal")));
-			json_object_object_add(x, "action_type", json_object_get(json_object_object_get(a1, "action_type")));
-			json_object_object_add(x, "summary", json_object_get(json_object_object_get(a1, "summary")));
-			json_object_object_add(x, "created_at", json_object_get(json_object_object_get(a1, "created_at")));
-			json_object_object_add(x, "t_s", t >= 0 ? json_object_new_double(t) : NULL);
-			json_object_array_add(acts, x);
-		}
-	}
+	json_object_object_add(o, "takeovers", index_moments(acts, pts, wall, n));
 	json_object_object_add(o, "actions", acts);
-	json_object_put(sum);
 	free(pts);
 	free(wall);
 	return o;
 }
-

@@ -25,6 +25,7 @@
 #include "enc.h"
 #include "log.h"
 #include "recorder_int.h"
+#include "takeover.h"
 #include "task.h"
 #include "util.h"
 #include "xcap.h"
@@ -87,6 +88,11 @@ grab_changed(struct run *ru)
 	int grabbed = -1;
 
 	derr_clear(&e);
+	/* A clip is the agent's (video_record): while a human drives that
+	 * display it holds its last picture, as agent screenshots are refused
+	 * (takeover.h); the task's own recording goes on (it marks the span). */
+	if (r->clip_id[0] != '\0' && takeover_gate_look(r->task_id[0] ? r->task_id : NULL, &e) != 0)
+		return 0;
 	if (display_lease(r->task_id[0] ? r->task_id : NULL,
 	    r->task_id[0] ? DISPLAY_TASK_OR_SHARED : DISPLAY_SHARED, &l, &e) != 0) {
 		rec_fail_set(r, &e, "display: ");

@@ -161,6 +161,62 @@ db_version(sqlite3 *db)
 	return v;
 }
 
+/* Rows of PRAGMA foreign_key_check (-1: it could not run). */
+static int
+fk_violations(sqlite3 *db)
+{
+	sqlite3_stmt *s = NULL;
+	int n = 0, rc;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA foreign_key_check", -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n++ < 5)
+			log_error("foreign key violation in %s rowid %lld (parent %s)",
+			    (const char *)sqlite3_column_text(s, 0), (long long)sqlite3_column_int64(s, 1),
+			    (const char *)sqlite3_column_text(s, 2));
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? n : -1;
+}
+
+/* Runs migration n (its text sec) in one transaction. A section with the
+ * REBUILD_MARKER line rebuilds a table (SQLite's 12-step ALTER TABLE
+ * procedure, https://sqlite.org/lang_altertable.html#otheralter): foreign
+ * keys go off before the transaction (PRAGMA foreign_keys is a no-op
+ * inside one; with them on, dropping the old table would cascade-delete
+ * its children), PRAGMA foreign_key_check must find nothing before COMMIT,
+ * and they come back on after, whatever happened. */
+#define REBUILD_MARKER "-- rebuild with foreign_keys off\n"
+static int
+migrate_one(sqlite3 *db, int n, const char *sec, size_t len, struct derr *e)
+{
+	bool rebuild = strncmp(sec, REBUILD_MARKER, strlen(REBUILD_MARKER)) == 0;
+	char *sql = xasprintf("BEGIN IMMEDIATE;\n%.*s\nPRAGMA user_version = %d;", (int)len, sec, n);
+	int rc = -1, bad;
+
+	if (rebuild && exec_sql(db, "PRAGMA foreign_keys = OFF", e) != 0)
+		goto out;
+	if (exec_sql(db, sql, e) != 0)
+		goto rollback;
+	if (rebuild && (bad = fk_violations(db)) != 0) {
+		derr_set(e, DERR_INTERNAL, NULL, "schema migration %d would leave %s foreign key "
+		    "violation(s); the database was not changed", n, bad < 0 ? "unknown" : "some");
+		goto rollback;
+	}
+	if (exec_sql(db, "COMMIT", e) == 0)
+		rc = 0;
+rollback:
+	if (rc != 0 && !sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	if (rebuild && sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
+		rc = derr_set(e, DERR_INTERNAL, NULL, "cannot turn foreign keys back on after "
+		    "schema migration %d", n);
+out:
+	free(sql);
+	return rc;
+}
+
 static int
 store_migrate(sqlite3 *db, struct derr *e)
 {
@@ -177,15 +233,9 @@ store_migrate(sqlite3 *db, struct derr *e)
 		    "to %d: it was written by a newer detmd", have, latest);
 	for (n = have + 1; n <= latest; n++) {
 		const char *sec = migration_find(n, &len);
-		char *sql = xasprintf("BEGIN IMMEDIATE;\n%.*s\nPRAGMA user_version = %d;\nCOMMIT;",
-		    (int)len, sec, n);
-		int rc = exec_sql(db, sql, e);
 
-		free(sql);
-		if (rc != 0) {
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		if (migrate_one(db, n, sec, len, e) != 0)
 			return -1;
-		}
 		log_info("applied schema migration %d", n);
 	}
 	return 0;

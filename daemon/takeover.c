@@ -221,7 +221,7 @@ since_text(int64_t ms, char out[ISO_TIME_LEN])
 	return out;
 }
 
-/* The audit action: an `other` action whose input says actor human. */
+/* The audit action's input (a `human` action): actor, event and details. */
 static char *
 audit_input(const char *event, const char *k1, const char *v1, const char *k2, json_object *v2)
 {
@@ -241,7 +241,7 @@ audit_input(const char *event, const char *k1, const char *v1, const char *k2, j
 static int
 note(const char *task_id, const char *msg, const char *summary, char *input, struct derr *e)
 {
-	struct action_new a = { .type = "other", .summary = summary, .status = "completed",
+	struct action_new a = { .type = "human", .summary = summary, .status = "completed",
 	    .input_json = input, .duration_ms = -1 };
 	int rc = task_driver_note(store, task_id, msg, &a, e);
 
@@ -355,6 +355,21 @@ become_human(struct drv *d, const char *reason, bool allow, struct derr *e)
 	return 0;
 }
 
+/* After the human took over: waits for the display's lease once. An agent
+ * step checks the gate under that lease (desktop_lease_agent), so one that
+ * passed it before the takeover has finished when this returns, and every
+ * later one sees the human: nothing of the agent's lands after the
+ * takeover's reply. */
+static void
+drain_agent(const char *task_id)
+{
+	struct display_lease l;
+	struct derr e;
+
+	if (display_lease(task_id, DISPLAY_TASK_OR_SHARED, &l, &e) == 0)
+		display_unlease(&l);
+}
+
 json_object *
 takeover_start(const char *task_id, const char *reason, bool allow_shots, struct derr *e)
 {
@@ -403,8 +418,10 @@ takeover_start(const char *task_id, const char *reason, bool allow_shots, struct
 out:
 	pthread_mutex_unlock(&mu);
 	free(wins);
-	if (o != NULL)
+	if (o != NULL) {
+		drain_agent(task_id);
 		events_publish("takeover", "created", task_id, NULL);
+	}
 	return o;
 }
 
@@ -481,7 +498,7 @@ hand_back(struct drv *d, const char *note_text, int ev, char **text, struct derr
 	pthread_mutex_lock(&mu);
 	if (d->typed > 0) {         /* the last run of text, as a count */
 		char *ts = xasprintf("human: typed %ld character%s", d->typed, d->typed == 1 ? "" : "s");
-		struct action_new a = { .type = "other", .summary = ts, .status = "completed",
+		struct action_new a = { .type = "human", .summary = ts, .status = "completed",
 		    .input_json = "{\"actor\":\"human\"}", .duration_ms = -1 };
 		char aid[ID_LEN];
 		int64_t ord;

@@ -11,8 +11,12 @@
  *   {"t":"wheel","x","y","dy","dx"?}         wheel clicks, + is down/right
  *   {"t":"text","s"}                         UTF-8 text, any script
  *   {"t":"key","k"}                          a key or chord: "ctrl+l", "Return"
- * The whole batch runs under one display lease, in order. Audit: each
- * click, drag, chord or key becomes a `human:` action in the task tree;
+ * Every event is checked before the first is injected: one bad event
+ * refuses the whole batch (400 naming it, "events[3].k"), so a batch is
+ * never half applied because of its own content (an X error midway can
+ * still stop it). The batch then runs under one display lease, in order.
+ * Audit: each click, drag, chord or key becomes a `human` action in the
+ * task tree ("human: click at (x, y)", "human: pressed ctrl+l");
  * text only as a count of characters (never the text: it may be a
  * password), one action per run of text even when it spans batches (the
  * open run's count waits in takeover.c); motion and wheel as counts.
@@ -212,12 +216,120 @@ one(struct batch *b, json_object *ev, struct derr *e)
 	    "text, key)", utf8_prec(t, 16), t);
 }
 
-/* The batch's audit entries, as `other` actions that say actor human. */
+/* ---- validation: the whole batch, before anything is injected ---- */
+
+static const char *const event_types[] = { "move", "down", "up", "wheel", "text", "key" };
+
+/* Member k of event i, an integer within +-65535 if present (required:
+ * present too). */
+static int
+check_int(json_object *ev, size_t i, const char *k, bool required, struct derr *e)
+{
+	json_object *v;
+	char f[40];
+
+	snprintf(f, sizeof f, "events[%zu].%s", i, k);
+	if (!json_object_object_get_ex(ev, k, &v) || v == NULL)
+		return required ? derr_set(e, DERR_INVALID, f, "%s is required (an integer): nothing in "
+		    "this batch was injected", f) : 0;
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < -65535 ||
+	    json_object_get_int64(v) > 65535)
+		return derr_set(e, DERR_INVALID, f, "%s must be an integer (-65535..65535): nothing in "
+		    "this batch was injected", f);
+	return 0;
+}
+
+/* Event i's string member k (1..max bytes), checked by check(). */
+static int
+check_str(json_object *ev, size_t i, const char *k, size_t max,
+    int (*check)(const char *, size_t, struct derr *), struct derr *e)
+{
+	json_object *v;
+	size_t len;
+	char f[40];
+
+	snprintf(f, sizeof f, "events[%zu].%s", i, k);
+	if (!json_object_object_get_ex(ev, k, &v) || !json_object_is_type(v, json_type_string) ||
+	    (len = (size_t)json_object_get_string_len(v)) == 0 || len > max)
+		return derr_set(e, DERR_INVALID, f, "%s must be a string of 1..%zu bytes: nothing in this "
+		    "batch was injected", f, max);
+	if (check(json_object_get_string(v), len, e) != 0) {
+		char why[sizeof e->message];
+
+		snprintf(why, sizeof why, "%s", e->message);
+		return derr_set(e, DERR_INVALID, f, "%s: %s; nothing in this batch was injected", f, why);
+	}
+	return 0;
+}
+
+static int
+key_check(const char *k, size_t len, struct derr *e)
+{
+	(void)len;
+	return xinput_keys_check(k, e);
+}
+
+static int
+check_event(json_object *ev, size_t i, struct derr *e)
+{
+	json_object *tv;
+	const char *t;
+	bool ptr;
+	size_t k;
+	char f[40];
+
+	snprintf(f, sizeof f, "events[%zu].t", i);
+	if (!json_object_is_type(ev, json_type_object) || !json_object_object_get_ex(ev, "t", &tv) ||
+	    !json_object_is_type(tv, json_type_string))
+		return derr_set(e, DERR_INVALID, f, "events[%zu] must be an object with a string t: "
+		    "nothing in this batch was injected", i);
+	t = json_object_get_string(tv);
+	for (k = 0; k < ARRAY_LEN(event_types) && strcmp(t, event_types[k]) != 0; k++)
+		;
+	if (k == ARRAY_LEN(event_types))
+		return derr_set(e, DERR_INVALID, f, "%s '%.*s' is not an event (move, down, up, wheel, "
+		    "text, key): nothing in this batch was injected", f, utf8_prec(t, 16), t);
+	if (strcmp(t, "text") == 0)
+		return check_str(ev, i, "s", INPUT_TEXT_MAX, xinput_type_check, e);
+	if (strcmp(t, "key") == 0)
+		return check_str(ev, i, "k", 64, key_check, e);
+	ptr = strcmp(t, "down") == 0 || strcmp(t, "up") == 0;
+	if (check_int(ev, i, "x", true, e) != 0 || check_int(ev, i, "y", true, e) != 0 ||
+	    check_int(ev, i, "b", false, e) != 0 || check_int(ev, i, "x0", false, e) != 0 ||
+	    check_int(ev, i, "y0", false, e) != 0 || check_int(ev, i, "dy", false, e) != 0 ||
+	    check_int(ev, i, "dx", false, e) != 0)
+		return -1;
+	if (ptr && (num(ev, "b", 1) < 1 || num(ev, "b", 1) > 3)) {
+		snprintf(f, sizeof f, "events[%zu].b", i);
+		return derr_set(e, DERR_INVALID, f, "%s (the button) must be 1, 2 or 3: nothing in this "
+		    "batch was injected", f);
+	}
+	if (json_object_object_get_ex(ev, "x0", NULL) != json_object_object_get_ex(ev, "y0", NULL)) {
+		snprintf(f, sizeof f, "events[%zu].%s", i, json_object_object_get_ex(ev, "x0", NULL) ?
+		    "y0" : "x0");
+		return derr_set(e, DERR_INVALID, f, "x0 and y0 come together: nothing in this batch was "
+		    "injected");
+	}
+	return 0;
+}
+
+/* Every event of the batch, checked before the first is injected: a bad
+ * one refuses the whole batch (400, its field named: events[3].k). */
+static int
+check_batch(json_object *events, size_t n, struct derr *e)
+{
+	for (size_t i = 0; i < n; i++)
+		if (check_event(json_object_array_get_idx(events, i), i, e) != 0)
+			return -1;
+	return 0;
+}
+
+/* The batch's audit entries, as `human` actions. */
 static void
 write_audit(struct store *st, const char *task_id, const struct batch *b)
 {
 	for (int i = 0; i < b->na; i++) {
-		struct action_new a = { .type = "other", .summary = b->a[i].summary,
+		struct action_new a = { .type = "human", .summary = b->a[i].summary,
 		    .status = "completed", .duration_ms = -1 };
 		char id[ID_LEN], *in;
 		int64_t ord;
@@ -247,6 +359,8 @@ takeover_input(const char *task_id, const char *lease, json_object *events, int 
 		    INPUT_MAX_EVENTS);
 		return NULL;
 	}
+	if (check_batch(events, n, e) != 0)
+		return NULL;
 	b = xcalloc(1, sizeof *b);
 	if (takeover_input_begin(task_id, lease, &st, &b->typed, e) != 0) {
 		free(b);

@@ -136,6 +136,11 @@ json_object *task_item_view(struct store *st, const char *id, int64_t ordinal,
 json_object *task_action_view(struct store *st, const char *task_id,
     const char *action_id, struct derr *e);
 json_object *task_thread(struct store *st, const char *id, int limit, struct derr *e);
+/* The task's latest `limit` actions, item and task-level alike, oldest
+ * first: [{action_id, ordinal (null: task-level), action_type, summary,
+ * created_at, event?}] (event: a `human` action's input event, such as
+ * "takeover" or "release"). NOT_FOUND for an unknown task. */
+json_object *task_timeline(struct store *st, const char *id, int limit, struct derr *e);
 
 /* Shared by task.c and taskview.c (lock held): the current item (first
  * active, else first pending) as its id and ordinal; 0 if found, 1 if the

@@ -34,10 +34,11 @@ static const char SQL_ITEM_ROW[] =
     "FROM plan_items p WHERE p.task_id = ?1 AND p.ordinal = ?2";
 static const char SQL_ACTIONS_PAGE[] =
     "SELECT id, action_type, summary, status, input_data, output_data, duration_ms, created_at "
-    "FROM actions WHERE plan_item_id = ?1 ORDER BY rowid LIMIT ?2 OFFSET ?3";
+    "FROM actions WHERE task_id = ?4 AND plan_item_id IS ?1 ORDER BY rowid LIMIT ?2 OFFSET ?3";
 static const char SQL_LOGS_PAGE[] =
     "SELECT action_id, id, log_type, content, created_at FROM action_logs WHERE action_id IN "
-    "(SELECT id FROM actions WHERE plan_item_id = ?1 ORDER BY rowid LIMIT ?2 OFFSET ?3) "
+    "(SELECT id FROM actions WHERE task_id = ?4 AND plan_item_id IS ?1 ORDER BY rowid LIMIT ?2 "
+    "OFFSET ?3) "
     "ORDER BY rowid";
 static const char SQL_ACTION_ONE[] =
     "SELECT a.id, a.action_type, a.summary, a.status, a.input_data, a.output_data, a.duration_ms, "
@@ -53,6 +54,13 @@ static const char SQL_THREAD[] =
     "SELECT id, role, msg_type, content, created_at FROM "
     "(SELECT rowid AS r, * FROM task_messages WHERE task_id = ?1 ORDER BY rowid DESC LIMIT ?2) "
     "ORDER BY r";
+static const char SQL_TIMELINE[] =
+    "SELECT id, ordinal, action_type, summary, created_at, event FROM "
+    "(SELECT a.rowid AS r, a.id, p.ordinal, a.action_type, a.summary, a.created_at, "
+    "CASE WHEN a.action_type = 'human' AND json_valid(a.input_data) "
+    "THEN json_extract(a.input_data, '$.event') END AS event "
+    "FROM actions a LEFT JOIN plan_items p ON p.id = a.plan_item_id "
+    "WHERE a.task_id = ?1 ORDER BY a.rowid DESC LIMIT ?2) ORDER BY r";
 static const char SQL_THREAD_COUNT[] =
     "SELECT count(*) FROM task_messages WHERE task_id = ?1";
 
@@ -122,10 +130,23 @@ action_json(sqlite3_stmt *s)
 	return a;
 }
 
-/* A page of an item's actions with their logs, oldest first. */
+static void
+page_bind(sqlite3_stmt *s, const char *task_id, const char *item_id, int limit, int offset)
+{
+	if (item_id != NULL)
+		sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 1);
+	sqlite3_bind_int(s, 2, limit);
+	sqlite3_bind_int(s, 3, offset);
+	sqlite3_bind_text(s, 4, task_id, -1, SQLITE_STATIC);
+}
+
+/* A page of an item's actions with their logs, oldest first; item_id NULL
+ * (ordinal -1): the task-level actions of task_id. */
 static json_object *
-actions_page(struct store *st, const char *item_id, int64_t ordinal, int limit,
-    int offset, struct derr *e)
+actions_page(struct store *st, const char *task_id, const char *item_id, int64_t ordinal,
+    int limit, int offset, struct derr *e)
 {
 	json_object *arr = json_object_new_array(), *byid = json_object_new_object(), *a, *logs;
 	sqlite3_stmt *s = store_stmt(st, SQL_ACTIONS_PAGE);
@@ -133,12 +154,10 @@ actions_page(struct store *st, const char *item_id, int64_t ordinal, int limit,
 
 	if (s == NULL)
 		goto fail;
-	sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, limit);
-	sqlite3_bind_int(s, 3, offset);
+	page_bind(s, task_id, item_id, limit, offset);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		a = action_json(s);
-		json_object_object_add(a, "ordinal", json_object_new_int64(ordinal));
+		json_object_object_add(a, "ordinal", ordinal < 0 ? NULL : json_object_new_int64(ordinal));
 		json_object_array_add(arr, a);
 		json_object_object_add(byid, col_text(s, 0), json_object_get(a));
 	}
@@ -148,9 +167,7 @@ actions_page(struct store *st, const char *item_id, int64_t ordinal, int limit,
 	s = store_stmt(st, SQL_LOGS_PAGE);
 	if (s == NULL)
 		goto fail;
-	sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int(s, 2, limit);
-	sqlite3_bind_int(s, 3, offset);
+	page_bind(s, task_id, item_id, limit, offset);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (json_object_object_get_ex(byid, col_text(s, 0), &a) &&
 		    json_object_object_get_ex(a, "logs", &logs))
@@ -240,6 +257,56 @@ add_sentence(json_object *sum, json_object *items)
 	buf_free(&rest);
 }
 
+/* Expands items with their latest actions (FOCUSED: the current item
+ * only; found != 0: there is none) and, except FOCUSED, adds the latest
+ * task-level actions as task_actions. Lock held. */
+static int
+expand_actions(struct store *st, json_object *sum, json_object *items, const char *id,
+    enum task_detail detail, int found, int64_t cur_ord, int64_t unassigned, struct derr *e)
+{
+	size_t i, n = json_object_array_length(items);
+	json_object *acts;
+	sqlite3_stmt *s;
+
+	/* Item ids come from a second pass so the item query is not held open. */
+	for (i = 0; i < n; i++) {
+		json_object *it = json_object_array_get_idx(items, i), *v;
+		int64_t ord, count;
+		char item_id[ID_LEN];
+
+		json_object_object_get_ex(it, "ordinal", &v);
+		ord = json_object_get_int64(v);
+		if (detail == DETAIL_FOCUSED && (found != 0 || ord != cur_ord))
+			continue;
+		json_object_object_get_ex(it, "actions", &v);
+		count = json_object_get_int64(v);
+		s = store_stmt(st, "SELECT id FROM plan_items WHERE task_id = ?1 AND ordinal = ?2");
+		if (s == NULL)
+			return store_fail(st, "task summary", e);
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, ord);
+		if (sqlite3_step(s) != SQLITE_ROW) {
+			sqlite3_reset(s);
+			return store_fail(st, "task summary", e);
+		}
+		snprintf(item_id, sizeof item_id, "%s", col_text(s, 0));
+		sqlite3_reset(s);
+		acts = actions_page(st, id, item_id, ord, LIM_DETAIL_ACTIONS,
+		    count > LIM_DETAIL_ACTIONS ? (int)(count - LIM_DETAIL_ACTIONS) : 0, e);
+		if (acts == NULL)
+			return -1;
+		json_object_object_add(it, "action_details", acts);
+	}
+	if (detail == DETAIL_FOCUSED || unassigned <= 0)
+		return 0;
+	acts = actions_page(st, id, NULL, -1, LIM_DETAIL_ACTIONS,
+	    unassigned > LIM_DETAIL_ACTIONS ? (int)(unassigned - LIM_DETAIL_ACTIONS) : 0, e);
+	if (acts == NULL)
+		return -1;
+	json_object_object_add(sum, "task_actions", acts);
+	return 0;
+}
+
 /* Lock held. */
 static json_object *
 summary_locked(struct store *st, const char *id, enum task_detail detail,
@@ -300,41 +367,9 @@ summary_locked(struct store *st, const char *id, enum task_detail detail,
 	    total ? (int64_t)llround(100.0 * (double)done / (double)total) : 0));
 	unassigned = count_query(st, SQL_UNASSIGNED, id);
 	json_object_object_add(sum, "unassigned_actions", json_object_new_int64(unassigned));
-	if (detail != DETAIL_ITEMS) {
-		/* Expand items with their latest actions; ids come from a
-		 * second pass so the item query is not held open. */
-		size_t i, n = json_object_array_length(items);
-
-		for (i = 0; i < n; i++) {
-			json_object *it = json_object_array_get_idx(items, i), *v, *acts;
-			int64_t ord, count;
-			char item_id[ID_LEN];
-			int64_t dummy;
-
-			json_object_object_get_ex(it, "ordinal", &v);
-			ord = json_object_get_int64(v);
-			if (detail == DETAIL_FOCUSED && (found != 0 || ord != cur_ord))
-				continue;
-			json_object_object_get_ex(it, "actions", &v);
-			count = json_object_get_int64(v);
-			s = store_stmt(st, "SELECT id FROM plan_items WHERE task_id = ?1 AND ordinal = ?2");
-			if (s == NULL)
-				goto dbfail;
-			sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-			sqlite3_bind_int64(s, 2, ord);
-			if (sqlite3_step(s) != SQLITE_ROW) {
-				sqlite3_reset(s);
-				goto dbfail;
-			}
-			snprintf(item_id, sizeof item_id, "%s", col_text(s, 0));
-			sqlite3_reset(s);
-			dummy = count > LIM_DETAIL_ACTIONS ? count - LIM_DETAIL_ACTIONS : 0;
-			acts = actions_page(st, item_id, ord, LIM_DETAIL_ACTIONS, (int)dummy, e);
-			if (acts == NULL)
-				goto fail;
-			json_object_object_add(it, "action_details", acts);
-		}
-	}
+	if (detail != DETAIL_ITEMS && expand_actions(st, sum, items, id, detail, found, cur_ord,
+	    unassigned, e) != 0)
+		goto fail;
 	if (sentence)
 		add_sentence(sum, items);
 	return sum;
@@ -443,7 +478,7 @@ task_item_view(struct store *st, const char *id, int64_t ordinal, int limit,
 	json_object_object_add(out, "action_count", json_object_new_int64(sqlite3_column_int64(s, 7)));
 	snprintf(item_id, sizeof item_id, "%s", col_text(s, 0));
 	sqlite3_reset(s);
-	acts = actions_page(st, item_id, ordinal, limit, offset, e);
+	acts = actions_page(st, id, item_id, ordinal, limit, offset, e);
 	if (acts == NULL) {
 		json_object_put(out);
 		out = NULL;
@@ -567,6 +602,46 @@ fail:
 	store_fail(st, "thread", e);
 	json_object_put(out);
 	out = NULL;
+out:
+	store_read_end(st);
+	return out;
+}
+
+json_object *
+task_timeline(struct store *st, const char *id, int limit, struct derr *e)
+{
+	json_object *out = NULL, *x;
+	sqlite3_stmt *s;
+	int status, rc;
+
+	st = store_read_begin(st);     /* a snapshot; never waits for writers */
+	if (task_lookup(st, id, &status, e) != 0)
+		goto out;
+	if ((s = store_stmt(st, SQL_TIMELINE)) == NULL) {
+		store_fail(st, "timeline", e);
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 2, limit);
+	out = json_object_new_array();
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		x = json_object_new_object();
+		add_col_str(x, "action_id", s, 0);
+		json_object_object_add(x, "ordinal", sqlite3_column_type(s, 1) == SQLITE_NULL ? NULL :
+		    json_object_new_int64(sqlite3_column_int64(s, 1)));
+		add_col_str(x, "action_type", s, 2);
+		add_col_str(x, "summary", s, 3);
+		add_col_time(x, "created_at", s, 4);
+		if (sqlite3_column_type(s, 5) == SQLITE_TEXT)
+			add_col_str(x, "event", s, 5);
+		json_object_array_add(out, x);
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE) {
+		json_object_put(out);
+		out = NULL;
+		store_fail(st, "timeline", e);
+	}
 out:
 	store_read_end(st);
 	return out;

@@ -450,6 +450,10 @@ create_check(const struct wait_new *w, const char *want, struct derr *e)
 	    (strncmp(w->target, "window:", 7) != 0 || w->target[7] == '\0'))
 		return derr_set(e, DERR_INVALID, "target",
 		    "target must be 'screen' or 'window:<title or id>' (got '%.64s')", w->target);
+	if (wjudge_is_a11y(w->criteria) && display_task_number(w->task_id) < 0)
+		return derr_set(e, DERR_CONFLICT, "task_id", "element conditions are read from the "
+		    "accessibility tree of a task's own display: give the task_id of a task whose display "
+		    "runs (display: true)");
 	if (w->task_id != NULL) {
 		int status;
 		json_object *meta;
@@ -527,7 +531,8 @@ waits_create(const struct wait_new *w, struct derr *e)
 	if (w->task_id != NULL && create_action(w, action_id, e) != 0)
 		return NULL;
 	id_new(id);
-	if (wstore_row_insert(id, w, now, deadline, action_id, use_ocr ? "ocr" : W.backend, want, e) != 0)
+	if (wstore_row_insert(id, w, now, deadline, action_id, wjudge_is_a11y(w->criteria) ? "accessibility" :
+	    use_ocr ? "ocr" : W.backend, want, e) != 0)
 		return NULL;
 	j = wjob_new(id, w->task_id, w->target, w->criteria, w->timeout_s, w->poll_s, now, deadline,
 	    action_id);
@@ -542,7 +547,8 @@ waits_create(const struct wait_new *w, struct derr *e)
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is full or stopping"), NULL;
 	}
 	log_info("wait %s: %s on %s (timeout %d s, task %s; judge %s: %s)", id, w->criteria, w->target,
-	    w->timeout_s, w->task_id ? w->task_id : "-", use_ocr ? "ocr" : "model", why);
+	    w->timeout_s, w->task_id ? w->task_id : "-", wjudge_is_a11y(w->criteria) ? "accessibility" :
+	    use_ocr ? "ocr" : "model", why);
 	events_publish("wait", "created", w->task_id, id);
 	return wstore_row_get(id, e);
 }
@@ -622,7 +628,7 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 		nt = j->note ? xstrdup(j->note) : NULL;
 		tmo = j->timeout_s;
 		deadline = j->deadline_ms;
-		backend = j->use_ocr ? "ocr" : W.backend;
+		backend = wjudge_is_a11y(j->criteria) ? "accessibility" : j->use_ocr ? "ocr" : W.backend;
 		pthread_cond_signal(&W.sched_cv);
 	}
 	pthread_mutex_unlock(&W.mu);

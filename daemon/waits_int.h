@@ -41,6 +41,7 @@ struct job {
 	bool queued, running, done, removed, force;
 	int evaluations, skipped;
 	int model_saved;        /* skips of a model-judged wait: model calls the gate saved */
+	int human_skips;        /* ticks that did not look: a human drove the display */
 	int64_t last_frame_ms;
 	char verdict[16];
 	char reason[512];
@@ -166,6 +167,10 @@ void wstore_resume(void);
 bool wjudge_passthrough(bool use_ocr);
 /* The OCR verdict on j's full-resolution frame (a worker's). */
 int wjudge_ocr(struct job *j, const char *criteria, struct vision_result *vr, struct derr *e);
+/* criteria is element:... or element-gone:... (a11y_match.h). */
+bool wjudge_is_a11y(const char *criteria);
+/* The verdict on an element condition from the task display's tree. */
+int wjudge_a11y(struct job *j, const char *criteria, struct vision_result *vr, struct derr *e);
 /* Which judge takes criteria for a wait that asked want (auto | ocr |
  * model): *ocr, and why. 0, or -1 with e (DERR_INVALID: the judge cannot
  * take it; DERR_UNAVAILABLE, with ready only: the model is not there). */

@@ -23,11 +23,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "a11y.h"
+#include "a11y_match.h"
 #include "desktop.h"
 #include "display.h"
 #include "events.h"
 #include "gate.h"
 #include "jx.h"
+#include "lim.h"
 #include "log.h"
 #include "ocr.h"
 #include "task.h"
@@ -186,6 +189,75 @@ model_ready(struct derr *e)
 	    "start the server", TEXT_HOWTO);
 }
 
+bool
+wjudge_is_a11y(const char *criteria)
+{
+	struct a11y_words w;
+	bool gone;
+
+	return criteria != NULL && a11y_condition(criteria, &w, &gone);
+}
+
+/* How many elements of the tree match w (names contained); -1 with e. */
+static int
+a11y_count(int number, const char *target, const struct a11y_words *w, char *seen, size_t len,
+    struct derr *e)
+{
+	struct a11y_query q = { .max = LIM_A11Y_ELEMENTS };
+	json_object *all = NULL, *arr;
+	int n = 0;
+
+	if (strncmp(target, "window:", 7) == 0)
+		q.window = target + 7;
+	if (a11y_elements(number, &q, &all, e) != 0)
+		return -1;
+	arr = json_object_object_get(all, "elements");
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		json_object *el = json_object_array_get_idx(arr, i);
+
+		if (!a11y_el_matches(w, el, true))
+			continue;
+		if (n++ == 0)
+			snprintf(seen, len, "%s \"%.80s\" in window \"%.80s\"",
+			    json_object_get_string(json_object_object_get(el, "role")),
+			    json_object_get_string(json_object_object_get(el, "name")),
+			    json_object_get_string(json_object_object_get(el, "window")));
+	}
+	json_object_put(all);
+	return n;
+}
+
+/* An element condition, decided from the task display's accessibility
+ * tree (no frame, no model, no OCR). A display whose accessibility bus is
+ * not up has no accessible element: nothing is started to find that out. */
+int
+wjudge_a11y(struct job *j, const char *criteria, struct vision_result *vr, struct derr *e)
+{
+	struct a11y_words w;
+	bool gone = false;
+	int number = j->task_id[0] ? display_task_number(j->task_id) : -1, n = 0;
+	char seen[260] = "", what[A11Y_NAME_MAX + 40];
+
+	memset(vr, 0, sizeof *vr);
+	if (!a11y_condition(criteria, &w, &gone))
+		return derr_set(e, DERR_INVALID, "wake_when", "not an element condition");
+	if (number < 0)
+		return derr_set(e, DERR_CONFLICT, "task_id", "the task's own display is not running");
+	if (a11y_active(number) && (n = a11y_count(number, j->target, &w, seen, sizeof seen, e)) < 0)
+		return -1;
+	snprintf(what, sizeof what, "%s%s\"%s\"", w.role_word[0] ? w.role_word : "element",
+	    w.name[0] ? " " : "", w.name);
+	vr->parsed = true;
+	vr->verdict = (n > 0) != gone ? VISION_YES : VISION_NO;
+	if (n > 0)
+		snprintf(vr->reason, sizeof vr->reason, "%s is in the accessibility tree (%s%s)%s", what,
+		    seen, n > 1 ? " and more" : "", gone ? "; waiting for it to go" : "");
+	else
+		snprintf(vr->reason, sizeof vr->reason, "no %s in the accessibility tree%s", what,
+		    !a11y_active(number) ? " (no accessible application on the display)" : "");
+	return 0;
+}
+
 /* Which judge takes criteria for a wait that asked `want` (auto | ocr |
  * model): *ocr, and why in why. 0, or -1 with e: DERR_INVALID for a
  * judge that cannot take the condition, DERR_UNAVAILABLE (ready = true
@@ -198,6 +270,14 @@ wjudge_pick(const char *want, const char *criteria, bool ready, bool *ocr, char 
 	bool negate, text = ocr_condition(criteria, phrase, sizeof phrase, &negate);
 
 	*ocr = false;
+	if (wjudge_is_a11y(criteria)) {
+		if (strcmp(want, "auto") != 0)
+			return derr_set(e, DERR_INVALID, "judge", "element conditions are read from the "
+			    "accessibility tree; leave judge auto (got %s)", want);
+		snprintf(why, len, "an element condition: read from the task display's accessibility tree, "
+		    "no model call, no OCR");
+		return 0;
+	}
 	if (strcmp(want, "ocr") == 0 || (strcmp(want, "auto") == 0 && W.ocr_mode)) {
 		if (!text)
 			return derr_set(e, DERR_INVALID, "wake_when", "%s judges visible text only: " TEXT_HOWTO,

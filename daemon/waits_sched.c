@@ -57,6 +57,7 @@
 #define DAMAGE_PEEK_US     100000   /* peek at each watched display's XDamage counter */
 #define DAMAGE_MAX_US     1000000   /* drawing goes on: judge at least this often */
 #define STATIC_DAMAGE_US 10000000   /* a still screen whose drawing the peeks see */
+#define A11Y_POLL_US      1000000   /* an element condition: read the tree every second */
 
 /* One tick: what it took under mu at its start, and what its steps share.
  * Each step returns the interval to the next tick, -1 when j finished, or
@@ -76,6 +77,7 @@ struct tick {
 };
 
 #define GO_ON INT64_MIN
+#define HUMAN_RETRY_US 1000000      /* a human drives the display: look again then */
 
 /* Grabs the target into f at max_width; resolves window:<name> each time
  * (windows come and go). 0, 1 (the window is not there), or -1. */
@@ -149,14 +151,24 @@ pass_settled(struct tick *t)
 	return true;
 }
 
-/* Step 1: lease the display; failing to counts towards wait_max_fails. */
+/* Step 1: lease the display; failing to counts towards wait_max_fails.
+ * While a human drives it (takeover.h) the wait does not look (it judges
+ * screens for the agent, which may not see a password being typed) unless
+ * the operator allowed screenshots: it looks again a second later, and
+ * that is no failure. */
 static int64_t
 tick_lease(struct tick *t)
 {
 	struct job *j = t->j;
 
-	if (desktop_lease(W.app, j->task_id[0] ? j->task_id : NULL, &t->l, &t->e) == 0)
+	if (desktop_lease_agent(W.app, j->task_id[0] ? j->task_id : NULL, false, &t->l, &t->e) == 0)
 		return GO_ON;
+	if (t->e.code == DERR_HUMAN_CONTROL) {
+		pthread_mutex_lock(&W.mu);
+		j->human_skips++;
+		pthread_mutex_unlock(&W.mu);
+		return HUMAN_RETRY_US;
+	}
 	if (++j->fails >= t->cfg->wait_max_fails) {
 		snprintf(t->reason, sizeof t->reason, "cannot watch the display: %.500s", t->e.message);
 		wjob_finish(j, "failed", NULL, t->reason);
@@ -354,6 +366,30 @@ tick_judge(struct tick *t)
 	return next;
 }
 
+/* A tick of an element condition: the task display's tree, no lease, no
+ * frame, no model; checked every poll_interval (default A11Y_POLL_US) and
+ * whenever the display draws. */
+static int64_t
+tick_a11y(struct tick *t)
+{
+	struct job *j = t->j;
+	struct vision_result vr;
+
+	if (wjudge_a11y(j, t->criteria, &vr, &t->e) != 0) {
+		t->use_ocr = true;      /* not the model's failure: no health check */
+		return judge_failed(t);
+	}
+	j->fails = 0;
+	j->last_eval_us = t->now;
+	wjudge_record(j, &vr, true, t->cause);
+	if (vr.verdict == VISION_YES) {
+		wjob_finish(j, "resolved", "YES", vr.reason);
+		return -1;
+	}
+	wstore_progress_write(j);
+	return j->poll_s > 0 ? (int64_t)(j->poll_s * 1e6) : A11Y_POLL_US;
+}
+
 /* Runs one tick of j (a worker owns it). Returns the interval to the next
  * tick, or -1 when j finished. */
 static int64_t
@@ -373,7 +409,9 @@ tick(struct job *j)
 	pthread_mutex_unlock(&W.mu);
 	t.pass = wjudge_passthrough(t.use_ocr);
 
-	if ((next = tick_lease(&t)) == GO_ON && (next = tick_undrawn(&t)) == GO_ON &&
+	if (wjudge_is_a11y(t.criteria))
+		next = tick_a11y(&t);
+	else if ((next = tick_lease(&t)) == GO_ON && (next = tick_undrawn(&t)) == GO_ON &&
 	    (next = tick_thumb(&t)) == GO_ON) {
 		if (t.pass)
 			next = tick_pass(&t);

@@ -107,7 +107,7 @@ wstore_job_extra_locked(const struct job *j)
 	json_object *o = json_object_new_object(), *w = json_object_new_object(), *ev = NULL;
 	char *text;
 
-	jx_add_str(o, "judged_by", j->use_ocr ? "ocr" : "model");
+	jx_add_str(o, "judged_by", wjudge_is_a11y(j->criteria) ? "accessibility" : j->use_ocr ? "ocr" : "model");
 	jx_add_str(o, "judge_reason", j->judge_why);
 	jx_add_str(o, "woken_by", j->woken_by);
 	json_object_object_add(w, "damage", json_object_new_int(j->wake_damage));
@@ -180,6 +180,7 @@ overlay_live(json_object *o)
 	if (j != NULL && !j->done) {
 		json_object_object_add(o, "evaluations", json_object_new_int(j->evaluations));
 		json_object_object_add(o, "skipped", json_object_new_int(j->skipped));
+		json_object_object_add(o, "skipped_human", json_object_new_int(j->human_skips));
 		jx_add_time(o, "last_frame_at", j->last_frame_ms);
 		if (j->verdict[0] != '\0') {
 			jx_add_str(o, "verdict", j->verdict);

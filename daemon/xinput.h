@@ -62,6 +62,11 @@ int xinput_type(Display *d, const char *s, size_t len, size_t *sent, struct derr
  * character. All pressed keys are released before returning, even on error.
  * DERR_INVALID field "keys" for an unknown key name. */
 int xinput_keys(Display *d, const char *combo, struct derr *e);
+/* What xinput_type / xinput_keys would refuse before touching a display
+ * (bad UTF-8, a control character, an unknown key name, too long): 0, or
+ * -1 with e filled as they fill it (field "text" / "keys"). Pure. */
+int xinput_type_check(const char *s, size_t len, struct derr *e);
+int xinput_keys_check(const char *combo, struct derr *e);
 /* If no key went through a kept binding (xinput_type, xinput_keys) on d
  * for idle_ms, puts those keycodes back to NoSymbol and returns 1 (0:
  * nothing to do). Keycodes someone else rebound meanwhile are left alone. */

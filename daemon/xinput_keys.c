@@ -381,6 +381,28 @@ parse_combo(const char *combo, struct chord *chords, int *nchords, struct derr *
 	return 0;
 }
 
+int
+xinput_keys_check(const char *combo, struct derr *e)
+{
+	struct chord *chords = xcalloc(KEYS_MAX_CHORDS, sizeof *chords);
+	int n = 0, rc = parse_combo(combo, chords, &n, e);
+
+	free(chords);
+	return rc;
+}
+
+int
+xinput_type_check(const char *s, size_t len, struct derr *e)
+{
+	KeySym *syms = NULL;
+	size_t n = 0;
+
+	if (text_keysyms(s, len, &syms, &n, e) != 0)
+		return -1;
+	free(syms);
+	return 0;
+}
+
 /* A modifier keysym: the key that has it in column 0; else, when a key
  * carries it at another level (Xvfb: Meta_L, Hyper_L), a column-0 modifier
  * key bound to the same modifier bit (Mod1 for Meta, Mod4 for Hyper), since

@@ -61,15 +61,19 @@ int zipout_add_mem(struct zipout *z, const char *name, const void *p, size_t n);
 int zipout_add_file(struct zipout *z, const char *name, const char *path, bool deflate);
 
 /* Runs build(z, arg) on a new thread writing to a pipe; *read_fd gets the
- * read end (caller closes it). build's return value is ignored; free_arg
- * (may be NULL) is called with arg on that thread when it ends. The
- * returned handle must be passed to zipout_join once, after the read end is
- * closed or read to EOF. NULL (nothing started, free_arg not called) on
- * failure, with err filled. */
+ * read end (caller closes it), non-blocking, so a reader on an event loop
+ * never waits on the builder: notify(key) (may be NULL) is called on the
+ * builder's thread after each write into the pipe and once more after the
+ * write end is closed, so the reader knows when to read again. build's
+ * return value is ignored; free_arg (may be NULL) is called with arg on
+ * that thread when it ends. The returned handle must be passed to
+ * zipout_join once, after the read end is closed or read to EOF. NULL
+ * (nothing started, free_arg not called) on failure, with err filled. */
 struct zipjob;
 typedef int (*zipout_build_fn)(struct zipout *z, void *arg);
+typedef void (*zipout_notify_fn)(const void *key);
 struct zipjob *zipout_spawn(zipout_build_fn build, void *arg, void (*free_arg)(void *),
-    int *read_fd, char *err, size_t errlen);
+    zipout_notify_fn notify, const void *key, int *read_fd, char *err, size_t errlen);
 /* Waits for the builder thread and frees the handle. NULL ok. */
 void zipout_join(struct zipjob *j);
 

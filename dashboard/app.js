@@ -293,42 +293,62 @@ function actionFacts(a) {
   return { facts, shot: out.screenshot || null };
 }
 
+function actionLi(a) {
+  const { facts, shot } = actionFacts(a);
+  const logs = el("ol", { class: "logs" });
+  for (const l of a.logs || []) logs.append(el("li", { text: `[${l.log_type}] ${l.content}` }));
+  return el("li", { class: `action ${a.status}${a.action_type === "human" ? " human" : ""}`, "data-id": a.action_id,
+    "data-type": a.action_type },
+    el("div", { class: "head" },
+      el("span", { class: "type", text: a.action_type }),
+      el("span", { class: "sum", text: a.summary }),
+      el("span", { class: `badge ${a.status === "failed" ? "failed" : a.status === "started" ? "active" : "completed"}`, text: a.status })),
+    facts.length ? el("div", { class: "facts", text: facts.join(" · ") }) : null,
+    shot ? el("button", { class: "thumb", type: "button", "aria-label": "Open screenshot", onclick: () => lightbox(shot) },
+      el("img", { src: shot, alt: `Screenshot after: ${a.summary}`, loading: "lazy" })) : null,
+    (a.logs || []).length ? logs : null);
+}
+
+// One row of the tree: an item (key: its ordinal) or the task-level actions
+// (key "task": actions logged while no item was current, and the human's
+// input during a takeover of a task without a plan).
+function treeRow(open, key, headParts, details, attrs) {
+  const isOpen = open.has(key);
+  const head = el("button", { type: "button", "aria-expanded": String(isOpen),
+    onclick: () => { isOpen ? open.delete(key) : open.add(key); renderItems(state.task); } },
+    el("span", { class: "caret", text: isOpen ? "▾" : "▸" }), ...headParts);
+  const li = el("li", { class: "item", ...attrs }, head);
+  if (isOpen) {
+    const acts = el("ol", { class: "actions" });
+    for (const a of details || []) acts.append(actionLi(a));
+    if (!(details || []).length) acts.append(el("li", { class: "muted", text: "No actions yet." }));
+    li.append(acts);
+  }
+  return li;
+}
+
 function renderItems(t) {
   const ol = $("items");
   const open = state.open.get(t.task_id) || new Set();
   state.open.set(t.task_id, open);
   ol.replaceChildren();
-  $("items-empty").hidden = (t.items || []).length > 0;
+  const loose = t.task_actions || [];
+  $("items-empty").hidden = (t.items || []).length > 0 || loose.length > 0;
   for (const it of t.items || []) {
-    const isOpen = open.has(it.ordinal);
-    const head = el("button", { type: "button", "aria-expanded": String(isOpen),
-      onclick: () => { isOpen ? open.delete(it.ordinal) : open.add(it.ordinal); renderItems(state.task); } },
-      el("span", { class: "caret", text: isOpen ? "▾" : "▸" }),
+    ol.append(treeRow(open, it.ordinal, [
       el("span", { class: "ord muted", text: String(it.ordinal) }),
       el("span", { class: "t", text: it.title }),
       el("span", { class: `badge ${it.status}`, text: it.status }),
-      el("span", { class: "muted", text: `${it.actions} action${it.actions === 1 ? "" : "s"}${it.duration_s ? " · " + dur(it.duration_s) : ""}` }));
-    const li = el("li", { class: "item", "data-ordinal": String(it.ordinal) }, head);
-    if (isOpen) {
-      const acts = el("ol", { class: "actions" });
-      for (const a of it.action_details || []) {
-        const { facts, shot } = actionFacts(a);
-        const logs = el("ol", { class: "logs" });
-        for (const l of a.logs || []) logs.append(el("li", { text: `[${l.log_type}] ${l.content}` }));
-        acts.append(el("li", { class: `action ${a.status}`, "data-id": a.action_id },
-          el("div", { class: "head" },
-            el("span", { class: "type", text: a.action_type }),
-            el("span", { class: "sum", text: a.summary }),
-            el("span", { class: `badge ${a.status === "failed" ? "failed" : a.status === "started" ? "active" : "completed"}`, text: a.status })),
-          facts.length ? el("div", { class: "facts", text: facts.join(" · ") }) : null,
-          shot ? el("button", { class: "thumb", type: "button", "aria-label": "Open screenshot", onclick: () => lightbox(shot) },
-            el("img", { src: shot, alt: `Screenshot after: ${a.summary}`, loading: "lazy" })) : null,
-          (a.logs || []).length ? logs : null));
-      }
-      if (!(it.action_details || []).length) acts.append(el("li", { class: "muted", text: "No actions yet." }));
-      li.append(acts);
-    }
-    ol.append(li);
+      el("span", { class: "muted", text: `${it.actions} action${it.actions === 1 ? "" : "s"}${it.duration_s ? " · " + dur(it.duration_s) : ""}` })],
+      it.action_details, { "data-ordinal": String(it.ordinal) }));
+  }
+  if (loose.length) {
+    const n = t.unassigned_actions ?? loose.length;
+    ol.append(treeRow(open, "task", [
+      el("span", { class: "ord muted", text: "–" }),
+      el("span", { class: "t", text: "Task-level actions" }),
+      el("span", { class: "muted", text: `${n} action${n === 1 ? "" : "s"}` })],
+      loose, { "data-ordinal": "task" }));
   }
 }
 
@@ -430,10 +450,16 @@ async function renderScreen(t) {
     const idx = await api(`/api/tasks/${t.task_id}/recording/index`).catch(() => null);
     const ol = $("moments");
     ol.replaceChildren();
+    const jump = (at) => () => { v.currentTime = at; v.play().catch(() => {}); };
+    for (const k of (idx && idx.takeovers) || []) {   // a human's turns at the desktop
+      if (k.start_s === null) continue;
+      ol.append(el("li", { class: "takeover" }, el("button", { type: "button", onclick: jump(k.start_s) },
+        `${k.start_s.toFixed(1)} s — human takeover${k.end_s !== null ? ` until ${k.end_s.toFixed(1)} s` : " (still driving)"}`)));
+    }
     for (const a of (idx && idx.actions) || []) {
       if (a.t_s === null) continue;
-      ol.append(el("li", {}, el("button", { type: "button", onclick: () => { v.currentTime = a.t_s; v.play().catch(() => {}); } },
-        `${a.t_s.toFixed(1)} s — item ${a.ordinal}: ${a.summary}`)));
+      ol.append(el("li", { class: a.action_type === "human" ? "human" : "" }, el("button", { type: "button", onclick: jump(a.t_s) },
+        `${a.t_s.toFixed(1)} s — ${a.ordinal === null ? "task" : `item ${a.ordinal}`}: ${a.summary}`)));
     }
   }
   const running = rec.state === "recording" || rec.state === "paused";

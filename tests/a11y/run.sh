@@ -12,6 +12,14 @@
 #   isolation:  an app on display A never shows in B's list, and back
 #   chromium:   with the display's env and --force-renderer-accessibility
 #               its page's elements are listed
+#   grounding:  gui_do "click the No button" presses it through the tree with
+#               no model call (the stub sees no request; zenity exits 1),
+#               verified true; a click on an inert icon is verified false;
+#               element: and element-gone: waits resolve from the tree; a
+#               display with no accessible program falls back to the vision
+#               backend (the stub sees the request) and starts nothing of
+#               AT-SPI; another display's tree never grounds a target; a
+#               button an xterm covers is pressed through its own action
 #   stop:       stopping a display leaves no process of its bus; detmd's
 #               shutdown stops the others; after kill -9 the next detmd does
 #
@@ -58,6 +66,10 @@ has_buttons() { elements "$1" "role=push%20button" && [ "$CODE" = 200 ] &&
 	[ "$(jqr '[.elements[].name] | (index("Yes") != null and index("No") != null)')" = true ]; }
 has_window() { elements "$1" "" && [ "$(jqr --arg w "$2" '[.elements[].window] | index($w) != null')" = true ]; }
 
+# The vision backend (UI-TARS over Ollama) is bin/vision-stub: it counts
+# every grounding request, so "no model call" is checked, not assumed.
+stub_start || { bad "vision-stub starts"; finish; exit 1; }
+export OLLAMA_URL="$STUB" ACU_GUI_AGENT_BACKEND=uitars ACU_GROUNDING_TIMEOUT_MS=30000
 daemon_start || { bad "daemon start"; finish; exit 1; }
 
 # ---- a task display gets a bus, and nothing more until asked ----
@@ -165,6 +177,127 @@ check "desktop_elements: first line \"2 elements on display $A_DISP (...)\" [$li
 	eval '[[ "$line" == "2 elements on display $A_DISP ("* ]]'
 check "desktop_elements: structuredContent has the elements" \
 	[ "$(jq '.result.structuredContent.count == 2 and .result.isError != true' "$tmp/mcp")" = true ]
+
+# ---- grounding, verification and element waits through the tree ----
+# run_rc TASK FILE cmd...: run_on, and write cmd's exit status to FILE
+run_rc() { local t=$1 f=$2; shift 2; run_on "$t" sh -c '"$@"; echo $? >"$0"' "$f" "$@"; }
+wait_rc() { [ -s "$1" ]; }
+gdo() { api POST /api/gui/do "{\"task_id\":\"$1\",\"instruction\":\"$2\",\"after_screenshot\":false}"; }
+stub_script '{"answers":["Action: click(start_box='"'"'(40,40)'"'"')"]}'
+api POST /api/tasks '{"name":"a11y G","display":true}'
+G=$(jqr .task_id)
+api POST /api/waits '{"task_id":"'"$G"'","target":"screen","wake_when":"element:button \"No\"","timeout":300}'
+expect "element wait: made before the dialog, judged by the tree" 201 \
+	'.status == "watching" and .judged_by == "accessibility" and .backend == "accessibility"'
+WE=$(jqr .wait_id)
+api POST /api/waits '{"task_id":"'"$G"'","target":"screen","wake_when":"element:button \"OK\"","judge":"model"}'
+expect "element wait: judge model is refused (the tree decides)" 400 '.error.field == "judge"'
+api POST /api/waits '{"target":"screen","wake_when":"element:button \"OK\""}'
+expect "element wait without a task display: 409" 409 '.error.field == "task_id"'
+run_rc "$G" "$tmp/rc.G1" zenity --question --title "Keep" --text "Keep the draft?"
+api GET "/api/waits/$WE?block_s=120"
+expect "element wait resolves when the dialog's No button appears" 200 \
+	'.status == "resolved" and .judged_by == "accessibility" and (.detail | contains("push button"))'
+check "the element wait asked no model (the stub saw no request)" [ "$(stub_count)" = 0 ]
+
+gdo "$G" "click the No button"
+expect "gui_do: \"click the No button\" is grounded by the tree" 200 \
+	'.grounded_by == "accessibility" and .element.role == "push button" and .element.name == "No" and
+	 .x == (.element.bounds.x + (.element.bounds.width / 2 | floor)) and .model == null'
+expect "gui_do: the click is verified true (the element under the point is the one meant)" 200 \
+	'.verified == true and .verification.result == "hit" and .verification.at_point.name == "No"'
+cp "$tmp/resp" "$tmp/gdo.G1"
+if wait_for 60 wait_rc "$tmp/rc.G1"; then
+	check "zenity saw No pressed: it exits 1 ($(cat "$tmp/rc.G1"))" [ "$(cat "$tmp/rc.G1")" = 1 ]
+else bad "zenity exits after the click" "$(jq -c .verification "$tmp/gdo.G1")"; fi
+check "grounding through the tree asked no model (the stub saw no request)" [ "$(stub_count)" = 0 ]
+
+# a miss: a click on the dialog's icon (inert) is verified false
+run_rc "$G" "$tmp/rc.G2" zenity --info --title "Saving report" --text "Saved."
+api POST /api/waits '{"task_id":"'"$G"'","target":"screen","wake_when":"element:dialog \"saving\"","timeout":300}'
+api GET "/api/waits/$(jqr .wait_id)?block_s=120"
+expect "element wait on a dialog's title (contained, any case)" 200 '.status == "resolved"'
+elements "$G" "role=icon"
+ix=$(jqr '.elements[0].bounds | .x + (.width / 2 | floor)')
+iy=$(jqr '.elements[0].bounds | .y + (.height / 2 | floor)')
+api POST /api/waits '{"task_id":"'"$G"'","target":"screen","wake_when":"element-gone:dialog \"Saving\"","timeout":300}'
+WG=$(jqr .wait_id)
+api POST /api/desktop/action '{"task_id":"'"$G"'","action":"click","x":'"${ix:-0}"',"y":'"${iy:-0}"'}'
+expect "desktop_action click on the inert icon: verified false" 200 \
+	'.verified == false and .verification.result == "miss" and .verification.at_point.role == "icon" and .verification.effect == "none"'
+api GET "/api/waits/$WG"
+expect "element-gone wait still watches while the dialog is up" 200 '.status == "watching"'
+gdo "$G" "click(${ix:-0}, ${iy:-0})"
+expect "gui_do click(x, y) on the icon: verified false too" 200 '.verified == false and .grounded == false'
+gdo "$G" "click the OK button"
+expect "gui_do \"click the OK button\": tree, verified" 200 '.grounded_by == "accessibility" and .verified == true'
+api GET "/api/waits/$WG?block_s=120"
+expect "element-gone wait resolves when the dialog closes" 200 '.status == "resolved" and .judged_by == "accessibility"'
+if wait_for 60 wait_rc "$tmp/rc.G2"; then
+	check "zenity --info exits 0 after OK" [ "$(cat "$tmp/rc.G2")" = 0 ]
+else bad "zenity --info exits after OK"; fi
+check "still no model call on display G" [ "$(stub_count)" = 0 ]
+
+# another display's tree never grounds: H has no accessible program
+api POST /api/tasks '{"name":"a11y H","display":true}'
+H=$(jqr .task_id)
+api GET "/api/tasks/$H/display"
+H_BUS=$(jqr .a11y.bus_pid)
+run_rc "$G" "$tmp/rc.G3" zenity --question --title "Only on G" --text "Mine?"
+if wait_for 60 has_window "$G" "Only on G"; then ok "display G shows its new dialog"; else bad "display G shows its new dialog"; fi
+api POST /api/gui/find '{"task_id":"'"$H"'","description":"the Yes button"}'
+expect "gui_find on H (no accessible program) falls back to the vision backend" 200 \
+	'.grounded_by == "uitars" and .x == 40 and .y == 40 and .tree.matched == false'
+check "the vision backend was asked once (the stub saw the request)" [ "$(stub_count)" = 1 ]
+gdo "$H" "click the Yes button"
+expect "gui_do on H: grounded by the backend, never by G's tree; verified unknown" 200 \
+	'.grounded_by == "uitars" and .x == 40 and .verified == null and .verification.result == "unknown"'
+check "the vision backend was asked again (the stub saw 2 requests)" [ "$(stub_count)" = 2 ]
+comms=$(group_comms "$H_BUS")
+check "display H: grounding and clicks started nothing of AT-SPI ($comms)" \
+	[ "$(group_pids "$H_BUS" | wc -l)" = 1 ]
+api GET "/api/tasks/$H/display"
+expect "display H: no accessibility bus, no helper" 200 '.a11y.accessibility_bus == false and .a11y.helper_pid == 0'
+api POST /api/gui/find '{"task_id":"'"$G"'","description":"the Yes button"}'
+expect "gui_find on G: its own tree answers" 200 '.grounded_by == "accessibility" and .element.window == "Only on G"'
+check "and asks no model (still 2 requests)" [ "$(stub_count)" = 2 ]
+
+# the MCP text says what grounded and whether the click landed
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a11y","version":"1"}}}' \
+	'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gui_do","arguments":{"task_id":"'"$G"'","instruction":"click the Yes button"}}}' |
+	timeout 120 "$DETM_BIN/detm-mcp" --url "$DETM_URL" 2>/dev/null | jq -c 'select(.id == 2)' >"$tmp/mcp.gdo"
+line=$(jq -r '.result.content[0].text' "$tmp/mcp.gdo" | head -1)
+check "gui_do over MCP: \"Grounded by accessibility. Verified: true\" [$line]" \
+	eval '[[ "$line" == *"Grounded by accessibility. Verified: true"* ]]'
+check "gui_do over MCP: structuredContent has grounded_by, element and verified" \
+	[ "$(jq '.result.structuredContent | .grounded_by == "accessibility" and .element.name == "Yes" and .verified == true' "$tmp/mcp.gdo")" = true ]
+if wait_for 60 wait_rc "$tmp/rc.G3"; then
+	check "zenity saw Yes pressed through MCP: exits 0" [ "$(cat "$tmp/rc.G3")" = 0 ]
+else bad "zenity exits after the MCP click"; fi
+check "no model call for the MCP click (still 2 requests)" [ "$(stub_count)" = 2 ]
+# a window with no tree over the button: a click there goes to it
+run_rc "$G" "$tmp/rc.G4" zenity --question --title "Covered" --text "Go on?"
+if wait_for 60 has_window "$G" Covered; then ok "display G shows the dialog to cover"; else bad "display G shows the dialog to cover"; fi
+elements "$G" "window=Covered&role=push%20button&name=Yes"
+bx=$(jqr '.elements[0].bounds.x // 0')
+by=$(jqr '.elements[0].bounds.y // 0')
+cx=$(jqr '.elements[0].bounds | .x + (.width / 2 | floor)')
+cy=$(jqr '.elements[0].bounds | .y + (.height / 2 | floor)')
+run_on "$G" xterm -geometry 30x6+$((bx - 20))+$((by - 20)) -T cover -e sleep 600
+if wait_for 30 xwait "$G" cover; then ok "an xterm covers the Yes button"; else bad "an xterm covers the Yes button"; fi
+api POST /api/desktop/action '{"task_id":"'"$G"'","action":"click","x":'"${cx:-0}"',"y":'"${cy:-0}"'}'
+expect "desktop_action click on the covered button: verified false (the xterm on top gets it)" 200 \
+	'.verified == false and (.verification.reason | contains("cover")) and .verification.at_point.name == "Yes"'
+gdo "$G" "click the Yes button"
+expect "gui_do on the covered button runs its own AT-SPI action, verified by its effect" 200 \
+	'.grounded_by == "accessibility" and .acted_by == "accessibility action" and .verified == true and .verification.effect == "gone"'
+if wait_for 60 wait_rc "$tmp/rc.G4"; then
+	check "zenity saw Yes through its action: exits 0" [ "$(cat "$tmp/rc.G4")" = 0 ]
+else bad "zenity exits after the action"; fi
+check "no model call for the covered button (still 2 requests)" [ "$(stub_count)" = 2 ]
+api DELETE "/api/tasks/$G/display"
+api DELETE "/api/tasks/$H/display"
 
 # ---- stop: nothing of the bus survives its display ----
 helper=$(curl -fsS "$DETM_URL/api/tasks/$A/display" | jq .a11y.helper_pid)

@@ -11,6 +11,10 @@
 #   a tool call are retried then fail; max turns; a second agent on the same
 #   display is 409; cancelling the task stops the run; no key -> 503; the
 #   MCP tool and the Python route forward to it.
+#   takeover mid-run: the stub holds a model answer (the supervisor's, then
+#   a grounding call's) while the operator takes the display over; when it
+#   answers, the run ends with stopped_by human_takeover and nothing of it
+#   reaches the screen (the xterm's file, the pointer).
 #
 # Prints "N passed, N failed".
 set -u
@@ -22,7 +26,7 @@ stub_start || { bad "vision-stub starts"; finish; exit 1; }
 key=$KEY
 script() { # script ANSWER...: the stub's answers, in order (the last repeats)
 	local a; a=$(printf '%s\n' "$@" | jq -R . | jq -s -c .)
-	stub_script "{\"answers\":$a,\"tokens_in\":100,\"tokens_out\":10}"
+	stub_script "{\"answers\":$a,\"tokens_in\":100,\"tokens_out\":10${HOLD:+,\"hold\":$HOLD}}"
 }
 agent() { api POST /api/gui/agent "$1"; }
 
@@ -70,6 +74,34 @@ agent "{\"task_id\":\"$T\",\"instruction\":\"do it\"}"
 expect "a target in words with the direct backend is an error the model sees" 200 \
 	'.actions_log[0].result | test("^error: could not find")'
 
+# ---- a human takes over while the agent waits for its model ----
+held() { curl -s "$STUB/_stub/script" | jq -e '.held == 1' >/dev/null; }
+agent_bg() { # agent_bg INSTRUCTION: a run in the background, its reply in $tmp/bg.json
+	curl -s -o "$tmp/bg.json" -X POST -H 'Content-Type: application/json' \
+		-d "{\"task_id\":\"$T\",\"instruction\":\"$1\",\"timeout\":120}" "$DETM_URL/api/gui/agent"
+}
+takeover_midrun() { # takeover_midrun WHAT: take over once the held request waits, then let it answer
+	check "the run waits on its model ($1)" wait_for 60 held
+	api POST "/api/tasks/$T/takeover" '{"reason":"mid-run"}'
+	expect "the operator takes the display over meanwhile ($1)" 200 '.driver == "human"'
+	curl -s -X POST "$STUB/_stub/release" >/dev/null
+}
+bg_is() { jq -e "$1" "$tmp/bg.json" >/dev/null; }
+: >"$tmp/typed"
+HOLD=2 script 'TOOL_CALL click {"x":200,"y":150}' 'TOOL_CALL type_text {"text":"after the takeover\n"}' \
+	'TOOL_CALL done {"summary":"x","success":true}'
+agent_bg "type after the click" & bg=$!
+takeover_midrun "turn 2's answer"
+wait "$bg"
+check "the run ends at its next step with a clear result (stopped_by human_takeover)" bg_is \
+	'.success == false and .stopped_by == "human_takeover" and .turns == 2 and .actions_taken == 1 and (.summary | test("a human took over the desktop")) and (.summary | test("human is driving"))'
+api POST "/api/tasks/$T/release" '{"note":"back to you"}'
+expect "the operator hands back" 200 '.driver == "agent"'
+api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"type\",\"text\":\"marker\\n\"}"
+expect "the agent types again after the release" 200
+only_marker() { wait_for 10 grep -qx marker "$tmp/typed" && ! grep -q 'after the takeover' "$tmp/typed"; }
+check "nothing of the stopped run was typed (only the later marker arrived)" only_marker
+
 start --gui-agent-max-turns 2 || { finish; exit 1; }
 script 'TOOL_CALL wait {"seconds":0.1}'
 agent "{\"task_id\":\"$T\",\"instruction\":\"wait forever\"}"
@@ -81,10 +113,31 @@ agent "{\"task_id\":\"$T\",\"instruction\":\"type into the terminal\"}"
 expect "a target in words is grounded by the configured backend (UI-TARS)" 200 '.success == true and .actions_taken == 2'
 check "and the click found the xterm" wait_for 5 grep -qx 'grounded words' "$tmp/typed"
 
+# the takeover comes while gui_do grounds the target (request 2: UI-TARS)
+api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"mouse_move\",\"x\":5,\"y\":5}"
+stub_script '{"rules":[{"contains":"the terminal window","answer":"click(start_box='"'"'(300,200)'"'"')"}],"answers":["TOOL_CALL click {\"target\":\"the terminal window\"}","TOOL_CALL done {\"summary\":\"ok\",\"success\":true}"],"hold":2}'
+agent_bg "click the terminal" & bg=$!
+takeover_midrun "the grounding call"
+wait "$bg"
+check "a takeover during grounding stops the run before its click" bg_is \
+	'.success == false and .stopped_by == "human_takeover" and .turns == 1 and .actions_taken == 0'
+api POST "/api/tasks/$T/release" '{}'
+api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"get_mouse_position\"}"
+expect "the grounded click never happened (the pointer is where it was)" 200 '.x == 5 and .y == 5'
+# gui_do alone: the takeover comes while it grounds its target (request 1)
+stub_script '{"rules":[{"contains":"the terminal window","answer":"click(start_box='"'"'(300,200)'"'"')"}],"hold":1}'
+curl -s -o "$tmp/do.json" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+	-d "{\"task_id\":\"$T\",\"instruction\":\"click the terminal window\"}" "$DETM_URL/api/gui/do" >"$tmp/do.code" & bg=$!
+takeover_midrun "gui_do's grounding"
+wait "$bg"
+check "gui_do grounded during a takeover is 409 human_control, not a click" sh -c \
+	"[ \"\$(cat '$tmp/do.code')\" = 409 ] && jq -e '.error.code == \"human_control\"' '$tmp/do.json' >/dev/null"
+api POST "/api/tasks/$T/release" '{}'
+api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"get_mouse_position\"}"
+expect "and the pointer did not move" 200 '.x == 5 and .y == 5'
+
 stub_script '{"answers":["TOOL_CALL wait {\"seconds\":0.2}"],"delay_ms":300}'
-agent_bg() { curl -s -o "$tmp/bg.json" -X POST -H 'Content-Type: application/json' \
-	-d "{\"task_id\":\"$T\",\"instruction\":\"long\",\"timeout\":60}" "$DETM_URL/api/gui/agent"; }
-agent_bg & bg=$!
+agent_bg long & bg=$!
 sleep 1
 agent "{\"task_id\":\"$T\",\"instruction\":\"second\"}"
 expect "a second agent on the same display is 409 naming the first" 409 '.error.message | test("gui_agent session [0-9a-f]{8} is already driving")'

@@ -3,31 +3,13 @@
 // started (DETM_URL, DETM_PID), with tasks seeded through the HTTP API and
 // a real Xvfb task display with an xterm for the live view. Saves
 // screenshots of the main views to $SHOTS. Prints "N passed, N failed".
+import { apiAt, checker, until } from "../lib.mjs";
 import { chromium } from "playwright-core";
 import { spawn } from "node:child_process";
 
 const url = process.env.DETM_URL;
 const shots = process.env.SHOTS || "test-output/dashboard";
-let passed = 0, failed = 0;
-const check = (name, ok, detail = "") => {
-  if (ok) { passed++; console.log(`ok   ${name}`); }
-  else { failed++; console.log(`FAIL ${name}${detail ? ": " + String(detail).slice(0, 300) : ""}`); }
-};
-const api = async (method, path, body) => {
-  const r = await fetch(url + path, { method, headers: body ? { "Content-Type": "application/json" } : {},
-    body: body ? JSON.stringify(body) : undefined });
-  const text = await r.text();
-  let json = null; try { json = JSON.parse(text); } catch { /* not JSON */ }
-  return { status: r.status, json, text };
-};
-const until = async (fn, ms = 10000) => {
-  const end = Date.now() + ms;
-  for (;;) {
-    try { if (await fn()) return true; } catch { /* retry */ }
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
+const T = checker(300), check = T.check, api = apiAt(url);
 const xterms = [];
 
 async function main() {
@@ -213,5 +195,4 @@ try {
 } finally {
   for (const x of xterms) x.kill("SIGKILL");
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+T.finish();

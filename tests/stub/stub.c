@@ -41,6 +41,11 @@
  *      "fail_always": 503,                 every model request fails so (0 = off)
  *      "retry_after": 1,                   seconds, sent with injected 429/503
  *      "delay_ms": 0,                      sleep before answering a model request
+ *      "hold": 0,                          the Nth model request after this script
+ *                                          (1-based; 0 = none) waits before answering
+ *                                          until POST /_stub/release (at most 120 s),
+ *                                          so a test can act while a caller waits
+ *                                          on the model
  *      "tokens_in": 0, "tokens_out": 0,    0 = computed from the request
  *      "usage": false,                     answers carry no token counts at all
  *      "cost": 0.0012,                     OpenAI style: usage.cost (OpenRouter's
@@ -55,7 +60,9 @@
  *                                          stop_reason "tool_use"
  *      "parsed": [{"type":"text","bbox":[x1,y1,x2,y2],"interactivity":true,
  *                  "content":"Save"}, ...]}  what /parse/ answers (bbox: 0..1 ratios)
- *   GET    /_stub/script     the script plus "answers_used", "fails_used"
+ *   GET    /_stub/script     the script plus "answers_used", "fails_used",
+ *                            "model_requests" (since it was loaded), "held" (waiting now)
+ *   POST   /_stub/release    lets the held request answer: {"ok":true,"released":N}
  *   GET    /_stub/requests   {"requests":[record...], "dropped":N}
  *   DELETE /_stub/requests   forgets the records
  *   POST   /_stub/reset      default script, no records
@@ -97,11 +104,15 @@ struct script {
 	json_object *answers, *rules, *fail, *models, *tool_use, *parsed;
 	size_t next_answer, next_fail;
 	long fail_always, retry_after, delay_ms, tokens_in, tokens_out;
+	long hold, nmodel;      /* the request to hold (0: none); model requests so far */
 	bool no_usage;
 	double cost;            /* < 0: no usage.cost */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t held_cv = PTHREAD_COND_INITIALIZER;
+static long held_now;                   /* requests held (under lock) */
+static unsigned long release_gen;       /* bumped by POST /_stub/release */
 static struct script sc = { .cost = -1 };
 static json_object *records;
 static long seq, dropped;
@@ -362,6 +373,7 @@ script_load(json_object *o, char *err, size_t errlen)
 	sc.fail_always = jlong(o, "fail_always", 0);
 	sc.retry_after = jlong(o, "retry_after", 0);
 	sc.delay_ms = jlong(o, "delay_ms", 0);
+	sc.hold = jlong(o, "hold", 0);
 	sc.tokens_in = jlong(o, "tokens_in", 0);
 	sc.tokens_out = jlong(o, "tokens_out", 0);
 	sc.no_usage = (x = jget(o, "usage")) != NULL && json_object_is_type(x, json_type_boolean) &&
@@ -390,12 +402,33 @@ script_json(void)
 	json_object_object_add(o, "cost", sc.cost >= 0 ? json_object_new_double(sc.cost) : NULL);
 	json_object_object_add(o, "answers_used", json_object_new_int64((int64_t)sc.next_answer));
 	json_object_object_add(o, "fails_used", json_object_new_int64((int64_t)sc.next_fail));
+	json_object_object_add(o, "hold", json_object_new_int64(sc.hold));
+	json_object_object_add(o, "model_requests", json_object_new_int64(sc.nmodel));
+	json_object_object_add(o, "held", json_object_new_int64(held_now));
 	return o;
 }
 
 static const char *const default_models[] = {
 	"minicpm-v:latest", "ui-tars-1.5-7b", "google/gemini-2.0-flash-001", "claude-sonnet-4-20250514",
 };
+
+/* A held request waits for POST /_stub/release (or 120 s). */
+static void
+hold_wait(void)
+{
+	struct timespec ts;
+	unsigned long gen;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 120;
+	pthread_mutex_lock(&lock);
+	held_now++;
+	gen = release_gen;
+	while (release_gen == gen && pthread_cond_timedwait(&held_cv, &lock, &ts) != ETIMEDOUT)
+		;
+	held_now--;
+	pthread_mutex_unlock(&lock);
+}
 
 /* ---- replies ---------------------------------------------------------- */
 
@@ -735,6 +768,7 @@ model_request(struct MHD_Connection *c, const char *api, const char *path, struc
 	json_object *body = parse(r->body, r->len), *fail = NULL, *tool_use = NULL;
 	const char *answer = NULL, *model, *prompt;
 	long delay, tin, tout, n, retry_after, fail_always;
+	bool hold;
 	bool no_usage;
 	double cost;
 	char failbuf[32] = "";
@@ -774,6 +808,7 @@ model_request(struct MHD_Connection *c, const char *api, const char *path, struc
 	/* Take what the script says for this request, under the lock. */
 	pthread_mutex_lock(&lock);
 	n = ++seq;
+	hold = sc.hold > 0 && ++sc.nmodel == sc.hold;
 	delay = sc.delay_ms;
 	retry_after = sc.retry_after;
 	fail_always = sc.fail_always;
@@ -806,6 +841,8 @@ model_request(struct MHD_Connection *c, const char *api, const char *path, struc
 		tool_use = json_object_get(sc.tool_use);
 	pthread_mutex_unlock(&lock);
 
+	if (hold)
+		hold_wait();
 	sleep_ms(delay);
 	if (fail == NULL && fail_always != 0)
 		fail = json_object_new_int64(fail_always);
@@ -921,6 +958,16 @@ control(struct MHD_Connection *c, const char *method, const char *url, struct rq
 		pthread_mutex_lock(&lock);
 		o = script_json();
 		pthread_mutex_unlock(&lock);
+		return send_json(c, 200, o, 0);
+	}
+	if (strcmp(url, "/_stub/release") == 0 && strcmp(method, "POST") == 0) {
+		o = json_object_new_object();
+		pthread_mutex_lock(&lock);
+		json_object_object_add(o, "released", json_object_new_int64(held_now));
+		release_gen++;
+		pthread_cond_broadcast(&held_cv);
+		pthread_mutex_unlock(&lock);
+		json_object_object_add(o, "ok", json_object_new_boolean(1));
 		return send_json(c, 200, o, 0);
 	}
 	if (strcmp(url, "/_stub/requests") == 0 && strcmp(method, "GET") == 0) {

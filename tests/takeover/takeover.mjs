@@ -4,31 +4,13 @@
 // the ButtonPress lands) and an xterm whose cat writes what arrives to a
 // file; bin/wake-recv records wake events (WAKE_LOG); bin/detm-mcp carries
 // request_human. Prints "N passed, N failed".
+import { apiAt, checker, until } from "../lib.mjs";
 import { chromium } from "../dashboard/node_modules/playwright-core/index.mjs";
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 
 const url = process.env.DETM_URL, out = process.env.OUT, wakeLog = process.env.WAKE_LOG;
-let passed = 0, failed = 0;
-const check = (name, ok, detail = "") => {
-  if (ok) { passed++; console.log(`ok   ${name}`); }
-  else { failed++; console.log(`FAIL ${name}${detail ? ": " + String(detail).slice(0, 400) : ""}`); }
-};
-const api = async (method, path, body) => {
-  const r = await fetch(url + path, { method, headers: body ? { "Content-Type": "application/json" } : {},
-    body: body ? JSON.stringify(body) : undefined });
-  const text = await r.text();
-  let json = null; try { json = JSON.parse(text); } catch { /* not JSON */ }
-  return { status: r.status, json, text };
-};
-const until = async (fn, ms = 15000) => {
-  const end = Date.now() + ms;
-  for (;;) {
-    try { if (await fn()) return true; } catch { /* retry */ }
-    if (Date.now() > end) return false;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-};
+const T = checker(400), check = T.check, api = apiAt(url);
 const kids = [];
 const wakes = () => existsSync(wakeLog) ? readFileSync(wakeLog, "utf8").split("\n").filter(Boolean)
   .map((l) => { try { return JSON.parse(l.slice(l.indexOf("{"))); } catch { return null; } }).filter(Boolean) : [];
@@ -67,6 +49,94 @@ function mcp() {
 async function viewPoint(page, sx, sy, sw, sh) {
   const b = await page.locator("#live").boundingBox();
   return { x: b.x + (sx + 0.5) * b.width / sw, y: b.y + (sy + 0.5) * b.height / sh };
+}
+
+// A task without a plan, taken over through the API: a batch with one bad
+// event is refused whole (nothing typed), the human's actions are
+// task-level `human` actions the dashboard shows, and the replay jumps to
+// the takeover span of the recording.
+async function noPlan(page) {
+  const t3 = (await api("POST", "/api/tasks", { name: "No plan", display: true, display_resolution: "640x480" })).json;
+  const T3 = t3.task_id, typed3 = `${out}/typed3.txt`;
+  const env = { ...process.env, DISPLAY: t3.metadata.display, XAUTHORITY: t3.metadata.xauthority, LC_ALL: "C.UTF-8" };
+  kids.push(spawn("xterm", ["-geometry", "50x10+0+0", "-fa", "Mono", "-fs", "14", "-T", "np-xterm", "-e", "sh", "-c", `cat > ${typed3}`], { env, stdio: "ignore" }));
+  check("an xterm runs on the plan-less task's display, which is being recorded", await until(async () => existsSync(typed3) &&
+    ((await api("POST", "/api/desktop/action", { task_id: T3, action: "list_windows" })).json.windows || []).some((w) => w.title === "np-xterm") &&
+    (await api("GET", `/api/tasks/${T3}`)).json.recording.frames >= 1, 20000));
+  // A smart wait for what the human will type: it must not look while they drive.
+  const w = await api("POST", "/api/waits", { task_id: T3, wake_when: 'text:"good morning"', timeout: 300 });
+  check("a smart wait (OCR) watches the plan-less task's screen", w.status === 201, w.text);
+  const waitNow = async () => (await api("GET", `/api/waits/${w.json.wait_id}`)).json;
+  const tk = await api("POST", `/api/tasks/${T3}/takeover`, { reason: "type the password" });
+  check("the operator takes it over through the API", tk.status === 200 && /^[0-9a-f]{8}$/.test(tk.json.lease), tk.text);
+  const input = (events) => api("POST", `/api/tasks/${T3}/input`, { lease: tk.json.lease, events });
+  const bad = [
+    [[{ t: "down", b: 1, x: 100, y: 50 }, { t: "up", b: 1, x: 100, y: 50 }, { t: "text", s: "bad" }, { t: "key", k: "ctrl+nosuchkey" }], "events[3].k"],
+    [[{ t: "text", s: "bad" }, { t: "move", x: "10", y: 5 }], "events[1].x"],
+    [[{ t: "text", s: "bad" }, { t: "warp" }], "events[1].t"],
+    [[{ t: "text", s: "bad" }, { t: "down", b: 7, x: 1, y: 1 }], "events[1].b"],
+    [[{ t: "text", s: "bad" }, { t: "text", s: "tab\u0007" }], "events[1].s"],
+    [[{ t: "text", s: "bad" }, { t: "up", b: 1, x: 1, y: 1, x0: 5 }], "events[1].y0"],
+  ];
+  for (const [events, field] of bad) {
+    const r = await api("POST", `/api/tasks/${T3}/input`, { lease: tk.json.lease, events });
+    check(`a batch with a bad ${field} is refused whole: 400 naming it`, r.status === 400 && r.json.error.code === "invalid_argument" &&
+      r.json.error.field === field && /nothing in this batch was injected/.test(r.json.error.message), r.text);
+  }
+  const good = await input([{ t: "down", b: 1, x: 100, y: 50 }, { t: "up", b: 1, x: 100, y: 50 }, { t: "text", s: "good morning" }, { t: "key", k: "Return" }]);
+  check("a good batch after them is injected", good.status === 200 && good.json.injected === 4, good.text);
+  check("only the good batch's text reached the xterm (the refused ones typed nothing)", await until(() => read(typed3) === "good morning\n") &&
+    read(typed3) === "good morning\n", JSON.stringify(read(typed3)));
+  // A wait is ticked by one worker at a time: once a tick has not looked
+  // (skipped_human), no check begun before the takeover is still running.
+  let first = null;
+  await until(async () => (first = await waitNow()).skipped_human >= 1, 30000);
+  check("while the human drives, the wait's checks do not look at the screen", await until(async () => {
+    const x = await waitNow();
+    return x.status === "watching" && x.skipped_human >= first.skipped_human + 2 && x.evaluations === first.evaluations;
+  }, 30000), JSON.stringify((({ status, evaluations, skipped_human }) => ({ status, evaluations, skipped_human, first: [first.evaluations, first.skipped_human] }))(await waitNow())));
+  const el = await api("GET", `/api/desktop/elements?task_id=${T3}`);
+  check("the agent's accessibility tree is refused meanwhile (409 human_control)", el.status === 409 && el.json.error.code === "human_control", el.text);
+  const clip = await api("POST", "/api/record", { task_id: T3, duration: 2, wait: false });
+  check("and so is a video_record clip", clip.status === 409 && clip.json.error.code === "human_control", clip.text);
+  const rel = await api("POST", `/api/tasks/${T3}/release`, { note: "done" });
+  check("the operator hands it back", rel.status === 200 && rel.json.clicks === 1, rel.text);
+  const done = await api("GET", `/api/waits/${w.json.wait_id}?block_s=60`);
+  check("after the release the wait looks again and sees what the human typed", done.json.status === "resolved" &&
+    done.json.judged_by === "ocr", done.text.slice(0, 400));
+
+  const sum = (await api("GET", `/api/tasks/${T3}?detail=actions`)).json;
+  const acts = sum.task_actions || [];
+  const sums = acts.map((a) => a.summary);
+  check("a task without a plan lists the human's input as task-level human actions", sum.items.length === 0 &&
+    sum.unassigned_actions === acts.length && sums.includes("human: click at (100, 50)") && sums.includes("human: typed 12 characters") &&
+    sums.includes("human: pressed Return") && acts.filter((a) => /^human:/.test(a.summary)).every((a) => a.action_type === "human" && a.ordinal === null),
+    JSON.stringify(acts.map((a) => [a.action_type, a.summary])));
+  check("nothing of the refused batches was audited", !sums.some((a) => /typed 3 char|nosuchkey/.test(a)), sums.join(" | "));
+
+  await page.locator(`#tasks li[data-id="${T3}"] .task-btn`).click();
+  check("the dashboard's plan panel shows the task-level actions", await until(async () =>
+    (await page.locator('#items li[data-ordinal="task"]').count()) === 1));
+  await page.locator('#items li[data-ordinal="task"] > button').click();
+  check("with the human's actions marked as such", await until(async () =>
+    (await page.locator('#items li[data-ordinal="task"] .action.human').count()) >= 5 &&
+    /human: click at \(100, 50\)/.test(await page.locator('#items li[data-ordinal="task"]').innerText())));
+
+  await api("PATCH", `/api/tasks/${T3}`, { status: "completed" });
+  check("the recording is finished when the task completes", await until(async () =>
+    (await api("GET", `/api/tasks/${T3}`)).json.recording.state === "done", 20000));
+  const idx = await api("GET", `/api/tasks/${T3}/recording/index`);
+  const k = idx.status === 200 ? idx.json.takeovers : [];
+  check("the recording index of a plan-less task has the takeover span", k.length === 1 && k[0].start_s !== null &&
+    k[0].end_s !== null && k[0].end_s >= k[0].start_s && idx.json.actions.some((a) => a.event === "takeover" && a.ordinal === null),
+    idx.text.slice(0, 600));
+  await page.click("#v-replay");
+  check("the replay lists the takeover", await until(async () => (await page.locator("#moments li.takeover").count()) === 1, 15000));
+  await page.locator("#replay").evaluate((v) => { v.pause(); v.dataset.seeked = ""; v.addEventListener("seeking", () => { v.dataset.seeked = "1"; }); });
+  await page.locator("#moments li.takeover button").click();
+  check("and jumps to it", k.length === 1 && await until(async () => await page.locator("#replay").evaluate((v, at) =>
+    v.dataset.seeked === "1" && v.currentTime >= at - 0.05, k[0].start_s)), String(k.length && k[0].start_s));
+  await page.click("#v-live");
 }
 
 async function main() {
@@ -121,6 +191,11 @@ async function main() {
   await page.mouse.move(q1.x, q1.y, { steps: 5 });
   await page.mouse.up();
   check("a drag presses at its start", await until(() => pressedNear(40, 250)));
+  p = await viewPoint(page, 200, 120, 800, 600);
+  await page.mouse.move(p.x, p.y);
+  await page.mouse.wheel(0, 120);
+  check("the wheel scrolls there (button 5)", await until(() => presses().some((q) => q.b === 5 &&
+    Math.abs(q.x - 200) <= 2 && Math.abs(q.y - 120) <= 2)), JSON.stringify(presses().slice(-3)));
 
   // ---- the agent is fenced off meanwhile ----
   const before = presses().length;
@@ -161,6 +236,13 @@ async function main() {
   kids.push(spawn("xmessage", ["-geometry", "+10+400", "a window the human opened"], { env, stdio: "ignore" }));
   p = await viewPoint(page, 500, 60, 800, 600);
   await page.mouse.click(p.x, p.y);
+  // Keys typed outside the view stay in the page (the browser's own
+  // shortcuts too): were they sent, the xterm's exact text below would show them.
+  await page.focus("#msg");
+  await page.keyboard.type("zz");
+  await page.keyboard.press("Control+a");
+  await page.keyboard.press("Backspace");
+  await page.mouse.click(p.x, p.y);
   const text = "héllo Привет 你好";
   await page.keyboard.type(text);
   await page.keyboard.press("Control+l");
@@ -176,6 +258,9 @@ async function main() {
     acts.includes("human: pressed ctrl+l") && acts.includes("human: pressed Return") &&
     auditNear(acts, "right-click", 130, 200) && acts.some((a) => /^human: drag from \(40, 250\) to \(2[34]\d, 2[56]\d\)$/.test(a)),
     acts.join(" | "));
+  const humanActs = sum.items[0].action_details.filter((a) => /^human:/.test(a.summary));
+  check("the human's actions have action_type human", humanActs.length >= 6 && humanActs.every((a) => a.action_type === "human"),
+    JSON.stringify(humanActs.map((a) => a.action_type)));
   check("the typed text itself is recorded nowhere in the tree", !JSON.stringify(sum).includes("Привет"));
 
   // ---- hand back ----
@@ -199,11 +284,10 @@ async function main() {
   const da2 = await api("POST", "/api/desktop/action", { task_id: T, action: "click", x: 250, y: 250 });
   check("after release the agent acts again", da2.status === 200 && await until(() => pressedNear(250, 250)), da2.text);
   const idx = await api("GET", `/api/tasks/${T}/recording/index`);
-  if (idx.status === 200) {
-    const span = idx.json.actions.filter((a) => /^human: (took over|handed)/.test(a.summary));
-    check("the recording index marks the takeover span (start and end moments)", span.length === 2 &&
-      span.every((a) => a.t_s !== null), JSON.stringify(span));
-  }
+  const span = idx.status === 200 ? idx.json.actions.filter((a) => /^human: (took over|handed)/.test(a.summary)) : [];
+  check("the recording index marks the takeover span (start and end moments)", span.length === 2 &&
+    span.every((a) => a.t_s !== null && a.action_type === "human") && idx.json.takeovers.length === 1 &&
+    idx.json.takeovers[0].start_s === span[0].t_s && idx.json.takeovers[0].end_s === span[1].t_s, idx.text.slice(0, 600));
 
   // ---- request_human through detm-mcp ----
   const t2 = (await api("POST", "/api/tasks", { name: "Two-factor", plan: ["sign in"], display: true, display_resolution: "640x480" })).json.task_id;
@@ -230,6 +314,7 @@ async function main() {
   check("task_summary shows the agent driving again, the request answered",
     after.result && after.result.structuredContent.driver.driver === "agent" && !after.result.structuredContent.driver.needs_human,
     JSON.stringify(after.result && after.result.structuredContent.driver));
+  await noPlan(page);
   check("no script errors", errors.length === 0, errors.join(" | "));
   await browser.close();
 }
@@ -241,5 +326,4 @@ try {
 } finally {
   for (const k of kids) k.kill("SIGKILL");
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+T.finish();

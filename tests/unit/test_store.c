@@ -42,16 +42,21 @@ cleanup(struct store *st)
 }
 
 static int64_t
-count(struct store *st, const char *sql)
+count_db(sqlite3 *db, const char *sql)
 {
 	sqlite3_stmt *s = NULL;
 	int64_t n = -1;
 
-	if (sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL) == SQLITE_OK &&
-	    sqlite3_step(s) == SQLITE_ROW)
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
 		n = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	return n;
+}
+
+static int64_t
+count(struct store *st, const char *sql)
+{
+	return count_db(store_db(st), sql);
 }
 
 static const char *
@@ -94,16 +99,170 @@ test_store_applies_migrations_once_and_reopens(void)
 	CHECK(st != NULL);
 	if (st == NULL)
 		return;
-	CHECK(store_schema_version(st) == 4);
+	CHECK(store_schema_version(st) == 5);
 	CHECK(count(st, "SELECT count(*) FROM pragma_table_info('wait_jobs') WHERE name = 'action_id'") == 1);
 	CHECK(reg(st, "[\"a\"]", id) == 0);
 	store_close(st);
 	st = NULL;
 	CHECK(store_open(dbpath, false, &st, &e) == 0);
-	CHECK(st != NULL && store_schema_version(st) == 4);
+	CHECK(st != NULL && store_schema_version(st) == 5);
 	CHECK(st != NULL && count(st, "SELECT count(*) FROM tasks") == 1);
 	CHECK(st != NULL && count(st, "PRAGMA foreign_keys") == 1);
 	cleanup(st);
+}
+
+extern const unsigned char schema_sql[];
+
+/* A database as schema version 4 left it (the embedded schema up to
+ * migration 5, applied by hand), with rows: see the migration tests. */
+static sqlite3 *
+v4_database(void)
+{
+	const char *s = (const char *)schema_sql, *end = strstr(s, "\n-- migration 5\n");
+	sqlite3 *db = NULL;
+	char *sql;
+
+	snprintf(dir, sizeof dir, "/tmp/detm-unit.XXXXXX");
+	if (end == NULL || mkdtemp(dir) == NULL)
+		return NULL;
+	snprintf(dbpath, sizeof dbpath, "%s/data.db", dir);
+	if (sqlite3_open(dbpath, &db) != SQLITE_OK)
+		return NULL;
+	sql = xasprintf("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; BEGIN;\n%.*s\n"
+	    "PRAGMA user_version = 4; COMMIT;", (int)(end - s), s);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		fprintf(stderr, "    v4 schema: %s\n", sqlite3_errmsg(db));
+		sqlite3_close(db);
+		db = NULL;
+	}
+	free(sql);
+	return db;
+}
+
+/* Rows written by a version-4 detmd: ids out of rowid order, rowids with
+ * gaps (deleted rows), a task-level
+ * action, a human audit action stored as 'other', logs, a wait's action. */
+static const char V4_ROWS[] =
+    "INSERT INTO tasks VALUES ('0000000a', 't', 'active', NULL, '{}', 1, 1);"
+    "INSERT INTO plan_items (id, task_id, ordinal, title) VALUES ('1000000a', '0000000a', 0, 'log in');"
+    "INSERT INTO actions (rowid, id, task_id, plan_item_id, action_type, summary, input_data, created_at)"
+    " VALUES (3, 'ffff0001', '0000000a', '1000000a', 'gui', 'clicked', '{\"x\":1}', 10),"
+    " (7, 'aaaa0002', '0000000a', NULL, 'other', 'human: click at (5, 6)', '{\"actor\":\"human\",\"x\":5,\"y\":6}', 11),"
+    " (8, 'cccc0003', '0000000a', '1000000a', 'other', 'the agent''s own', '{\"actor\":\"agent\"}', 12),"
+    " (12, 'bbbb0004', '0000000a', NULL, 'other', 'human: not json', 'not json', 13);"
+    "INSERT INTO action_logs VALUES ('2000000a', 'ffff0001', 'info', 'exit 0', 20),"
+    " ('2000000b', 'aaaa0002', 'info', 'second', 21), ('2000000c', 'ffff0001', 'error', 'third', 22);"
+    "INSERT INTO wait_jobs (id, task_id, target, criteria, created_at, deadline_at, action_id)"
+    " VALUES ('3000000a', '0000000a', 'screen', 'x', 1, 2, 'cccc0003');";
+
+static char *
+rows_of(struct store *st, sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+	char *out = xstrdup(""), *next;
+
+	if (sqlite3_prepare_v2(db ? db : store_db(st), sql, -1, &s, NULL) != SQLITE_OK)
+		return out;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		for (int i = 0; i < sqlite3_column_count(s); i++) {
+			const char *v = (const char *)sqlite3_column_text(s, i);
+
+			next = xasprintf("%s%s%s", out, v ? v : "NULL", i + 1 < sqlite3_column_count(s) ? "|" : ";");
+			free(out);
+			out = next;
+		}
+	}
+	sqlite3_finalize(s);
+	return out;
+}
+
+static const char ACTION_ROWS[] =
+    "SELECT rowid, id, task_id, plan_item_id, summary, status, input_data, created_at "
+    "FROM actions ORDER BY rowid";
+static const char LOG_ROWS[] = "SELECT rowid, * FROM action_logs ORDER BY rowid";
+
+static void
+test_migration_5_rebuilds_actions_keeping_every_row(void)
+{
+	sqlite3 *db = v4_database();
+	struct store *st = NULL;
+	struct action_new a = { .type = "human", .summary = "human: pressed ctrl+l",
+	    .status = "completed", .duration_ms = -1 };
+	char *acts, *logs, *after, aid[ID_LEN];
+	int64_t ord;
+	struct derr e;
+
+	CHECK(db != NULL);
+	if (db == NULL)
+		return;
+	CHECK(sqlite3_exec(db, V4_ROWS, NULL, NULL, NULL) == SQLITE_OK);
+	acts = rows_of(NULL, db, ACTION_ROWS);
+	logs = rows_of(NULL, db, LOG_ROWS);
+	sqlite3_close(db);
+	CHECK(store_open(dbpath, false, &st, &e) == 0);
+	if (st == NULL) {
+		fprintf(stderr, "    store_open: %s\n", e.message);
+		goto out;
+	}
+	CHECK(store_schema_version(st) == 5);
+	after = rows_of(st, NULL, ACTION_ROWS);
+	CHECK(strncmp(acts, "3|ffff0001|", 11) == 0 && strstr(acts, ";12|bbbb0004|") != NULL);
+	CHECK(strcmp(after, acts) == 0);            /* rowids, ids, items, text: all kept */
+	free(after);
+	after = rows_of(st, NULL, LOG_ROWS);
+	CHECK(strcmp(after, logs) == 0 && count(st, "SELECT count(*) FROM action_logs") == 3);
+	free(after);
+	after = rows_of(st, NULL, "SELECT id, action_type FROM actions ORDER BY rowid");
+	CHECK(strcmp(after, "ffff0001|gui;aaaa0002|human;cccc0003|other;bbbb0004|other;") == 0);
+	free(after);
+	CHECK(count(st, "SELECT count(*) FROM wait_jobs WHERE action_id = 'cccc0003'") == 1);
+	CHECK(count(st, "PRAGMA foreign_keys") == 1);
+	CHECK(count(st, "SELECT count(*) FROM pragma_foreign_key_check") == 0);
+	CHECK(count(st, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'actions' "
+	    "AND name IN ('actions_task_item', 'actions_item')") == 2);
+	CHECK(count(st, "SELECT count(*) FROM sqlite_master WHERE name = 'actions_new'") == 0);
+	CHECK(task_action_add(st, "0000000a", &a, aid, &ord, &e) == 0);     /* 'human' is allowed */
+	a.type = "bogus";
+	CHECK(task_action_add(st, "0000000a", &a, aid, &ord, &e) != 0);     /* the CHECK still holds */
+	CHECK(sqlite3_exec(store_db(st), "DELETE FROM actions WHERE id = 'ffff0001'", NULL, NULL, NULL)
+	    == SQLITE_OK);                          /* the logs still cascade from the new table */
+	CHECK(count(st, "SELECT count(*) FROM action_logs") == 1);
+	CHECK(sqlite3_exec(store_db(st), "INSERT INTO action_logs VALUES ('2000000d', 'nosuchid', "
+	    "'info', 'x', 1)", NULL, NULL, NULL) != SQLITE_OK);    /* and are enforced */
+	after = rows_of(st, NULL, "SELECT id FROM actions WHERE task_id = '0000000a' ORDER BY rowid");
+	CHECK(strncmp(after, "aaaa0002;cccc0003;bbbb0004;", 27) == 0);
+	free(after);
+out:
+	free(acts);
+	free(logs);
+	cleanup(st);
+}
+
+static void
+test_migration_5_refuses_to_commit_broken_foreign_keys(void)
+{
+	sqlite3 *db = v4_database();
+	struct store *st = NULL;
+	struct derr e;
+
+	CHECK(db != NULL);
+	if (db == NULL)
+		return;
+	CHECK(sqlite3_exec(db, V4_ROWS, NULL, NULL, NULL) == SQLITE_OK);
+	/* A log whose action is gone, written with foreign keys off. */
+	CHECK(sqlite3_exec(db, "PRAGMA foreign_keys = OFF; INSERT INTO action_logs VALUES "
+	    "('2000000e', 'deadbeef', 'info', 'orphan', 30)", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(db);
+	derr_clear(&e);
+	CHECK(store_open(dbpath, false, &st, &e) != 0 && st == NULL);
+	CHECK(strstr(e.message, "foreign key") != NULL && strstr(e.message, "not changed") != NULL);
+	CHECK(sqlite3_open(dbpath, &db) == SQLITE_OK);
+	CHECK(count_db(db, "PRAGMA user_version") == 4);
+	CHECK(count_db(db, "SELECT count(*) FROM actions") == 4);
+	CHECK(count_db(db, "SELECT count(*) FROM action_logs") == 4);
+	CHECK(count_db(db, "SELECT count(*) FROM sqlite_master WHERE name = 'actions_new'") == 0);
+	sqlite3_close(db);
+	cleanup(NULL);
 }
 
 static void
@@ -500,6 +659,8 @@ const struct harness_test store_tests[] = {
 	{ "group_commit_isolates_failing_writes", test_group_commit_isolates_failing_writes },
 	{ "wal_is_checkpointed_and_bounded_under_load", test_wal_is_checkpointed_and_bounded_under_load },
 	{ "store_applies_migrations_once_and_reopens", test_store_applies_migrations_once_and_reopens },
+	{ "migration_5_rebuilds_actions_keeping_every_row", test_migration_5_rebuilds_actions_keeping_every_row },
+	{ "migration_5_refuses_to_commit_broken_foreign_keys", test_migration_5_refuses_to_commit_broken_foreign_keys },
 	{ "store_refuses_a_database_from_a_newer_detmd", test_store_refuses_a_database_from_a_newer_detmd },
 	{ "item_status_machine_fills_clock_fields", test_item_status_machine_fills_clock_fields },
 	{ "task_terminal_states_are_final", test_task_terminal_states_are_final },
