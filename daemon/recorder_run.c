@@ -246,6 +246,7 @@ run_finish(struct run *ru, int rc)
 	struct rec *r = ru->r;
 	struct derr e;
 	bool discard, repeat;
+	int64_t grown = 0;
 
 	pthread_mutex_lock(&r->mu);
 	discard = r->discard;
@@ -272,7 +273,7 @@ run_finish(struct run *ru, int rc)
 		int64_t n = rfile_size(r->path);
 
 		if (n >= 0) {
-			rfile_add_total(n - r->bytes);
+			grown = n - r->bytes;
 			r->bytes = n;
 		}
 		if (ru->video > r->video_ms)
@@ -283,6 +284,9 @@ run_finish(struct run *ru, int rc)
 	r->state = discard ? R_DISCARDED : rc < 0 ? R_FAILED : r->reason[0] ? R_CAPPED : R_DONE;
 	rec_check_locked(r);
 	pthread_mutex_unlock(&r->mu);
+	/* RR.mu comes before r->mu: never taken under it (a status read
+	 * holding RR.mu and waiting for r->mu deadlocked against this) */
+	rfile_add_total(grown);
 }
 
 /* Takes r out of the registry, wakes whoever waits for that, frees r: the

@@ -34,10 +34,10 @@ total_pass=0
 total_fail=0
 
 # scene COORDS MAX_DIM IMAGE_W IMAGE_H: every case through gui/find, then the oracle.
+# run_part runs it in a subshell: its detmd (and that detmd's 1080p display)
+# is stopped here, before the subshell ends, or nothing would stop it.
 scene() {
-	local res="$tmp/results-$1-$2.jsonl" t i
-	daemon_stop
-	rm -rf "${DETM_DATA:-/nonexistent}"
+	local res="$tmp/results-$1-$2.jsonl" t i rc
 	unset DETM_DATA
 	ACU_UITARS_COORDS=$1 ACU_GROUNDING_MAX_DIM=$2 daemon_start || { echo "0 passed, 1 failed"; return 1; }
 	api POST /api/tasks '{"name":"uitars","plan":["read answers"],"display":true,"display_resolution":"1920x1080"}'
@@ -52,6 +52,10 @@ scene() {
 	done
 	printf '{"coords":"%s","image":[%d,%d],"screen":[1920,1080]}\n' "$1" "$3" "$4" >"$tmp/scene.json"
 	node "$dir/oracle.mjs" "$dir/cases.json" "$tmp/scene.json" "$res"
+	rc=$?
+	daemon_stop
+	rm -rf "$DETM_DATA"
+	return "$rc"
 }
 
 run_part "image 960" scene image 960 960 540
