@@ -94,27 +94,14 @@ events_publish(const char *type, const char *op, const char *task_id, const char
 			publish_now(type, op, task_id, ref);
 		return;
 	}
-	pthread_mutex_unlock(&mu);
+	/* made under the lock, so events_commit cannot pass its batch between
+	 * the check above and the append below */
 	p = xcalloc(1, sizeof *p);
 	p->ticket = ticket;
 	p->type = xstrdup(type);
 	p->op = xstrdup(op);
 	p->task_id = task_id ? xstrdup(task_id) : NULL;
 	p->ref = ref ? xstrdup(ref) : NULL;
-	pthread_mutex_lock(&mu);
-	if (ticket <= commit_seen) {    /* committed meanwhile */
-		bool ok = failed_seen[ticket % FAILED_SEEN] != ticket;
-
-		pthread_mutex_unlock(&mu);
-		if (ok)
-			publish_now(p->type, p->op, p->task_id, p->ref);
-		free(p->type);
-		free(p->op);
-		free(p->task_id);
-		free(p->ref);
-		free(p);
-		return;
-	}
 	*pend_tail = p;
 	pend_tail = &p->next;
 	pthread_mutex_unlock(&mu);
