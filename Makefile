@@ -251,9 +251,10 @@ asan-test: test-deps
 	@$(MAKE) --no-print-directory fuzz-bins
 	@DETM_BIN=bin-asan FUZZ_SECONDS=3 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
 
+# test-bins: the benches start bin/vision-stub (waits, gui, a11y) as tests do.
 bench:
 	@scripts/install-deps.sh bench
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all test-bins
 	@bench/run.sh
 
 clean:

@@ -46,6 +46,8 @@ static const struct opt opts[] = {
 	  "seconds an idle or stalled connection is kept" },
 	{ "db-sync", "ACU_DB_SYNC", OPT_STR, O(db_sync), "normal", 0, 0,
 	  "normal: commits survive a crash of detmd; full: also an OS crash (slower)" },
+	{ "commit-gather-us", "ACU_COMMIT_GATHER_US", OPT_INT, O(commit_gather_us), "500", 0, 100000,
+	  "microseconds a busy write stream's COMMIT waits for more writes to share it (0: none)" },
 	{ "display", "DISPLAY", OPT_STR, O(display), ":99", 0, 0,
 	  "the shared desktop: desktop tools without a task (or a task without a display) act here" },
 	{ "task-displays", "ACU_TASK_DISPLAYS", OPT_BOOL, O(task_displays), "0", 0, 1,

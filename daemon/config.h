@@ -23,6 +23,7 @@ struct config {
 	long conn_timeout_s;
 	long http_threads;      /* HTTP worker threads; 0: one per CPU */
 	char *db_sync;          /* "normal" | "full" */
+	int commit_gather_us;   /* store_set_gather */
 	/* desktop */
 	char *display;          /* the shared desktop, e.g. ":99" */
 	bool task_displays;     /* every task gets its own Xvfb by default */

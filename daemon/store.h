@@ -99,6 +99,14 @@ int store_ticket_state(struct store *st, uint64_t ticket);
 void store_set_commit_hook(struct store *st, void (*fn)(void *arg, uint64_t batch, bool ok),
     void *arg);
 
+/* How long the committer may wait for a busy stream's batch to fill, in
+ * microseconds after the batch's first write (0: commit at once). It waits
+ * only while the last batch carried two writes or more, and only until the
+ * open batch is twice that size or the writes pause (store.c,
+ * commit_gather). Default STORE_GATHER_US. */
+#define STORE_GATHER_US 500
+void store_set_gather(struct store *st, int us);
+
 /* Counters since open: writes done through store_tx and the COMMITs that
  * carried them (writes / commits is the mean batch size). */
 void store_tx_stats(struct store *st, uint64_t *writes, uint64_t *commits);
