@@ -23,7 +23,7 @@ ifdef WERROR
 WARN    += -Werror
 endif
 
-DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 xext xtst xdamage libturbojpeg zlib libcurl
+DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 x11-xcb xext xtst xdamage libturbojpeg zlib libcurl
 # Headers only: detmd dlopens these at first use (ocr.c, enc.c), so an idle daemon
 # does not map them.
 DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil libarchive
@@ -53,7 +53,8 @@ BIN := bin
 #   daemon/     detmd, on top of common/.
 #   mcp-proxy/  detm-mcp, on top of common/. Neither includes the other.
 COMMON_SRCS := $(wildcard common/*.c)
-COMMON_OBJS := $(COMMON_SRCS:%.c=$(B)/%.o)
+# gen/tools_list.o: tools/list's text, serialized at build time (mcp.h).
+COMMON_OBJS := $(COMMON_SRCS:%.c=$(B)/%.o) $(B)/gen/tools_list.o
 DAEMON_SRCS := $(wildcard daemon/*.c)
 DASHBOARD_FILES := $(sort $(wildcard dashboard/*.html dashboard/*.js dashboard/*.css dashboard/*.svg))
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o) $(B)/gen/schema_sql.o $(B)/gen/dashboard_files.o \
@@ -150,8 +151,19 @@ $(B)/gen/schema_sql.c: schema.sql $(BIN)/embed
 $(B)/gen/dashboard_files.c: $(DASHBOARD_FILES) $(BIN)/embed
 	@mkdir -p $(dir $@)
 	$(BIN)/embed --files dashboard_files $(DASHBOARD_FILES) > $@
+# Built from source with plain flags, whatever the build (ASan, libFuzzer):
+# it runs here, at build time, and links the common sources but not the
+# file it writes.
+$(B)/gen-tools-list: tools/gen-tools-list.c $(COMMON_SRCS) $(wildcard common/*.h)
+	@mkdir -p $(dir $@)
+	$(ECHO) GEN $@
+	$(Q)$(CC) -O1 -std=c11 -D_GNU_SOURCE -iquote common $(call pc_cflags,json-c) -o $@ \
+	    tools/gen-tools-list.c $(COMMON_SRCS) $(call pc_libs,json-c) -lpthread
+$(B)/gen/tools_list.c: $(B)/gen-tools-list
+	@mkdir -p $(dir $@)
+	$(Q)$(B)/gen-tools-list > $@.tmp && mv $@.tmp $@
 $(B)/gen/%.o: $(B)/gen/%.c $(B)/.settings
-	$(CC) $(CFLAGS) -std=c11 -iquote daemon -iquote common -c -o $@ $<
+	$(CC) $(CFLAGS) -std=c11 -iquote daemon -iquote common $(call pc_cflags,json-c) -c -o $@ $<
 
 $(BIN)/detmd: $(DAEMON_OBJS)
 	@mkdir -p $(BIN)

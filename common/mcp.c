@@ -13,7 +13,9 @@
  */
 #include "mcp.h"
 
+#include <json-c/printbuf.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,6 +263,28 @@ mcp_tool_json(const struct tool *t, int v, bool extra)
 	return o;
 }
 
+struct json_object *
+mcp_tools_array(int v)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < tools_count(); i++)
+		json_object_array_add(arr, mcp_tool_json(tools_at(i), v, false));
+	return arr;
+}
+
+/* A prebuilt array's serializer: its text, as built (json-c calls it when
+ * the reply is written out; nothing reads the array in between). */
+static int
+mcp_text_serialize(struct json_object *o, struct printbuf *pb, int level, int flags)
+{
+	const char *text = json_object_get_userdata(o);
+
+	(void)level;
+	(void)flags;
+	return printbuf_memappend(pb, text, (int)strlen(text));
+}
+
 static struct json_object *
 mcp_tools_list(struct mcp_session *s, struct json_object *id, struct json_object *params, int v)
 {
@@ -269,9 +293,13 @@ mcp_tools_list(struct mcp_session *s, struct json_object *id, struct json_object
 
 	if (params != NULL && json_object_object_get_ex(params, "cursor", &cursor) && cursor != NULL)
 		return mcp_error(id, MCP_E_PARAMS, NULL, "invalid cursor: tools/list returns every tool at once");
-	arr = json_object_new_array();
-	for (i = 0; i < tools_count(); i++)
-		json_object_array_add(arr, mcp_tool_json(tools_at(i), v, false));
+	if (s->nextra == 0 && mcp_tools_text[v] != NULL) {
+		arr = json_object_new_array();
+		json_object_set_serializer(arr, mcp_text_serialize, (void *)(uintptr_t)mcp_tools_text[v],
+		    NULL);
+	} else {
+		arr = mcp_tools_array(v);
+	}
 	for (i = 0; i < s->nextra; i++)
 		json_object_array_add(arr, mcp_tool_json(&s->extra[i], v, true));
 	res = json_object_new_object();

@@ -47,6 +47,16 @@ enum {
 #define MCP_V_BATCH         MCP_V_2025_03_26    /* the only version with batches */
 #define MCP_V_MODERN        MCP_V_2026_07_28
 
+/* tools/list's "tools" array for each protocol version, serialized at
+ * build time from the tool table (tools/gen-tools-list.c writes
+ * build/gen/tools_list.c), so detm-mcp answers tools/list without parsing
+ * a schema. NULL where none was built (the generator's own copy); then
+ * tools/list builds the array from the table. */
+extern const char *const mcp_tools_text[MCP_V_COUNT];
+/* The "tools" array of tools/list for version v, built from the table
+ * (what the generator serializes). The caller owns it. */
+struct json_object *mcp_tools_array(int v);
+
 /* JSON-RPC and MCP error codes. */
 #define MCP_E_PARSE            (-32700)
 #define MCP_E_REQUEST          (-32600)

@@ -18,6 +18,8 @@
 #include "schema.h"
 
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -598,11 +600,32 @@ tools_strip_marks(struct json_object *schema)
 	}
 }
 
+static atomic_bool inited;              /* tools_init succeeded (and no tools_free since) */
+static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The table parsed, by whoever asks first (again after tools_free). */
+static void
+tools_ensure(void)
+{
+	char err[256];
+
+	if (atomic_load_explicit(&inited, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&init_mu);
+	if (tools_init(err, sizeof err) != 0) {
+		fprintf(stderr, "tool table: %s\n", err);
+		abort();
+	}
+	pthread_mutex_unlock(&init_mu);
+}
+
 int
 tools_init(char *err, size_t errlen)
 {
 	size_t i, j;
 
+	if (atomic_load_explicit(&inited, memory_order_acquire))
+		return 0;
 	for (i = 0; i < NTOOLS; i++) {
 		struct tool *t = &tools[i];
 		char *text = strdup(t->schema);
@@ -634,6 +657,7 @@ tools_init(char *err, size_t errlen)
 		if (t->timeout_s == 0)
 			t->timeout_s = TOOL_CALL_S;
 	}
+	atomic_store_explicit(&inited, true, memory_order_release);
 	return 0;
 }
 
@@ -650,6 +674,7 @@ tools_free(void)
 		json_object_put(output_schemas[i]);
 		output_schemas[i] = NULL;
 	}
+	atomic_store_explicit(&inited, false, memory_order_release);
 }
 
 const struct tool *
@@ -657,6 +682,7 @@ tools_find(const char *name)
 {
 	size_t i;
 
+	tools_ensure();
 	for (i = 0; i < NTOOLS; i++)
 		if (strcmp(tools[i].name, name) == 0)
 			return &tools[i];
@@ -666,6 +692,7 @@ tools_find(const char *name)
 const struct tool *
 tools_at(size_t i)
 {
+	tools_ensure();
 	return i < NTOOLS ? &tools[i] : NULL;
 }
 

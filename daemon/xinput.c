@@ -54,6 +54,7 @@
 
 #include <X11/Xatom.h>
 #include <X11/Xlib.h>
+#include <X11/Xlib-xcb.h>
 #include <X11/Xutil.h>
 #include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
@@ -103,42 +104,70 @@ check_button(int button, struct derr *e)
 	return 0;
 }
 
-/* True if an EWMH window manager runs: the root's _NET_SUPPORTING_WM_CHECK
- * names a window that carries the same property. The atom is interned
- * (not only_if_exists): Xlib caches an atom it got, so later clicks skip
- * that round trip; without a window manager only_if_exists answered None,
- * which is not cached, and cost a round trip on every click. */
-static bool
-has_wm(Display *d)
+/* What a click needs to know before it presses, asked in one round trip:
+ * Xlib waits for each reply before it sends the next request, XCB lets the
+ * three go out together (on the same connection, after the requests Xlib
+ * has buffered: Xlib hands its queue to XCB first). A click used to wait
+ * for five round trips to the X server; each costs a context switch to
+ * it and back (~50 us here). */
+struct click_facts {
+	Window wm_check;        /* the root's _NET_SUPPORTING_WM_CHECK, or None */
+	Window child;           /* the top-level window under the pointer, or None */
+	Window focus;           /* the input focus (None, PointerRoot or a window) */
+	bool ok;                /* all three answered */
+};
+
+static void
+facts_get(Display *d, struct click_facts *f)
 {
+	xcb_connection_t *c = XGetXCBConnection(d);
+	xcb_window_t root = (xcb_window_t)DefaultRootWindow(d);
+	/* Interned, not only_if_exists: Xlib caches an atom it got, so only
+	 * the first click pays for it; without a window manager
+	 * only_if_exists answers None, which is not cached. */
 	Atom check = XInternAtom(d, "_NET_SUPPORTING_WM_CHECK", False);
-	Window w = None, again = None;
-	Atom type;
+	xcb_get_property_cookie_t pc = xcb_get_property(c, 0, root, (xcb_atom_t)check,
+	    XCB_ATOM_WINDOW, 0, 1);
+	xcb_query_pointer_cookie_t qc = xcb_query_pointer(c, root);
+	xcb_get_input_focus_cookie_t fc = xcb_get_input_focus(c);
+	xcb_get_property_reply_t *pr = xcb_get_property_reply(c, pc, NULL);
+	xcb_query_pointer_reply_t *qr = xcb_query_pointer_reply(c, qc, NULL);
+	xcb_get_input_focus_reply_t *fr = xcb_get_input_focus_reply(c, fc, NULL);
+
+	memset(f, 0, sizeof *f);
+	f->ok = check != None && pr != NULL && qr != NULL && fr != NULL;
+	if (f->ok) {
+		if (pr->type == XCB_ATOM_WINDOW && pr->format == 32 &&
+		    xcb_get_property_value_length(pr) == 4)
+			f->wm_check = *(xcb_window_t *)xcb_get_property_value(pr);
+		f->child = qr->child;
+		f->focus = fr->focus;
+	}
+	free(pr);
+	free(qr);
+	free(fr);
+}
+
+/* True if an EWMH window manager runs: the root names a window (facts)
+ * that carries the same property. */
+static bool
+has_wm(Display *d, Window named)
+{
+	Atom check = XInternAtom(d, "_NET_SUPPORTING_WM_CHECK", False), type;
+	Window again = None;
 	int format;
 	unsigned long n, after;
-	unsigned char *p;
+	unsigned char *p = NULL;
 
-	if (check == None)
+	if (named == None)
 		return false;
-	for (int i = 0; i < 2; i++) {
-		Window on = i == 0 ? DefaultRootWindow(d) : w;
-		Window got = None;
-
-		p = NULL;
-		if (XGetWindowProperty(d, on, check, 0, 1, False, XA_WINDOW, &type,
-		    &format, &n, &after, &p) == Success && p != NULL) {
-			if (type == XA_WINDOW && format == 32 && n == 1)
-				got = (Window)((unsigned long *)(void *)p)[0];
-			XFree(p);
-		}
-		if (i == 0)
-			w = got;
-		else
-			again = got;
-		if (got == None)
-			break;
+	if (XGetWindowProperty(d, named, check, 0, 1, False, XA_WINDOW, &type,
+	    &format, &n, &after, &p) == Success && p != NULL) {
+		if (type == XA_WINDOW && format == 32 && n == 1)
+			again = (Window)((unsigned long *)(void *)p)[0];
+		XFree(p);
 	}
-	return w != None && again == w;
+	return again == named;
 }
 
 static bool
@@ -165,36 +194,31 @@ wants_take_focus(Display *d, Window w, Atom *take_focus)
 static void
 focus_under_pointer(Display *d)
 {
-	Window root = DefaultRootWindow(d), r, child = None;
-	int rx, ry, wx, wy;
-	unsigned int mask;
+	Window root = DefaultRootWindow(d), child, f;
 	XWindowAttributes wa;
 	XWMHints *hints;
-	bool input = true;
+	bool input = true, sent = false;
 	Atom take_focus;
+	struct click_facts facts;
 
 	xerr_begin();
-	if (has_wm(d))
+	facts_get(d, &facts);
+	child = facts.child;
+	if (!facts.ok || child == None || has_wm(d, facts.wm_check))
 		goto out;
-	if (!XQueryPointer(d, root, &r, &child, &rx, &ry, &wx, &wy, &mask) || child == None)
-		goto out;
-	{
-		/* Already focused (focus on it or inside it): nothing to do. */
-		Window f = None, fr, fp, *kids = NULL;
+	/* Already focused (focus on it or inside it): nothing to do. */
+	for (f = facts.focus; f != None && f != PointerRoot && f != root && f != child;) {
+		Window fr, fp, *kids = NULL;
 		unsigned int nk;
-		int revert;
 
-		XGetInputFocus(d, &f, &revert);
-		while (f != None && f != PointerRoot && f != root && f != child) {
-			if (!XQueryTree(d, f, &fr, &fp, &kids, &nk))
-				break;
-			if (kids != NULL)
-				XFree(kids);
-			f = fp;
-		}
-		if (f == child)
-			goto out;
+		if (!XQueryTree(d, f, &fr, &fp, &kids, &nk))
+			break;
+		if (kids != NULL)
+			XFree(kids);
+		f = fp;
 	}
+	if (f == child)
+		goto out;
 	if (!XGetWindowAttributes(d, child, &wa) || wa.map_state != IsViewable ||
 	    wa.override_redirect || wa.class != InputOutput)
 		goto out;
@@ -204,6 +228,7 @@ focus_under_pointer(Display *d)
 			input = false;
 		XFree(hints);
 	}
+	sent = true;
 	XRaiseWindow(d, child);
 	if (input)
 		XSetInputFocus(d, child, RevertToPointerRoot, CurrentTime);
@@ -220,7 +245,10 @@ focus_under_pointer(Display *d)
 		XSendEvent(d, child, False, NoEventMask, &ev);
 	}
 out:
-	XSync(d, False);
+	/* Errors of requests without replies arrive later: wait for them only
+	 * when such requests were sent (a reply already brought any before it). */
+	if (sent)
+		XSync(d, False);
 	xerr_begin();
 }
 

@@ -125,7 +125,6 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *url = getenv("ACU_DAEMON_URL"), *token = getenv("ACU_TOKEN");
-	char err[256];
 	int c, rc = 1;
 
 	if (url == NULL || url[0] == '\0')
@@ -157,10 +156,8 @@ main(int argc, char **argv)
 	}
 	/* A client that goes away must not kill us mid-write: write() reports it. */
 	signal(SIGPIPE, SIG_IGN);
-	if (tools_init(err, sizeof err) != 0) {
-		log_error("tool table: %s", err);
-		goto out;
-	}
+	/* No tools_init: tools/list is answered from the text built at build
+	 * time, and the first tools/call parses the table (tools.h). */
 	if (worker_start(url, token) != 0) {
 		log_error("cannot start threads");
 		goto out;

@@ -18,7 +18,7 @@ group=${1:-build}
 
 build_pkgs=(make gcc pkg-config libc6-dev
 	libmicrohttpd-dev libsqlite3-dev libjson-c-dev libcurl4-openssl-dev
-	libx11-dev libxext-dev libxtst-dev libxdamage-dev libturbojpeg0-dev zlib1g-dev
+	libx11-dev libx11-xcb-dev libxext-dev libxtst-dev libxdamage-dev libturbojpeg0-dev zlib1g-dev
 	libtesseract-dev tesseract-ocr-eng
 	libavcodec-dev libavformat-dev libavutil-dev
 	libarchive-dev

@@ -59,7 +59,25 @@ async function main() {
 		p.child.stdin.end();
 		await new Promise((res) => p.child.on("exit", res));
 	}
+	// The floor: the same spawn and two lines back from a program that does
+	// nothing (cat echoes them), i.e. what node and the kernel cost here.
+	const floor = [];
+	for (let i = 0; i < 20; i++) {
+		const t0 = performance.now();
+		const c = spawn("cat", [], { stdio: ["pipe", "pipe", "ignore"] });
+		let got = "";
+		await new Promise((res) => {
+			c.stdout.on("data", (d) => { got += d; if (got.split("\n").length > 2) res(); });
+			c.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: init }) + "\n");
+			c.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list", params: {} }) + "\n");
+		});
+		floor.push(performance.now() - t0);
+		c.stdin.end();
+		await new Promise((res) => c.on("exit", res));
+	}
 	console.log(`spawn -> initialize -> tools/list: median ${fmt(median(startup))}, max ${fmt(Math.max(...startup))}`);
+	console.log(`  floor (spawn cat, the same two lines echoed): median ${fmt(median(floor))}; ` +
+		`detm-mcp's own share: ${fmt(median(startup) - median(floor))}`);
 
 	const p = proxy();
 	await p.call("initialize", init);

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "http.h"
+#include "mcp.h"
 #include "toolreq.h"
 #include "tools.h"
 #include "unit.h"
@@ -103,6 +104,23 @@ test_every_body_route_declares_its_fields(void)
 	}
 }
 
+/* tools/list's text built at build time is what the table builds now, for
+ * every protocol version (a stale build/gen/tools_list.c would differ). */
+static void
+test_tools_list_text_is_the_table(void)
+{
+	for (int v = 0; v < MCP_V_COUNT; v++) {
+		json_object *built = mcp_tools_array(v);
+		json_object *text = mcp_tools_text[v] ? json_tokener_parse(mcp_tools_text[v]) : NULL;
+
+		CHECK(text != NULL);
+		CHECK(json_object_equal(built, text));
+		CHECK(json_object_array_length(built) == tools_count());
+		json_object_put(built);
+		json_object_put(text);
+	}
+}
+
 /* Every argument a tool puts in a request body is a field its route takes:
  * a strict route must never refuse what detm-mcp and the tool router send. */
 static void
@@ -157,6 +175,7 @@ test_every_tool_body_argument_is_a_route_field(void)
 const struct harness_test http_tests[] = {
 	{ "every_body_route_declares_its_fields", test_every_body_route_declares_its_fields },
 	{ "every_tool_body_argument_is_a_route_field", test_every_tool_body_argument_is_a_route_field },
+	{ "tools_list_text_is_the_table", test_tools_list_text_is_the_table },
 	{ "route_match_binds_placeholders", test_route_match_binds_placeholders },
 	{ "every_route_pattern_is_reachable_and_unique", test_every_route_pattern_is_reachable_and_unique },
 	{ "host_must_be_loopback_or_the_listen_address", test_host_must_be_loopback_or_the_listen_address },
