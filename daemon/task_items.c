@@ -380,8 +380,13 @@ static int
 driver_tx(struct store *st, int64_t now, void *arg, struct derr *e)
 {
 	struct driver_tx *t = arg;
+	int cur;
 
-	if (trow_sys_msg(st, t->a.task_id, "control", t->msg, now, e) != 0)
+	/* The task may have been deleted since the caller looked: that is a
+	 * 404 like action_tx's, not the message's foreign-key failure (a 500,
+	 * found by the chaos test: a takeover racing a DELETE). */
+	if (task_lookup(st, t->a.task_id, &cur, e) != 0 ||
+	    trow_sys_msg(st, t->a.task_id, "control", t->msg, now, e) != 0)
 		return -1;
 	return action_tx(st, now, &t->a, e);
 }
