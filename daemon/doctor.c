@@ -368,7 +368,6 @@ doctor_cli(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	}
 	free(rest);
-	httpc_global_init();
 	url = daemon_url(url_flag, &cfg);
 	rc = ask_daemon(url, cfg.token, &res);
 	if (rc == 1) {

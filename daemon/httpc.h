@@ -2,8 +2,8 @@
  * httpc.h - a small blocking JSON-over-HTTP client on libcurl, for calls
  * from the daemon to model servers (vision backends, later grounding).
  *
- * Thread-safety: after httpc_global_init (once, in main, before any thread
- * starts), every function here may be called from any thread at once. Easy
+ * Thread-safety: every function here may be called from any thread at
+ * once (libcurl's global state is made once, at the first request). Easy
  * handles live in a small mutex-guarded pool: a call takes one, uses it and
  * gives it back after curl_easy_reset, which keeps the handle's live
  * connections, DNS and TLS session caches. So a worker that calls the same
@@ -61,10 +61,10 @@ struct httpc_resp {
 	char error[256];               /* transport error text when the result is < 0 */
 };
 
-/* Call once before threads start (curl_global_init); 0 or -1. */
-int httpc_global_init(void);
-/* Frees the pooled handles and calls curl_global_cleanup; after all threads
- * using httpc are done. */
+/* libcurl's global state is made at the first request (once, from any
+ * thread; see httpc.c for what it costs). httpc_global_cleanup frees the
+ * pooled handles and, if a request was made, calls curl_global_cleanup;
+ * after all threads using httpc are done. */
 void httpc_global_cleanup(void);
 
 /* Performs one request. Returns 0 (a response arrived: look at rs->status)

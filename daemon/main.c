@@ -225,7 +225,6 @@ main(int argc, char **argv)
 		config_free(&cfg);
 		return c > 0 ? 0 : 2;
 	}
-	httpc_global_init();    /* libcurl, before any thread */
 	memset(&app, 0, sizeof app);
 	derr_clear(&e);
 	app.cfg = &cfg;

@@ -12,8 +12,7 @@
  *
  * A struct vision is immutable after vision_new, so any number of threads
  * may call vision_eval and vision_health on it at once. HTTP goes through
- * httpc (pooled curl handles, persistent connections); main must call
- * httpc_global_init once before threads start.
+ * httpc (pooled curl handles, persistent connections).
  *
  * Errors are values (derr.h): a bad setting is DERR_INVALID naming the
  * field; a backend that cannot answer is DERR_UNAVAILABLE with the backend,

@@ -116,7 +116,7 @@ main(int argc, char **argv)
 		harness_count(false);
 		return harness_finish();
 	}
-	if (httpc_global_init() != 0 || make_jpeg(64, 48, 0, &vt_jpeg_a) != 0 ||
+	if (make_jpeg(64, 48, 0, &vt_jpeg_a) != 0 ||
 	    make_jpeg(40, 30, 77, &vt_jpeg_b) != 0) {
 		fprintf(stderr, "test-vision: setup failed\n");
 		harness_count(false);
