@@ -673,6 +673,10 @@ sp_exec(struct store *st, const char *sql)
 }
 
 static const char SQL_SP[] = "SAVEPOINT tx";
+/* Prepared once like any statement (store_stmt's cache): sqlite3_exec
+ * compiled them again for every batch, a few microseconds each. */
+static const char SQL_BEGIN[] = "BEGIN IMMEDIATE";
+static const char SQL_COMMIT[] = "COMMIT";
 static const char SQL_SP_UNDO[] = "ROLLBACK TO tx";
 static const char SQL_SP_RELEASE[] = "RELEASE tx";
 
@@ -697,7 +701,7 @@ batch_ended(struct store *st, uint64_t b, bool ok)
 static bool
 commit_batch(struct store *st, uint64_t *b)
 {
-	bool ok = sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+	bool ok = sp_exec(st, SQL_COMMIT) == 0;
 
 	*b = st->batch;
 	if (!ok) {
@@ -751,6 +755,7 @@ commit_gather(struct store *st)
 	deadline = st->batch_opened_us + st->gather_us;
 	pthread_mutex_unlock(&st->lock);
 	pthread_mutex_lock(&st->c_mu);
+	st->gathered = false;       /* a writer's mark from before this round */
 	for (;;) {
 		wake = atomic_load_explicit(&st->last_write_us, memory_order_relaxed) + GATHER_GAP_US;
 		if (wake > deadline)
@@ -761,12 +766,8 @@ commit_gather(struct store *st)
 		ts.tv_nsec = (long)(wake % 1000000) * 1000;
 		pthread_cond_timedwait(&st->c_work, &st->c_mu, &ts);
 	}
-	st->gathered = false;
-	pthread_mutex_unlock(&st->c_mu);
-	pthread_mutex_lock(&st->lock);
-	st->gather_target = 0;
-	pthread_mutex_unlock(&st->lock);
-	pthread_mutex_lock(&st->c_mu);
+	/* gather_target is cleared by commit_main, under the lock it takes
+	 * for the COMMIT anyway. */
 }
 
 /* The committer: commits the open batch whenever there is one. */
@@ -785,6 +786,7 @@ commit_main(void *arg)
 		st->dirty = false;
 		pthread_mutex_unlock(&st->c_mu);
 		pthread_mutex_lock(&st->lock);
+		st->gather_target = 0;
 		if (st->open) {
 			uint64_t b;
 			bool ok = commit_batch(st, &b);
@@ -810,7 +812,7 @@ body_run(struct store *st, store_tx_fn fn, void *arg, uint64_t *b, struct derr *
 
 	*b = 0;
 	if (!st->open) {
-		if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		if (sp_exec(st, SQL_BEGIN) != 0)
 			return store_fail(st, "BEGIN", e);
 		st->open = true;
 		st->batch++;
