@@ -27,7 +27,7 @@ CFLAGS=${CAPTURE_CFLAGS:--O2 -g}
 WARN="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
       -Wwrite-strings -Wformat=2 -Wpointer-arith -Wundef -Wsign-compare -Wcast-qual -Wvla
       -Wno-unused-parameter"
-PKGS="x11 xext libturbojpeg zlib json-c"
+PKGS="x11 x11-xcb xcb xext libturbojpeg zlib json-c"
 OUT=build/bench/capture
 
 for tool in Xvfb xterm xlogo import; do
@@ -37,7 +37,7 @@ done
 mkdir -p build/bench
 # shellcheck disable=SC2086
 $CC $WARN $CFLAGS -iquote daemon -iquote common $(pkg-config --cflags $PKGS) -o "$OUT" bench/capture.c \
-	daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
+	daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c daemon/nowait.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
 	$(pkg-config --libs $PKGS) -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-capbench.XXXXXX)

@@ -36,7 +36,7 @@ CFLAGS=${OCR_CFLAGS:--O2 -g}
 WARN="-std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
       -Wwrite-strings -Wformat=2 -Wpointer-arith -Wundef -Wsign-compare -Wcast-qual -Wvla
       -Wno-unused-parameter"
-PKGS="x11 xext libturbojpeg zlib json-c tesseract"
+PKGS="x11 x11-xcb xcb xext libturbojpeg zlib json-c tesseract"
 OUT=build/bench/ocr
 
 for tool in Xvfb xterm; do
@@ -46,7 +46,7 @@ done
 mkdir -p build/bench
 # shellcheck disable=SC2086
 $CC $WARN $CFLAGS -iquote daemon -iquote common $(pkg-config --cflags $PKGS) -o "$OUT" bench/ocr.c \
-	daemon/ocr_phrase.c daemon/ocr_boxes.c daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c daemon/dynlib.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
+	daemon/ocr_phrase.c daemon/ocr_boxes.c daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c daemon/nowait.c daemon/dynlib.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
 	$(pkg-config --libs $PKGS) -ldl -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-ocrbench.XXXXXX)

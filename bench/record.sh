@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 
 CC=${CC:-cc}
 N=${FRAMES:-120}
-PKGS="x11 xext libturbojpeg zlib json-c libavcodec libavformat libavutil"
+PKGS="x11 x11-xcb xcb xext libturbojpeg zlib json-c libavcodec libavformat libavutil"
 OUT=build/bench/rec_bench
 for tool in Xvfb xterm ffmpeg; do
 	command -v "$tool" >/dev/null || { echo "record.sh: $tool not found" >&2; exit 1; }
@@ -26,7 +26,7 @@ done
 mkdir -p build/bench
 # shellcheck disable=SC2086
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -iquote daemon -iquote common $(pkg-config --cflags $PKGS) \
-	-o "$OUT" bench/rec_bench.c daemon/enc.c daemon/dynlib.c daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c \
+	-o "$OUT" bench/rec_bench.c daemon/enc.c daemon/dynlib.c daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c daemon/nowait.c \
 	common/derr.c common/utf8.c daemon/util.c daemon/log.c $(pkg-config --libs $PKGS) -ldl -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-recbench.XXXXXX)

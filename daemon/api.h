@@ -68,6 +68,8 @@ typedef int (*route_fn)(struct req *r, struct derr *e);
 #define ROUTE_LENIENT 0x1u      /* unknown body fields are ignored (the Python DETM's routes did) */
 #define ROUTE_TOOL    0x2u      /* the body is a tool's arguments, checked against its inputSchema */
 #define ROUTE_RPC     0x4u      /* the body is a JSON-RPC message, checked by the MCP layer (common/mcp.c) */
+#define ROUTE_TRY     0x8u      /* tried first on the HTTP worker in nowait mode (nowait.h); a
+                                 * refusal runs it again on a side worker (http.c) */
 
 struct route {
 	const char *method;     /* GET (also answers HEAD), POST, PATCH, DELETE */

@@ -17,11 +17,14 @@
 #include <strings.h>
 #include <time.h>
 
+#include "a11y.h"
 #include "a11y_verify.h"
 #include "desktop.h"
+#include "humanize.h"
 #include "jx.h"
 #include "lim.h"
 #include "log.h"
+#include "nowait.h"
 #include "task.h"
 #include "takeover.h"
 #include "taskstate.h"
@@ -49,6 +52,7 @@ struct act {
 	const char *name;
 	act_fn fn;
 	int button, count;      /* click family */
+	bool quick;             /* a few round trips to X: may run in nowait mode */
 	const char *summary;
 };
 
@@ -524,28 +528,28 @@ a_sleep(struct dctx *c, struct derr *e)
 static int a_screenshot(struct dctx *c, struct derr *e);
 
 static const struct act acts[] = {
-	{ "click",              a_click,      1, 1, "click at x,y (or where the pointer is)" },
-	{ "double_click",       a_click,      1, 2, "double-click" },
-	{ "right_click",        a_click,      3, 1, "right-click" },
-	{ "middle_click",       a_click,      2, 1, "middle-click" },
-	{ "mouse_move",         a_move,       0, 0, "move the pointer to x,y" },
-	{ "drag",               a_drag,       0, 0, "drag from x,y to x2,y2" },
-	{ "scroll",             a_scroll,     0, 0, "scroll direction by amount" },
-	{ "mouse_down",         a_button,     0, 1, "press a button" },
-	{ "mouse_up",           a_button,     0, 0, "release a button" },
-	{ "type",               a_type,       0, 0, "type text (any Unicode)" },
-	{ "press_key",          a_key,        0, 0, "press a key or chord (ctrl+s)" },
-	{ "get_mouse_position", a_pointer,    0, 0, "where the pointer is" },
-	{ "list_windows",       a_list,       0, 0, "top-level windows" },
-	{ "find_window",        a_find,       0, 0, "first window whose title/class matches" },
-	{ "active_window",      a_active,     0, 0, "the focused window" },
-	{ "focus_window",       a_focus,      0, 0, "raise and focus a window" },
-	{ "move_window",        a_wmove,      0, 0, "move a window to x,y" },
-	{ "resize_window",      a_resize,     0, 0, "resize a window" },
-	{ "minimize_window",    a_minimize,   0, 0, "minimise a window" },
-	{ "close_window",       a_close,      0, 0, "close a window (force: kill)" },
-	{ "screenshot",         a_screenshot, 0, 0, "capture the screen (JPEG, base64)" },
-	{ "sleep",              a_sleep,      0, 0, "wait ms milliseconds" },
+	{ "click",              a_click,      1, 1, true,  "click at x,y (or where the pointer is)" },
+	{ "double_click",       a_click,      1, 2, true,  "double-click" },
+	{ "right_click",        a_click,      3, 1, true,  "right-click" },
+	{ "middle_click",       a_click,      2, 1, true,  "middle-click" },
+	{ "mouse_move",         a_move,       0, 0, true,  "move the pointer to x,y" },
+	{ "drag",               a_drag,       0, 0, false, "drag from x,y to x2,y2" },
+	{ "scroll",             a_scroll,     0, 0, true,  "scroll direction by amount" },
+	{ "mouse_down",         a_button,     0, 1, true,  "press a button" },
+	{ "mouse_up",           a_button,     0, 0, true,  "release a button" },
+	{ "type",               a_type,       0, 0, false, "type text (any Unicode)" },
+	{ "press_key",          a_key,        0, 0, false, "press a key or chord (ctrl+s)" },
+	{ "get_mouse_position", a_pointer,    0, 0, true,  "where the pointer is" },
+	{ "list_windows",       a_list,       0, 0, false, "top-level windows" },
+	{ "find_window",        a_find,       0, 0, false, "first window whose title/class matches" },
+	{ "active_window",      a_active,     0, 0, false, "the focused window" },
+	{ "focus_window",       a_focus,      0, 0, false, "raise and focus a window" },
+	{ "move_window",        a_wmove,      0, 0, false, "move a window to x,y" },
+	{ "resize_window",      a_resize,     0, 0, false, "resize a window" },
+	{ "minimize_window",    a_minimize,   0, 0, false, "minimise a window" },
+	{ "close_window",       a_close,      0, 0, false, "close a window (force: kill)" },
+	{ "screenshot",         a_screenshot, 0, 0, false, "capture the screen (JPEG, base64)" },
+	{ "sleep",              a_sleep,      0, 0, false, "wait ms milliseconds" },
 };
 
 const char *
@@ -794,14 +798,33 @@ static void
 click_probe(const char *task_id, json_object *params, bool image_coords, struct click_check *k)
 {
 	json_object *x, *y;
-	int number = display_task_number(task_id);
+	int number;
 
 	k->number = -1;
+	if (nowait_active())
+		return;         /* nowait_check found no tree */
+	number = display_task_number(task_id);
 	if (image_coords || number < 0 || !json_object_object_get_ex(params, "x", &x) ||
 	    !json_object_object_get_ex(params, "y", &y) || !json_object_is_type(x, json_type_int) ||
 	    !json_object_is_type(y, json_type_int))
 		return;
 	verify_before(number, json_object_get_int(x), json_object_get_int(y), k);
+}
+
+/* In nowait mode (nowait.h: run on an HTTP worker), only a quick action
+ * goes ahead; every other one is refused before anything happens. */
+static int
+nowait_check(const struct act *a, const char *task_id, struct derr *e)
+{
+	if (!nowait_active())
+		return 0;
+	if (!a->quick)
+		return nowait_refuse(e, "not a quick action");
+	if (humanize_enabled())
+		return nowait_refuse(e, "humanized input takes its time");
+	if (a->fn == a_click && a11y_active(display_task_number(task_id)))
+		return nowait_refuse(e, "the click is checked through the accessibility tree");
+	return 0;
 }
 
 int
@@ -825,7 +848,7 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 		return derr_set(e, DERR_INVALID, "action", "unknown action '%.*s' (one of: %s)",
 		    utf8_prec(action, 64), action, list);
 	}
-	if (check_params(params, e) != 0)
+	if (check_params(params, e) != 0 || nowait_check(a, task_id, e) != 0)
 		return -1;
 	if (a->fn == a_click)
 		click_probe(task_id, params, image_coords, &k);
@@ -854,7 +877,9 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 	json_object_put(k.focus);
 	out->duration_ms = (double)(mono_us() - t0) / 1000.0;
 	out->data = c.data;
-	if (task_id != NULL)
+	/* A refusal in nowait mode is no outcome: the action runs again on a
+	 * side worker, which logs it. */
+	if (task_id != NULL && !nowait_refused())
 		log_action(app, task_id, action, params, out, rc == 0 ? NULL : e);
 	if (rc != 0) {
 		json_object_put(out->data);

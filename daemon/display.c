@@ -51,6 +51,7 @@
 #include "display.h"
 #include "display_int.h"
 #include "log.h"
+#include "nowait.h"
 #include "util.h"
 #include "xcap.h"
 #include "xerr.h"
@@ -145,8 +146,10 @@ open_conn(const char *name, const unsigned char *cookie)
 	if (cookie != NULL)
 		XSetAuthorization(NULL, 0, NULL, 0);
 	pthread_mutex_unlock(&auth_lock);
-	if (d != NULL)
+	if (d != NULL) {
 		xerr_watch(d);
+		xinput_prepare(d);
+	}
 	return d;
 }
 
@@ -171,9 +174,11 @@ watch_damage(struct dentry *de)
 }
 
 /* Entry mutex held: reads what the server sent without blocking; counts
- * damage and re-arms the report. Other events are dropped. */
+ * damage and re-arms the report. Other events are dropped. A lease leaves
+ * the re-arm request in Xlib's buffer (flush false): the lease's own
+ * requests carry it, or display_unlease flushes it. */
 static void
-drain_damage(struct dentry *de)
+drain_damage(struct dentry *de, bool flush)
 {
 	bool damaged = false;
 
@@ -189,7 +194,8 @@ drain_damage(struct dentry *de)
 	if (damaged) {
 		de->damage_seq++;
 		XDamageSubtract(de->d, de->damage, None, None);
-		XFlush(de->d);
+		if (flush)
+			XFlush(de->d);
 	}
 }
 
@@ -629,6 +635,21 @@ check_died(struct dentry *de)
 	return true;
 }
 
+/* The entry's mutex: taken, or in nowait mode (nowait.h) refused when
+ * another thread holds it (a screenshot, a recording's frame, a slow
+ * action). */
+static int
+lock_entry(struct dentry *de, struct derr *e)
+{
+	if (!nowait_active()) {
+		pthread_mutex_lock(&de->mu);
+		return 0;
+	}
+	if (pthread_mutex_trylock(&de->mu) == 0)
+		return 0;
+	return nowait_refuse(e, "another thread holds the display");
+}
+
 int
 display_lease(const char *task_id, enum display_pick pick, struct display_lease *l,
     struct derr *e)
@@ -650,7 +671,10 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 	}
 	if (de == NULL)
 		de = &shared;
-	pthread_mutex_lock(&de->mu);
+	if (lock_entry(de, e) != 0) {
+		unref(de);
+		return -1;
+	}
 	if (de->managed) {
 		if (de->state == D_STOPPED || check_died(de)) {
 			bool died = de->state == D_DIED;
@@ -676,6 +700,11 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 	}
 	if (de->d != NULL && xerr_io_dead(de->d))
 		close_conn(de);
+	if (de->d == NULL && nowait_active()) {
+		pthread_mutex_unlock(&de->mu);
+		unref(de);
+		return nowait_refuse(e, "the display's connection has to be opened");
+	}
 	if (de->d == NULL) {
 		de->d = open_conn(de->name, de->managed ? de->cookie : NULL);
 		if (de->d == NULL) {
@@ -691,7 +720,7 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 		de->cap = xcap_new(de->d);
 		watch_damage(de);
 	}
-	drain_damage(de);
+	drain_damage(de, false);
 	sw = DisplayWidth(de->d, DefaultScreen(de->d));
 	sh = DisplayHeight(de->d, DefaultScreen(de->d));
 	de->width = sw;
@@ -728,7 +757,7 @@ display_damage_peek(const char *task_id, uint64_t *seq)
 		goto out;       /* leased: whoever holds it drains the damage */
 	if (de->d != NULL && de->damage != 0 && !xerr_io_dead(de->d) &&
 	    (!de->managed || de->state == D_RUNNING)) {
-		drain_damage(de);
+		drain_damage(de, true);
 		if (!xerr_io_dead(de->d)) {
 			*seq = de->damage_seq;
 			r = 1;
@@ -753,6 +782,8 @@ display_unlease(struct display_lease *l)
 	l->d = NULL;
 	if (de->d != NULL && xerr_io_dead(de->d))
 		close_conn(de);
+	else if (de->d != NULL)
+		XFlush(de->d);  /* drain_damage's re-arm, if nothing sent it */
 	pthread_mutex_unlock(&de->mu);
 	unref(de);
 }

@@ -79,7 +79,8 @@ enum display_pick {
 /* Locks and returns the display. Errors: DERR_CONFLICT (the task has no
  * running display), DERR_UNAVAILABLE (the X server is not reachable or
  * died; a died per-task display is forgotten so the task can start a new
- * one). */
+ * one). In nowait mode (nowait.h) it refuses instead of waiting: when
+ * another thread holds the display, or its connection must be opened. */
 int display_lease(const char *task_id, enum display_pick pick,
     struct display_lease *l, struct derr *e);
 void display_unlease(struct display_lease *l);   /* NULL or unleased ok */

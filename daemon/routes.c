@@ -93,7 +93,7 @@ const struct route api_routes[] = {
 	{ "GET",    "/api/device",                              api_device,         0, "self-check: CPU, memory, disk, X" },
 	{ "GET",    "/api/displays",                            api_displays,       0, "managed displays" },
 	{ "POST",   "/api/desktop/action",                      api_desktop_action, LIM_BODY_ACTION, "one desktop action",
-	    0, desktop_params },
+	    ROUTE_TRY, desktop_params },
 	{ "GET",    "/api/desktop/screenshot",                  api_desktop_screenshot, 0, "screenshot (jpeg|png|json)" },
 	{ "GET",    "/api/desktop/elements",                    api_desktop_elements, 0, "a task display's accessibility tree (AT-SPI)" },
 	{ "GET",    "/api/humanize",                            api_humanize_get,   0, "is input humanised" },

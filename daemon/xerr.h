@@ -32,11 +32,21 @@ void xerr_init(void);
 
 /* Forget any error recorded on this thread. */
 void xerr_begin(void);
-/* XSync(d), then: 0 if no protocol error happened on this thread since
+/* XSync(d) (in nowait mode a round trip with xerr_reply's deadline), then:
+ * 0 if no protocol error happened on this thread since
  * xerr_begin; else fills e (BadWindow/BadMatch/BadDrawable -> DERR_NOT_FOUND
  * "window not found" style; others DERR_INTERNAL) with `what` in the message
  * and returns -1. A dead connection gives DERR_UNAVAILABLE. */
 int xerr_end(Display *d, struct derr *e, const char *what);
+/* The reply to the XCB request numbered seq, sent by the caller on d's
+ * connection: *reply is the caller's to free(); NULL when the server
+ * answered with an X error, which is then recorded as if the error handler
+ * had seen it (xerr_last). Returns 0 so; -1 with e (DERR_UNAVAILABLE) when
+ * the connection is dead. On a thread in nowait mode (nowait.h) it waits at
+ * most 3 s: a silent server then has its connection shut down and marked
+ * dead (the display's owner reconnects at its next lease). Elsewhere it
+ * waits as long as it takes. */
+int xerr_reply(Display *d, unsigned int seq, void **reply, struct derr *e, const char *what);
 /* The X error code recorded since xerr_begin (0 if none). Does not sync. */
 int xerr_last(void);
 

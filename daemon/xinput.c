@@ -8,6 +8,13 @@
  * exclusively), sends XTest requests and ends with xerr_end, which XSyncs,
  * so the server has processed the input when the call returns.
  *
+ * Nowait mode (nowait.h, an HTTP worker running a quick action): the
+ * pointer's round trips (a click's facts, the focus check, the pointer
+ * query, the closing sync) go through xerr_reply with its deadline; a
+ * click that must move the focus first (Xlib round trips without one)
+ * refuses before it presses anything. Only the motion may already have
+ * been sent then, and the rerun sends the same one.
+ *
  * Keyboard: text and key names become keysyms. A keysym already in the
  * keyboard map is sent as its keycode, with Shift and/or ISO_Level3_Shift
  * held as its column needs. Any other keysym is sent by binding it to a
@@ -55,11 +62,13 @@
 #include <X11/Xatom.h>
 #include <X11/Xlib.h>
 #include <X11/Xlib-xcb.h>
+#include <xcb/xtest.h>
 #include <X11/Xutil.h>
 #include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
 
 #include "humanize.h"
+#include "nowait.h"
 #include "util.h"
 #include "xerr.h"
 #include "xinput.h"
@@ -104,48 +113,107 @@ check_button(int button, struct derr *e)
 	return 0;
 }
 
+/* XTest events of the quick paths go through XCB, so that they leave in
+ * one write with the requests XCB sends after them (a click's facts, the
+ * closing sync): through Xlib, each switch between the two libraries
+ * flushed and polled the socket on its own (about ten system calls a
+ * click). Only if the server has XTEST: XCB closes a connection that sends
+ * a request of a missing extension, so Xlib's XTest (an X error) is used
+ * then. xinput_prepare fetched the extension's data, so finding it here
+ * never waits for the server on a display.c connection. */
+static bool
+xtest_xcb(Display *d)
+{
+	const xcb_query_extension_reply_t *x = xcb_get_extension_data(XGetXCBConnection(d), &xcb_test_id);
+
+	return x != NULL && x->present;
+}
+
+static void
+fake_motion(Display *d, int x, int y)
+{
+	if (!xtest_xcb(d)) {
+		XTestFakeMotionEvent(d, DefaultScreen(d), x, y, 0);
+		return;
+	}
+	xcb_test_fake_input(XGetXCBConnection(d), XCB_MOTION_NOTIFY, 0, XCB_CURRENT_TIME,
+	    (xcb_window_t)DefaultRootWindow(d), (int16_t)x, (int16_t)y, 0);
+}
+
+static void
+fake_button(Display *d, int button, bool down)
+{
+	if (!xtest_xcb(d)) {
+		XTestFakeButtonEvent(d, (unsigned int)button, down ? True : False, 0);
+		return;
+	}
+	xcb_test_fake_input(XGetXCBConnection(d), down ? XCB_BUTTON_PRESS : XCB_BUTTON_RELEASE,
+	    (uint8_t)button, XCB_CURRENT_TIME, XCB_NONE, 0, 0, 0);
+}
+
+void
+xinput_prepare(Display *d)
+{
+	(void)xcb_get_extension_data(XGetXCBConnection(d), &xcb_test_id);
+}
+
 /* What a click needs to know before it presses, asked in one round trip:
  * Xlib waits for each reply before it sends the next request, XCB lets the
- * three go out together (on the same connection, after the requests Xlib
- * has buffered: Xlib hands its queue to XCB first). A click used to wait
- * for five round trips to the X server; each costs a context switch to
+ * requests go out together (on the same connection, after the requests
+ * Xlib has buffered: Xlib hands its queue to XCB first). A click used to
+ * wait for five round trips to the X server; each costs a context switch to
  * it and back (~50 us here). */
 struct click_facts {
 	Window wm_check;        /* the root's _NET_SUPPORTING_WM_CHECK, or None */
 	Window child;           /* the top-level window under the pointer, or None */
 	Window focus;           /* the input focus (None, PointerRoot or a window) */
-	bool ok;                /* all three answered */
+	bool ok;                /* all asked were answered */
 };
 
-static void
-facts_get(Display *d, struct click_facts *f)
+/* The facts; the window manager check only if `wm` (it needs an atom,
+ * which costs a round trip of its own the first time on a connection).
+ * -1 with e only when the server went silent or away (xerr_reply). */
+static int
+facts_get(Display *d, bool wm, struct click_facts *f, struct derr *e)
 {
 	xcb_connection_t *c = XGetXCBConnection(d);
 	xcb_window_t root = (xcb_window_t)DefaultRootWindow(d);
 	/* Interned, not only_if_exists: Xlib caches an atom it got, so only
 	 * the first click pays for it; without a window manager
 	 * only_if_exists answers None, which is not cached. */
-	Atom check = XInternAtom(d, "_NET_SUPPORTING_WM_CHECK", False);
-	xcb_get_property_cookie_t pc = xcb_get_property(c, 0, root, (xcb_atom_t)check,
-	    XCB_ATOM_WINDOW, 0, 1);
-	xcb_query_pointer_cookie_t qc = xcb_query_pointer(c, root);
-	xcb_get_input_focus_cookie_t fc = xcb_get_input_focus(c);
-	xcb_get_property_reply_t *pr = xcb_get_property_reply(c, pc, NULL);
-	xcb_query_pointer_reply_t *qr = xcb_query_pointer_reply(c, qc, NULL);
-	xcb_get_input_focus_reply_t *fr = xcb_get_input_focus_reply(c, fc, NULL);
+	Atom check = wm ? XInternAtom(d, "_NET_SUPPORTING_WM_CHECK", False) : None;
+	xcb_get_property_cookie_t pc = { 0 };
+	xcb_query_pointer_cookie_t qc;
+	xcb_get_input_focus_cookie_t fc;
+	xcb_get_property_reply_t *pr = NULL;
+	xcb_query_pointer_reply_t *qr = NULL;
+	xcb_get_input_focus_reply_t *fr = NULL;
+	int rc = -1;
 
 	memset(f, 0, sizeof *f);
-	f->ok = check != None && pr != NULL && qr != NULL && fr != NULL;
-	if (f->ok) {
-		if (pr->type == XCB_ATOM_WINDOW && pr->format == 32 &&
-		    xcb_get_property_value_length(pr) == 4)
-			f->wm_check = *(xcb_window_t *)xcb_get_property_value(pr);
-		f->child = qr->child;
-		f->focus = fr->focus;
-	}
+	if (check != None)
+		pc = xcb_get_property(c, 0, root, (xcb_atom_t)check, XCB_ATOM_WINDOW, 0, 1);
+	qc = xcb_query_pointer(c, root);
+	fc = xcb_get_input_focus(c);
+	/* Replies come in order: once the last is in, the others are too. */
+	if (xerr_reply(d, fc.sequence, (void **)&fr, e, "click") != 0 ||
+	    xerr_reply(d, qc.sequence, (void **)&qr, e, "click") != 0 ||
+	    (check != None && xerr_reply(d, pc.sequence, (void **)&pr, e, "click") != 0))
+		goto out;
+	rc = 0;
+	f->ok = (!wm || pr != NULL) && qr != NULL && fr != NULL;
+	if (!f->ok)
+		goto out;
+	if (pr != NULL && pr->type == XCB_ATOM_WINDOW && pr->format == 32 &&
+	    xcb_get_property_value_length(pr) == 4)
+		f->wm_check = *(xcb_window_t *)xcb_get_property_value(pr);
+	f->child = qr->child;
+	f->focus = fr->focus;
+out:
 	free(pr);
 	free(qr);
 	free(fr);
+	return rc;
 }
 
 /* True if an EWMH window manager runs: the root names a window (facts)
@@ -170,6 +238,31 @@ has_wm(Display *d, Window named)
 	return again == named;
 }
 
+/* 1 if the focus f is child or inside it, 0 if not (or a window vanished),
+ * -1 with e when the server went silent or away. */
+static int
+focus_within(Display *d, Window f, Window child, struct derr *e)
+{
+	xcb_connection_t *c = XGetXCBConnection(d);
+	Window root = DefaultRootWindow(d);
+
+	for (int depth = 0; f != None && f != PointerRoot && f != root && f != child; depth++) {
+		xcb_query_tree_cookie_t ck;
+		xcb_query_tree_reply_t *r;
+
+		if (depth == 64)
+			return 0;       /* no real tree is this deep */
+		ck = xcb_query_tree(c, (xcb_window_t)f);
+		if (xerr_reply(d, ck.sequence, (void **)&r, e, "click") != 0)
+			return -1;
+		if (r == NULL)
+			return 0;
+		f = r->parent;
+		free(r);
+	}
+	return f == child;
+}
+
 static bool
 wants_take_focus(Display *d, Window w, Atom *take_focus)
 {
@@ -187,48 +280,25 @@ wants_take_focus(Display *d, Window w, Atom *take_focus)
 	return r;
 }
 
-/* Click-to-focus for a display without a window manager: focus (as ICCCM
- * asks: input hint, WM_TAKE_FOCUS) and raise the top-level window under the
- * pointer. Best effort: the window may vanish meanwhile, so X errors here
- * are bracketed and dropped; the caller starts its own bracket afterwards. */
-static void
-focus_under_pointer(Display *d)
+/* Focuses (as ICCCM asks: input hint, WM_TAKE_FOCUS) and raises child.
+ * True if requests without replies went out. */
+static bool
+focus_give(Display *d, Window child)
 {
-	Window root = DefaultRootWindow(d), child, f;
 	XWindowAttributes wa;
 	XWMHints *hints;
-	bool input = true, sent = false;
+	bool input = true;
 	Atom take_focus;
-	struct click_facts facts;
 
-	xerr_begin();
-	facts_get(d, &facts);
-	child = facts.child;
-	if (!facts.ok || child == None || has_wm(d, facts.wm_check))
-		goto out;
-	/* Already focused (focus on it or inside it): nothing to do. */
-	for (f = facts.focus; f != None && f != PointerRoot && f != root && f != child;) {
-		Window fr, fp, *kids = NULL;
-		unsigned int nk;
-
-		if (!XQueryTree(d, f, &fr, &fp, &kids, &nk))
-			break;
-		if (kids != NULL)
-			XFree(kids);
-		f = fp;
-	}
-	if (f == child)
-		goto out;
 	if (!XGetWindowAttributes(d, child, &wa) || wa.map_state != IsViewable ||
 	    wa.override_redirect || wa.class != InputOutput)
-		goto out;
+		return false;
 	hints = XGetWMHints(d, child);
 	if (hints != NULL) {
 		if ((hints->flags & InputHint) && !hints->input)
 			input = false;
 		XFree(hints);
 	}
-	sent = true;
 	XRaiseWindow(d, child);
 	if (input)
 		XSetInputFocus(d, child, RevertToPointerRoot, CurrentTime);
@@ -244,12 +314,45 @@ focus_under_pointer(Display *d)
 		ev.xclient.data.l[1] = CurrentTime;
 		XSendEvent(d, child, False, NoEventMask, &ev);
 	}
+	return true;
+}
+
+/* Click-to-focus for a display without a window manager: focus and raise
+ * the top-level window under the pointer. Best effort: the window may
+ * vanish meanwhile, so X errors here are bracketed and dropped; the caller
+ * starts its own bracket afterwards. -1 with e only when the server went
+ * silent or away, or, in nowait mode (nowait.h), when the focus has to
+ * move: that takes round trips without a deadline (Xlib's), so it is
+ * refused before anything is pressed and the click runs again where
+ * waiting is allowed. Nowait mode also skips the window manager check (an
+ * atom to intern): when the focus is already inside the window, a window
+ * manager would change nothing either. */
+static int
+focus_under_pointer(Display *d, struct derr *e)
+{
+	bool quick = nowait_active(), sent = false;
+	struct click_facts facts;
+	int in;
+
+	xerr_begin();
+	if (facts_get(d, !quick, &facts, e) != 0)
+		return -1;
+	if (!facts.ok || facts.child == None || (!quick && has_wm(d, facts.wm_check)))
+		goto out;
+	if ((in = focus_within(d, facts.focus, facts.child, e)) < 0)
+		return -1;
+	if (in == 1)
+		goto out;
+	if (quick)
+		return nowait_refuse(e, "the click moves the focus first");
+	sent = focus_give(d, facts.child);
 out:
 	/* Errors of requests without replies arrive later: wait for them only
 	 * when such requests were sent (a reply already brought any before it). */
 	if (sent)
 		XSync(d, False);
 	xerr_begin();
+	return 0;
 }
 
 /* Humanised: from wherever the pointer is to (x, y) along humanize_path,
@@ -287,7 +390,7 @@ xinput_move(Display *d, int x, int y, struct derr *e)
 		return glide(d, x, y, &rng, e);
 	}
 	xerr_begin();
-	XTestFakeMotionEvent(d, DefaultScreen(d), x, y, 0);
+	fake_motion(d, x, y);
 	return xerr_end(d, e, "move pointer");
 }
 
@@ -299,7 +402,7 @@ xinput_move_now(Display *d, int x, int y, struct derr *e)
 	if (check_point(d, x, y, e) != 0)
 		return -1;
 	xerr_begin();
-	XTestFakeMotionEvent(d, DefaultScreen(d), x, y, 0);
+	fake_motion(d, x, y);
 	return xerr_end(d, e, "move pointer");
 }
 
@@ -308,10 +411,10 @@ xinput_button(Display *d, int button, int down, struct derr *e)
 {
 	if (check_button(button, e) != 0)
 		return -1;
-	if (down)
-		focus_under_pointer(d);
+	if (down && focus_under_pointer(d, e) != 0)
+		return -1;
 	xerr_begin();
-	XTestFakeButtonEvent(d, (unsigned int)button, down ? True : False, 0);
+	fake_button(d, button, down);
 	return xerr_end(d, e, down ? "press button" : "release button");
 }
 
@@ -335,8 +438,8 @@ xinput_click_at(Display *d, int x, int y, int button, int count, struct derr *e)
 	}
 	/* No sync between the motion and the buttons: requests on one
 	 * connection are processed in order (focus_under_pointer's
-	 * XQueryPointer sees the new position). */
-	XTestFakeMotionEvent(d, DefaultScreen(d), x, y, 0);
+	 * QueryPointer sees the new position). */
+	fake_motion(d, x, y);
 	return xinput_click(d, button, count, e);
 }
 
@@ -370,13 +473,14 @@ xinput_click(Display *d, int button, int count, struct derr *e)
 		return -1;
 	if (count < 1 || count > CLICK_MAX)
 		return derr_set(e, DERR_INVALID, "count", "count must be 1..%d", CLICK_MAX);
-	focus_under_pointer(d);
+	if (focus_under_pointer(d, e) != 0)
+		return -1;
 	if (humanize_enabled())
 		return click_slow(d, button, count, e);
 	xerr_begin();
 	for (int i = 0; i < count; i++) {
-		XTestFakeButtonEvent(d, (unsigned int)button, True, 0);
-		XTestFakeButtonEvent(d, (unsigned int)button, False, 0);
+		fake_button(d, button, true);
+		fake_button(d, button, false);
 	}
 	return xerr_end(d, e, "click");
 }
@@ -388,9 +492,8 @@ drag_slow(Display *d, int x1, int y1, int x2, int y2, int button, struct derr *e
 	uint64_t rng = humanize_seed();
 	int rc;
 
-	if (glide(d, x1, y1, &rng, e) != 0)
+	if (glide(d, x1, y1, &rng, e) != 0 || focus_under_pointer(d, e) != 0)
 		return -1;
-	focus_under_pointer(d);
 	xerr_begin();
 	XTestFakeButtonEvent(d, (unsigned int)button, True, 0);
 	XFlush(d);
@@ -420,9 +523,8 @@ xinput_drag(Display *d, int x1, int y1, int x2, int y2, int button,
 		return drag_slow(d, x1, y1, x2, y2, button, e);
 	xerr_begin();
 	XTestFakeMotionEvent(d, screen, x1, y1, 0);
-	if (xerr_end(d, e, "drag") != 0)
+	if (xerr_end(d, e, "drag") != 0 || focus_under_pointer(d, e) != 0)
 		return -1;
-	focus_under_pointer(d);
 	xerr_begin();
 	XTestFakeButtonEvent(d, (unsigned int)button, True, 0);
 	XSync(d, False);
@@ -460,8 +562,8 @@ xinput_scroll(Display *d, const char *direction, int amount, struct derr *e)
 		return derr_set(e, DERR_INVALID, "amount", "amount must be 1..%d", SCROLL_MAX);
 	xerr_begin();
 	for (int i = 0; i < amount; i++) {
-		XTestFakeButtonEvent(d, button, True, 0);
-		XTestFakeButtonEvent(d, button, False, 0);
+		fake_button(d, (int)button, true);
+		fake_button(d, (int)button, false);
 	}
 	return xerr_end(d, e, "scroll");
 }
@@ -469,15 +571,17 @@ xinput_scroll(Display *d, const char *direction, int amount, struct derr *e)
 int
 xinput_pointer(Display *d, int *x, int *y, struct derr *e)
 {
-	Window r, child;
-	int rx = 0, ry = 0, wx, wy;
-	unsigned int mask;
+	xcb_query_pointer_cookie_t ck = xcb_query_pointer(XGetXCBConnection(d),
+	    (xcb_window_t)DefaultRootWindow(d));
+	xcb_query_pointer_reply_t *r = NULL;
 
 	xerr_begin();
-	XQueryPointer(d, DefaultRootWindow(d), &r, &child, &rx, &ry, &wx, &wy, &mask);
-	if (xerr_end(d, e, "query pointer") != 0)
+	if (xerr_reply(d, ck.sequence, (void **)&r, e, "query pointer") != 0)
 		return -1;
-	*x = rx;
-	*y = ry;
+	if (r == NULL)
+		return derr_set(e, DERR_INTERNAL, NULL, "query pointer: the X server refused it");
+	*x = r->root_x;
+	*y = r->root_y;
+	free(r);
 	return 0;
 }

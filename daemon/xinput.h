@@ -71,6 +71,10 @@ int xinput_keys_check(const char *combo, struct derr *e);
  * for idle_ms, puts those keycodes back to NoSymbol and returns 1 (0:
  * nothing to do). Keycodes someone else rebound meanwhile are left alone. */
 int xinput_idle(Display *d, int idle_ms);
+/* After XOpenDisplay: asks the server now, without a deadline, for what
+ * later calls would otherwise ask on first use (the XTEST extension's
+ * opcode), so a quick action in nowait mode (nowait.h) never waits for it. */
+void xinput_prepare(Display *d);
 /* Restores d's kept bindings now (unless the connection is dead) and
  * forgets d: call before XCloseDisplay. NULL or unknown d is a no-op. */
 void xinput_forget(Display *d);

@@ -17,8 +17,8 @@ set -euo pipefail
 group=${1:-build}
 
 build_pkgs=(make gcc pkg-config libc6-dev
-	libmicrohttpd-dev libsqlite3-dev libjson-c-dev libcurl4-openssl-dev
-	libx11-dev libx11-xcb-dev libxext-dev libxtst-dev libxdamage-dev libturbojpeg0-dev zlib1g-dev
+	libmicrohttpd-dev libsqlite3-dev libjson-c-dev libcurl4-openssl-dev libssl-dev
+	libx11-dev libx11-xcb-dev libxcb-xtest0-dev libxext-dev libxtst-dev libxdamage-dev libturbojpeg0-dev zlib1g-dev
 	libtesseract-dev tesseract-ocr-eng
 	libavcodec-dev libavformat-dev libavutil-dev
 	libarchive-dev

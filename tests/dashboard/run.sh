@@ -26,7 +26,11 @@ browser() {
 	daemon_start || { echo "0 passed, 1 failed"; return 1; }
 	DETM_URL=$DETM_URL DETM_PID=$DETM_PID CHROMIUM=$chrome SHOTS=$shots node "$dir/dashboard.mjs"
 	local rc=$?
-	wait "$DETM_PID" 2>/dev/null   # node killed it on purpose (the offline check)
+	# node kills detmd on purpose (the offline check); if node stopped
+	# before that (a failed check threw), detmd still runs: waiting for it
+	# would hang the suite.
+	kill -0 "$DETM_PID" 2>/dev/null && kill -9 "$DETM_PID" 2>/dev/null
+	wait "$DETM_PID" 2>/dev/null
 	DETM_PID=
 	return $rc
 }

@@ -262,6 +262,10 @@ api GET "/api/tasks/$A?detail=actions" >/dev/null
 n_gui=$(jq '[.. | objects | select(.action_type? == "gui")] | length' <"$tmp/resp")
 check "desktop actions are logged as gui actions ($n_gui)" [ "$n_gui" -ge 20 ]
 check "a failed action is logged as failed" sh -c "jq -e '[.. | objects | select(.action_type? == \"gui\" and .status? == \"failed\")] | length > 0' <$tmp/resp >/dev/null"
+# A click that moves the focus is refused on the HTTP worker and runs again
+# on a side worker (nowait.h): the refused try is no outcome and is not
+# logged; the click is, once.
+check "a click retried off the HTTP worker is logged once, never as 'would wait'" sh -c "jq -e '[.. | objects | select(.action_type? == \"gui\")] | (map(select((.output_data | tostring) | test(\"would wait\"))) | length == 0) and (map(select(.input_data.action? == \"click\" and .input_data.x? == 800 and .input_data.y? == 60)) | length == 1)' <$tmp/resp >/dev/null"
 # A stored error has the reply's one shape, {"error":{"code","message","field"}}
 # (it was once nested as {"error":{"error":{...}}}).
 check "a failed action's output holds the one error shape" sh -c "jq -e '[.. | objects | select(.action_type? == \"gui\" and .status? == \"failed\") | .output_data.error] | length > 0 and all(.[]; (.code | type) == \"string\" and (.message | type) == \"string\" and has(\"field\") and (has(\"error\") | not))' <$tmp/resp >/dev/null"
@@ -276,8 +280,31 @@ expect "the task gets a new display" 201 '.width == 640 and .state == "running"'
 act "$B" '"action":"get_mouse_position"'
 expect "and it works" 200
 
-# ---- release: completion, delete, shutdown, kill -9 ----
+# ---- a stopped X server: a quick action fails in seconds, it never hangs ----
+# Quick actions run on an HTTP worker (nowait.h); a silent X server must
+# not hold it: the round trip gives up after 3 s and the connection is
+# dropped, then the next action reconnects.
 XPID_A=$(curl -s "$DETM_URL/api/displays" | jq -r ".displays[] | select(.task_id == \"$A\") | .pid")
+act "$A" '"action":"mouse_move","x":5,"y":5'
+expect "a move before the X server stops" 200
+kill -STOP "$XPID_A"
+t0=$(date +%s)
+curl -s -o "$tmp/stopped" -w '%{http_code}' --max-time 60 -X POST "$DETM_URL/api/desktop/action" \
+	-H 'Content-Type: application/json' --data-binary "{\"task_id\":\"$A\",\"action\":\"mouse_move\",\"x\":6,\"y\":6}" \
+	>"$tmp/stopped.code" &
+CPID=$!
+wait_for 20 sh -c "! kill -0 $CPID 2>/dev/null"
+kill -CONT "$XPID_A"
+wait "$CPID"
+t=$(($(date +%s) - t0))
+check "a move on a stopped X server is a 503 after seconds ($t s), not a hang" \
+	sh -c "[ \"\$(cat $tmp/stopped.code)\" = 503 ] && [ $t -le 20 ] && jq -e '.error.message | test(\"did not answer\")' $tmp/stopped >/dev/null"
+act "$A" '"action":"mouse_move","x":7,"y":7'
+expect "after SIGCONT the next action reconnects and works" 200 '.x == 7'
+act "$A" '"action":"get_mouse_position"'
+expect "and the pointer is where it went" 200 '.x == 7 and .y == 7'
+
+# ---- release: completion, delete, shutdown, kill -9 ----
 api PATCH "/api/tasks/$A" '{"status":"completed"}' >/dev/null
 check "completing a task stops its Xvfb" wait_for 5 gone "$XPID_A"
 check "and removes its socket" wait_for 5 test ! -e "/tmp/.X11-unix/X${DA#:}"
@@ -318,6 +345,13 @@ check "the window manager manages the display (EWMH check window)" wait_for 10 w
 xstart "$W" xterm -geometry 40x5+50+50 -T managed -e sleep 60
 wm_frame() { xenv "$W" xprop -name managed _NET_FRAME_EXTENTS 2>/dev/null | grep -q '='; }
 check "and frames a new window (_NET_FRAME_EXTENTS)" wait_for 10 wm_frame
+wfocus_is() { [ "$(xenv "$W" xdotool getwindowfocus getwindowname 2>/dev/null)" = "$1" ]; }
+act "$W" '"action":"click","x":100,"y":100'
+expect "a click under a window manager" 200
+check "the window manager gave the clicked window the focus" wait_for 5 wfocus_is managed
+act "$W" '"action":"click","x":110,"y":100'
+expect "and a second click into the focused window" 200
+check "which keeps the focus" wfocus_is managed
 api PATCH "/api/tasks/$W" '{"status":"completed"}' >/dev/null
 check "finishing the task stops its window manager" wait_for 5 gone "${WM:-0}"
 daemon_stop

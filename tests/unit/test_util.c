@@ -1,4 +1,5 @@
-/* test_util.c - util.c, buf.c, jx.c, derr.c. */
+/* test_util.c - util.c, buf.c, jx.c, derr.c, nowait.c. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 #include "buf.h"
 #include "derr.h"
 #include "jx.h"
+#include "nowait.h"
 #include "unit.h"
 #include "util.h"
 
@@ -334,6 +336,39 @@ test_derr_cuts_on_utf8_boundaries(void)
 	CHECK(strcmp(e.field, "\xc3\xa9") == 0 && strcmp(e.message, "x\xe2\x82\xac") == 0);
 }
 
+/* The mode is per thread and a refusal is remembered only until its end. */
+static void *
+nowait_other_thread(void *arg)
+{
+	(void)arg;
+	return nowait_active() ? (void *)1 : NULL;
+}
+
+static void
+test_nowait_refusals_last_one_round(void)
+{
+	struct derr e = { 0 };
+	pthread_t t;
+	void *seen = (void *)1;
+
+	CHECK(!nowait_active());
+	nowait_begin();
+	CHECK(nowait_active());
+	CHECK(pthread_create(&t, NULL, nowait_other_thread, NULL) == 0 && pthread_join(t, &seen) == 0);
+	CHECK(seen == NULL);
+	CHECK(!nowait_end());
+	CHECK(!nowait_active());
+	nowait_begin();
+	CHECK(!nowait_refused());
+	CHECK(nowait_refuse(&e, "busy") == -1);
+	CHECK(nowait_refused());
+	CHECK(e.code == DERR_UNAVAILABLE && strstr(e.message, "busy") != NULL);
+	CHECK(nowait_end());
+	CHECK(!nowait_refused());
+	nowait_begin();
+	CHECK(!nowait_end());
+}
+
 const struct harness_test util_tests[] = {
 	{ "iso_time_round_trips_through_time_parse", test_iso_time_round_trips_through_time_parse },
 	{ "utf8_valid_rejects_overlongs_surrogates_and_truncation",
@@ -349,5 +384,6 @@ const struct harness_test util_tests[] = {
 	{ "jx_getters_name_the_field", test_jx_getters_name_the_field },
 	{ "derr_json_has_one_shape", test_derr_json_has_one_shape },
 	{ "derr_cuts_on_utf8_boundaries", test_derr_cuts_on_utf8_boundaries },
+	{ "nowait_refusals_last_one_round", test_nowait_refusals_last_one_round },
 	{ NULL, NULL },
 };
