@@ -870,6 +870,10 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 	c.count = a->count;
 	snprintf(out->display, sizeof out->display, "%s", l.name);
 	rc = a->fn(&c, e);
+	/* Input went out (or may have): a rerun would send it again, so the
+	 * rest (the log write) finishes here even if it has to wait. */
+	if (!nowait_refused())
+		nowait_pass();
 	display_unlease(&l);
 	if (rc == 0 && k.number >= 0)
 		verify_after(&k, NULL, NULL, c.data);

@@ -17,9 +17,12 @@
  * milliseconds or minutes) runs on a side worker while its connection is
  * suspended, so it never stalls the other connections of its MHD worker.
  * A ROUTE_TRY handler (a desktop action: quick unless the display is busy,
- * not yet connected or silent) is first run on the worker in nowait mode
- * (nowait.h); if it refuses, it runs again on a side worker. That saves the
- * two thread hand-offs, about a sixth of a click.
+ * not yet connected or silent; a logged write: quick unless the store is
+ * restarting its WAL) is first run on the worker in nowait mode
+ * (nowait.h); if it refuses, it runs again on a side worker. For a click
+ * that saves the two thread hand-offs, about a sixth of it; for a write it
+ * keeps a WAL restart's milliseconds of fsync from stalling the worker's
+ * other connections (reads among them).
  * Side workers are started on demand (at most max-connections) and leave
  * after SIDE_IDLE_S idle.
  *
@@ -749,8 +752,8 @@ handler_reply(struct hreq *hr, struct MHD_Connection *conn, const char *method, 
  * They run on the HTTP worker; every other one on a side worker. */
 static const route_fn inline_fns[] = {
 	api_health, api_version, api_capabilities, api_routes_list, api_task_list, api_task_get,
-	api_item_get, api_action_create, api_action_get, api_action_patch, api_log_create,
-	api_messages_get, api_message_create, api_events, api_live_task, api_live_shared,
+	api_item_get, api_action_get, api_action_patch,
+	api_messages_get, api_events, api_live_task, api_live_shared,
 	api_live_list, api_wait_list, api_dashboard, api_dashboard_file, api_tools_list,
 	api_humanize_get,
 };

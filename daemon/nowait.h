@@ -11,8 +11,11 @@
  * http.c runs it again on a side worker, where waiting is allowed.
  *
  * States, per thread: OFF (the default), ON (nowait_begin), ON+REFUSED
- * (nowait_refuse). nowait_end returns to OFF and says whether a refusal
- * happened. Invariant: refusals happen only while ON.
+ * (nowait_refuse), PASSED (nowait_pass: the run has changed something a
+ * second run would repeat, so from there on it must finish where it is,
+ * waiting if it has to). nowait_end returns to OFF and says whether a
+ * refusal happened. Invariants: refusals happen only while ON; a refused
+ * run never passes.
  *
  * Does not: know HTTP, queue work, or time anything (a deadline for X
  * round trips is xerr.c's, taken when nowait_active()).
@@ -27,8 +30,12 @@
 void nowait_begin(void);
 /* Back to OFF; true if something refused since nowait_begin. */
 bool nowait_end(void);
-/* True between nowait_begin and nowait_end on this thread. */
+/* True between nowait_begin and nowait_end on this thread, until
+ * nowait_pass: code that would wait must refuse (nowait_refuse). */
 bool nowait_active(void);
+/* The point of no return (a click was sent): waits are allowed again, for
+ * the rest of the run, and a refusal is a bug. No-op when not active. */
+void nowait_pass(void);
 /* True if something refused since nowait_begin on this thread: the run is
  * void, so code on the way out (a log write, say) must not record it. */
 bool nowait_refused(void);

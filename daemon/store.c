@@ -34,7 +34,11 @@
  * The checkpointer copies the WAL into the database every 100 ms without
  * any lock (PASSIVE) and restarts it past CHECKPOINT_RESTART_FRAMES under
  * the lock, after catching up so that the lock covers only a few hundred
- * frames (ckpt_catch_up).
+ * frames (ckpt_catch_up). While a restart holds the lock (`long_hold`:
+ * milliseconds of fsync, or up to the busy timeout behind a reader), a
+ * writer in nowait mode (an HTTP worker, nowait.h) is refused instead of
+ * waiting (tx_lock), and http.c runs it again on a side worker: a restart
+ * then stalls no HTTP worker, and the reads it serves go on.
  *
  * Readers: READERS struct stores of their own (is_reader: a connection,
  * its lock and statement cache; no queue, no checkpointer), opened at first
@@ -55,6 +59,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "nowait.h"
 
 extern const unsigned char schema_sql[];
 extern const unsigned long schema_sql_len;
@@ -87,6 +92,7 @@ struct store {
 	int gather_target;          /* the committer waits for this many (0: not waiting) */
 	int gather_us;              /* store_set_gather */
 	_Atomic int entering;       /* writers in store_tx before their body ran */
+	_Atomic bool long_hold;     /* the lock is held for a WAL restart (tx_lock) */
 	bool sync_full;             /* a lone deferred write still goes to the committer */
 	/* under c_mu */
 	pthread_mutex_t c_mu;
@@ -331,17 +337,30 @@ ckpt_main(void *arg)
 			 * ~3 times a second) is nearly all SQLite's two
 			 * fdatasyncs; it is what is left of the POST tail. */
 			ckpt_catch_up(db, ndone);
-			store_lock(st);     /* commits an open batch first */
-			if (sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART, NULL,
-			    NULL) != SQLITE_OK)
-				log_warn("WAL restart: %s", sqlite3_errmsg(st->db));
-			store_unlock(st);
+			(void)store_restart_wal(st);
 		}
 		pthread_mutex_lock(&st->ckpt_lock);
 	}
 	pthread_mutex_unlock(&st->ckpt_lock);
 	sqlite3_close(db);
 	return NULL;
+}
+
+int
+store_restart_wal(struct store *st)
+{
+	int rc;
+
+	/* Set before the lock is taken, so that whenever this holds it a
+	 * nowait writer that finds it taken sees why. */
+	atomic_store(&st->long_hold, true);
+	store_lock(st);     /* commits an open batch first */
+	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+	if (rc != SQLITE_OK)
+		log_warn("WAL restart: %s", sqlite3_errmsg(st->db));
+	store_unlock(st);
+	atomic_store(&st->long_hold, false);
+	return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* After each commit on the main connection (the store lock held). The
@@ -355,9 +374,14 @@ wal_after_commit(void *arg, sqlite3 *db, const char *name, int frames)
 {
 	struct store *st = arg;
 
+	int rc;
+
 	if (frames < st->wal_force_at)
 		return SQLITE_OK;
-	if (sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_RESTART, NULL, NULL) == SQLITE_OK) {
+	atomic_store(&st->long_hold, true);
+	rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+	atomic_store(&st->long_hold, false);
+	if (rc == SQLITE_OK) {
 		st->wal_force_at = CHECKPOINT_FORCE_FRAMES;
 	} else {
 		log_warn("WAL restart after a commit: %s", sqlite3_errmsg(db));
@@ -876,6 +900,22 @@ commits_here(struct store *st)
 	return !defer.on || (!st->sync_full && gap >= LONE_GAP_US);
 }
 
+/* Takes the store lock for a write. In nowait mode (nowait.h: an HTTP
+ * worker) a lock held for a WAL restart (milliseconds of fsync) is refused
+ * instead: the worker's other connections, reads among them, go on, and
+ * http.c runs the write again on a side worker. A lock held for a body or
+ * a COMMIT (microseconds) is waited for. */
+static int
+tx_lock(struct store *st, struct derr *e)
+{
+	if (!nowait_active() || pthread_mutex_trylock(&st->lock) != 0) {
+		if (nowait_active() && atomic_load_explicit(&st->long_hold, memory_order_relaxed))
+			return nowait_refuse(e, "the store is restarting its WAL");
+		pthread_mutex_lock(&st->lock);
+	}
+	return 0;
+}
+
 int
 store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
 {
@@ -884,7 +924,10 @@ store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
 	bool gathered;
 
 	atomic_fetch_add(&st->entering, 1);
-	pthread_mutex_lock(&st->lock);
+	if (tx_lock(st, e) != 0) {
+		atomic_fetch_sub(&st->entering, 1);
+		return -1;
+	}
 	atomic_fetch_sub(&st->entering, 1);
 	rc = body_run(st, fn, arg, &b, e);
 	gathered = st->gather_target > 0 && st->batch_writes >= st->gather_target;

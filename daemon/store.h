@@ -77,6 +77,17 @@ typedef int (*store_tx_fn)(struct store *st, int64_t now, void *arg, struct derr
  * DERR_INTERNAL when the transaction could not commit. Takes the lock
  * itself (do not hold it). */
 int store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e) DETM_NODISCARD;
+/* In nowait mode (nowait.h: an HTTP worker), store_tx does not wait for a
+ * lock held by a WAL restart (store_restart_wal, or the one a commit past
+ * the WAL's bound runs): it returns -1 with e (DERR_UNAVAILABLE, "would
+ * wait: ...") before fn runs, and the caller runs it again where it may
+ * wait. A lock held by other writers' bodies or a COMMIT is waited for. */
+
+/* Restarts the WAL under the store lock (commits an open batch first): a
+ * RESTART checkpoint copies every frame into the database, fsyncs it and
+ * waits (up to 5 s) for readers still on older frames. The checkpointer
+ * runs it when the WAL is long; 0, or -1 when SQLite refused (busy). */
+int store_restart_wal(struct store *st);
 
 /* Deferred acknowledgement, for a caller that must not wait (an HTTP
  * worker): between store_defer_begin and store_defer_end on one thread,

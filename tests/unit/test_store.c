@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "jx.h"
+#include "nowait.h"
 #include "store.h"
 #include "task.h"
 #include "taskstate.h"
@@ -655,7 +656,78 @@ test_group_commit_isolates_failing_writes(void)
 	cleanup(st);
 }
 
+/* Nowait mode (an HTTP worker, nowait.h): a write is refused before its
+ * body runs while the lock is held for a WAL restart, and goes through
+ * otherwise. A reader on an older snapshot keeps the restart waiting
+ * (SQLite's busy handler, up to 5 s), so the window is not left to timing. */
+static int nw_restarted;    /* atomic */
+
+static void *
+nw_restart(void *p)
+{
+	(void)store_restart_wal(p);
+	__atomic_store_n(&nw_restarted, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int
+nw_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	int *runs = arg;
+	char id[ID_LEN];
+
+	(*runs)++;
+	snprintf(id, sizeof id, "nw%05d", *runs % 100000);
+	return gc_insert(st, id, 0, now, e);
+}
+
+static void
+test_nowait_write_refused_only_while_the_wal_restarts(void)
+{
+	struct store *st = fresh_store(), *rd;
+	struct derr e = { 0 };
+	pthread_t th;
+	int runs = 0, i, rc;
+	bool refused = false, bad = false;
+
+	if (st == NULL)
+		return;
+	CHECK(store_tx(st, nw_tx, &runs, &e) == 0);
+	rd = store_read_begin(st);
+	CHECK(reader_count(rd, "SELECT count(*) FROM tasks") == 1);
+	CHECK(store_tx(st, nw_tx, &runs, &e) == 0);     /* past the reader's snapshot */
+	nw_restarted = 0;
+	CHECK(pthread_create(&th, NULL, nw_restart, st) == 0);
+	for (i = 0; i < 3000 && !refused; i++) {
+		int before = runs;
+
+		derr_clear(&e);
+		nowait_begin();
+		rc = store_tx(st, nw_tx, &runs, &e);
+		refused = nowait_end();
+		if (refused)
+			bad |= rc != -1 || runs != before || strstr(e.message, "restarting") == NULL;
+		else
+			bad |= rc != 0 || runs != before + 1;
+		if (!refused)
+			usleep(1000);
+	}
+	CHECK(refused);         /* while the restart waited for the reader */
+	CHECK(!bad);            /* refused before the body, or ran and committed */
+	CHECK(!__atomic_load_n(&nw_restarted, __ATOMIC_ACQUIRE));
+	store_read_end(rd);
+	pthread_join(th, NULL);
+	derr_clear(&e);
+	nowait_begin();
+	CHECK(store_tx(st, nw_tx, &runs, &e) == 0);
+	CHECK(!nowait_end());   /* the restart is over: no refusal */
+	CHECK(count(st, "SELECT count(*) FROM tasks") == runs);
+	cleanup(st);
+}
+
 const struct harness_test store_tests[] = {
+	{ "nowait_write_refused_only_while_the_wal_restarts",
+	    test_nowait_write_refused_only_while_the_wal_restarts },
 	{ "group_commit_isolates_failing_writes", test_group_commit_isolates_failing_writes },
 	{ "wal_is_checkpointed_and_bounded_under_load", test_wal_is_checkpointed_and_bounded_under_load },
 	{ "store_applies_migrations_once_and_reopens", test_store_applies_migrations_once_and_reopens },
