@@ -80,6 +80,11 @@ struct http {
 	struct hreq *q_head, **q_tail;
 	int nside, nidle, running, queued;
 	bool stopping;
+	/* the write lane: logged writes refused in nowait mode (a WAL restart
+	 * held the store lock) wait for that one lock anyway, so one side
+	 * worker runs them in turn instead of a thread each */
+	struct hreq *w_head, **w_tail;
+	bool w_busy;                    /* its worker runs (counted in nside) */
 	/* suspended streams */
 	pthread_mutex_t s_mu;
 	struct stream *waiting;
@@ -119,6 +124,7 @@ struct hreq {
 	int rc;
 	struct hreq *next;      /* in the side queue, or on http.deferred */
 	uint64_t ticket;        /* its writes' batch: the reply waits for its commit */
+	bool lane;              /* on the write lane: runs deferred there too */
 };
 
 int
@@ -646,8 +652,8 @@ defers(const struct hreq *hr)
 {
 	size_t i;
 
-	if (hr->phase != PH_NEW)
-		return false;   /* a side worker can wait */
+	if (hr->phase != PH_NEW && !hr->lane)
+		return false;   /* a side worker can wait (the write lane must not) */
 	for (i = 0; i < ARRAY_LEN(deferred_fns); i++)
 		if (hr->route->fn == deferred_fns[i])
 			return true;
@@ -847,15 +853,32 @@ on_commit(void *arg, uint64_t batch, bool ok)
 }
 
 static void *side_main(void *arg);
+static void *lane_main(void *arg);
 
-/* Hands hr to a side worker and suspends its connection (worker thread). */
-static void
-side_queue(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
-    const char *method, const char *url)
+/* A detached side worker running fn (h->mu held); false if none started. */
+static bool
+side_spawn(struct http *h, void *(*fn)(void *))
 {
 	pthread_t t;
 	pthread_attr_t at;
+	bool ok;
 
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	ok = pthread_create(&t, &at, fn, h) == 0;
+	pthread_attr_destroy(&at);
+	if (ok)
+		h->nside++;
+	return ok;
+}
+
+/* Hands hr to a side worker and suspends its connection (worker thread).
+ * lane: a logged write refused while the store lock was held for long
+ * (the write lane, one worker for all); else a worker of its own. */
+static void
+side_queue(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
+    const char *method, const char *url, bool lane)
+{
 	hr->phase = PH_QUEUED;
 	hr->conn = conn;
 	hr->method = xstrdup(method);
@@ -863,23 +886,90 @@ side_queue(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	MHD_suspend_connection(conn);
 	pthread_mutex_lock(&h->mu);
 	hr->next = NULL;
+	h->running++;
+	hr->lane = lane;
+	if (lane) {
+		*h->w_tail = hr;
+		h->w_tail = &hr->next;
+		/* If no worker can start, the job runs on a general one. */
+		if (!h->w_busy && side_spawn(h, lane_main))
+			h->w_busy = true;
+		if (h->w_busy) {
+			pthread_mutex_unlock(&h->mu);
+			return;
+		}
+		h->w_head = NULL;
+		h->w_tail = &h->w_head;
+		hr->lane = false;
+	}
 	*h->q_tail = hr;
 	h->q_tail = &hr->next;
-	h->running++;
 	h->queued++;
 	/* Every queued job needs a thread of its own (it may block for long):
 	 * an idle one that has not picked up an earlier job yet does not count. */
-	if (h->queued > h->nidle && h->nside < h->app->cfg->max_conns) {
-		pthread_attr_init(&at);
-		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-		if (pthread_create(&t, &at, side_main, h) == 0)
-			h->nside++;
-		else if (h->nside == 0)
-			log_error("cannot start a side worker; requests wait for one");
-		pthread_attr_destroy(&at);
-	}
+	if (h->queued > h->nidle && h->nside < h->app->cfg->max_conns &&
+	    !side_spawn(h, side_main) && h->nside == 0)
+		log_error("cannot start a side worker; requests wait for one");
 	pthread_cond_signal(&h->cv);
 	pthread_mutex_unlock(&h->mu);
+}
+
+/* A write lane job's reply after its deferred writes: true if it waits on
+ * http.deferred for its batch's commit (the hook resumes the connection,
+ * which is still suspended); false when the batch has already ended. */
+static bool
+lane_commit_wait(struct http *h, struct hreq *hr)
+{
+	pthread_mutex_lock(&h->d_mu);
+	if (h->committed_seen < hr->ticket) {
+		hr->phase = PH_COMMIT;
+		hr->next = h->deferred;
+		h->deferred = hr;
+		pthread_mutex_unlock(&h->d_mu);
+		return true;
+	}
+	pthread_mutex_unlock(&h->d_mu);
+	commit_result(hr, store_ticket_state(h->app->store, hr->ticket));
+	return false;
+}
+
+/* Runs a queued job and resumes its connection (a write lane job's, once
+ * its batch committed); h->mu held on entry and on return (let go
+ * meanwhile). */
+static void
+side_run(struct http *h, struct hreq *hr)
+{
+	pthread_mutex_unlock(&h->mu);
+	handler_call(h, hr, hr->conn, hr->method, hr->url);
+	if (hr->ticket == 0 || !lane_commit_wait(h, hr)) {
+		hr->phase = PH_RAN;
+		MHD_resume_connection(hr->conn);
+	}
+	pthread_mutex_lock(&h->mu);
+	h->running--;
+	pthread_cond_broadcast(&h->idle_cv);
+}
+
+/* The write lane's worker: runs the lane's jobs in turn, leaves when it
+ * is empty (the next refused write starts a new one). */
+static void *
+lane_main(void *arg)
+{
+	struct http *h = arg;
+	struct hreq *hr;
+
+	pthread_mutex_lock(&h->mu);
+	while ((hr = h->w_head) != NULL) {
+		h->w_head = hr->next;
+		if (h->w_head == NULL)
+			h->w_tail = &h->w_head;
+		side_run(h, hr);
+	}
+	h->w_busy = false;
+	h->nside--;
+	pthread_cond_broadcast(&h->idle_cv);
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
 }
 
 static void *
@@ -907,13 +997,7 @@ side_main(void *arg)
 		h->queued--;
 		if (h->q_head == NULL)
 			h->q_tail = &h->q_head;
-		pthread_mutex_unlock(&h->mu);
-		handler_call(h, hr, hr->conn, hr->method, hr->url);
-		hr->phase = PH_RAN;
-		MHD_resume_connection(hr->conn);
-		pthread_mutex_lock(&h->mu);
-		h->running--;
-		pthread_cond_broadcast(&h->idle_cv);
+		side_run(h, hr);
 	}
 	h->nside--;
 	pthread_cond_broadcast(&h->idle_cv);
@@ -997,13 +1081,13 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 		return send_error(conn, &hr->err, hr->allow);
 	if (hr->route->flags & ROUTE_TRY) {
 		if (!try_inline(h, hr, conn, method, url)) {
-			side_queue(h, hr, conn, method, url);
+			side_queue(h, hr, conn, method, url, defers(hr));
 			return MHD_YES;
 		}
 	} else if (runs_inline(hr, conn)) {
 		handler_call(h, hr, conn, method, url);
 	} else {
-		side_queue(h, hr, conn, method, url);
+		side_queue(h, hr, conn, method, url, false);
 		return MHD_YES;
 	}
 	hr->conn = conn;
@@ -1133,6 +1217,7 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 	pthread_cond_init(&h->tick_cv, NULL);
 	pthread_mutex_init(&h->d_mu, NULL);
 	h->q_tail = &h->q_head;
+	h->w_tail = &h->w_head;
 	server = h;
 	store_set_commit_hook(app->store, on_commit, h);
 	if (strchr(app->cfg->listen, ':') != NULL)
