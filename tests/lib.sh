@@ -94,6 +94,27 @@ wait_for() {
 	return 1
 }
 
+# mcp_calls OUT LIMIT MSG... : detm-mcp with the MSGs on stdin (one JSON-RPC
+# message each); stdin stays open until OUT holds a reply to every request
+# among them, or LIMIT seconds passed. detm-mcp abandons calls still running
+# 1 s after stdin closes (a client that hangs up is gone), and on a busy
+# machine a gui_do or a tree can take longer than that.
+mcp_calls() {
+	local out=$1 limit=$2 ids n i=0
+	shift 2
+	ids=$(printf '%s\n' "$@" | jq -sc '[.[] | select(.id != null) | .id]')
+	n=$(jq 'length' <<<"$ids")
+	: >"$out"
+	{
+		printf '%s\n' "$@"
+		while [ "$i" -lt $((limit * 10)) ] &&
+		    [ "$(jq -s --argjson ids "$ids" '[.[] | select(.id as $x | $ids | index($x))] | length' "$out" 2>/dev/null)" != "$n" ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+	} | timeout "$limit" "$DETM_BIN/detm-mcp" --url "$DETM_URL" >"$out" 2>/dev/null
+}
+
 # bin/vision-stub helpers for suites that set STUB to its URL:
 #   stub_script JSON   the answers to give next (and forget past requests)
 #   stub_count         requests seen since (health checks excluded)

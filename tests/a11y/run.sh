@@ -168,10 +168,10 @@ else
 fi
 
 # ---- the MCP tool and its text ----
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a11y","version":"1"}}}' \
+mcp_calls "$tmp/mcp.out" 60 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a11y","version":"1"}}}' \
 	'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
-	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"desktop_elements","arguments":{"task_id":"'"$A"'","role":"push button"}}}' |
-	timeout 60 "$DETM_BIN/detm-mcp" --url "$DETM_URL" 2>/dev/null | jq -c 'select(.id == 2)' >"$tmp/mcp"
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"desktop_elements","arguments":{"task_id":"'"$A"'","role":"push button"}}}'
+jq -c 'select(.id == 2)' "$tmp/mcp.out" >"$tmp/mcp"
 line=$(jq -r '.result.content[0].text' "$tmp/mcp" | head -1)
 check "desktop_elements: first line \"2 elements on display $A_DISP (...)\" [$line]" \
 	eval '[[ "$line" == "2 elements on display $A_DISP ("* ]]'
@@ -263,10 +263,10 @@ expect "gui_find on G: its own tree answers" 200 '.grounded_by == "accessibility
 check "and asks no model (still 2 requests)" [ "$(stub_count)" = 2 ]
 
 # the MCP text says what grounded and whether the click landed
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a11y","version":"1"}}}' \
+mcp_calls "$tmp/mcp.out" 120 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a11y","version":"1"}}}' \
 	'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
-	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gui_do","arguments":{"task_id":"'"$G"'","instruction":"click the Yes button"}}}' |
-	timeout 120 "$DETM_BIN/detm-mcp" --url "$DETM_URL" 2>/dev/null | jq -c 'select(.id == 2)' >"$tmp/mcp.gdo"
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gui_do","arguments":{"task_id":"'"$G"'","instruction":"click the Yes button"}}}'
+jq -c 'select(.id == 2)' "$tmp/mcp.out" >"$tmp/mcp.gdo"
 line=$(jq -r '.result.content[0].text' "$tmp/mcp.gdo" | head -1)
 check "gui_do over MCP: \"Grounded by accessibility. Verified: true\" [$line]" \
 	eval '[[ "$line" == *"Grounded by accessibility. Verified: true"* ]]'

@@ -145,9 +145,8 @@ api POST "/api/tasks/$T/cancel" '{}'
 wait "$bg"
 check "cancelling the task stops the running agent" sh -c "jq -e '.success == false and (.summary | test(\"cancelled\"))' $tmp/bg.json >/dev/null"
 
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
-	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gui_agent","arguments":{"instruction":"x","timeout":0}}}' |
-	timeout 10 "$DETM_BIN/detm-mcp" --url "$DETM_URL" >"$tmp/mcp.out" 2>/dev/null
+mcp_calls "$tmp/mcp.out" 30 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gui_agent","arguments":{"instruction":"x","timeout":0}}}'
 check "the MCP tool gui_agent checks its arguments (timeout 0)" sh -c "jq -e 'select(.id == 2) | .result.isError == true' $tmp/mcp.out | grep -q true"
 start || { finish; exit 1; }
 script 'TOOL_CALL done {"summary":"nothing to do","success":true}'

@@ -101,10 +101,9 @@ for p in sub sub/ memory/. memory memory/2026-11-01.md/x.md; do
 done
 api POST /memory_search '{"query":"linkedin"}'
 expect "the Python route /memory_search" 200 '.count == 1'
-printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+mcp_calls "$tmp/mcp.out" 30 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
 	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"linkedin login"}}}' \
-	'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_read","arguments":{"path":"../workspace2/MEMORY.md"}}}' |
-	timeout 10 "$DETM_BIN/detm-mcp" --url "$DETM_URL" >"$tmp/mcp.out" 2>/dev/null
+	'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_read","arguments":{"path":"../workspace2/MEMORY.md"}}}'
 check "detm-mcp's memory_search finds it" sh -c "jq -e 'select(.id == 2) | .result.structuredContent.count == 1' $tmp/mcp.out | grep -q true"
 check "detm-mcp's memory_read outside the workspace is a tool error" sh -c "jq -e 'select(.id == 3) | .result.isError == true' $tmp/mcp.out | grep -q true"
 daemon_stop
