@@ -135,7 +135,9 @@ parse_epoch(const char *s, int64_t *ms_out)
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno != 0 || end == s || *end != '\0' || v < 0 || v > 1e11)
+	/* Written so that NaN fails too (converting it to an integer is
+	 * undefined; the fuzzer found "nan"). */
+	if (errno != 0 || end == s || *end != '\0' || !(v >= 0 && v <= 1e11))
 		return -1;
 	*ms_out = (int64_t)(v * 1000.0);
 	return 0;

@@ -27,6 +27,10 @@ test_iso_time_round_trips_through_time_parse(void)
 	CHECK(time_parse("yesterday", &ms) != 0);
 	CHECK(time_parse("2025-13-40", &ms) != 0);
 	CHECK(time_parse("", &ms) != 0);
+	/* not numbers a time can be (NaN once reached an integer conversion) */
+	CHECK(time_parse("nan", &ms) != 0 && time_parse("NaN", &ms) != 0);
+	CHECK(time_parse("-nan", &ms) != 0 && time_parse("inf", &ms) != 0);
+	CHECK(time_parse("1e400", &ms) != 0 && time_parse("-1", &ms) != 0);
 }
 
 static void
