@@ -806,8 +806,9 @@ try_inline(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 }
 
 /* After a deferred handler: true if the reply must wait for hr->ticket's
- * commit (the connection is then suspended until the hook resumes it).
- * When the batch failed, the reply becomes a 500. */
+ * commit (the connection is then suspended until the hook resumes it;
+ * conn NULL: it is suspended already, a write lane job). When the batch
+ * failed, the reply becomes a 500. */
 static bool
 commit_wait(struct http *h, struct hreq *hr, struct MHD_Connection *conn)
 {
@@ -819,7 +820,8 @@ commit_wait(struct http *h, struct hreq *hr, struct MHD_Connection *conn)
 			hr->phase = PH_COMMIT;
 			hr->next = h->deferred;
 			h->deferred = hr;
-			MHD_suspend_connection(conn);
+			if (conn != NULL)
+				MHD_suspend_connection(conn);
 			pthread_mutex_unlock(&h->d_mu);
 			return true;
 		}
@@ -887,20 +889,15 @@ side_queue(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	pthread_mutex_lock(&h->mu);
 	hr->next = NULL;
 	h->running++;
-	hr->lane = lane;
-	if (lane) {
+	/* If the lane's worker cannot start, the job runs on a general one. */
+	if (lane && !h->w_busy)
+		h->w_busy = side_spawn(h, lane_main);
+	hr->lane = lane && h->w_busy;
+	if (hr->lane) {
 		*h->w_tail = hr;
 		h->w_tail = &hr->next;
-		/* If no worker can start, the job runs on a general one. */
-		if (!h->w_busy && side_spawn(h, lane_main))
-			h->w_busy = true;
-		if (h->w_busy) {
-			pthread_mutex_unlock(&h->mu);
-			return;
-		}
-		h->w_head = NULL;
-		h->w_tail = &h->w_head;
-		hr->lane = false;
+		pthread_mutex_unlock(&h->mu);
+		return;
 	}
 	*h->q_tail = hr;
 	h->q_tail = &hr->next;
@@ -914,25 +911,6 @@ side_queue(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	pthread_mutex_unlock(&h->mu);
 }
 
-/* A write lane job's reply after its deferred writes: true if it waits on
- * http.deferred for its batch's commit (the hook resumes the connection,
- * which is still suspended); false when the batch has already ended. */
-static bool
-lane_commit_wait(struct http *h, struct hreq *hr)
-{
-	pthread_mutex_lock(&h->d_mu);
-	if (h->committed_seen < hr->ticket) {
-		hr->phase = PH_COMMIT;
-		hr->next = h->deferred;
-		h->deferred = hr;
-		pthread_mutex_unlock(&h->d_mu);
-		return true;
-	}
-	pthread_mutex_unlock(&h->d_mu);
-	commit_result(hr, store_ticket_state(h->app->store, hr->ticket));
-	return false;
-}
-
 /* Runs a queued job and resumes its connection (a write lane job's, once
  * its batch committed); h->mu held on entry and on return (let go
  * meanwhile). */
@@ -941,7 +919,7 @@ side_run(struct http *h, struct hreq *hr)
 {
 	pthread_mutex_unlock(&h->mu);
 	handler_call(h, hr, hr->conn, hr->method, hr->url);
-	if (hr->ticket == 0 || !lane_commit_wait(h, hr)) {
+	if (hr->ticket == 0 || !commit_wait(h, hr, NULL)) {
 		hr->phase = PH_RAN;
 		MHD_resume_connection(hr->conn);
 	}

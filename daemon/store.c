@@ -908,11 +908,13 @@ commits_here(struct store *st)
 static int
 tx_lock(struct store *st, struct derr *e)
 {
-	if (!nowait_active() || pthread_mutex_trylock(&st->lock) != 0) {
-		if (nowait_active() && atomic_load_explicit(&st->long_hold, memory_order_relaxed))
+	if (nowait_active()) {
+		if (pthread_mutex_trylock(&st->lock) == 0)
+			return 0;
+		if (atomic_load_explicit(&st->long_hold, memory_order_relaxed))
 			return nowait_refuse(e, "the store is restarting its WAL");
-		pthread_mutex_lock(&st->lock);
 	}
+	pthread_mutex_lock(&st->lock);
 	return 0;
 }
 

@@ -230,7 +230,7 @@ xerr_end(Display *d, struct derr *e, const char *what)
 	else if (sync_timed(d, e, what) != 0)
 		return -1;
 	if (xerr_io_dead(d))
-		return derr_set(e, DERR_UNAVAILABLE, NULL, "%s: the X server is gone", what);
+		return gone(e, what);
 	if (last_error == 0)
 		return 0;
 	XGetErrorText(d, last_error, text, sizeof text);
