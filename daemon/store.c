@@ -85,6 +85,8 @@ struct store {
 	bool open;                  /* a batch's transaction is open */
 	uint64_t batch;             /* the open batch's number, else the last one's */
 	uint64_t n_writes, n_commits, n_lone;
+	uint64_t n_restarts;        /* WAL restarts under the lock, and their time */
+	int64_t restart_us, restart_max_us;
 	_Atomic int64_t last_write_us;  /* when the last body ran (mono_us; written under lock) */
 	int64_t batch_opened_us;    /* when the open batch began (mono_us) */
 	int batch_writes;           /* writes in the open batch */
@@ -283,6 +285,34 @@ ckpt_catch_up(sqlite3 *db, int done)
 	}
 }
 
+/* fdatasyncs the database and its WAL, outside the store lock, before a
+ * restart. The RESTART under the lock syncs both again, and each sync
+ * writes out whatever is dirty in that file: the DB pages every catch-up
+ * pass copied (a pass that does not reach the WAL's end syncs the WAL
+ * before it copies but not the DB after) and the frames appended since
+ * the last pass. Synced here, what is left for the lock is what the last
+ * moments added (measured in 10 s POST storms: the restart's hold time
+ * fell from 3.5 ms on average, up to 14 ms, to about 2 ms; POST p99 from
+ * 4.5-5.7 to 3.5-4.9 ms). A file that cannot be opened is skipped: the
+ * RESTART still syncs it, only under the lock. */
+static void
+ckpt_flush(const char *path)
+{
+	char *wal = xasprintf("%s-wal", path);
+	const char *files[2] = { path, wal };
+	int i, fd;
+
+	for (i = 0; i < 2; i++) {
+		fd = open(files[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fdatasync(fd) != 0)
+			log_warn("fdatasync of %s: %s", files[i], strerror(errno));
+		close(fd);
+	}
+	free(wal);
+}
+
 static void *
 ckpt_main(void *arg)
 {
@@ -333,10 +363,12 @@ ckpt_main(void *arg)
 			 * copy what came in meanwhile (without the lock) until a
 			 * pass finds little new: the lock is then held for a few
 			 * hundred frames, not for 100 ms of a busy writer's WAL.
-			 * What remains under it (measured at 10k POST/s: ~3.5 ms,
-			 * ~3 times a second) is nearly all SQLite's two
-			 * fdatasyncs; it is what is left of the POST tail. */
+			 * What remains under it (at 10k POST/s ~3 times a second)
+			 * is nearly all SQLite's two
+			 * fdatasyncs, and ckpt_flush does most of their work
+			 * before the lock is taken. */
 			ckpt_catch_up(db, ndone);
+			ckpt_flush(st->path);
 			(void)store_restart_wal(st);
 		}
 		pthread_mutex_lock(&st->ckpt_lock);
@@ -344,6 +376,22 @@ ckpt_main(void *arg)
 	pthread_mutex_unlock(&st->ckpt_lock);
 	sqlite3_close(db);
 	return NULL;
+}
+
+/* A RESTART checkpoint on the main connection (the store lock held),
+ * counted and timed for the close log. */
+static int
+restart_timed(struct store *st, sqlite3 *db, const char *name)
+{
+	int64_t t0 = mono_us(), dt;
+	int rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+
+	dt = mono_us() - t0;
+	st->n_restarts++;
+	st->restart_us += dt;
+	if (dt > st->restart_max_us)
+		st->restart_max_us = dt;
+	return rc;
 }
 
 int
@@ -355,7 +403,7 @@ store_restart_wal(struct store *st)
 	 * nowait writer that finds it taken sees why. */
 	atomic_store(&st->long_hold, true);
 	store_lock(st);     /* commits an open batch first */
-	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+	rc = restart_timed(st, st->db, NULL);
 	if (rc != SQLITE_OK)
 		log_warn("WAL restart: %s", sqlite3_errmsg(st->db));
 	store_unlock(st);
@@ -379,7 +427,7 @@ wal_after_commit(void *arg, sqlite3 *db, const char *name, int frames)
 	if (frames < st->wal_force_at)
 		return SQLITE_OK;
 	atomic_store(&st->long_hold, true);
-	rc = sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+	rc = restart_timed(st, db, name);
 	atomic_store(&st->long_hold, false);
 	if (rc == SQLITE_OK) {
 		st->wal_force_at = CHECKPOINT_FORCE_FRAMES;
@@ -542,6 +590,10 @@ store_close(struct store *st)
 		log_info("group commit: %llu writes in %llu commits (%llu lone, committed by "
 		    "the writer)", (unsigned long long)st->n_writes, (unsigned long long)st->n_commits,
 		    (unsigned long long)st->n_lone);
+	if (!st->is_reader && st->n_restarts > 0)
+		log_info("WAL restarts under the store lock: %llu, %.1f ms in all, longest %.1f ms",
+		    (unsigned long long)st->n_restarts, st->restart_us / 1000.0,
+		    st->restart_max_us / 1000.0);
 	if (st->c_running) {
 		pthread_mutex_lock(&st->c_mu);
 		st->c_stop = true;
