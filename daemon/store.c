@@ -363,10 +363,10 @@ ckpt_main(void *arg)
 			 * copy what came in meanwhile (without the lock) until a
 			 * pass finds little new: the lock is then held for a few
 			 * hundred frames, not for 100 ms of a busy writer's WAL.
-			 * What remains under it (at 10k POST/s ~3 times a second)
-			 * is nearly all SQLite's two
-			 * fdatasyncs, and ckpt_flush does most of their work
-			 * before the lock is taken. */
+			 * What remains under it (at 10k POST/s, ~3 times a
+			 * second) is nearly all SQLite's two fdatasyncs, and
+			 * ckpt_flush does most of their work before the lock is
+			 * taken. */
 			ckpt_catch_up(db, ndone);
 			ckpt_flush(st->path);
 			(void)store_restart_wal(st);
