@@ -39,9 +39,16 @@ static const char SQL_ITEM_SET[] =
     "duration_seconds = ?6 WHERE id = ?1";
 static const char SQL_ITEM_RENAME[] =
     "UPDATE plan_items SET title = ?2 WHERE id = ?1";
-static const char SQL_ITEM_CURRENT[] =
-    "SELECT id, ordinal FROM plan_items WHERE task_id = ?1 AND status IN ('active', 'pending') "
-    "ORDER BY status = 'active' DESC, ordinal LIMIT 1";
+/* The current item: the first active one, else the first pending one. Two
+ * lookups in the (task_id, ordinal) index's order instead of one ORDER BY
+ * status = 'active': that sorts, and the sorter's temporary b-tree was
+ * about 3 % of detmd's time in a POST storm (every logged action asks). */
+static const char *const SQL_ITEM_CURRENT[2] = {
+    "SELECT id, ordinal FROM plan_items WHERE task_id = ?1 AND status = 'active' "
+    "ORDER BY ordinal LIMIT 1",
+    "SELECT id, ordinal FROM plan_items WHERE task_id = ?1 AND status = 'pending' "
+    "ORDER BY ordinal LIMIT 1",
+};
 static const char SQL_ACTION_EXISTS[] =
     "SELECT 1 FROM actions WHERE id = ?1 AND task_id = ?2";
 static const char SQL_ACTION_SET[] =
@@ -52,21 +59,27 @@ int
 task_current_item(struct store *st, const char *task_id, char item_id[ID_LEN],
     int64_t *ordinal, struct derr *e)
 {
-	sqlite3_stmt *s = store_stmt(st, SQL_ITEM_CURRENT);
+	size_t i;
 	int rc;
 
-	if (s == NULL)
-		return store_fail(st, "current item", e);
-	sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		snprintf(item_id, ID_LEN, "%s", (const char *)sqlite3_column_text(s, 0));
-		*ordinal = sqlite3_column_int64(s, 1);
+	for (i = 0; i < sizeof SQL_ITEM_CURRENT / sizeof SQL_ITEM_CURRENT[0]; i++) {
+		sqlite3_stmt *s = store_stmt(st, SQL_ITEM_CURRENT[i]);
+
+		if (s == NULL)
+			return store_fail(st, "current item", e);
+		sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW) {
+			snprintf(item_id, ID_LEN, "%s", (const char *)sqlite3_column_text(s, 0));
+			*ordinal = sqlite3_column_int64(s, 1);
+		}
 		sqlite3_reset(s);
-		return 0;
+		if (rc == SQLITE_ROW)
+			return 0;
+		if (rc != SQLITE_DONE)
+			return store_fail(st, "current item", e);
 	}
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? 1 : store_fail(st, "current item", e);
+	return 1;
 }
 
 /* Appends titles starting after the current last ordinal; fills `added`

@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "derr.h"
+#include "events.h"
 #include "jx.h"
 #include "nowait.h"
 #include "unit.h"
@@ -373,6 +374,64 @@ test_nowait_refusals_last_one_round(void)
 	CHECK(!nowait_end());
 }
 
+/* Each published event reaches a subscriber as one SSE record whose data is
+ * a JSON object with the fields given, plain words (printed directly) and
+ * strings that need escaping (through json-c) alike. */
+static void
+test_events_records_are_json_with_every_field(void)
+{
+	static const char *const cases[][4] = {
+		{ "action", "created", "0a1b2c3d", "9f8e7d6c" },
+		{ "task", "updated", "0a1b2c3d", NULL },
+		{ "recording", "updated", NULL, NULL },
+		{ "wait", "up\"dated", "a\\b\nc", "caf\xc3\xa9 <x>" },
+	};
+	struct derr e = { 0 };
+	struct events_sub *sub = events_sub_open(-1, -1, &e);
+	char buf[4096], *p, *data;
+	long n;
+	size_t i;
+
+	CHECK(sub != NULL);
+	if (sub == NULL)
+		return;
+	n = events_sub_read(sub, buf, sizeof buf - 1);  /* the hello */
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		events_publish(cases[i][0], cases[i][1], cases[i][2], cases[i][3]);
+	n = events_sub_read(sub, buf, sizeof buf - 1);
+	CHECK(n > 0);
+	buf[n > 0 ? n : 0] = '\0';
+	for (i = 0, p = buf; i < sizeof cases / sizeof cases[0]; i++) {
+		json_object *o, *v;
+		const char *keys[4] = { "type", "op", "task_id", "ref" };
+		int k;
+
+		data = strstr(p, "\ndata: ");
+		CHECK(data != NULL);
+		if (data == NULL)
+			break;
+		data += 7;
+		p = strchr(data, '\n');
+		CHECK(p != NULL);
+		if (p == NULL)
+			break;
+		*p++ = '\0';
+		o = jx_parse(data, strlen(data), &e);
+		CHECK(o != NULL && json_object_is_type(o, json_type_object));
+		for (k = 0; o != NULL && k < 4; k++) {
+			bool has = json_object_object_get_ex(o, keys[k], &v);
+
+			CHECK(has == (cases[i][k] != NULL));
+			if (has && cases[i][k] != NULL)
+				CHECK(strcmp(json_object_get_string(v), cases[i][k]) == 0);
+		}
+		CHECK(o != NULL && json_object_object_get_ex(o, "id", &v) &&
+		    json_object_is_type(v, json_type_int));
+		json_object_put(o);
+	}
+	events_sub_close(sub);
+}
+
 const struct harness_test util_tests[] = {
 	{ "iso_time_round_trips_through_time_parse", test_iso_time_round_trips_through_time_parse },
 	{ "utf8_valid_rejects_overlongs_surrogates_and_truncation",
@@ -389,5 +448,6 @@ const struct harness_test util_tests[] = {
 	{ "derr_json_has_one_shape", test_derr_json_has_one_shape },
 	{ "derr_cuts_on_utf8_boundaries", test_derr_cuts_on_utf8_boundaries },
 	{ "nowait_refusals_last_one_round", test_nowait_refusals_last_one_round },
+	{ "events_records_are_json_with_every_field", test_events_records_are_json_with_every_field },
 	{ NULL, NULL },
 };
