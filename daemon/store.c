@@ -212,16 +212,48 @@ fk_violations(sqlite3 *db)
  * its children), PRAGMA foreign_key_check must find nothing before COMMIT,
  * and they come back on after, whatever happened. */
 #define REBUILD_MARKER "-- rebuild with foreign_keys off\n"
+/* A section with the EDIT_MARKER line edits table text in sqlite_schema
+ * (writable_schema; for changes that leave what is stored as it is, such as
+ * an equivalent CHECK): its transaction also bumps PRAGMA schema_version so
+ * that no connection keeps the old text, and SQLite's defensive mode, if a
+ * build turns it on, is off while it runs. */
+#define EDIT_MARKER "-- edits the schema text\n"
+
+/* PRAGMA schema_version += 1 (inside the migration's transaction). */
+static int
+schema_bump(sqlite3 *db, struct derr *e)
+{
+	sqlite3_stmt *s = NULL;
+	char sql[64];
+	int v = -1;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA schema_version", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	if (v < 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot read the schema cookie");
+	snprintf(sql, sizeof sql, "PRAGMA schema_version = %d", v + 1);
+	return exec_sql(db, sql, e);
+}
+
 static int
 migrate_one(sqlite3 *db, int n, const char *sec, size_t len, struct derr *e)
 {
 	bool rebuild = strncmp(sec, REBUILD_MARKER, strlen(REBUILD_MARKER)) == 0;
+	bool edit = strncmp(sec, EDIT_MARKER, strlen(EDIT_MARKER)) == 0;
 	char *sql = xasprintf("BEGIN IMMEDIATE;\n%.*s\nPRAGMA user_version = %d;", (int)len, sec, n);
-	int rc = -1, bad;
+	int rc = -1, bad, defensive = 0;
 
 	if (rebuild && exec_sql(db, "PRAGMA foreign_keys = OFF", e) != 0)
 		goto out;
+	if (edit) {
+		sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, -1, &defensive);
+		sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 0, NULL);
+	}
 	if (exec_sql(db, sql, e) != 0)
+		goto rollback;
+	if (edit && schema_bump(db, e) != 0)
 		goto rollback;
 	if (rebuild && (bad = fk_violations(db)) != 0) {
 		derr_set(e, DERR_INTERNAL, NULL, "schema migration %d would leave %s foreign key "
@@ -233,6 +265,8 @@ migrate_one(sqlite3 *db, int n, const char *sec, size_t len, struct derr *e)
 rollback:
 	if (rc != 0 && !sqlite3_get_autocommit(db))
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	if (edit)
+		sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, defensive, NULL);
 	if (rebuild && sqlite3_exec(db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
 		rc = derr_set(e, DERR_INTERNAL, NULL, "cannot turn foreign keys back on after "
 		    "schema migration %d", n);

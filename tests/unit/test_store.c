@@ -90,6 +90,8 @@ reg(struct store *st, const char *plan_json, char id[ID_LEN])
 	return rc;
 }
 
+#define SCHEMA_LATEST 6     /* the last "-- migration N" in schema.sql */
+
 static void
 test_store_applies_migrations_once_and_reopens(void)
 {
@@ -100,13 +102,13 @@ test_store_applies_migrations_once_and_reopens(void)
 	CHECK(st != NULL);
 	if (st == NULL)
 		return;
-	CHECK(store_schema_version(st) == 5);
+	CHECK(store_schema_version(st) == SCHEMA_LATEST);
 	CHECK(count(st, "SELECT count(*) FROM pragma_table_info('wait_jobs') WHERE name = 'action_id'") == 1);
 	CHECK(reg(st, "[\"a\"]", id) == 0);
 	store_close(st);
 	st = NULL;
 	CHECK(store_open(dbpath, false, &st, &e) == 0);
-	CHECK(st != NULL && store_schema_version(st) == 5);
+	CHECK(st != NULL && store_schema_version(st) == SCHEMA_LATEST);
 	CHECK(st != NULL && count(st, "SELECT count(*) FROM tasks") == 1);
 	CHECK(st != NULL && count(st, "PRAGMA foreign_keys") == 1);
 	cleanup(st);
@@ -114,15 +116,17 @@ test_store_applies_migrations_once_and_reopens(void)
 
 extern const unsigned char schema_sql[];
 
-/* A database as schema version 4 left it (the embedded schema up to
- * migration 5, applied by hand), with rows: see the migration tests. */
+/* A database as schema version `version` left it (the embedded schema up
+ * to that migration, applied by hand); see the migration tests. */
 static sqlite3 *
-v4_database(void)
+old_database(int version)
 {
-	const char *s = (const char *)schema_sql, *end = strstr(s, "\n-- migration 5\n");
+	const char *s = (const char *)schema_sql, *end;
 	sqlite3 *db = NULL;
-	char *sql;
+	char *sql, marker[32];
 
+	snprintf(marker, sizeof marker, "\n-- migration %d\n", version + 1);
+	end = strstr(s, marker);
 	snprintf(dir, sizeof dir, "/tmp/detm-unit.XXXXXX");
 	if (end == NULL || mkdtemp(dir) == NULL)
 		return NULL;
@@ -130,9 +134,9 @@ v4_database(void)
 	if (sqlite3_open(dbpath, &db) != SQLITE_OK)
 		return NULL;
 	sql = xasprintf("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; BEGIN;\n%.*s\n"
-	    "PRAGMA user_version = 4; COMMIT;", (int)(end - s), s);
+	    "PRAGMA user_version = %d; COMMIT;", (int)(end - s), s, version);
 	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
-		fprintf(stderr, "    v4 schema: %s\n", sqlite3_errmsg(db));
+		fprintf(stderr, "    v%d schema: %s\n", version, sqlite3_errmsg(db));
 		sqlite3_close(db);
 		db = NULL;
 	}
@@ -185,7 +189,7 @@ static const char LOG_ROWS[] = "SELECT rowid, * FROM action_logs ORDER BY rowid"
 static void
 test_migration_5_rebuilds_actions_keeping_every_row(void)
 {
-	sqlite3 *db = v4_database();
+	sqlite3 *db = old_database(4);
 	struct store *st = NULL;
 	struct action_new a = { .type = "human", .summary = "human: pressed ctrl+l",
 	    .status = "completed", .duration_ms = -1 };
@@ -205,7 +209,7 @@ test_migration_5_rebuilds_actions_keeping_every_row(void)
 		fprintf(stderr, "    store_open: %s\n", e.message);
 		goto out;
 	}
-	CHECK(store_schema_version(st) == 5);
+	CHECK(store_schema_version(st) == SCHEMA_LATEST);
 	after = rows_of(st, NULL, ACTION_ROWS);
 	CHECK(strncmp(acts, "3|ffff0001|", 11) == 0 && strstr(acts, ";12|bbbb0004|") != NULL);
 	CHECK(strcmp(after, acts) == 0);            /* rowids, ids, items, text: all kept */
@@ -242,7 +246,7 @@ out:
 static void
 test_migration_5_refuses_to_commit_broken_foreign_keys(void)
 {
-	sqlite3 *db = v4_database();
+	sqlite3 *db = old_database(4);
 	struct store *st = NULL;
 	struct derr e;
 
@@ -264,6 +268,104 @@ test_migration_5_refuses_to_commit_broken_foreign_keys(void)
 	CHECK(count_db(db, "SELECT count(*) FROM sqlite_master WHERE name = 'actions_new'") == 0);
 	sqlite3_close(db);
 	cleanup(NULL);
+}
+
+/* OpenEphemeral instructions in the program of sql (-1: it does not compile). */
+static int
+ephemeral_ops(sqlite3 *db, const char *sql)
+{
+	char *explain = xasprintf("EXPLAIN %s", sql);
+	sqlite3_stmt *s = NULL;
+	int n = 0;
+
+	if (sqlite3_prepare_v2(db, explain, -1, &s, NULL) != SQLITE_OK)
+		n = -1;
+	while (n >= 0 && sqlite3_step(s) == SQLITE_ROW)
+		n += strcmp((const char *)sqlite3_column_text(s, 1), "OpenEphemeral") == 0;
+	sqlite3_finalize(s);
+	free(explain);
+	return n;
+}
+
+/* Whether setting table.col to v on its first row passes its CHECK (the
+ * change is rolled back). */
+static bool
+check_allows(sqlite3 *db, const char *table, const char *col, const char *v)
+{
+	char *sql = xasprintf("SAVEPOINT c; UPDATE %s SET %s = '%s' WHERE rowid = "
+	    "(SELECT min(rowid) FROM %s);", table, col, v, table);
+	int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+
+	sqlite3_exec(db, "ROLLBACK TO c; RELEASE c", NULL, NULL, NULL);
+	free(sql);
+	return rc == SQLITE_OK;
+}
+
+/* Migration 6 rewrites every CHECK (x IN (...)) as an OR chain by editing
+ * the table text: the same values pass and fail, rows and the schema stay
+ * sound, and an action's or message's INSERT no longer builds temporary
+ * b-trees. */
+static void
+test_migration_6_keeps_every_check_without_temporary_btrees(void)
+{
+	static const struct {
+		const char *table, *col, *ok[8];
+	} checks[] = {
+		{ "tasks", "status", { "active", "paused", "completed", "failed", "cancelled" } },
+		{ "plan_items", "status", { "pending", "active", "completed", "failed", "skipped", "scrapped" } },
+		{ "actions", "action_type", { "cli", "gui", "wait", "vision", "reasoning", "other", "human" } },
+		{ "actions", "status", { "started", "completed", "failed" } },
+		{ "task_messages", "role", { "agent", "user", "wait", "system", "error" } },
+		{ "wait_jobs", "status", { "watching", "resolved", "timed_out", "cancelled", "failed" } },
+	};
+	static const char *const bad[] = { "bogus", "", "Active", "cli " };
+	sqlite3 *db = old_database(5);
+	struct store *st = NULL;
+	struct derr e;
+	char *acts = NULL, *after;
+	int64_t cookie;
+	size_t i, j;
+
+	CHECK(db != NULL);
+	if (db == NULL)
+		return;
+	CHECK(sqlite3_exec(db, V4_ROWS, NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(sqlite3_exec(db, "INSERT INTO task_messages VALUES ('4000000a', '0000000a', 'agent', "
+	    "'text', 'hi', 5)", NULL, NULL, NULL) == SQLITE_OK);
+	CHECK(ephemeral_ops(db, "INSERT INTO actions (id, task_id, action_type, summary, created_at) "
+	    "VALUES ('a', '0000000a', 'cli', 's', 1)") > 0);     /* what migration 6 is for */
+	acts = rows_of(NULL, db, ACTION_ROWS);
+	cookie = count_db(db, "PRAGMA schema_version");
+	sqlite3_close(db);
+	CHECK(store_open(dbpath, false, &st, &e) == 0);
+	if (st == NULL) {
+		fprintf(stderr, "    store_open: %s\n", e.message);
+		goto out;
+	}
+	db = store_db(st);
+	CHECK(store_schema_version(st) == SCHEMA_LATEST);
+	CHECK(count(st, "PRAGMA schema_version") > cookie);
+	after = rows_of(st, NULL, "PRAGMA integrity_check");
+	CHECK(strcmp(after, "ok;") == 0);
+	free(after);
+	after = rows_of(st, NULL, ACTION_ROWS);
+	CHECK(strcmp(after, acts) == 0);
+	free(after);
+	CHECK(count(st, "SELECT count(*) FROM sqlite_master WHERE sql LIKE '% IN (''%'") == 0);
+	CHECK(ephemeral_ops(db, "INSERT INTO actions (id, task_id, action_type, summary, created_at) "
+	    "VALUES ('a', '0000000a', 'cli', 's', 1)") == 0);
+	CHECK(ephemeral_ops(db, "INSERT INTO task_messages (id, task_id, role, content, created_at) "
+	    "VALUES ('b', '0000000a', 'agent', 'x', 1)") == 0);
+	for (i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+		for (j = 0; j < 8 && checks[i].ok[j] != NULL; j++)
+			CHECK(check_allows(db, checks[i].table, checks[i].col, checks[i].ok[j]));
+		for (j = 0; j < sizeof bad / sizeof bad[0]; j++)
+			CHECK(!check_allows(db, checks[i].table, checks[i].col, bad[j]));
+	}
+	CHECK(count(st, "SELECT count(*) FROM actions") == 4);
+out:
+	free(acts);
+	cleanup(st);
 }
 
 static void
@@ -733,6 +835,8 @@ const struct harness_test store_tests[] = {
 	{ "store_applies_migrations_once_and_reopens", test_store_applies_migrations_once_and_reopens },
 	{ "migration_5_rebuilds_actions_keeping_every_row", test_migration_5_rebuilds_actions_keeping_every_row },
 	{ "migration_5_refuses_to_commit_broken_foreign_keys", test_migration_5_refuses_to_commit_broken_foreign_keys },
+	{ "migration_6_keeps_every_check_without_temporary_btrees",
+	  test_migration_6_keeps_every_check_without_temporary_btrees },
 	{ "store_refuses_a_database_from_a_newer_detmd", test_store_refuses_a_database_from_a_newer_detmd },
 	{ "item_status_machine_fills_clock_fields", test_item_status_machine_fills_clock_fields },
 	{ "task_terminal_states_are_final", test_task_terminal_states_are_final },
