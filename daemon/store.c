@@ -60,6 +60,7 @@
 
 #include "log.h"
 #include "nowait.h"
+#include "walvfs.h"
 
 extern const unsigned char schema_sql[];
 extern const unsigned long schema_sql_len;
@@ -576,8 +577,9 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	st->wal_fd = -1;
 	st->sync_full = sync_full;
 	st->gather_us = STORE_GATHER_US;
+	/* The writer's WAL appends go through walvfs: a commit is one write. */
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	    SQLITE_OPEN_NOMUTEX, walvfs_name()) != SQLITE_OK) {
 		derr_set(e, DERR_INTERNAL, NULL, "cannot open database %s: %s", path,
 		    st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		goto out;
