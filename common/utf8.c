@@ -48,8 +48,18 @@ bool
 utf8_valid(const char *s, size_t len)
 {
 	size_t i = 0, k;
+	uint64_t w;
 
 	while (i < len) {
+		/* ASCII eight bytes at a time: replies are mostly ASCII, and a
+		 * 37 KB tools/list took ~0.15 ms byte by byte. */
+		if (len - i >= 8) {
+			memcpy(&w, s + i, 8);
+			if ((w & 0x8080808080808080ULL) == 0) {
+				i += 8;
+				continue;
+			}
+		}
 		if ((k = utf8_seq(s + i, len - i)) == 0)
 			return false;
 		i += k;

@@ -47,6 +47,29 @@ test_utf8_valid_rejects_overlongs_surrogates_and_truncation(void)
 	CHECK(utf8_chars("caf\xc3\xa9") == 4);
 }
 
+/* utf8_valid skips ASCII eight bytes at a time: a bad or good sequence at
+ * every offset of a longer ASCII run is still found or passed. */
+static void
+test_utf8_valid_finds_a_bad_byte_at_any_offset(void)
+{
+	static const char *const bad[] = { "\xff", "\xc3", "\xc0\xaf", "\xed\xa0\x80", "\x80" };
+	char buf[64];
+	size_t at, b;
+
+	for (at = 0; at < 40; at++) {
+		memset(buf, 'a', sizeof buf);
+		CHECK(utf8_valid(buf, sizeof buf));
+		memcpy(buf + at, "\xe6\x97\xa5", 3);
+		CHECK(utf8_valid(buf, sizeof buf));
+		for (b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+			memset(buf, 'a', sizeof buf);
+			memcpy(buf + at, bad[b], strlen(bad[b]));
+			CHECK(!utf8_valid(buf, sizeof buf));
+			CHECK(utf8_valid(buf, at));     /* the ASCII before it */
+		}
+	}
+}
+
 static void
 test_utf8_fix_replaces_invalid_bytes_and_cuts_between_characters(void)
 {
@@ -438,6 +461,7 @@ const struct harness_test util_tests[] = {
 	  test_utf8_valid_rejects_overlongs_surrogates_and_truncation },
 	{ "utf8_fix_replaces_invalid_bytes_and_cuts_between_characters",
 	  test_utf8_fix_replaces_invalid_bytes_and_cuts_between_characters },
+	{ "utf8_valid_finds_a_bad_byte_at_any_offset", test_utf8_valid_finds_a_bad_byte_at_any_offset },
 	{ "ids_are_8_hex_digits_and_distinct", test_ids_are_8_hex_digits_and_distinct },
 	{ "row_ids_are_consecutive_until_a_jump", test_row_ids_are_consecutive_until_a_jump },
 	{ "secure_streq", test_secure_streq },
