@@ -173,17 +173,24 @@ exec_sql(sqlite3 *db, const char *sql, struct derr *e)
 	return 0;
 }
 
+/* The integer a PRAGMA query answers (-1 if it cannot run). */
 static int
-db_version(sqlite3 *db)
+pragma_int(sqlite3 *db, const char *sql)
 {
 	sqlite3_stmt *s = NULL;
 	int v = -1;
 
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK &&
 	    sqlite3_step(s) == SQLITE_ROW)
 		v = sqlite3_column_int(s, 0);
 	sqlite3_finalize(s);
 	return v;
+}
+
+static int
+db_version(sqlite3 *db)
+{
+	return pragma_int(db, "PRAGMA user_version");
 }
 
 /* Rows of PRAGMA foreign_key_check (-1: it could not run). */
@@ -224,14 +231,9 @@ fk_violations(sqlite3 *db)
 static int
 schema_bump(sqlite3 *db, struct derr *e)
 {
-	sqlite3_stmt *s = NULL;
 	char sql[64];
-	int v = -1;
+	int v = pragma_int(db, "PRAGMA schema_version");
 
-	if (sqlite3_prepare_v2(db, "PRAGMA schema_version", -1, &s, NULL) == SQLITE_OK &&
-	    sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
 	if (v < 0)
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot read the schema cookie");
 	snprintf(sql, sizeof sql, "PRAGMA schema_version = %d", v + 1);
