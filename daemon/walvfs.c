@@ -36,6 +36,7 @@
 #include "walvfs.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ static sqlite3_vfs *real_vfs;
 static sqlite3_io_methods methods;
 static pthread_mutex_t wals_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct wfile *wals;      /* open WAL files (for the barrier) */
+static atomic_int held;         /* WAL files whose buffer is not empty */
 
 /* Writes the buffer out (mu held). */
 static int
@@ -78,6 +80,7 @@ flush_locked(struct wfile *f)
 	if (f->len > 0) {
 		rc = f->real->pMethods->xWrite(f->real, f->buf, (int)f->len, f->off);
 		f->len = 0;
+		atomic_fetch_sub(&held, 1);
 	}
 	f->commit_next = false;
 	return rc;
@@ -145,8 +148,10 @@ wal_write(struct wfile *f, const void *data, int n, sqlite3_int64 off)
 	} else if (rc == SQLITE_OK) {
 		if (f->buf == NULL)
 			f->buf = xmalloc(BUF_CAP);
-		if (f->len == 0)
+		if (f->len == 0) {
 			f->off = off;
+			atomic_fetch_add(&held, 1);
+		}
 		memcpy(f->buf + f->len, data, (size_t)n);
 		f->len += (size_t)n;
 		f->commit_next = commit_header(data, n);
@@ -204,18 +209,25 @@ x_devchar(sqlite3_file *p)
 }
 
 /* A database file's barrier: SQLite is about to publish frames to other
- * connections. The WAL of the same path has no buffer left unless a commit
- * frame went unrecognised; write it out anyway. */
+ * connections (or is reading the wal-index header: every read transaction
+ * passes here). The WAL of the same path has no buffer left unless a commit
+ * frame went unrecognised; write it out anyway. `held` makes the usual
+ * case, nothing held anywhere, one atomic load. */
 static void
 x_shm_barrier(sqlite3_file *p)
 {
 	struct wfile *f = (struct wfile *)p, *w;
 	const char *db = f->path;
-	size_t dl = db ? strlen(db) : 0;
+	size_t dl;
 	int rc;
 
+	if (atomic_load(&held) == 0 || db == NULL) {
+		f->real->pMethods->xShmBarrier(f->real);
+		return;
+	}
+	dl = strlen(db);
 	pthread_mutex_lock(&wals_mu);
-	for (w = wals; db != NULL && w != NULL; w = w->next) {
+	for (w = wals; w != NULL; w = w->next) {
 		if (strncmp(w->path, db, dl) == 0 && strcmp(w->path + dl, "-wal") == 0 &&
 		    (rc = wflush(w)) != SQLITE_OK)
 			log_error("WAL write before a barrier failed (SQLite error %d)", rc);
