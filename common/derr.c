@@ -26,6 +26,9 @@ static const struct {
 	[DERR_NOT_IMPLEMENTED] = { 501, "not_implemented" },
 	[DERR_UNAVAILABLE] = { 503, "unavailable" },
 	[DERR_HUMAN_CONTROL] = { 409, "human_control" },
+	[DERR_NO_SPACE] = { 507, "no_space" },
+	[DERR_IO_ERROR] = { 500, "io_error" },
+	[DERR_NOT_DURABLE] = { 500, "not_durable" },
 };
 
 int

@@ -33,6 +33,9 @@ enum derr_code {
 	DERR_NOT_IMPLEMENTED,   /* 501 not_implemented */
 	DERR_UNAVAILABLE,       /* 503 unavailable */
 	DERR_HUMAN_CONTROL,     /* 409 human_control: a human drives the display */
+	DERR_NO_SPACE,          /* 507 no_space: the disk is full, nothing was stored */
+	DERR_IO_ERROR,          /* 500 io_error: the disk failed, nothing was stored */
+	DERR_NOT_DURABLE,       /* 500 not_durable: stored and visible, its fsync failed */
 	DERR__COUNT
 };
 

@@ -29,13 +29,17 @@ api_health(struct req *r, struct derr *e)
 {
 	json_object *o = json_object_new_object();
 	int ok = store_ok(r->app->store);
+	char cause[512];
+	bool degraded = ok && store_degraded(r->app->store, cause, sizeof cause);
 
-	json_object_object_add(o, "status", json_object_new_string(ok ? "ok" : "degraded"));
+	json_object_object_add(o, "status", json_object_new_string(ok && !degraded ? "ok" : "degraded"));
 	json_object_object_add(o, "version", json_object_new_string(DETM_VERSION));
 	json_object_object_add(o, "api_version", json_object_new_int(DETM_API_VERSION));
 	json_object_object_add(o, "uptime_s", json_object_new_int64(
 	    (mono_us() - r->app->started_mono_us) / 1000000));
-	json_object_object_add(o, "db", json_object_new_string(ok ? "ok" : "error"));
+	json_object_object_add(o, "db", json_object_new_string(!ok ? "error" : degraded ? "degraded" : "ok"));
+	if (degraded)
+		json_object_object_add(o, "db_error", json_object_new_string(cause));
 	json_object_object_add(o, "schema_version", json_object_new_int(
 	    ok ? store_schema_version(r->app->store) : -1));
 	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));

@@ -660,16 +660,18 @@ defers(const struct hreq *hr)
 	return false;
 }
 
-/* A deferred reply whose batch did not commit becomes a 500 (state < 0). */
+/* A deferred reply whose batch did not end well becomes the store's error
+ * for it (state < 0): not committed (no_space, io_error, internal), or
+ * stored but not durable. */
 static void
-commit_result(struct hreq *hr, int state)
+commit_result(struct http *h, struct hreq *hr, int state)
 {
 	if (state >= 0 || hr->rc != 0)
 		return;
 	json_object_put(hr->r.reply);
 	hr->r.reply = NULL;
 	hr->rc = -1;
-	derr_set(&hr->e, DERR_INTERNAL, NULL, "internal database error (the write was not committed)");
+	store_ticket_error(h->app->store, hr->ticket, &hr->e);
 }
 
 /* Runs hr's handler into hr->r / hr->rc / hr->e (on an HTTP worker or a
@@ -828,7 +830,7 @@ commit_wait(struct http *h, struct hreq *hr, struct MHD_Connection *conn)
 		pthread_mutex_unlock(&h->d_mu);
 		state = store_ticket_state(h->app->store, hr->ticket);
 	}
-	commit_result(hr, state);
+	commit_result(h, hr, state);
 	return false;
 }
 
@@ -1050,7 +1052,7 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 	if (hr->phase == PH_RAN)
 		return handler_reply(hr, conn, method, url);
 	if (hr->phase == PH_COMMIT) {
-		commit_result(hr, store_ticket_state(h->app->store, hr->ticket));
+		commit_result(h, hr, store_ticket_state(h->app->store, hr->ticket));
 		return handler_reply(hr, conn, method, url);
 	}
 	if (hr->phase == PH_QUEUED)

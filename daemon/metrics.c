@@ -183,6 +183,26 @@ http_families(struct buf *b, const struct metrics_view *v)
 
 /* ---- gauges from the database ---- */
 
+/* The disk's failures as the store counted them, and whether it is degraded. */
+static void
+db_fault_families(struct buf *b, struct store *st)
+{
+	struct store_faults f;
+	char cause[8];
+
+	store_fault_stats(st, &f);
+	family(b, "detm_db_write_failures_total", "counter",
+	    "Writes and batches the disk refused (full, I/O error): nothing of them was stored.");
+	bprintf(b, "detm_db_write_failures_total %llu\n", (unsigned long long)f.write_failures);
+	family(b, "detm_db_sync_failures_total", "counter",
+	    "Failed fdatasyncs of the WAL (--db-sync full): writes stored but not durable.");
+	bprintf(b, "detm_db_sync_failures_total %llu\n", (unsigned long long)f.sync_failures);
+	family(b, "detm_db_checkpoint_failures_total", "counter", "Failed WAL checkpoints.");
+	bprintf(b, "detm_db_checkpoint_failures_total %llu\n", (unsigned long long)f.ckpt_failures);
+	family(b, "detm_db_degraded", "gauge", "1 while writes fail or are not durable (GET /api/health says why).");
+	bprintf(b, "detm_db_degraded %d\n", store_degraded(st, cause, sizeof cause) ? 1 : 0);
+}
+
 static void
 db_families(struct buf *b, struct store *st, const struct config *cfg)
 {
@@ -222,6 +242,7 @@ db_families(struct buf *b, struct store *st, const struct config *cfg)
 	bprintf(b, "detm_db_writes_total %llu\n", (unsigned long long)writes);
 	family(b, "detm_db_commits_total", "counter", "COMMITs that carried them.");
 	bprintf(b, "detm_db_commits_total %llu\n", (unsigned long long)commits);
+	db_fault_families(b, st);
 }
 
 /* ---- models, wake-ups, displays ---- */

@@ -14,9 +14,9 @@
  * while the previous COMMIT was under way shares the next COMMIT (one WAL
  * append, with sync full one fsync); while writers arrive together it
  * first waits a little for the batch to fill (commit_gather). Batches are
- * numbered (`batch`, the
- * open one, under `lock`); `committed` is the last one whose COMMIT ended
- * (under c_mu), and `failed` remembers the batches that did not commit.
+ * numbered (`batch`, the open one, under `lock`); what became of each is
+ * fixed in batch order by store_commit.c (committed, failed, stored but
+ * not durable), a failed COMMIT's before the lock is let go.
  * A write commits at once on its own thread instead when no other writer
  * waits for the lock and it would wait for its commit anyway (a side
  * worker's synchronous write), or it is lone (none in the last
@@ -60,80 +60,11 @@
 
 #include "log.h"
 #include "nowait.h"
-#include "walvfs.h"
+#include "store_int.h"
 
 extern const unsigned char schema_sql[];
 extern const unsigned long schema_sql_len;
 
-#define STMT_CACHE_MAX 128
-#define READERS 4                   /* read connections (one per HTTP worker and spare) */
-#define READER_CACHE_KB 1024        /* page cache of each (the writer keeps SQLite's default) */
-#define CHECKPOINT_INTERVAL_MS 100
-#define CHECKPOINT_RESTART_FRAMES 4096   /* ~16 MB of WAL */
-#define CHECKPOINT_FORCE_FRAMES 6144     /* ~24 MB: the writer restarts it itself */
-#define CATCHUP_FRAMES 256          /* a RESTART under the lock copies about this many */
-#define CATCHUP_PASSES 8
-#define WAL_SIZE_LIMIT (64 * 1024 * 1024) /* a restarted WAL is cut back to this */
-
-#define FAILED_RING 1024            /* failed batches remembered (by number) */
-#define LONE_GAP_US 2000            /* a write this long after the last one is lone */
-#define GATHER_GAP_US 150           /* commit_gather: no write this long: the stream paused */
-
-struct store {
-	sqlite3 *db;
-	pthread_mutex_t lock;
-	/* group commit: under `lock` */
-	bool open;                  /* a batch's transaction is open */
-	uint64_t batch;             /* the open batch's number, else the last one's */
-	uint64_t n_writes, n_commits, n_lone;
-	uint64_t n_restarts;        /* WAL restarts under the lock, and their time */
-	int64_t restart_us, restart_max_us;
-	_Atomic int64_t last_write_us;  /* when the last body ran (mono_us; written under lock) */
-	int64_t batch_opened_us;    /* when the open batch began (mono_us) */
-	int batch_writes;           /* writes in the open batch */
-	int last_batch_writes;      /* writes in the last batch committed */
-	int gather_target;          /* the committer waits for this many (0: not waiting) */
-	int gather_us;              /* store_set_gather */
-	_Atomic int entering;       /* writers in store_tx before their body ran */
-	_Atomic bool long_hold;     /* the lock is held for a WAL restart (tx_lock) */
-	bool sync_full;             /* a lone deferred write still goes to the committer */
-	/* under c_mu */
-	pthread_mutex_t c_mu;
-	pthread_cond_t c_work;      /* the committer has a batch to commit, or stop */
-	pthread_cond_t c_cond;      /* a COMMIT ended */
-	uint64_t committed;         /* the last batch whose COMMIT ended (ok or not) */
-	uint64_t failed[FAILED_RING];   /* failed[b % FAILED_RING] == b: b did not commit */
-	bool dirty, c_stop;
-	bool gathered;              /* the open batch reached gather_target */
-	pthread_t c_thread;
-	bool c_running;
-	void (*hook)(void *arg, uint64_t batch, bool ok);
-	void *hook_arg;
-	/* sync full: the WAL, fdatasync'ed after each COMMIT outside the lock
-	 * (-1: SQLite's own synchronous=FULL does it, under the lock) */
-	int wal_fd;
-	int changes_at_lock;        /* store_lock users: did they write? */
-
-	/* Read connections, opened at first use; each is a struct store with
-	 * only db, lock and the statement cache in use (is_reader). */
-	struct store *readers[READERS];
-	unsigned next_reader;       /* round robin start (atomic, a hint only) */
-	bool is_reader;
-	struct {
-		const char *sql;
-		sqlite3_stmt *stmt;
-	} stmts[STMT_CACHE_MAX];
-	int nstmts;
-	int64_t last_now;           /* the largest store_now so far */
-
-	char *path;
-	pthread_t ckpt_thread;
-	bool ckpt_running;
-	int wal_force_at;       /* wal_after_commit's next try, in frames (under lock) */
-	pthread_mutex_t ckpt_lock;
-	pthread_cond_t ckpt_cond;
-	bool ckpt_stop;
-};
 
 /* The deferred-acknowledgement context of this thread (store_defer_*). */
 static _Thread_local struct {
@@ -356,8 +287,7 @@ ckpt_main(void *arg)
 	struct store *st = arg;
 	sqlite3 *db = NULL;
 	struct timespec ts;
-	int nlog, ndone;
-	bool warned = false;
+	int nlog, ndone, rc;
 
 	if (sqlite3_open_v2(st->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
 	    NULL) != SQLITE_OK) {
@@ -382,12 +312,11 @@ ckpt_main(void *arg)
 		if (st->ckpt_stop)
 			break;
 		pthread_mutex_unlock(&st->ckpt_lock);
+		store_sync_heal(st);    /* after a failed fdatasync (sync full) */
 		/* PASSIVE never blocks writers; it copies what it can. */
-		if (sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog, &ndone) !=
-		    SQLITE_OK || nlog < 0) {
-			if (!warned)
-				log_error("WAL checkpoint failed: %s (log %d)", sqlite3_errmsg(db), nlog);
-			warned = true;
+		rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog, &ndone);
+		if (rc != SQLITE_OK || nlog < 0) {
+			store_ckpt_failed(st, db, rc, "WAL checkpoint");
 		} else if (nlog >= CHECKPOINT_RESTART_FRAMES) {
 			/* Under a steady stream of commits a PASSIVE pass never
 			 * ends with every frame copied at the moment a writer
@@ -442,7 +371,7 @@ store_restart_wal(struct store *st)
 	store_lock(st);     /* commits an open batch first */
 	rc = restart_timed(st, st->db, NULL);
 	if (rc != SQLITE_OK)
-		log_warn("WAL restart: %s", sqlite3_errmsg(st->db));
+		store_ckpt_failed(st, st->db, rc, "WAL restart");
 	store_unlock(st);
 	atomic_store(&st->long_hold, false);
 	return rc == SQLITE_OK ? 0 : -1;
@@ -469,7 +398,7 @@ wal_after_commit(void *arg, sqlite3 *db, const char *name, int frames)
 	if (rc == SQLITE_OK) {
 		st->wal_force_at = CHECKPOINT_FORCE_FRAMES;
 	} else {
-		log_warn("WAL restart after a commit: %s", sqlite3_errmsg(db));
+		store_ckpt_failed(st, db, rc, "WAL restart after a commit");
 		st->wal_force_at = frames + 256;
 	}
 	return SQLITE_OK;
@@ -531,17 +460,6 @@ wal_open(struct store *st)
 	free(wal);
 }
 
-/* Makes a committed batch durable (sync full); false if it may not be. */
-static bool
-wal_sync(struct store *st, bool ok)
-{
-	if (ok && st->wal_fd >= 0 && fdatasync(st->wal_fd) != 0) {
-		log_error("fdatasync of the WAL: %s", strerror(errno));
-		return false;
-	}
-	return ok;
-}
-
 int
 store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 {
@@ -565,6 +483,7 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	pthread_cond_init(&st->ckpt_cond, NULL);
 	readers_init(st, path);
 	pthread_mutex_init(&st->c_mu, NULL);
+	pthread_mutex_init(&st->s_mu, NULL);
 	{
 		/* commit_gather's deadline is on mono_us's clock. */
 		pthread_condattr_t ca;
@@ -579,9 +498,11 @@ store_open(const char *path, bool sync_full, struct store **out, struct derr *e)
 	st->wal_fd = -1;
 	st->sync_full = sync_full;
 	st->gather_us = STORE_GATHER_US;
-	/* The writer's WAL appends go through walvfs: a commit is one write. */
+	/* SQLite's own VFS, as SQLite is tested: fault injection and power
+	 * loss (the WAL write shim that coalesced a commit's frames into one
+	 * pwrite could publish a commit whose frame never reached the file). */
 	if (sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-	    SQLITE_OPEN_NOMUTEX, walvfs_name()) != SQLITE_OK) {
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		derr_set(e, DERR_INTERNAL, NULL, "cannot open database %s: %s", path,
 		    st->db ? sqlite3_errmsg(st->db) : "out of memory");
 		goto out;
@@ -659,13 +580,17 @@ store_close(struct store *st)
 	if (st->is_reader) {
 		sqlite3_close(st->db);
 	} else if (st->db != NULL) {
-		sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+
+		if (rc != SQLITE_OK)    /* the WAL stays; the next open recovers from it */
+			store_ckpt_failed(st, st->db, rc, "the last checkpoint at close");
 		sqlite3_close(st->db);
 	}
 	pthread_mutex_destroy(&st->lock);
 	pthread_mutex_destroy(&st->ckpt_lock);
 	pthread_cond_destroy(&st->ckpt_cond);
 	pthread_mutex_destroy(&st->c_mu);
+	pthread_mutex_destroy(&st->s_mu);
 	pthread_cond_destroy(&st->c_work);
 	pthread_cond_destroy(&st->c_cond);
 	if (st->wal_fd > 0)
@@ -687,8 +612,10 @@ store_lock(struct store *st)
 void
 store_unlock(struct store *st)
 {
-	if (st->wal_fd >= 0 && !st->is_reader && sqlite3_total_changes(st->db) != st->changes_at_lock)
-		wal_sync(st, true);     /* their autocommits, durable as with FULL */
+	/* their autocommits, durable as with FULL */
+	if (st->wal_fd >= 0 && !st->is_reader && sqlite3_total_changes(st->db) != st->changes_at_lock &&
+	    fdatasync(st->wal_fd) != 0)
+		store_sync_failed(st, errno);
 	pthread_mutex_unlock(&st->lock);
 }
 
@@ -740,13 +667,6 @@ store_stmt(struct store *st, const char *sql)
 }
 
 int
-store_fail(struct store *st, const char *what, struct derr *e)
-{
-	log_error("%s: %s (%d)", what, sqlite3_errmsg(st->db), sqlite3_extended_errcode(st->db));
-	return derr_set(e, DERR_INTERNAL, NULL, "internal database error");
-}
-
-int
 store_begin(struct store *st, struct derr *e)
 {
 	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
@@ -794,47 +714,33 @@ static const char SQL_COMMIT[] = "COMMIT";
 static const char SQL_SP_UNDO[] = "ROLLBACK TO tx";
 static const char SQL_SP_RELEASE[] = "RELEASE tx";
 
-/* Records batch b's end and runs the hook (c_mu not held on entry; the
- * hook runs under it, so store_set_commit_hook can wait one out). */
+/* Commits the open batch (lock held) and fixes its outcome before the lock
+ * is let go (store_batch_close); the caller then settles it. */
 static void
-batch_ended(struct store *st, uint64_t b, bool ok)
+commit_batch(struct store *st)
 {
-	pthread_mutex_lock(&st->c_mu);
-	if (!ok)
-		st->failed[b % FAILED_RING] = b;
-	if (b > st->committed)
-		st->committed = b;
-	pthread_cond_broadcast(&st->c_cond);
-	if (st->hook != NULL)
-		st->hook(st->hook_arg, b, ok);
-	pthread_mutex_unlock(&st->c_mu);
-}
-
-/* Commits the open batch (lock held): false if it did not commit. The
- * caller then calls batch_ended(st, *b, ok). */
-static bool
-commit_batch(struct store *st, uint64_t *b)
-{
+	int code = 0, sys_errno = 0;
 	bool ok = sp_exec(st, SQL_COMMIT) == 0;
 
-	*b = st->batch;
 	if (!ok) {
-		log_error("COMMIT of batch %llu: %s", (unsigned long long)*b, sqlite3_errmsg(st->db));
+		code = sqlite3_extended_errcode(st->db);
+		sys_errno = sqlite3_system_errno(st->db);
+		log_error("COMMIT of batch %llu: %s (%d%s%s)", (unsigned long long)st->batch,
+		    sqlite3_errmsg(st->db), code, sys_errno ? ", " : "", sys_errno ? strerror(sys_errno) : "");
 		store_rollback(st);
 	}
 	st->open = false;
 	st->n_commits++;
 	st->last_batch_writes = st->batch_writes;
-	return ok;
+	store_batch_close(st, st->batch, ok, code, sys_errno);
 }
 
+/* store_lock's flush of an open batch (lock held): settled at once. */
 static void
 commit_open(struct store *st)
 {
-	uint64_t b;
-	bool ok = wal_sync(st, commit_batch(st, &b));
-
-	batch_ended(st, b, ok);
+	commit_batch(st);
+	store_batch_settle(st);
 }
 
 /* The committer's wait before a COMMIT (c_mu held, and held again on
@@ -902,12 +808,9 @@ commit_main(void *arg)
 		pthread_mutex_lock(&st->lock);
 		st->gather_target = 0;
 		if (st->open) {
-			uint64_t b;
-			bool ok = commit_batch(st, &b);
-
+			commit_batch(st);
 			pthread_mutex_unlock(&st->lock);
-			ok = wal_sync(st, ok);      /* writers go on meanwhile */
-			batch_ended(st, b, ok);
+			store_batch_settle(st);     /* writers go on meanwhile */
 		} else {
 			pthread_mutex_unlock(&st->lock);
 		}
@@ -918,14 +821,17 @@ commit_main(void *arg)
 }
 
 /* Runs one body in the open batch (lock held), opening it if needed.
- * Returns the body's result; *b: the batch it wrote into (0: none). */
+ * Returns the body's result; *b: the batch it wrote into (0: none);
+ * *closed: SQLite ended the batch (the caller settles it). */
 static int
-body_run(struct store *st, store_tx_fn fn, void *arg, uint64_t *b, struct derr *e)
+body_run(struct store *st, store_tx_fn fn, void *arg, uint64_t *b, bool *closed, struct derr *e)
 {
 	int rc;
 
 	*b = 0;
+	*closed = false;
 	if (!st->open) {
+		store_rollback(st);     /* a ROLLBACK that failed after a failed COMMIT */
 		if (sp_exec(st, SQL_BEGIN) != 0)
 			return store_fail(st, "BEGIN", e);
 		st->open = true;
@@ -942,7 +848,9 @@ body_run(struct store *st, store_tx_fn fn, void *arg, uint64_t *b, struct derr *
 		/* SQLite ended the transaction (I/O error, full disk): the
 		 * batch's earlier writes are lost with it. */
 		st->open = false;
-		batch_ended(st, st->batch, false);
+		*closed = true;
+		store_batch_close(st, st->batch, false, sqlite3_extended_errcode(st->db),
+		    sqlite3_system_errno(st->db));
 		return rc != 0 ? rc : store_fail(st, "transaction ended by SQLite", e);
 	}
 	if (rc != 0 && sp_exec(st, SQL_SP_UNDO) != 0)
@@ -952,15 +860,6 @@ body_run(struct store *st, store_tx_fn fn, void *arg, uint64_t *b, struct derr *
 	if (rc == 0)
 		*b = st->batch;
 	return rc;
-}
-
-/* 1 batch b committed, -1 it failed, 0 not yet (c_mu held). */
-static int
-batch_state(struct store *st, uint64_t b)
-{
-	if (b > st->committed)
-		return 0;
-	return st->failed[b % FAILED_RING] == b ? -1 : 1;
 }
 
 void
@@ -1013,7 +912,7 @@ store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
 {
 	uint64_t b;
 	int rc, state;
-	bool gathered;
+	bool gathered, closed;
 
 	atomic_fetch_add(&st->entering, 1);
 	if (tx_lock(st, e) != 0) {
@@ -1021,22 +920,20 @@ store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
 		return -1;
 	}
 	atomic_fetch_sub(&st->entering, 1);
-	rc = body_run(st, fn, arg, &b, e);
+	rc = body_run(st, fn, arg, &b, &closed, e);
 	gathered = st->gather_target > 0 && st->batch_writes >= st->gather_target;
 	if (rc == 0 && st->open && (!st->c_running || commits_here(st))) {
-		uint64_t cb;
-		bool ok = commit_batch(st, &cb);
-
+		commit_batch(st);
 		st->n_lone += st->c_running;
-		pthread_mutex_unlock(&st->lock);
-		batch_ended(st, cb, wal_sync(st, ok));
-	} else {
-		pthread_mutex_unlock(&st->lock);
+		closed = true;
 	}
+	pthread_mutex_unlock(&st->lock);
+	if (closed)
+		store_batch_settle(st);
 	if (rc != 0)
 		return rc;
 	pthread_mutex_lock(&st->c_mu);
-	if (!st->dirty && batch_state(st, b) == 0) {
+	if (!st->dirty && store_batch_state(st, b) == 0) {
 		st->dirty = true;
 		pthread_cond_signal(&st->c_work);
 	} else if (gathered) {
@@ -1049,11 +946,13 @@ store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e)
 		pthread_mutex_unlock(&st->c_mu);
 		return 0;
 	}
-	while ((state = batch_state(st, b)) == 0)
+	while ((state = store_batch_state(st, b)) == 0)
 		pthread_cond_wait(&st->c_cond, &st->c_mu);
 	pthread_mutex_unlock(&st->c_mu);
-	if (state < 0)
-		return derr_set(e, DERR_INTERNAL, NULL, "internal database error (the write was not committed)");
+	if (state < 0) {
+		store_ticket_error(st, b, e);
+		return -1;
+	}
 	return 0;
 }
 
@@ -1083,28 +982,6 @@ uint64_t
 store_defer_ticket(void)
 {
 	return defer.on ? defer.ticket : 0;
-}
-
-int
-store_ticket_state(struct store *st, uint64_t ticket)
-{
-	int state;
-
-	if (ticket == 0)
-		return 1;
-	pthread_mutex_lock(&st->c_mu);
-	state = batch_state(st, ticket);
-	pthread_mutex_unlock(&st->c_mu);
-	return state;
-}
-
-void
-store_set_commit_hook(struct store *st, void (*fn)(void *arg, uint64_t batch, bool ok), void *arg)
-{
-	pthread_mutex_lock(&st->c_mu);
-	st->hook = fn;
-	st->hook_arg = arg;
-	pthread_mutex_unlock(&st->c_mu);
 }
 
 /* Opens a reader's connection (its lock held): query_only, a small cache. */

@@ -73,8 +73,10 @@ typedef int (*store_tx_fn)(struct store *st, int64_t now, void *arg, struct derr
  * the batch's COMMIT has returned (durable at the configured sync level, so
  * a reply sent after it survives kill -9) - except inside
  * store_defer_begin/end, where it returns 0 as soon as fn succeeded and
- * the caller must wait for the ticket instead. -1 with e from fn, or
- * DERR_INTERNAL when the transaction could not commit. Takes the lock
+ * the caller must wait for the ticket instead. -1 with e from fn, or when
+ * the batch did not commit (DERR_NO_SPACE, DERR_IO_ERROR, DERR_INTERNAL:
+ * nothing of fn's writes is stored) or committed but could not be made
+ * durable (DERR_NOT_DURABLE: stored and visible). Takes the lock
  * itself (do not hold it). */
 int store_tx(struct store *st, store_tx_fn fn, void *arg, struct derr *e) DETM_NODISCARD;
 /* In nowait mode (nowait.h: an HTTP worker), store_tx does not wait for a
@@ -100,11 +102,21 @@ void store_defer_begin(void);
 uint64_t store_defer_end(void);
 /* The current thread's ticket so far (0: not deferring or nothing written). */
 uint64_t store_defer_ticket(void);
-/* 1 ticket's batch committed (0 counts as committed), -1 it failed, 0 not
- * yet. Failures are remembered for the last 1024 batches. */
+/* What became of a ticket's batch: 1 it committed (and, with sync full, is
+ * durable; ticket 0 counts as committed), 0 not known yet, STORE_FAILED it
+ * did not commit (nothing of it is stored), STORE_NOT_DURABLE it committed
+ * and is visible but its fdatasync failed. Outcomes are fixed in batch
+ * order, so a later batch's is never known before an earlier one's. The
+ * last 4096 batches that did not end well are remembered. */
+#define STORE_FAILED (-1)
+#define STORE_NOT_DURABLE (-2)
 int store_ticket_state(struct store *st, uint64_t ticket);
-/* fn(arg, batch, ok) after each batch's COMMIT ends, on the committing
- * thread, under an internal lock (fn must be quick and must not call
+/* Fills e for a ticket whose state is < 0: DERR_NO_SPACE, DERR_IO_ERROR or
+ * DERR_INTERNAL (not committed), DERR_NOT_DURABLE (stored, not durable). */
+void store_ticket_error(struct store *st, uint64_t ticket, struct derr *e);
+/* fn(arg, batch, ok) once for every batch, in batch order, when its
+ * outcome is known (ok: it is stored, durable or not), on the thread that
+ * learnt it, under an internal lock (fn must be quick and must not call
  * store_tx or store_lock); NULL removes it, and once this returns the old
  * hook is not running. */
 void store_set_commit_hook(struct store *st, void (*fn)(void *arg, uint64_t batch, bool ok),
@@ -127,9 +139,25 @@ int store_begin(struct store *st, struct derr *e) DETM_NODISCARD;
 int store_commit(struct store *st, struct derr *e) DETM_NODISCARD;
 void store_rollback(struct store *st);
 
-/* Logs the connection's last error for `what` and fills e with a generic
- * DERR_INTERNAL. Returns -1. */
+/* Logs the connection's last error for `what` and fills e: DERR_NO_SPACE
+ * (the disk is full), DERR_IO_ERROR (the disk failed) or DERR_INTERNAL
+ * (anything else, details only in the log). On the writer connection a
+ * full disk or an I/O error also marks the store degraded until a write
+ * commits again. Returns -1. */
 int store_fail(struct store *st, const char *what, struct derr *e);
+
+/* The store's write health: false while writes work. True while they fail
+ * on the disk (full, I/O errors: since the last failure, until a write
+ * commits again) or while durability is lost (sync full: an fdatasync
+ * failed and no checkpoint has repaired it yet); cause then says which,
+ * since when. Counters for /metrics. */
+struct store_faults {
+	uint64_t write_failures;    /* writes and batches refused by the disk */
+	uint64_t sync_failures;     /* failed fdatasyncs of the WAL (sync full) */
+	uint64_t ckpt_failures;     /* failed checkpoints */
+};
+bool store_degraded(struct store *st, char *cause, size_t n);
+void store_fault_stats(struct store *st, struct store_faults *out);
 
 /* A read snapshot that never waits for writers: one of a small pool of
  * read connections (WAL readers, query_only), locked for the caller, in a

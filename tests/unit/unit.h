@@ -12,6 +12,7 @@ extern const struct harness_test util_tests[];
 extern const struct harness_test state_tests[];
 extern const struct harness_test http_tests[];
 extern const struct harness_test store_tests[];
+extern const struct harness_test store_fault_tests[];
 extern const struct harness_test humanize_tests[];
 extern const struct harness_test takeover_tests[];
 extern const struct harness_test usage_tests[];
