@@ -117,6 +117,23 @@ int task_log_add(struct store *st, const char *task_id, const char *action_id,
 json_object *task_message_add(struct store *st, const char *task_id,
     const char *role, const char *msg_type, const char *content, struct derr *e);
 
+/* A verdict on a task written inside a caller's store_tx body (so that it
+ * and the caller's own rows commit together): the action action_id (if
+ * not NULL and still there) gets p, and a thread message (role, msg_type,
+ * content) is added. A task that is gone writes nothing (*wrote false);
+ * 0, or -1 with e on a database failure (the caller's body then fails). */
+struct task_verdict {
+	const char *task_id, *action_id;
+	const struct action_patch *p;
+	const char *role, *msg_type, *content;
+	char msg_id[ID_LEN];            /* out: the message's id */
+	bool wrote, action_set;         /* out: the message, the action were written */
+};
+int task_verdict_tx(struct store *st, int64_t now, struct task_verdict *v, struct derr *e)
+    DETM_NODISCARD;
+/* The events of a committed verdict (after store_tx returned 0). */
+void task_verdict_publish(const struct task_verdict *v);
+
 /* ---- reads (taskview.c) ---- */
 
 enum task_detail { DETAIL_ITEMS, DETAIL_ACTIONS, DETAIL_FOCUSED };

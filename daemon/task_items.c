@@ -557,3 +557,39 @@ task_message_add(struct store *st, const char *task_id, const char *role,
 	jx_add_time(m, "created_at", t.now);
 	return m;
 }
+
+int
+task_verdict_tx(struct store *st, int64_t now, struct task_verdict *v, struct derr *e)
+{
+	struct action_up_tx a = { .task_id = v->task_id, .action_id = v->action_id, .p = v->p };
+	struct msg_tx m = { .task_id = v->task_id, .role = v->role, .msg_type = v->msg_type,
+	    .content = v->content };
+	int cur;
+
+	v->wrote = v->action_set = false;
+	if (task_lookup(st, v->task_id, &cur, e) != 0)
+		return e->code == DERR_NOT_FOUND ? 0 : -1;      /* deleted with its task */
+	if (v->action_id != NULL && v->action_id[0] != '\0') {
+		if (action_check(st, v->task_id, v->action_id, e) == 0) {
+			if (action_up_tx(st, now, &a, e) != 0)
+				return -1;
+			v->action_set = true;
+		} else if (e->code != DERR_NOT_FOUND) {
+			return -1;
+		}
+	}
+	if (msg_tx(st, now, &m, e) != 0)
+		return -1;
+	memcpy(v->msg_id, m.id, ID_LEN);
+	v->wrote = true;
+	return 0;
+}
+
+void
+task_verdict_publish(const struct task_verdict *v)
+{
+	if (v->action_set)
+		events_publish("action", "updated", v->task_id, v->action_id);
+	if (v->wrote)
+		events_publish("message", "created", v->task_id, v->msg_id);
+}

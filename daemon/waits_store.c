@@ -288,20 +288,21 @@ wstore_row_update(const char *id, const char *criteria, int timeout_s, int64_t d
 	return rc;
 }
 
-/* Writes the outcome: the row (only if still watching), the task's wait
- * action and a thread message. No engine lock held. */
-void
-wstore_outcome_write(struct outcome *o)
-{
-	struct store *st = W.app->store;
-	int64_t now = now_ms();
-	struct derr e;
-	sqlite3_stmt *s;
-	int changed = 0;
-	char *msg;
+/* The outcome's write, one transaction: the row (only if still watching),
+ * then the task's wait action and a thread message (task_verdict_tx). */
+struct outcome_tx {
+	struct outcome *o;
+	struct task_verdict v;
+	int changed;
+};
 
-	store_lock(st);
-	s = store_stmt(st, SQL_FINISH);
+static int
+outcome_tx(struct store *st, int64_t now, void *arg, struct derr *e)
+{
+	struct outcome_tx *t = arg;
+	struct outcome *o = t->o;
+	sqlite3_stmt *s = store_stmt(st, SQL_FINISH);
+
 	if (s != NULL) {
 		sqlite3_bind_text(s, 1, o->id, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, o->status, -1, SQLITE_STATIC);
@@ -315,64 +316,84 @@ wstore_outcome_write(struct outcome *o)
 		sqlite3_bind_int64(s, 10, o->tokens_out);
 		bind_text_or_null(s, 11, o->extra);
 	}
-	if (store_exec(st, s, "wait finish", &e) == 0)
-		changed = sqlite3_changes(store_db(st));
-	else
-		log_error("wait %s: cannot record %s: %s", o->id, o->status, e.message);
-	store_unlock(st);
-	if (changed != 1)
-		return;         /* finished before (or deleted with its task) */
+	if (store_exec(st, s, "wait finish", e) != 0)
+		return -1;
+	t->changed = sqlite3_changes(store_db(st));
+	if (t->changed != 1 || o->task_id[0] == '\0')
+		return 0;       /* finished before (or deleted with its task) */
+	return task_verdict_tx(st, now, &t->v, e);
+}
 
+/* The thread message of an outcome (caller frees). */
+static char *
+outcome_message(const struct outcome *o)
+{
 	if (strcmp(o->status, "resolved") == 0)
-		msg = xasprintf("[smart_wait resolved] Job %s: %s → %s", o->id, o->criteria, o->reason);
-	else if (strcmp(o->status, "timed_out") == 0)
-		msg = xasprintf("[smart_wait timeout] Job %s: %s — Timeout after %ds.", o->id, o->criteria,
+		return xasprintf("[smart_wait resolved] Job %s: %s → %s", o->id, o->criteria, o->reason);
+	if (strcmp(o->status, "timed_out") == 0)
+		return xasprintf("[smart_wait timeout] Job %s: %s — Timeout after %ds.", o->id, o->criteria,
 		    o->timeout_s);
-	else
-		msg = xasprintf("[smart_wait %s] Job %s: %s — %s", o->status, o->id, o->criteria, o->reason);
-	log_info("%s", msg);
-	/* Wake the agent's gateway for what it is waiting on: a resolution,
-	 * a timeout, a failure (a cancel came from the agent itself). */
-	if (strcmp(o->status, "cancelled") != 0) {
-		json_object *ev = json_object_new_object();
-		char kind[32];
+	return xasprintf("[smart_wait %s] Job %s: %s — %s", o->status, o->id, o->criteria, o->reason);
+}
 
-		jx_add_str(ev, "wait_id", o->id);
-		jx_add_str(ev, "status", o->status);
-		jx_add_str(ev, "wake_when", o->criteria);
-		jx_add_str(ev, "verdict", o->verdict);
-		jx_add_str(ev, "detail", o->reason);
-		extra_merge(ev, o->extra);
-		json_object_object_add(ev, "evaluations", json_object_new_int(o->evaluations));
-		json_object_object_add(ev, "elapsed_seconds",
-		    json_object_new_double((double)(now - o->created_ms) / 1000.0));
-		snprintf(kind, sizeof kind, "wait_%s", o->status);
-		wake_post(kind, o->task_id[0] ? o->task_id : NULL, msg, ev);
-	}
-	if (o->task_id[0] != '\0') {
-		json_object *out = json_object_new_object();
-		struct action_patch p = { .status = strcmp(o->status, "resolved") == 0 ? "completed" : "failed" };
-		json_object *m;
+/* Wakes the agent's gateway for what it is waiting on: a resolution, a
+ * timeout, a failure (a cancel came from the agent itself). */
+static void
+outcome_wake(const struct outcome *o, const char *msg, int64_t now)
+{
+	json_object *ev;
+	char kind[32];
 
-		jx_add_str(out, "state", o->status);
-		jx_add_str(out, "detail", o->reason);
-		json_object_object_add(out, "elapsed_seconds",
-		    json_object_new_double((double)(now - o->created_ms) / 1000.0));
-		json_object_object_add(out, "evaluations", json_object_new_int(o->evaluations));
-		json_object_object_add(out, "skipped", json_object_new_int(o->skipped));
-		p.output_json = jx_string(out, NULL);
-		p.duration_ms = (double)(now - o->created_ms);
-		if (o->action_id[0] != '\0' &&
-		    task_action_update(st, o->task_id, o->action_id, &p, &e) != 0)
-			log_warn("wait %s: cannot update action %s: %s", o->id, o->action_id, e.message);
-		json_object_put(out);
-		m = task_message_add(st, o->task_id, "wait", o->status, msg, &e);
-		if (m == NULL)
-			log_warn("wait %s: cannot post to task %s: %s", o->id, o->task_id, e.message);
-		json_object_put(m);
+	if (strcmp(o->status, "cancelled") == 0)
+		return;
+	ev = json_object_new_object();
+	jx_add_str(ev, "wait_id", o->id);
+	jx_add_str(ev, "status", o->status);
+	jx_add_str(ev, "wake_when", o->criteria);
+	jx_add_str(ev, "verdict", o->verdict);
+	jx_add_str(ev, "detail", o->reason);
+	extra_merge(ev, o->extra);
+	json_object_object_add(ev, "evaluations", json_object_new_int(o->evaluations));
+	json_object_object_add(ev, "elapsed_seconds", json_object_new_double((double)(now - o->created_ms) / 1000.0));
+	snprintf(kind, sizeof kind, "wait_%s", o->status);
+	wake_post(kind, o->task_id[0] ? o->task_id : NULL, msg, ev);
+}
+
+/* Writes the outcome: the wait's row, its action on the task and the
+ * thread message in one transaction, and only once it committed wakes the
+ * agent (so a woken agent finds the task saying why). No engine lock held. */
+void
+wstore_outcome_write(struct outcome *o)
+{
+	struct store *st = W.app->store;
+	int64_t now = now_ms();
+	struct derr e;
+	json_object *out = json_object_new_object();
+	struct action_patch p = { .status = strcmp(o->status, "resolved") == 0 ? "completed" : "failed" };
+	struct outcome_tx t = { .o = o };
+	char *msg = outcome_message(o);
+
+	jx_add_str(out, "state", o->status);
+	jx_add_str(out, "detail", o->reason);
+	json_object_object_add(out, "elapsed_seconds", json_object_new_double((double)(now - o->created_ms) / 1000.0));
+	json_object_object_add(out, "evaluations", json_object_new_int(o->evaluations));
+	json_object_object_add(out, "skipped", json_object_new_int(o->skipped));
+	p.output_json = jx_string(out, NULL);
+	p.duration_ms = (double)(now - o->created_ms);
+	t.v = (struct task_verdict){ .task_id = o->task_id, .action_id = o->action_id, .p = &p,
+	    .role = "wait", .msg_type = o->status, .content = msg };
+	derr_clear(&e);
+	if (store_tx(st, outcome_tx, &t, &e) != 0)
+		log_error("wait %s: cannot record %s: %s", o->id, o->status, e.message);
+	else if (t.changed == 1)
+		log_info("%s", msg);
+	if (t.changed == 1 && e.code == DERR_OK) {
+		task_verdict_publish(&t.v);
+		outcome_wake(o, msg, now);
+		events_publish("wait", "updated", o->task_id[0] ? o->task_id : NULL, o->id);
 	}
+	json_object_put(out);
 	free(msg);
-	events_publish("wait", "updated", o->task_id[0] ? o->task_id : NULL, o->id);
 }
 
 /* After a judgement that did not end the wait: the counters reach the row,
