@@ -16,6 +16,7 @@
 #include "display.h"
 #include "ground.h"
 #include "humanize.h"
+#include "store.h"
 #include "wake.h"
 #include "waits.h"
 

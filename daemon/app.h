@@ -13,7 +13,8 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "store.h"
+
+struct store;           /* store.h: the database (a lower layer's, opened by main.c) */
 
 struct app {
 	const struct config *cfg;

@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,6 @@
 
 #include "buf.h"
 #include "cancel.h"
-#include "usage.h"
 #include "util.h"
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -210,6 +210,15 @@ parse_json(const char *p, size_t len)
 	return o;
 }
 
+/* The meter usage.c sets (httpc_set_meter); read once per request. */
+static _Atomic(const struct httpc_meter *) httpc_meter;
+
+void
+httpc_set_meter(const struct httpc_meter *m)
+{
+	atomic_store(&httpc_meter, m);
+}
+
 int
 httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 {
@@ -220,7 +229,9 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 	size_t body_len = 0;
 	long timeout = rq->timeout_ms > 0 ? rq->timeout_ms : 30000;
 	int64_t t0 = mono_us(), next_check = 0;
-	struct usage_call uc;
+	const struct httpc_meter *meter = atomic_load(&httpc_meter);
+	void *call = NULL;
+	bool refused = false;
 	CURLcode rc;
 	CURL *c;
 	int ret = HTTPC_OK;
@@ -237,7 +248,7 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 			return HTTPC_ETOOBIG;
 		}
 	}
-	if (usage_call_begin(rq, &uc, rs->error, sizeof rs->error) != 0)
+	if (meter != NULL && (call = meter->begin(rq, rs->error, sizeof rs->error, &refused), refused))
 		return HTTPC_EREFUSED;
 	c = pool_get();
 	if (c == NULL) {
@@ -309,7 +320,8 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 	pool_put(c, rc == CURLE_OK);
 	curl_slist_free_all(hl);
 	buf_free(&s.body);
-	usage_call_end(&uc, ret, rs);
+	if (call != NULL)
+		meter->end(call, ret, rs);
 	return ret;
 }
 

@@ -15,14 +15,17 @@
  * are followed; redirects are not. No signals (CURLOPT_NOSIGNAL), no
  * verbose output.
  *
- * Every model call passes usage.h's hooks here (the one choke point): it is
- * recorded with its tokens and cost, or refused before it is sent when its
- * task's budget is reached.
+ * Every request passes the meter here (the one choke point), which an upper
+ * layer sets (usage.c, at usage_init): a model call is recorded with its
+ * tokens and cost, or refused before it is sent when its task's budget is
+ * reached. This file calls nothing above it: without a meter nothing is
+ * recorded or refused.
  */
 #ifndef DETM_HTTPC_H
 #define DETM_HTTPC_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
@@ -81,5 +84,16 @@ int httpc_post_json(const char *url, const char *const *headers, json_object *bo
     long timeout_ms, long *status, json_object **reply, char *errbuf, size_t errlen);
 int httpc_get_json(const char *url, const char *const *headers, long timeout_ms,
     long *status, json_object **reply, char *errbuf, size_t errlen);
+
+/* The meter: begin(rq, err, cap, &refused) before a request returns what
+ * end gets after it (NULL: nothing to record); refused set true (err
+ * filled) means do not send it (HTTPC_EREFUSED). end(call, rc, rs) with
+ * httpc_do's return; it owns call. Both may run on any thread at once. */
+struct httpc_meter {
+	void *(*begin)(const struct httpc_req *rq, char *err, size_t cap, bool *refused);
+	void (*end)(void *call, int rc, const struct httpc_resp *rs);
+};
+/* Sets the meter (NULL: none); m must outlive every request. */
+void httpc_set_meter(const struct httpc_meter *m);
 
 #endif

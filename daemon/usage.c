@@ -411,6 +411,29 @@ usage_counters(struct usage_counter *out, size_t cap)
 	return n;
 }
 
+/* httpc's meter: a model call's record lives from begin to end. */
+static void *
+meter_begin(const struct httpc_req *rq, char *err, size_t cap, bool *refused)
+{
+	struct usage_call *uc = xmalloc(sizeof *uc);
+
+	*refused = usage_call_begin(rq, uc, err, cap) != 0;
+	if (*refused || !uc->model) {
+		free(uc);
+		return NULL;
+	}
+	return uc;
+}
+
+static void
+meter_end(void *call, int rc, const struct httpc_resp *rs)
+{
+	usage_call_end(call, rc, rs);
+	free(call);
+}
+
+static const struct httpc_meter usage_meter = { meter_begin, meter_end };
+
 /* ---- life ---- */
 
 int
@@ -418,6 +441,7 @@ usage_init(struct store *st, const struct config *cfg, struct derr *e)
 {
 	(void)e;
 	usage_price_init(cfg->data_dir);
+	httpc_set_meter(&usage_meter);      /* stays: calls after shutdown are still counted */
 	pthread_mutex_lock(&U.mu);
 	U.st = st;
 	base_add("openrouter", cfg->openrouter_url);
