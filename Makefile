@@ -29,7 +29,7 @@ DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 x11-xcb xcb-xtest xext xtst xdama
 DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil libarchive
 PROXY_PKGS  = libcurl json-c
 # detm-a11y (a11y/): the one program that links libatspi; detmd runs one per
-# task display that is asked for its accessibility tree (daemon/a11y.c).
+# task display that is asked for its accessibility tree (daemon/x11/a11y.c).
 A11Y_PKGS   = atspi-2 gobject-2.0 json-c
 TEST_PKGS   = libcurl json-c sqlite3
 
@@ -50,12 +50,17 @@ BIN := bin
 # Layers (docs/architecture.md; tools/check-layers.sh enforces them in make test):
 #   common/     the contract: tool table, schemas, tool requests, errors,
 #               limits, JSON kept as sent. Includes only libc and json-c.
-#   daemon/     detmd, on top of common/.
+#   daemon/     detmd, on top of common/, in subsystem folders by rank
+#               (core, then store x11 backends, task, desktop ops, waits gui
+#               recorder, http, then main.c and modules.c): a file includes
+#               its own folder and lower ranks, naming the folder
+#               ("store/store.h"); every folder's sources are built.
 #   mcp-proxy/  detm-mcp, on top of common/. Neither includes the other.
 COMMON_SRCS := $(wildcard common/*.c)
 # gen/tools_list.o: tools/list's text, serialized at build time (mcp.h).
 COMMON_OBJS := $(COMMON_SRCS:%.c=$(B)/%.o) $(B)/gen/tools_list.o
-DAEMON_SRCS := $(wildcard daemon/*.c)
+DAEMON_DIRS := core store x11 backends task desktop ops waits gui recorder http
+DAEMON_SRCS := $(wildcard daemon/*.c $(DAEMON_DIRS:%=daemon/%/*.c))
 DASHBOARD_FILES := $(sort $(wildcard dashboard/*.html dashboard/*.js dashboard/*.css dashboard/*.svg))
 DAEMON_OBJS := $(DAEMON_SRCS:%.c=$(B)/%.o) $(B)/gen/schema_sql.o $(B)/gen/dashboard_files.o \
 	$(COMMON_OBJS)
@@ -119,7 +124,7 @@ FORCE:
 $(B)/daemon/%.o: daemon/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
 	$(ECHO) CC $<
-	$(Q)$(CC) $(WARN) $(CFLAGS) -iquote common $(call pc_cflags,$(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
+	$(Q)$(CC) $(WARN) $(CFLAGS) -iquote daemon -iquote common $(call pc_cflags,$(DAEMON_PKGS) $(DAEMON_DL_PKGS)) -MMD -MP -c -o $@ $<
 
 $(B)/common/%.o: common/%.c $(B)/.settings
 	@mkdir -p $(dir $@)
@@ -163,7 +168,7 @@ $(B)/gen/tools_list.c: $(B)/gen-tools-list
 	@mkdir -p $(dir $@)
 	$(Q)$(B)/gen-tools-list > $@.tmp && mv $@.tmp $@
 $(B)/gen/%.o: $(B)/gen/%.c $(B)/.settings
-	$(CC) $(CFLAGS) -std=c11 -iquote daemon -iquote common $(call pc_cflags,json-c) -c -o $@ $<
+	$(CC) $(CFLAGS) -std=c11 -iquote daemon/core -iquote common $(call pc_cflags,json-c) -c -o $@ $<
 
 $(BIN)/detmd: $(DAEMON_OBJS)
 	@mkdir -p $(BIN)

@@ -1,5 +1,5 @@
 /*
- * capture.c - microbenchmark of daemon/xcap.c against a running X server
+ * capture.c - microbenchmark of daemon/x11/xcap.c against a running X server
  * (bench/capture.sh starts a private 1920x1080 Xvfb with xterms on it).
  *
  *   capture [-n N] [-i IMPORT_RUNS] [-o DIR]     (DISPLAY from the environment)
@@ -21,8 +21,8 @@
 #include <turbojpeg.h>
 
 #include "derr.h"
-#include "xcap.h"
-#include "xerr.h"
+#include "x11/xcap.h"
+#include "x11/xerr.h"
 
 extern char **environ;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# capture.sh - xcap microbenchmark: builds bench/capture.c with daemon/xcap.c
+# capture.sh - xcap microbenchmark: builds bench/capture.c with daemon/x11/xcap.c
 # (and the few modules it needs) at -O2 (-iquote: a header named limits.h would
 # shadow <limits.h>), starts a private Xvfb 1920x1080x24
 # with three xterms full of text and an xlogo on a solid background, and
@@ -37,7 +37,7 @@ done
 mkdir -p build/bench
 # shellcheck disable=SC2086
 $CC $WARN $CFLAGS -iquote daemon -iquote common $(pkg-config --cflags $PKGS) -o "$OUT" bench/capture.c \
-	daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c daemon/nowait.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
+	daemon/x11/xcap.c daemon/x11/xcap_pixels.c daemon/x11/xcap_encode.c daemon/x11/xerr.c daemon/core/nowait.c common/derr.c common/utf8.c daemon/core/util.c daemon/core/log.c \
 	$(pkg-config --libs $PKGS) -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-capbench.XXXXXX)

@@ -12,9 +12,9 @@
 #include <time.h>
 
 #include "derr.h"
-#include "gate.h"
-#include "xcap.h"
-#include "xerr.h"
+#include "x11/gate.h"
+#include "x11/xcap.h"
+#include "x11/xerr.h"
 
 static long long
 now_us(void)

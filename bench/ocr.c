@@ -1,18 +1,18 @@
 /*
- * ocr.c - microbenchmark of daemon/ocr.c against a running X server
+ * ocr.c - microbenchmark of daemon/backends/ocr.c against a running X server
  * (bench/ocr.sh starts a private 1920x1080 Xvfb with xterms on it; one of
  * them prints "Tests passed: 42 of 42" a few seconds after start).
  *
  *   ocr [-n N] [-f FULL_RUNS] [-o DIR] [-p]      (DISPLAY from the environment)
  *
- * Compiled as one unit with daemon/ocr.c (#include below) so it can switch
+ * Compiled as one unit with daemon/backends/ocr.c (#include below) so it can switch
  * the page segmentation mode of the engine it measures. Prints, per case,
  * the median and min in ms, the mean confidence, and whether the known
  * phrases were read; -o DIR writes full.png and crop.png there (ocr.sh feeds
  * them to the tesseract CLI when it is installed). -p undoes ocr_new's
  * OpenMP serialisation (max-active-levels back to 1) to show what it saves.
  */
-#include "../daemon/ocr.c"   /* not "ocr.c": that is this file */
+#include "../daemon/backends/ocr.c"   /* not "ocr.c": that is this file */
 
 #include <getopt.h>
 #include <stdio.h>
@@ -20,8 +20,8 @@
 
 #include <X11/Xlib.h>
 
-#include "xcap.h"
-#include "xerr.h"
+#include "x11/xcap.h"
+#include "x11/xerr.h"
 
 static int
 cmp_double(const void *a, const void *b)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ocr.sh - OCR microbenchmark: builds bench/ocr.c (which includes
-# daemon/ocr.c) at -O2 (-iquote: a header named limits.h would shadow
+# daemon/backends/ocr.c) at -O2 (-iquote: a header named limits.h would shadow
 # <limits.h>), starts a private Xvfb 1920x1080x24 with four xterms of text
 # (the 6x13 bitmap font, black-on-white, Xft DejaVu Sans Mono 11, and one
 # that prints "Tests passed: 42 of 42" six seconds after it starts), and
@@ -46,7 +46,7 @@ done
 mkdir -p build/bench
 # shellcheck disable=SC2086
 $CC $WARN $CFLAGS -iquote daemon -iquote common $(pkg-config --cflags $PKGS) -o "$OUT" bench/ocr.c \
-	daemon/ocr_phrase.c daemon/ocr_boxes.c daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c daemon/nowait.c daemon/dynlib.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
+	daemon/backends/ocr_phrase.c daemon/backends/ocr_boxes.c daemon/x11/xcap.c daemon/x11/xcap_pixels.c daemon/x11/xcap_encode.c daemon/x11/xerr.c daemon/core/nowait.c daemon/core/dynlib.c common/derr.c common/utf8.c daemon/core/util.c daemon/core/log.c \
 	$(pkg-config --libs $PKGS) -ldl -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-ocrbench.XXXXXX)

@@ -5,7 +5,7 @@
  *                                apart) with xcap and store them as JPEG q95
  *                                files DIR/000001.jpg... (the design doc's
  *                                frames-on-disk path)
- *   rec_bench encode DIR N OUT   detm's encoder (daemon/enc.c) on the same
+ *   rec_bench encode DIR N OUT   detm's encoder (daemon/backends/enc.c) on the same
  *                                frames: decodes each JPEG (not timed), then
  *                                times enc_frame on this thread's CPU clock;
  *                                prints "encode_cpu_ms_per_frame X"
@@ -24,8 +24,8 @@
 #include <X11/Xlib.h>
 #include <turbojpeg.h>
 
-#include "enc.h"
-#include "xcap.h"
+#include "backends/enc.h"
+#include "x11/xcap.h"
 
 static double
 thread_cpu_ms(void)

@@ -28,7 +28,7 @@ die() { echo "bench waits: $*" >&2; exit 1; }
 
 PKGS="x11 x11-xcb xcb xext libturbojpeg zlib json-c"
 cc -std=c11 -D_GNU_SOURCE -O2 -iquote daemon -iquote common $(pkg-config --cflags $PKGS) -o "$tmp/gate_bench" \
-	bench/gate_bench.c daemon/gate.c daemon/xcap.c daemon/xcap_pixels.c daemon/xcap_encode.c daemon/xerr.c daemon/nowait.c common/derr.c common/utf8.c daemon/util.c daemon/log.c \
+	bench/gate_bench.c daemon/x11/gate.c daemon/x11/xcap.c daemon/x11/xcap_pixels.c daemon/x11/xcap_encode.c daemon/x11/xerr.c daemon/core/nowait.c common/derr.c common/utf8.c daemon/core/util.c daemon/core/log.c \
 	$(pkg-config --libs $PKGS) -lpthread || die "cannot build bench/gate_bench.c"
 
 echo "== gate tick (grab -> 320 px greyscale -> diff), 500 ticks"

@@ -24,15 +24,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "config.h"
-#include "http.h"
-#include "httpc.h"
-#include "log.h"
+#include "http/api.h"
+#include "core/config.h"
+#include "http/http.h"
+#include "backends/httpc.h"
+#include "core/log.h"
 #include "modules.h"
-#include "doctor.h"
+#include "ops/doctor.h"
 #include "tools.h"
-#include "stuck.h"
+#include "ops/stuck.h"
 
 /* Takes an exclusive lock on DATA_DIR/detmd.lock and writes our pid into
  * it. Returns the fd, or -1 after printing why. */

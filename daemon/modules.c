@@ -13,23 +13,23 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "budget.h"
-#include "display.h"
-#include "events.h"
-#include "ground.h"
-#include "humanize.h"
-#include "live.h"
+#include "task/budget.h"
+#include "x11/display.h"
+#include "task/events.h"
+#include "backends/ground.h"
+#include "x11/humanize.h"
+#include "desktop/live.h"
 #include "modules.h"
-#include "recorder.h"
-#include "shots.h"
-#include "stuck.h"
-#include "takeover.h"
-#include "task.h"
-#include "taskstate.h"
+#include "recorder/recorder.h"
+#include "task/shots.h"
+#include "ops/stuck.h"
+#include "desktop/takeover.h"
+#include "task/task.h"
+#include "task/taskstate.h"
 #include "tools.h"
-#include "usage.h"
-#include "waits.h"
-#include "wake.h"
+#include "task/usage.h"
+#include "waits/waits.h"
+#include "task/wake.h"
 
 /* A task that ends (or is deleted) gives its display back. */
 static void

@@ -7,7 +7,7 @@
 #ifndef DETM_MODULES_H
 #define DETM_MODULES_H
 
-#include "app.h"
+#include "core/app.h"
 #include "derr.h"
 
 /* Opens the store (app->cfg->data_dir/data.db into app->store) and starts

@@ -7,7 +7,7 @@
  *       `const unsigned long NAME_len` holding the length without that NUL
  *       (schema.sql).
  *   embed --files NAME FILE... > out.c
- *       writes `const struct embedded_file NAME[]` (daemon/embedded.h): one
+ *       writes `const struct embedded_file NAME[]` (daemon/core/embedded.h): one
  *       {base name, bytes, length} per FILE, ended by a zero entry (the
  *       dashboard's files).
  *

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# funclen.sh [N] - function lengths in common/, daemon/ and mcp-proxy/ (the
+# funclen.sh [N] - function lengths in common/, daemon/ (every folder) and mcp-proxy/ (the
 # house style puts a definition's name at column 0 and its braces on their
 # own lines at column 0). Prints the longest N (default 15), the median and
 # how many exceed 100 lines. Used by `make lint`.
@@ -20,7 +20,7 @@ lengths() {
 	/^[a-z_][a-z0-9_]*\(/ { split($0, a, "("); name = a[1]; next }
 	/^\{/ && name != "" { start = FNR; next }
 	/^\}/ && start > 0 { printf "%d %s:%d %s\n", FNR - start - 1, FILENAME, start, name; start = 0; name = "" }
-	' common/*.c daemon/*.c mcp-proxy/*.c | sort -rn
+	' common/*.c daemon/*.c daemon/*/*.c mcp-proxy/*.c | sort -rn
 }
 
 if [ "${1:-}" = "--check" ]; then

@@ -19,13 +19,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "config.h"
-#include "http.h"
-#include "jx.h"
-#include "log.h"
+#include "http/api.h"
+#include "core/config.h"
+#include "http/http.h"
+#include "core/jx.h"
+#include "core/log.h"
 #include "modules.h"
-#include "task.h"
+#include "task/task.h"
 
 static struct config cfg;
 static struct app app;

@@ -12,12 +12,12 @@
 
 #include "schema.h"
 #include "toolreq.h"
-#include "config.h"
-#include "ground.h"
-#include "gui.h"
-#include "jx.h"
-#include "util.h"
-#include "vision.h"
+#include "core/config.h"
+#include "backends/ground.h"
+#include "gui/gui.h"
+#include "core/jx.h"
+#include "core/util.h"
+#include "backends/vision.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);

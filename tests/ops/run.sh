@@ -4,7 +4,7 @@
 # bin/vision-stub standing in for Ollama), with unzip, ffprobe and jq as
 # independent oracles.
 #
-#   redaction   bin/test-ops: every pattern of daemon/redact.c
+#   redaction   bin/test-ops: every pattern of daemon/core/redact.c
 #   doctor      healthy daemon (ok/skip only, exit_code 0), dead backend
 #               URL (fail with a hint), Xvfb missing from PATH (the CLI's
 #               in-process form: fail, exit status 2), a full recording cap

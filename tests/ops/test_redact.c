@@ -1,5 +1,5 @@
 /*
- * test_redact.c - the redaction table (daemon/redact.c): every kind of
+ * test_redact.c - the redaction table (daemon/core/redact.c): every kind of
  * secret is replaced (its recognisable prefix kept), text that only looks
  * near a secret is left alone, JSON stays JSON, literals go whole.
  * Prints "N passed, N failed".
@@ -10,7 +10,7 @@
 
 #include <json-c/json.h>
 
-#include "redact.h"
+#include "core/redact.h"
 
 static int pass, fail;
 

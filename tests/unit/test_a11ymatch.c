@@ -1,8 +1,8 @@
-/* test_a11ymatch.c - words against accessibility elements (daemon/a11y_match.c). */
+/* test_a11ymatch.c - words against accessibility elements (daemon/x11/a11y_match.c). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "a11y_match.h"
+#include "x11/a11y_match.h"
 #include "unit.h"
 
 /* The zenity --entry dialog and a --question dialog as detm-a11y lists them. */

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "unit.h"
-#include "waits_check.h"
+#include "waits/waits_check.h"
 
 /* Runs fn(arg) in a child with stderr closed; true if it aborted. */
 static bool

@@ -1,7 +1,7 @@
 /* test_http.c - route matching and the Host/Origin rules (http.c). */
 #include <string.h>
 
-#include "http.h"
+#include "http/http.h"
 #include "mcp.h"
 #include "toolreq.h"
 #include "tools.h"

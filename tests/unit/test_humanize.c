@@ -1,8 +1,8 @@
-/* test_humanize.c - the shapes of humanised input (daemon/humanize.c). */
+/* test_humanize.c - the shapes of humanised input (daemon/x11/humanize.c). */
 #include <math.h>
 #include <stdlib.h>
 
-#include "humanize.h"
+#include "x11/humanize.h"
 #include "unit.h"
 
 /* Distance of p from the line through a and b. */

@@ -1,7 +1,7 @@
 /* test_state.c - the status machines, checked against a written-out model. */
 #include <string.h>
 
-#include "taskstate.h"
+#include "task/taskstate.h"
 #include "unit.h"
 
 static void

@@ -5,11 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "jx.h"
-#include "nowait.h"
-#include "store.h"
-#include "task.h"
-#include "taskstate.h"
+#include "core/jx.h"
+#include "core/nowait.h"
+#include "store/store.h"
+#include "task/task.h"
+#include "task/taskstate.h"
 #include "unit.h"
 
 static char dir[64];

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "store/store.h"
 #include "unit.h"
 
 static char fdir[64];

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "jx.h"
-#include "store.h"
-#include "takeover.h"
-#include "task.h"
+#include "core/jx.h"
+#include "store/store.h"
+#include "desktop/takeover.h"
+#include "task/task.h"
 #include "unit.h"
 
 static void

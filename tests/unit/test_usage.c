@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 
 #include "unit.h"
-#include "usage.h"
+#include "task/usage.h"
 
 static bool
 tokens_of(const char *json, int64_t *in, int64_t *out, double *cost)

@@ -4,13 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "core/buf.h"
 #include "derr.h"
-#include "events.h"
-#include "jx.h"
-#include "nowait.h"
+#include "task/events.h"
+#include "core/jx.h"
+#include "core/nowait.h"
 #include "unit.h"
-#include "util.h"
+#include "core/util.h"
 
 static void
 test_iso_time_round_trips_through_time_parse(void)

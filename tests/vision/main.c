@@ -8,7 +8,7 @@
 #include <string.h>
 #include <turbojpeg.h>
 
-#include "httpc.h"
+#include "backends/httpc.h"
 #include "vt.h"
 
 HARNESS_DEFINE;

@@ -11,7 +11,7 @@
 
 #include <json-c/json.h>
 
-#include "vision.h"
+#include "backends/vision.h"
 
 #include "harness.h"
 

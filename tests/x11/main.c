@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xerr.h"
+#include "x11/xerr.h"
 #include "xh.h"
 
 HARNESS_DEFINE;

@@ -16,7 +16,7 @@
 #include <zlib.h>
 
 #include "derr.h"
-#include "xcap.h"
+#include "x11/xcap.h"
 #include "xh.h"
 
 struct rgb {

@@ -17,9 +17,9 @@
 #include <X11/keysym.h>
 
 #include "derr.h"
-#include "xerr.h"
+#include "x11/xerr.h"
 #include "xh.h"
-#include "xinput.h"
+#include "x11/xinput.h"
 
 #define W 1024
 #define H 768

@@ -15,9 +15,9 @@
 #include <X11/Xutil.h>
 
 #include "derr.h"
-#include "ocr.h"
-#include "util.h"
-#include "xcap.h"
+#include "backends/ocr.h"
+#include "core/util.h"
+#include "x11/xcap.h"
 #include "xh.h"
 
 static bool verbose;

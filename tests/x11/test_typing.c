@@ -25,10 +25,10 @@
 #include <X11/Xlib.h>
 
 #include "derr.h"
-#include "util.h"
-#include "xerr.h"
+#include "core/util.h"
+#include "x11/xerr.h"
 #include "xh.h"
-#include "xinput.h"
+#include "x11/xinput.h"
 
 #define W 640
 #define H 480

@@ -16,10 +16,10 @@
 #include <X11/Xatom.h>
 #include <X11/Xutil.h>
 
-#include "util.h"
-#include "xerr.h"
+#include "core/util.h"
+#include "x11/xerr.h"
 #include "xh.h"
-#include "xwin.h"
+#include "x11/xwin.h"
 
 #define WAIT_MS 5000
 

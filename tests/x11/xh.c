@@ -10,8 +10,8 @@
 
 #include <X11/Xutil.h>
 
-#include "xerr.h"
-#include "xinput.h"
+#include "x11/xerr.h"
+#include "x11/xinput.h"
 #include "xh.h"
 
 #define MAX_PIDS 64

@@ -1,0 +1,88 @@
+/*
+ * api_gui.c - the GUI agent routes: POST /api/gui/find and POST /api/gui/do.
+ *
+ * Handlers check the body's shape (task_id, description / instruction,
+ * after_screenshot) and hand the work to gui.c. Does not: parse
+ * instructions, capture, ground or act.
+ */
+#include <string.h>
+
+#include "gui/agent.h"
+#include "api.h"
+#include "desktop/desktop.h"
+#include "gui/gui.h"
+#include "core/jx.h"
+#include "core/log.h"
+#include "task/task.h"
+#include "desktop/takeover.h"
+#include "core/util.h"
+
+int
+api_gui_find(struct req *r, struct derr *e)
+{
+	const char *task_id = NULL, *desc;
+	json_object *out;
+
+	if (api_body_check(r, api_gui_find, e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 || takeover_gate_look(task_id, e) != 0 ||
+	    jx_str(r->body, "description", true, 1, GROUND_MAX_DESCRIPTION, &desc, e) != 0 ||
+	    gui_find(r->app, task_id, desc, &out, e) != 0)
+		return -1;
+	return req_reply(r, 200, out);
+}
+
+int
+api_gui_do(struct req *r, struct derr *e)
+{
+	const char *task_id = NULL, *instr;
+	bool after = true, has;
+	json_object *out;
+
+	if (api_body_check(r, api_gui_do, e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
+	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
+	    jx_bool(r->body, "after_screenshot", &after, &has, e) != 0 ||
+	    gui_do(r->app, task_id, instr, after, &out, e) != 0)
+		return -1;
+	return req_reply(r, 200, out);
+}
+
+/* POST /api/gui/agent {instruction, task_id?, timeout? (s), context?}. The
+ * run is logged on the task as one `gui` action with the reply. */
+int
+api_gui_agent(struct req *r, struct derr *e)
+{
+	const char *task_id = NULL, *instr, *context = NULL;
+	int64_t timeout = AGENT_TIMEOUT_DEFAULT_S;
+	json_object *out, *in, *meta = NULL;
+	int st;
+
+	if (api_body_check(r, api_gui_agent, e) != 0 ||
+	    api_opt_task_id(r, false, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
+	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
+	    jx_int(r->body, "timeout", false, 1, AGENT_TIMEOUT_MAX_S, &timeout, NULL, e) != 0 ||
+	    jx_str(r->body, "context", false, 0, 8000, &context, e) != 0)
+		return -1;
+	if (task_id != NULL) {
+		if (task_meta(r->app->store, task_id, &st, &meta, e) != 0)
+			return -1;
+		json_object_put(meta);
+	}
+	if (agent_run(r->app, task_id, instr, (int)timeout, context, &out, e) != 0)
+		return -1;
+	if (task_id != NULL) {
+		bool done = json_object_get_boolean(json_object_object_get(out, "success"));
+		char summary[300];
+
+		in = json_object_new_object();
+		jx_add_str(in, "tool", "gui_agent");
+		jx_add_str(in, "instruction", instr);
+		json_object_object_add(in, "timeout", json_object_new_int64(timeout));
+		snprintf(summary, sizeof summary, "gui_agent: %.*s -> %s", utf8_prec(instr, 200),
+		    instr, done ? "done" : "not done");
+		desktop_log(r->app, task_id, "gui_agent", summary, done, in, out,
+		    json_object_get_double(json_object_object_get(out, "elapsed_s")) * 1000.0);
+		json_object_put(in);
+	}
+	return req_reply(r, 200, out);
+}

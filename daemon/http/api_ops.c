@@ -1,0 +1,227 @@
+/*
+ * api_ops.c - the operator's routes: GET /api/doctor (and /doctor), GET
+ * /api/tasks/{id}/export (the task bundle), GET /api/dump (every task of
+ * a window, redacted). The work happens elsewhere: doctor.c runs its
+ * checks on threads of their own while this handler only waits (capped);
+ * export.c and dump.c build their ZIP on a thread of their own, writing
+ * into a pipe this reply streams from, so the archive is never whole in
+ * memory and the connection thread only copies bytes: it never waits for
+ * the builder (an empty pipe is REQ_STREAM_WAIT; each write of the builder
+ * wakes the stream, keyed by its struct zstream).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "ops/doctor.h"
+#include "ops/dump.h"
+#include "ops/export.h"
+#include "recorder/recorder.h"
+#include "task/task.h"
+#include "task/taskstate.h"
+
+#define DOCTOR_CAP_MS 15000
+
+int
+api_doctor(struct req *r, struct derr *e)
+{
+	json_object *doc = doctor_run(r->app->cfg, true, DOCTOR_CAP_MS);
+	const char *health = req_query(r, "health");
+
+	if (doc == NULL)
+		return derr_set(e, DERR_INTERNAL, NULL, "the doctor produced no result");
+	if (health == NULL || strcmp(health, "1") != 0)
+		return req_reply(r, 200, doc);
+	/* health_check: the health reply with the doctor's result inside. */
+	if (api_health(r, e) != 0 || r->reply == NULL) {
+		json_object_put(doc);
+		return -1;
+	}
+	json_object_object_add(r->reply, "doctor", doc);
+	return 0;
+}
+
+/* ---- streamed archives ---- */
+
+struct zstream {
+	int fd;
+	struct zipjob *job;
+};
+
+static long
+zs_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct zstream *s = cls;
+	ssize_t n;
+
+	(void)pos;
+	do
+		n = read(s->fd, buf, max);
+	while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return REQ_STREAM_WAIT;         /* the builder wakes us (zs_notify) */
+	return n > 0 ? (long)n : REQ_STREAM_END;
+}
+
+static void
+zs_done(void *cls)
+{
+	struct zstream *s = cls;
+
+	close(s->fd);           /* a builder still writing gets EPIPE and stops */
+	zipout_join(s->job);
+	free(s);
+}
+
+static int
+stream_zip(struct req *r, zipout_build_fn build, void *job, void (*job_free)(void *),
+    const char *filename, struct derr *e)
+{
+	struct zstream *s = xcalloc(1, sizeof *s);
+	char err[256];
+
+	s->job = zipout_spawn(build, job, job_free, req_streams_wake, s, &s->fd, err, sizeof err);
+	if (s->job == NULL) {
+		free(s);
+		job_free(job);
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "%s", err);
+	}
+	req_header(r, "Content-Disposition", "attachment; filename=\"%s\"", filename);
+	req_stream_key(r, s);
+	return req_reply_stream(r, 200, "application/zip", zs_read, zs_done, s);
+}
+
+/* "20261123T013000Z" */
+static void
+stamp(char out[20])
+{
+	char iso[ISO_TIME_LEN];
+
+	iso_time(now_ms(), iso);
+	snprintf(out, 20, "%.4s%.2s%.2sT%.2s%.2s%.2sZ", iso, iso + 5, iso + 8, iso + 11, iso + 14, iso + 17);
+}
+
+/* The token and the API keys this daemon knows: redacted wherever found. */
+static struct redact *
+redactor(const struct config *c)
+{
+	const char *lits[] = { c->token, c->anthropic_api_key, c->openrouter_api_key, c->vllm_api_key, NULL };
+
+	return redact_new(lits);
+}
+
+static int64_t
+summary_time(json_object *sum, const char *key)
+{
+	int64_t ms = 0;
+	const char *s = json_object_get_string(json_object_object_get(sum, key));
+
+	if (s == NULL || time_parse(s, &ms) != 0)
+		return 0;
+	return ms;
+}
+
+/* task.json: exactly what GET /api/tasks/{id}?detail=full answers (the
+ * route itself runs, so whatever it adds is in the bundle too). */
+static json_object *
+task_full(struct req *r, const char *id, struct derr *e)
+{
+	json_object *q = json_object_new_object(), *body = json_object_new_object(), *sum = NULL;
+	char path[64];
+
+	json_object_object_add(q, "detail", json_object_new_string("full"));
+	snprintf(path, sizeof path, "/api/tasks/%s", id);
+	if (req_dispatch(r, "GET", path, q, body, e) == 0 && r->reply != NULL && r->status == 200)
+		sum = json_object_get(r->reply);
+	else if (e->code == DERR_OK)
+		derr_set(e, DERR_INTERNAL, NULL, "the task summary did not answer");
+	req_reply(r, 200, NULL);
+	r->nhdr = 0;
+	json_object_put(q);
+	json_object_put(body);
+	return sum;
+}
+
+int
+api_task_export(struct req *r, struct derr *e)
+{
+	struct export_job *j;
+	const char *id, *st;
+	json_object *sum;
+	char path[4096], name[96], ts[20];
+	struct derr ie;
+
+	if (req_task_id(r, 0, &id, e) != 0 || (sum = task_full(r, id, e)) == NULL)
+		return -1;
+	j = xcalloc(1, sizeof *j);
+	snprintf(j->task_id, sizeof j->task_id, "%s", id);
+	j->data_dir = xstrdup(r->app->cfg->data_dir);
+	j->task = sum;
+	derr_clear(&ie);
+	j->rec_index = rec_task_index(r->app, id, &ie);
+	if (rec_task_file(id, path, sizeof path) == 0)
+		j->mp4_path = xstrdup(path);
+	st = json_object_get_string(json_object_object_get(sum, "status"));
+	j->from_ms = summary_time(sum, "created_at") - 60000;
+	j->to_ms = (st != NULL && (strcmp(st, "active") == 0 || strcmp(st, "paused") == 0)
+	    ? now_ms() : summary_time(sum, "last_update")) + 60000;
+	j->rd = redactor(r->app->cfg);
+	stamp(ts);
+	snprintf(name, sizeof name, "detm-task-%s-%s.zip", id, ts);
+	if (req_query(r, "info") != NULL && strcmp(req_query(r, "info"), "1") == 0) {
+		/* task_export (MCP): where to download it, without building it. */
+		json_object *o = json_object_new_object();
+		const char *host = strcmp(r->app->cfg->listen, "0.0.0.0") == 0 ? "127.0.0.1" : r->app->cfg->listen;
+
+		json_object_object_add(o, "task_id", json_object_new_string(id));
+		json_object_object_add(o, "filename", json_object_new_string(name));
+		snprintf(path, sizeof path, "/api/tasks/%s/export", id);
+		json_object_object_add(o, "path", json_object_new_string(path));
+		snprintf(path, sizeof path, "http://%s:%d/api/tasks/%s/export", host, r->app->port, id);
+		json_object_object_add(o, "url", json_object_new_string(path));
+		json_object_object_add(o, "contents", json_object_new_string(
+		    "README.txt task.json actions.json action_logs.json messages.json waits.json usage.json "
+		    "screenshots/ recording/ logs/detmd.log"));
+		export_job_free(j);
+		return req_reply(r, 200, o);
+	}
+	return stream_zip(r, export_build, j, export_job_free, name, e);
+}
+
+static int
+query_time(struct req *r, const char *key, int64_t def, int64_t *out, struct derr *e)
+{
+	const char *v = req_query(r, key);
+
+	*out = def;
+	if (v == NULL || v[0] == '\0')
+		return 0;
+	if (time_parse(v, out) != 0)
+		return derr_set(e, DERR_INVALID, key, "%s must be epoch seconds or an ISO-8601 time, not '%.*s'",
+		    key, utf8_prec(v, 40), v);
+	return 0;
+}
+
+int
+api_dump(struct req *r, struct derr *e)
+{
+	struct dump_job *j;
+	int64_t since, until;
+	char name[64], ts[20];
+
+	if (query_time(r, "since", 0, &since, e) != 0 || query_time(r, "until", now_ms(), &until, e) != 0)
+		return -1;
+	if (until < since)
+		return derr_set(e, DERR_INVALID, "until", "until is before since");
+	j = xcalloc(1, sizeof *j);
+	j->data_dir = xstrdup(r->app->cfg->data_dir);
+	j->since_ms = since;
+	j->until_ms = until;
+	j->rd = redactor(r->app->cfg);
+	stamp(ts);
+	snprintf(name, sizeof name, "detm-dump-%s.zip", ts);
+	return stream_zip(r, dump_build, j, dump_job_free, name, e);
+}

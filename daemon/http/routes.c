@@ -1,0 +1,212 @@
+/*
+ * routes.c - the HTTP route table: data, not code. http.c matches a request
+ * against it (404 for no pattern, 405 for a pattern without the method),
+ * enforces max_body (413) and parses JSON before calling fn; fn applies the
+ * row's body policy (api_body_check: the fields it accepts, strict unless
+ * ROUTE_LENIENT) before anything else.
+ */
+#include <string.h>
+
+#include "api.h"
+#include "desktop/desktop.h"
+#include "lim.h"
+
+#define B LIM_BODY_DEFAULT
+/* POST /<tool>: a Python DETM tool route, run by the tool router. */
+#define PY(tool) { "POST", "/" tool, api_tool_call, LIM_BODY_PLAN, "Python DETM: the " tool " tool", \
+	ROUTE_TOOL | ROUTE_LENIENT, NULL }
+/* A route's body fields, in the order docs/api.md lists them. */
+#define F(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define NONE ((const char *const[]){ NULL })
+
+/* A row without a body leaves flags and fields out (zero: no body). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+const struct route api_routes[] = {
+	/* method   pattern                                     handler             body cap, summary,
+	 *   then for a route with a body: flags (ROUTE_*), the fields it takes */
+	{ "GET",    "/api/health",                              api_health,         0, "daemon health" },
+	{ "GET",    "/api/version",                             api_version,        0, "daemon and API version" },
+	{ "GET",    "/api/capabilities",                        api_capabilities,   0, "what this daemon can do" },
+	{ "GET",    "/api/routes",                              api_routes_list,    0, "this table" },
+	{ "POST",   "/api/tasks",                               api_task_create,    LIM_BODY_PLAN, "register a task",
+	    0, F("name", "plan", "metadata", "agent_id", "display", "display_width", "display_height", "display_resolution", "budget") },
+	{ "GET",    "/api/tasks",                               api_task_list,      0, "list tasks" },
+	{ "GET",    "/api/tasks/{id}",                          api_task_get,       0, "task summary" },
+	{ "PATCH",  "/api/tasks/{id}",                          api_task_patch,     B, "update a task",
+	    0, F("name", "status", "metadata", "message", "query", "budget") },
+	{ "DELETE", "/api/tasks/{id}",                          api_task_delete,    0, "delete a task and its tree" },
+	{ "POST",   "/api/tasks/{id}/pause",                    api_task_pause,     B, "operator: pause",
+	    0, F("reason") },
+	{ "POST",   "/api/tasks/{id}/resume",                   api_task_resume,    B, "operator: resume",
+	    0, F("reason") },
+	{ "POST",   "/api/tasks/{id}/cancel",                   api_task_cancel,    B, "operator: cancel",
+	    0, F("reason") },
+	{ "POST",   "/api/tasks/{id}/takeover",                 api_takeover_start, B, "operator: a human drives the task's display (returns a lease)",
+	    0, F("reason", "allow_screenshots") },
+	{ "GET",    "/api/tasks/{id}/takeover",                 api_takeover_get,   0, "who drives the task's display" },
+	{ "POST",   "/api/tasks/{id}/release",                  api_takeover_release, B, "operator: hand the display back to the agent",
+	    0, F("lease", "note", "reason") },
+	{ "POST",   "/api/tasks/{id}/input",                    api_takeover_input, B, "the human driver's input events (with the lease)",
+	    0, F("lease", "events", "iw", "ih") },
+	{ "POST",   "/api/tasks/{id}/help",                     api_takeover_help,  B, "the agent asks for a human",
+	    0, F("reason", "instructions", "task_id") },
+	{ "POST",   "/api/tasks/{id}/items",                    api_items_append,   LIM_BODY_PLAN, "append plan items",
+	    0, F("items", "note") },
+	{ "GET",    "/api/tasks/{id}/items/{ordinal}",          api_item_get,       0, "drill down into an item" },
+	{ "PATCH",  "/api/tasks/{id}/items/{ordinal}",          api_item_patch,     B, "update an item",
+	    0, F("status", "title", "note") },
+	{ "POST",   "/api/tasks/{id}/actions",                  api_action_create,  LIM_BODY_ACTION, "log an action",
+	    ROUTE_TRY, F("action_type", "summary", "status", "duration_ms", "ordinal", "logs", "input_data", "output_data") },
+	{ "GET",    "/api/tasks/{id}/actions/{aid}",            api_action_get,     0, "one action with its logs" },
+	{ "PATCH",  "/api/tasks/{id}/actions/{aid}",            api_action_patch,   LIM_BODY_ACTION, "update an action",
+	    0, F("status", "duration_ms", "output_data") },
+	{ "POST",   "/api/tasks/{id}/actions/{aid}/logs",       api_log_create,     LIM_BODY_ACTION, "append a log line",
+	    ROUTE_TRY, F("log_type", "content") },
+	{ "GET",    "/api/tasks/{id}/messages",                 api_messages_get,   0, "the task thread" },
+	{ "POST",   "/api/tasks/{id}/messages",                 api_message_create, B, "post to the thread",
+	    ROUTE_TRY, F("content", "role", "msg_type") },
+	{ "POST",   "/api/tasks/{id}/display",                  api_task_display_post, B, "start the task's own display",
+	    0, F("width", "height", "resolution") },
+	{ "GET",    "/api/tasks/{id}/display",                  api_task_display_get, 0, "the task's display" },
+	{ "DELETE", "/api/tasks/{id}/display",                  api_task_display_delete, 0, "stop the task's display" },
+	{ "GET",    "/api/tasks/{id}/recording",                api_rec_status,     0, "the task's recording: state, frames, bytes" },
+	{ "GET",    "/api/tasks/{id}/recording.mp4",            api_rec_video,      0, "the task's video (byte ranges)" },
+	{ "GET",    "/api/tasks/{id}/recording/index",          api_rec_index,      0, "frame times and the moment of each action" },
+	{ "POST",   "/api/tasks/{id}/recording/start",          api_rec_start,      B, "operator: start recording",
+	    0, NONE },
+	{ "POST",   "/api/tasks/{id}/recording/stop",           api_rec_stop,       B, "operator: stop recording",
+	    0, NONE },
+	{ "GET",    "/api/tasks/{id}/live.mjpeg",               api_live_task,      0, "live view of the task's display (MJPEG)" },
+	{ "GET",    "/api/tasks/{id}/frame.jpg",                api_frame_task,     0, "the task's screen now (JPEG)" },
+	{ "GET",    "/api/live.mjpeg",                          api_live_shared,    0, "live view of the shared display (MJPEG)" },
+	{ "GET",    "/api/frame.jpg",                           api_frame_shared,   0, "the shared screen now (JPEG)" },
+	{ "GET",    "/api/live",                                api_live_list,      0, "live views and their viewers" },
+	{ "POST",   "/api/record",                              api_record,         B, "record a clip (video_record)",
+	    0, F("task_id", "duration", "duration_s", "fps", "target", "wait") },
+	{ "GET",    "/api/record/{id}",                         api_record_get,     0, "a clip's status (?block_s)" },
+	{ "POST",   "/api/record/{id}/stop",                    api_record_stop,    B, "end a clip early", 0, NONE },
+	{ "GET",    "/api/record/{id}/clip.mp4",                api_record_video,   0, "a clip's video (byte ranges)" },
+	{ "GET",    "/api/doctor",                              api_doctor,         0, "the doctor: every check with ok/warn/fail/skip and hints" },
+	{ "GET",    "/api/tasks/{id}/export",                   api_task_export,    0, "the task's export bundle (ZIP, streamed; ?info=1: where)" },
+	{ "GET",    "/api/dump",                                api_dump,           0, "every task of a window as one ZIP (?since&until), redacted" },
+	{ "GET",    "/api/device",                              api_device,         0, "self-check: CPU, memory, disk, X" },
+	{ "GET",    "/api/displays",                            api_displays,       0, "managed displays" },
+	{ "POST",   "/api/desktop/action",                      api_desktop_action, LIM_BODY_ACTION, "one desktop action",
+	    ROUTE_TRY, desktop_params },
+	{ "GET",    "/api/desktop/screenshot",                  api_desktop_screenshot, 0, "screenshot (jpeg|png|json)" },
+	{ "GET",    "/api/desktop/elements",                    api_desktop_elements, 0, "a task display's accessibility tree (AT-SPI)" },
+	{ "GET",    "/api/humanize",                            api_humanize_get,   0, "is input humanised" },
+	{ "POST",   "/api/humanize",                            api_humanize_set,   B, "turn humanised input on/off",
+	    0, F("enabled", "reason") },
+	{ "POST",   "/api/waits",                               api_wait_create,    B, "start a smart wait",
+	    0, F("task_id", "target", "wake_when", "criteria", "timeout", "poll_interval", "judge") },
+	{ "GET",    "/api/waits",                               api_wait_list,      0, "list waits (?task_id&status)" },
+	{ "GET",    "/api/waits/{id}",                          api_wait_get,       0, "one wait (?block_s long-polls)" },
+	{ "PATCH",  "/api/waits/{id}",                          api_wait_patch,     B, "change a wait's condition/timeout",
+	    0, F("wake_when", "timeout", "message") },
+	{ "DELETE", "/api/waits/{id}",                          api_wait_delete,    B, "cancel a wait",
+	    0, F("reason") },
+	{ "POST",   "/api/gui/find",                            api_gui_find,       B, "find a described element (no action)",
+	    0, F("task_id", "description") },
+	{ "POST",   "/api/gui/do",                              api_gui_do,         B, "one GUI instruction, grounded and done",
+	    0, F("task_id", "instruction", "after_screenshot") },
+	{ "POST",   "/api/gui/agent",                           api_gui_agent,      B, "gui_agent: a multi-step GUI task",
+	    0, F("task_id", "instruction", "timeout", "context") },
+	{ "POST",   "/api/commands",                            api_commands,       LIM_BODY_ACTION, "run desktop commands in order",
+	    0, F("task_id", "commands", "timeout_ms", "stop_on_error", "coords") },
+	{ "GET",    "/api/screenshots/{file}",                  api_screenshot,     0, "an action's screenshot (JPEG)" },
+	{ "GET",    "/api/events",                              api_events,         0, "changes as Server-Sent Events" },
+	{ "GET",    "/dashboard",                               api_dashboard,      0, "the web dashboard" },
+	{ "GET",    "/dashboard/{file}",                        api_dashboard_file, 0, "the dashboard's files" },
+	{ "POST",   "/api/memory/search",                       api_memory_search,  B, "search MEMORY.md and memory/*.md",
+	    0, F("query", "max_results") },
+	{ "POST",   "/api/memory/read",                         api_memory_read,    B, "read lines of a workspace file",
+	    0, F("path", "offset", "limit") },
+	{ "POST",   "/api/memory/append",                       api_memory_append,  B, "append a note to the workspace memory",
+	    0, F("note", "path") },
+	{ "GET",    "/api/tools",                               api_tools_list,     0, "the MCP tools, callable over HTTP" },
+	{ "POST",   "/api/tools/{name}",                        api_tool_call,      LIM_BODY_PLAN, "call a tool with its MCP arguments",
+	    ROUTE_TOOL, NULL },
+	{ "POST",   "/mcp",                                     api_mcp_post,       LIM_BODY_PLAN, "MCP over Streamable HTTP (JSON or SSE replies)",
+	    ROUTE_RPC, NULL },
+	{ "DELETE", "/mcp",                                     api_mcp_delete,     0, "end an MCP session (2025 era)" },
+	{ "GET",    "/api/usage/stats",                         api_usage_stats,    0, "model usage and cost (?since=days&task_id)" },
+	{ "GET",    "/api/usage/prices",                        api_usage_prices,   0, "the price table in effect" },
+	{ "GET",    "/metrics",                                 api_metrics,        0, "Prometheus metrics (text format)" },
+	/* The Python DETM's routes, kept so its scripts and plugins work. */
+	{ "GET",    "/health",                                  api_health,         0, "Python DETM: daemon health" },
+	{ "GET",    "/doctor",                                  api_doctor,         0, "Python DETM: the doctor" },
+	{ "GET",    "/humanize",                                api_humanize_get,   0, "Python DETM: is input humanised" },
+	{ "POST",   "/humanize",                                api_humanize_set,   B, "Python DETM: humanised input on/off",
+	    ROUTE_LENIENT, F("enabled", "reason") },
+	PY("task_register"), PY("task_update"), PY("task_item_update"), PY("task_plan_append"),
+	PY("task_log_action"), PY("task_summary"), PY("task_drill_down"), PY("task_thread"),
+	PY("task_list"), PY("smart_wait"), PY("wait_status"), PY("wait_update"), PY("wait_cancel"),
+	PY("desktop_look"), PY("desktop_action"), PY("video_record"),
+	PY("memory_search"), PY("memory_read"), PY("memory_append"), PY("gui_agent"), PY("live_ui"),
+};
+#pragma GCC diagnostic pop
+
+const size_t api_nroutes = sizeof api_routes / sizeof api_routes[0];
+
+/* path is pattern (which has no placeholders), or pattern and a '/'. */
+static bool
+same_path(const char *pattern, const char *path)
+{
+	size_t n = strlen(pattern);
+
+	return path != NULL && strncmp(pattern, path, n) == 0 &&
+	    (path[n] == '\0' || (path[n] == '/' && path[n + 1] == '\0'));
+}
+
+const struct route *
+api_route_of(const struct req *r, route_fn self)
+{
+	const struct route *found = NULL;
+
+	for (size_t i = 0; i < api_nroutes; i++) {
+		const struct route *rt = &api_routes[i];
+
+		if (rt->fn != self || strcmp(rt->method, r->method) != 0)
+			continue;
+		/* Rows without placeholders that share a handler (/api/humanize
+		 * and /humanize) are told apart by the path itself. */
+		if (strchr(rt->pattern, '{') == NULL && same_path(rt->pattern, r->path))
+			return rt;
+		if (found == NULL)
+			found = rt;
+	}
+	return found;
+}
+
+int
+api_body_check(struct req *r, route_fn self, struct derr *e)
+{
+	const struct route *rt = api_route_of(r, self);
+	char list[512];
+	size_t o = 0;
+
+	if (rt == NULL)
+		return derr_set(e, DERR_INTERNAL, NULL, "no route for %s %s", r->method, r->path);
+	if ((rt->flags & (ROUTE_LENIENT | ROUTE_TOOL)) || r->body == NULL)
+		return 0;
+	json_object_object_foreach(r->body, k, v) {
+		size_t i = 0;
+
+		(void)v;
+		while (rt->fields != NULL && rt->fields[i] != NULL && strcmp(rt->fields[i], k) != 0)
+			i++;
+		if (rt->fields != NULL && rt->fields[i] != NULL)
+			continue;
+		list[0] = '\0';
+		for (i = 0; rt->fields != NULL && rt->fields[i] != NULL && o < sizeof list; i++)
+			o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", rt->fields[i]);
+		if (o == 0)
+			return derr_set(e, DERR_INVALID, k, "unknown field '%.*s': %s %s takes no fields",
+			    utf8_prec(k, 64), k, rt->method, rt->pattern);
+		return derr_set(e, DERR_INVALID, k, "unknown field '%.*s' (%s %s takes: %s)",
+		    utf8_prec(k, 64), k, rt->method, rt->pattern, list);
+	}
+	return 0;
+}

@@ -1,0 +1,529 @@
+/*
+ * recorder.c - task recordings and clips (recorder.h): the registry, the
+ * state checks, the API, the task hook and start-up/shutdown. A
+ * recording's thread is recorder_run.c; its files are recorder_files.c;
+ * what they share is recorder_int.h.
+ *
+ * Every live recording (task or clip) is a struct rec in the registry,
+ * owned by its own detached thread: the thread removes it from the registry
+ * and frees it when it ends, after writing the status file. Whoever wants a
+ * recording to end (the task hook, an operator, shutdown) sets its stop
+ * request under its mutex and waits on RR.cv until its generation has left
+ * the registry. Lock order: RR.mu, then a rec's mu. The recording thread
+ * never takes RR.mu while holding its own mu.
+ *
+ * A recording's states (struct rec.state, under its mu):
+ *
+ *   recording <-> paused              the task hook (set_state)
+ *   recording | paused -> done        asked to stop (stop_wait), or a clip's
+ *                                     length reached
+ *                      -> capped      a size or length limit (reason set)
+ *                      -> discarded   stopped with discard (the task failed)
+ *                      -> failed      display, capture or encoder (err set)
+ *
+ * Only the recording thread (recorder_run.c) leaves recording/paused
+ * (run_finish); the final state is written to the status file before the
+ * thread takes the rec out of the registry and frees it. Invariants,
+ * asserted after every transition by rec_check_locked (a rec) and
+ * rec_reg_check_locked (the registry) in debug and ASan builds (not under NDEBUG):
+ *   - a task recording's key is its task id (8 hex, no window); a clip's
+ *     key is "clip-<clip id>";
+ *   - failed has err set, capped a reason, discarded the discard request,
+ *     and discard is only ever asked with stop;
+ *   - counts (frames, bytes, video ms) and the directory total are >= 0;
+ *   - registered recordings have distinct keys and generations, each
+ *     below RR.next_gen.
+ * A failure is kept as a struct derr and shown in the status as the one
+ * error shape {"code","message","field"} (derr.h).
+ */
+#include "recorder.h"
+
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "x11/display.h"
+#include "task/events.h"
+#include "core/jx.h"
+#include "core/log.h"
+#include "recorder_int.h"
+#include "task/task.h"
+#include "task/taskstate.h"
+#include "core/util.h"
+#include "x11/xwin.h"
+
+const char *const rec_state_names[] = {
+	"recording", "paused", "done", "capped", "discarded", "failed",
+};
+
+struct rec_reg RR = {
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.cv = PTHREAD_COND_INITIALIZER,
+	.next_gen = 1,
+};
+
+/* ---- state checks (debug and ASan builds; compiled out under NDEBUG) ---- */
+
+/* r->mu held: r's state agrees with its fields (see the opening comment). */
+void
+rec_check_locked(const struct rec *r)
+{
+#ifndef NDEBUG
+	assert((unsigned)r->state <= R_FAILED);
+	assert(r->fps >= 1 && r->gen >= 1 && r->started_ms > 0);
+	assert(r->frames >= 0 && r->bytes >= 0 && r->video_ms >= 0);
+	if (r->clip_id[0] != '\0')
+		assert(strncmp(r->key, "clip-", 5) == 0 && strcmp(r->key + 5, r->clip_id) == 0);
+	else
+		assert(strcmp(r->key, r->task_id) == 0 && id_valid(r->task_id) && r->window == 0);
+	assert(r->state != R_FAILED || r->err.code != DERR_OK);
+	assert(r->state != R_CAPPED || r->reason[0] != '\0');
+	assert(r->state != R_DISCARDED || r->discard);
+	assert(!r->discard || r->stop);
+#else
+	(void)r;
+#endif
+}
+
+/* RR.mu held: registered recordings have distinct keys and generations
+ * (only fields fixed at launch are read: no rec's mu is taken). */
+void
+rec_reg_check_locked(void)
+{
+#ifndef NDEBUG
+	assert(RR.total_bytes >= 0);
+	for (size_t i = 0; i < RECS_MAX; i++) {
+		const struct rec *a = RR.recs[i];
+
+		if (a == NULL)
+			continue;
+		assert(a->key[0] != '\0' && a->gen >= 1 && a->gen < RR.next_gen);
+		for (size_t k = i + 1; k < RECS_MAX; k++)
+			assert(RR.recs[k] == NULL || (RR.recs[k] != a && RR.recs[k]->gen != a->gen &&
+			    strcmp(RR.recs[k]->key, a->key) != 0));
+	}
+#endif
+}
+
+
+/* ---- registry (RR.mu held) ---- */
+
+static struct rec *
+find(const char *key)
+{
+	for (size_t i = 0; i < RECS_MAX; i++)
+		if (RR.recs[i] != NULL && strcmp(RR.recs[i]->key, key) == 0)
+			return RR.recs[i];
+	return NULL;
+}
+
+static bool
+gen_live(uint64_t gen)
+{
+	for (size_t i = 0; i < RECS_MAX; i++)
+		if (RR.recs[i] != NULL && RR.recs[i]->gen == gen)
+			return true;
+	return false;
+}
+
+/* Asks the recording under key to end and waits until it has (RR.mu held;
+ * released while waiting). Returns false if none was running. */
+static bool
+stop_wait(const char *key, bool discard)
+{
+	struct rec *r = find(key);
+	uint64_t gen;
+
+	if (r == NULL)
+		return false;
+	gen = r->gen;
+	pthread_mutex_lock(&r->mu);
+	r->stop = true;
+	r->discard = discard;
+	rec_check_locked(r);
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	while (gen_live(gen))
+		pthread_cond_wait(&RR.cv, &RR.mu);
+	rec_reg_check_locked();
+	return true;
+}
+
+
+/* ---- task recordings ---- */
+
+static int
+task_start(const char *task_id, struct derr *e)
+{
+	struct rec *r;
+	int rc;
+
+	pthread_mutex_lock(&RR.mu);
+	if (find(task_id) != NULL) {
+		pthread_mutex_unlock(&RR.mu);
+		return derr_set(e, DERR_CONFLICT, NULL, "task %s is being recorded already", task_id);
+	}
+	r = rrun_new(task_id, (int)RR.app->cfg->record_fps);
+	snprintf(r->key, sizeof r->key, "%s", task_id);
+	rc = rrun_launch(r, e);
+	pthread_mutex_unlock(&RR.mu);
+	if (rc != 0)
+		free(r);
+	return rc;
+}
+
+void
+rec_display_started(const char *task_id)
+{
+	struct derr e;
+
+	if (!RR.app->cfg->record)
+		return;
+	derr_clear(&e);
+	if (task_start(task_id, &e) != 0 && e.code != DERR_CONFLICT)
+		log_warn("cannot record task %s: %s", task_id, e.message);
+}
+
+int
+rec_task_start(const char *task_id, json_object **out, struct derr *e)
+{
+	json_object *meta = NULL;
+	int st;
+
+	if (task_meta(RR.app->store, task_id, &st, &meta, e) != 0)
+		return -1;
+	json_object_put(meta);
+	if (task_status_final(st))
+		return derr_set(e, DERR_CONFLICT, "status", "task %s is %s: nothing to record",
+		    task_id, task_status_name(st));
+	if (task_start(task_id, e) != 0)
+		return -1;
+	*out = rec_task_status(task_id);
+	return 0;
+}
+
+int
+rec_task_stop(const char *task_id, json_object **out, struct derr *e)
+{
+	bool was;
+
+	pthread_mutex_lock(&RR.mu);
+	was = stop_wait(task_id, false);
+	pthread_mutex_unlock(&RR.mu);
+	if (!was)
+		return derr_set(e, DERR_CONFLICT, NULL, "task %s is not being recorded", task_id);
+	*out = rec_task_status(task_id);
+	return 0;
+}
+
+static void
+add_url(json_object *o, const char *path, const char *url)
+{
+	if (rfile_size(path) >= 0)
+		json_object_object_add(o, "url", json_object_new_string(url));
+	else
+		json_object_object_add(o, "url", NULL);
+}
+
+json_object *
+rec_task_status(const char *task_id)
+{
+	struct rec *r;
+	json_object *o = NULL;
+	char path[PATH_MAX], url[128];
+
+	pthread_mutex_lock(&RR.mu);
+	r = find(task_id);
+	if (r != NULL) {
+		pthread_mutex_lock(&r->mu);
+		o = rfile_status_json(r);
+		pthread_mutex_unlock(&r->mu);
+	}
+	pthread_mutex_unlock(&RR.mu);
+	if (o == NULL) {
+		snprintf(path, sizeof path, "%s/%s.json", RR.dir, task_id);
+		o = rfile_read_meta(path);
+		if (o != NULL) {
+			const char *s = json_object_get_string(json_object_object_get(o, "state"));
+
+			if (s != NULL && (strcmp(s, "recording") == 0 || strcmp(s, "paused") == 0))
+				json_object_object_add(o, "state", json_object_new_string("interrupted"));
+		}
+	}
+	if (o == NULL) {
+		o = json_object_new_object();
+		json_object_object_add(o, "state", json_object_new_string("none"));
+	}
+	snprintf(path, sizeof path, "%s/%s.mp4", RR.dir, task_id);
+	snprintf(url, sizeof url, "/api/tasks/%s/recording.mp4", task_id);
+	add_url(o, path, url);
+	return o;
+}
+
+int
+rec_task_file(const char *task_id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.mp4", RR.dir, task_id);
+	return rfile_size(buf) >= 0 ? 0 : -1;
+}
+
+/* Deletes a task's files and its clips' files. */
+static void
+delete_files(const char *task_id)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *dh;
+
+	snprintf(path, sizeof path, "%s/%s.mp4", RR.dir, task_id);
+	rfile_remove(path);
+	snprintf(path, sizeof path, "%s/%s.idx", RR.dir, task_id);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/%s.json", RR.dir, task_id);
+	unlink(path);
+	if ((dh = opendir(RR.dir)) == NULL)
+		return;
+	while ((de = readdir(dh)) != NULL) {
+		size_t n = strlen(de->d_name);
+		json_object *m;
+		const char *t;
+
+		if (strncmp(de->d_name, "clip-", 5) != 0 || n < 6 || strcmp(de->d_name + n - 5, ".json") != 0)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", RR.dir, de->d_name);
+		m = rfile_read_meta(path);
+		t = m ? json_object_get_string(json_object_object_get(m, "task_id")) : NULL;
+		if (t != NULL && strcmp(t, task_id) == 0) {
+			unlink(path);
+			snprintf(path, sizeof path, "%s/%.*s.mp4", RR.dir, (int)(n - 5), de->d_name);
+			rfile_remove(path);
+			snprintf(path, sizeof path, "%s/%.*s.idx", RR.dir, (int)(n - 5), de->d_name);
+			unlink(path);
+		}
+		json_object_put(m);
+	}
+	closedir(dh);
+}
+
+static void
+set_state(const char *task_id, enum rstate to)
+{
+	struct rec *r;
+
+	pthread_mutex_lock(&RR.mu);
+	r = find(task_id);
+	if (r != NULL) {
+		pthread_mutex_lock(&r->mu);
+		if (r->state == R_RECORDING || r->state == R_PAUSED)
+			r->state = to;
+		rec_check_locked(r);
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+	pthread_mutex_unlock(&RR.mu);
+	if (r != NULL)
+		events_publish("recording", "updated", task_id, NULL);
+}
+
+/* The task hook: pause, resume, finish, discard, delete. */
+static void
+on_task_change(const char *task_id, int from, int to, void *arg)
+{
+	bool discard;
+
+	(void)arg;
+	if (to == TASK_HOOK_DELETED) {
+		pthread_mutex_lock(&RR.mu);
+		stop_wait(task_id, true);
+		pthread_mutex_unlock(&RR.mu);
+		delete_files(task_id);
+		return;
+	}
+	if (to == TASK_PAUSED) {
+		set_state(task_id, R_PAUSED);
+	} else if (to == TASK_ACTIVE && from == TASK_PAUSED) {
+		set_state(task_id, R_RECORDING);
+	} else if (task_status_final(to)) {
+		discard = to == TASK_FAILED && !RR.app->cfg->record_keep_failed;
+		pthread_mutex_lock(&RR.mu);
+		stop_wait(task_id, discard);
+		pthread_mutex_unlock(&RR.mu);
+	}
+}
+
+/* ---- clips ---- */
+
+int
+rec_clip(const char *task_id, int duration_s, int fps, const char *window_name, bool wait,
+    json_object **out, struct derr *e)
+{
+	struct rec *r;
+	struct display_lease l;
+	char key[KEY_MAX], id[ID_LEN];
+	const char *state;
+	json_object *o;
+
+	/* A display that is not there is the caller's error now, not a clip
+	 * that fails later. */
+	struct xwin w = { 0 };
+
+	if (display_lease(task_id, task_id ? DISPLAY_TASK_OR_SHARED : DISPLAY_SHARED, &l, e) != 0)
+		return -1;
+	if (window_name != NULL && xwin_find(l.d, window_name, &w, e) != 0) {
+		display_unlease(&l);
+		if (e->code == DERR_NOT_FOUND)
+			derr_set(e, DERR_NOT_FOUND, "target", "no visible window matches '%.*s'",
+			    utf8_prec(window_name, 100), window_name);
+		return -1;
+	}
+	display_unlease(&l);
+	r = rrun_new(task_id, fps);
+	r->window = w.id;
+	id_new(id);
+	snprintf(r->clip_id, sizeof r->clip_id, "%s", id);
+	snprintf(r->key, sizeof r->key, "clip-%s", id);
+	snprintf(key, sizeof key, "%s", r->key);
+	r->max_ms = (int64_t)duration_s * 1000;
+	pthread_mutex_lock(&RR.mu);
+	if (rrun_launch(r, e) != 0) {
+		pthread_mutex_unlock(&RR.mu);
+		free(r);
+		return -1;
+	}
+	pthread_mutex_unlock(&RR.mu);
+	o = rec_clip_status(id, wait ? duration_s + 30 : 0, e);
+	if (o == NULL)
+		return -1;
+	if (w.id != 0) {
+		json_object *wo = json_object_new_object();
+
+		json_object_object_add(wo, "id", json_object_new_int64((int64_t)w.id));
+		jx_add_str(wo, "title", w.title);
+		json_object_object_add(o, "window", wo);
+	}
+	state = json_object_get_string(json_object_object_get(o, "state"));
+	if (wait && state != NULL && strcmp(state, "failed") == 0) {
+		json_object *err = json_object_object_get(o, "error");
+
+		derr_set(e, DERR_UNAVAILABLE, NULL, "the clip %s failed: %s", id,
+		    json_object_get_string(json_object_object_get(err, "message")));
+		json_object_put(o);
+		return -1;
+	}
+	*out = o;
+	return 0;
+}
+
+json_object *
+rec_clip_status(const char *clip_id, int block_s, struct derr *e)
+{
+	char key[KEY_MAX], path[PATH_MAX], url[96];
+	struct timespec ts;
+	json_object *o = NULL;
+	struct rec *r;
+
+	snprintf(key, sizeof key, "clip-%s", clip_id);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += block_s;
+	pthread_mutex_lock(&RR.mu);
+	while (block_s > 0 && (r = find(key)) != NULL)
+		if (pthread_cond_timedwait(&RR.cv, &RR.mu, &ts) == ETIMEDOUT)
+			break;
+	if ((r = find(key)) != NULL) {
+		pthread_mutex_lock(&r->mu);
+		o = rfile_status_json(r);
+		pthread_mutex_unlock(&r->mu);
+	}
+	pthread_mutex_unlock(&RR.mu);
+	snprintf(path, sizeof path, "%s/%s.json", RR.dir, key);
+	if (o == NULL && (o = rfile_read_meta(path)) == NULL) {
+		derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.*s'",
+		    utf8_prec(clip_id, 16), clip_id);
+		return NULL;
+	}
+	json_object_object_add(o, "status", json_object_get(json_object_object_get(o, "state")));
+	snprintf(path, sizeof path, "%s/%s.mp4", RR.dir, key);
+	snprintf(url, sizeof url, "/api/record/%s/clip.mp4", clip_id);
+	add_url(o, path, url);
+	json_object_object_add(o, "path", json_object_new_string(path));
+	return o;
+}
+
+int
+rec_clip_stop(const char *clip_id, json_object **out, struct derr *e)
+{
+	char key[KEY_MAX];
+	bool was;
+
+	snprintf(key, sizeof key, "clip-%s", clip_id);
+	pthread_mutex_lock(&RR.mu);
+	was = stop_wait(key, false);
+	pthread_mutex_unlock(&RR.mu);
+	if ((*out = rec_clip_status(clip_id, 0, e)) == NULL)
+		return -1;
+	json_object_object_add(*out, "stopped_early", json_object_new_boolean(was));
+	return 0;
+}
+
+int
+rec_clip_file(const char *clip_id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/clip-%s.mp4", RR.dir, clip_id);
+	return rfile_size(buf) >= 0 ? 0 : -1;
+}
+
+/* ---- life ---- */
+
+int
+rec_init(struct app *a, struct derr *e)
+{
+	struct dirent *de;
+	DIR *dh;
+
+	RR.app = a;
+	RR.dir = xasprintf("%s/recordings", a->cfg->data_dir);
+	if (mkdir(RR.dir, 0700) != 0 && errno != EEXIST)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", RR.dir, strerror(errno));
+	if ((dh = opendir(RR.dir)) != NULL) {
+		while ((de = readdir(dh)) != NULL) {
+			size_t n = strlen(de->d_name);
+			char path[PATH_MAX];
+			int64_t sz;
+
+			if (n < 5 || strcmp(de->d_name + n - 4, ".mp4") != 0)
+				continue;
+			snprintf(path, sizeof path, "%s/%s", RR.dir, de->d_name);
+			if ((sz = rfile_size(path)) > 0)
+				RR.total_bytes += sz;
+		}
+		closedir(dh);
+	}
+	task_hook_add(on_task_change, NULL);
+	return 0;
+}
+
+void
+rec_shutdown(void)
+{
+	pthread_mutex_lock(&RR.mu);
+	RR.shutting_down = true;
+	for (size_t i = 0; i < RECS_MAX; i++) {
+		char key[KEY_MAX];
+
+		if (RR.recs[i] == NULL)
+			continue;
+		snprintf(key, sizeof key, "%s", RR.recs[i]->key);
+		stop_wait(key, false);
+		i = (size_t)-1;         /* the table changed: start over */
+	}
+	pthread_mutex_unlock(&RR.mu);
+	/* RR.dir stays: requests still in flight until the HTTP server stops may
+	 * ask for a status (it is reachable, so not a leak at exit). */
+}

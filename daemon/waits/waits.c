@@ -1,0 +1,722 @@
+/*
+ * waits.c - the smart-wait engine (see waits.h for the contract): its
+ * lifecycle (start, stop) and API (create, get, update, cancel, health),
+ * and the jobs' one way to finish and die. The engine is four files over
+ * one private header (waits_int.h): this one, waits_sched.c (the scheduler,
+ * XDamage peeks, workers and one tick), waits_judge.c (OCR and the model as
+ * judges, verdicts) and waits_store.c (the wait_jobs rows).
+ *
+ * Owns: the in-memory jobs (table `jobs`, guarded by `mu`), the engine's
+ * state W (waits_int.h) and its threads' start and stop, and the vision
+ * backend handle. The wait_jobs rows are waits_store.c's (other modules
+ * only read them).
+ *
+ * A job's states: scheduled (in the table, waiting for next_us) -> queued
+ * (handed to the workers) -> running (one worker owns its frames) ->
+ * scheduled again, or done. `done` is set once, under mu, by whoever
+ * finishes the job (a worker's verdict, the scheduler's deadline, a
+ * cancel); that caller also takes it out of the table (`removed`) and writes
+ * the row. A job has one way to die, wjob_release_locked(): it is freed only
+ * once it is removed from the table AND out of the work queue AND not run by
+ * a worker; whichever of the finisher, the dequeuing worker or the worker
+ * returning from its tick sees that last frees it. Nothing but the worker
+ * that runs a job touches its frame buffers.
+ *
+ * One tick of a job: lease the display (display.h), grab the target at
+ * ACU_DIFF_MAX_WIDTH, give the lease back, compare the greyscale thumbnail
+ * with the one last shown to the model (gate.h). Unchanged and recently
+ * judged -> skipped, no model call. Otherwise grab a frame for the model
+ * (<= ACU_FRAME_MAX_DIM wide, JPEG) and ask the backend, outside any lock.
+ * Intervals adapt: a changing screen is checked every ~1.5 s, a still one
+ * every 5 s (10 s after a minute), a PARTIAL answer bursts at 0.75 s. A
+ * screen drawn on but under the gate's threshold is judged again after
+ * ACU_WAIT_REJUDGE_S (30 s) anyway; one where XDamage saw nothing drawn since the frame the model
+ * judged is never judged again (the pixels are the ones it saw).
+ *
+ * Event-driven ticks: every DAMAGE_PEEK_US the scheduler peeks at the
+ * XDamage counter of each watched display (display_damage_peek: no lease,
+ * no grab, no round trip). Drawing on it schedules the job's tick once a
+ * peek sees no new drawing (<= ~200 ms after the last draw) or, while it
+ * keeps drawing, DAMAGE_MAX_US after the first; a still screen costs a
+ * peek and nothing else. The poll intervals above stay as the fallback.
+ *
+ * The judge (per wait, judge_pick): a condition OCR can decide (text:"..",
+ * text-gone:"..", a quoted phrase) is read by tesseract in process (ocr.h)
+ * whatever the model backend, unless the wait asked judge "model"; any
+ * other condition goes to the configured model. A wait that needs a model
+ * the last health check could not reach (or that has no key) is refused
+ * at creation (503) rather than failing later. A model's FINAL_JSON verdict
+ * with a confidence under ACU_WAIT_MIN_CONFIDENCE counts as PARTIAL.
+ *
+ * Does not: talk HTTP (api_waits.c), or know the backends' wire formats
+ * (vision.c).
+ */
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "desktop/desktop.h"
+#include "x11/display.h"
+#include "task/events.h"
+#include "x11/gate.h"
+#include "core/jx.h"
+#include "core/log.h"
+#include "backends/ocr.h"
+#include "task/task.h"
+#include "task/taskstate.h"
+#include "backends/vision.h"
+#include "task/wake.h"
+#include "waits_int.h"
+#include "x11/xcap.h"
+#include "x11/xwin.h"
+
+struct waits_engine waits_engine = {
+	.health_cv = PTHREAD_COND_INITIALIZER,
+	.mu = PTHREAD_MUTEX_INITIALIZER,
+	.sched_cv = PTHREAD_COND_INITIALIZER,
+	.work_cv = PTHREAD_COND_INITIALIZER,
+	.done_cv = PTHREAD_COND_INITIALIZER,
+};
+
+/* ---- jobs: made, finished, freed ---- */
+
+void
+wjob_free(struct job *j)
+{
+	if (j == NULL)
+		return;
+	free(j->criteria);
+	free(j->note);
+	xcap_frame_free(&j->thumb);
+	xcap_frame_free(&j->full);
+	free(j->ref);
+	free(j->cur);
+	free(j->prev);
+	free(j->prev_jpeg);
+	free(j);
+}
+
+/* mu held. */
+struct job *
+wjob_find(const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
+		if (W.jobs[i] != NULL && strcmp(W.jobs[i]->id, id) == 0)
+			return W.jobs[i];
+	return NULL;
+}
+
+/* mu held: takes j out of the work queue if it is there, keeping the order
+ * of the others, so the ring only ever holds jobs of the table (<= max_waits). */
+static void
+queue_remove_locked(struct job *j)
+{
+	size_t n = (size_t)W.app->cfg->max_waits, i, k = 0;
+
+	if (!j->queued)
+		return;
+	for (i = 0; i < W.qlen; i++) {
+		struct job *q = W.queue[(W.qhead + i) % n];
+
+		if (q != j)
+			W.queue[(W.qhead + k++) % n] = q;
+	}
+	W.qlen = k;
+	j->queued = false;
+}
+
+/* Marks j done (mu held) and fills o. Returns -1 if j was already done.
+ * The finisher then writes the outcome (no lock) and calls finish_end. */
+int
+wjob_finish_locked(struct job *j, const char *status, const char *verdict, const char *reason,
+    struct outcome *o)
+{
+	if (j->done)
+		return -1;
+	j->done = true;
+	memset(o, 0, sizeof *o);
+	memcpy(o->id, j->id, ID_LEN);
+	memcpy(o->task_id, j->task_id, ID_LEN);
+	memcpy(o->action_id, j->action_id, ID_LEN);
+	o->criteria = xstrdup(j->criteria);
+	o->status = status;
+	snprintf(o->verdict, sizeof o->verdict, "%s", verdict ? verdict : j->verdict);
+	snprintf(o->reason, sizeof o->reason, "%s", reason ? reason : j->reason);
+	o->evaluations = j->evaluations;
+	o->skipped = j->skipped;
+	o->timeout_s = j->timeout_s;
+	o->last_frame_ms = j->last_frame_ms;
+	o->created_ms = j->created_ms;
+	o->tokens_in = j->tokens_in;
+	o->tokens_out = j->tokens_out;
+	o->extra = wstore_job_extra_locked(j);
+	WAITS_CHECK_LOCKED();
+	return 0;
+}
+
+/* mu held: the one place a job dies. Frees j when nothing can reach it any
+ * more: out of the table, not in the work queue, not run by a worker. */
+void
+wjob_release_locked(struct job *j)
+{
+	assert(!j->removed || j->done);
+	if (j->removed && !j->queued && !j->running)
+		wjob_free(j);
+}
+
+/* After the outcome is written: j leaves the table (so a long poll that
+ * sees it gone reads the final row), and dies unless the queue or a worker
+ * still holds it (see job_release_locked). mu held. */
+void
+wjob_finish_end_locked(struct job *j, struct outcome *o)
+{
+	size_t i;
+
+	free(o->criteria);
+	o->criteria = NULL;
+	free(o->extra);
+	o->extra = NULL;
+	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
+		if (W.jobs[i] == j)
+			W.jobs[i] = NULL;
+	j->removed = true;
+	queue_remove_locked(j);
+	pthread_cond_broadcast(&W.done_cv);
+	wjob_release_locked(j);
+	WAITS_CHECK_LOCKED();
+}
+
+/* Finishes j from a thread that does not hold mu. */
+void
+wjob_finish(struct job *j, const char *status, const char *verdict, const char *reason)
+{
+	struct outcome o;
+	int r;
+
+	pthread_mutex_lock(&W.mu);
+	r = wjob_finish_locked(j, status, verdict, reason, &o);
+	pthread_mutex_unlock(&W.mu);
+	if (r < 0)
+		return;
+	wstore_outcome_write(&o);
+	pthread_mutex_lock(&W.mu);
+	wjob_finish_end_locked(j, &o);
+	pthread_mutex_unlock(&W.mu);
+}
+
+/* mu held: put j in a free slot; -1 when full. */
+int
+wjob_slot_put(struct job *j)
+{
+	size_t i;
+
+	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
+		if (W.jobs[i] == NULL) {
+			W.jobs[i] = j;
+			WAITS_CHECK_LOCKED();
+			pthread_cond_signal(&W.sched_cv);
+			return 0;
+		}
+	return -1;
+}
+
+struct job *
+wjob_new(const char *id, const char *task_id, const char *target, const char *criteria,
+    int timeout_s, double poll_s, int64_t created, int64_t deadline, const char *action_id)
+{
+	struct job *j = xcalloc(1, sizeof *j);
+
+	snprintf(j->id, sizeof j->id, "%s", id);
+	snprintf(j->task_id, sizeof j->task_id, "%s", task_id ? task_id : "");
+	snprintf(j->action_id, sizeof j->action_id, "%s", action_id ? action_id : "");
+	snprintf(j->target, sizeof j->target, "%s", target);
+	j->criteria = xstrdup(criteria);
+	j->timeout_s = timeout_s;
+	j->poll_s = poll_s;
+	j->created_ms = created;
+	j->deadline_ms = deadline;
+	j->started_us = j->last_change_us = mono_us();
+	j->next_us = 0;
+	j->wake = "start";
+	j->confidence = -1;
+	snprintf(j->judge, sizeof j->judge, "auto");
+	return j;
+}
+
+/* ---- API ---- */
+
+static void
+on_task_change(const char *task_id, int from, int to, void *arg)
+{
+	(void)from;
+	(void)arg;
+	if (to == TASK_HOOK_DELETED)
+		waits_task_ended(task_id, "the task was deleted");
+	else if (task_status_final(to)) {
+		char why[64];
+
+		snprintf(why, sizeof why, "the task is %s", task_status_name(to));
+		waits_task_ended(task_id, why);
+	}
+}
+
+/* ACU_WAIT_MIN_CONFIDENCE: 0..1 (or a percentage 1..100). */
+static int
+min_conf_parse(const char *s, double *out, struct derr *e)
+{
+	char *end;
+	double v = s != NULL && s[0] != '\0' ? strtod(s, &end) : 0.5;
+
+	if (s != NULL && s[0] != '\0' && (*end != '\0' || !(v >= 0 && v <= 100)))
+		return derr_set(e, DERR_INVALID, "wait_min_confidence",
+		    "ACU_WAIT_MIN_CONFIDENCE must be a number 0..1 (got '%.32s')", s);
+	*out = v > 1 ? v / 100 : v;
+	return 0;
+}
+
+/* Whether tesseract loads here (W.ocr_ok); only the ocr backend needs it.
+ * ocr_probe checks the model files and the library without loading the
+ * model: loading it here at start kept ~23 MB resident in a daemon that may
+ * never OCR (idle RSS 37.9 MB, bench/run.sh); the first OCR wait loads it. */
+static int
+waits_ocr_probe(struct derr *e)
+{
+	W.ocr_ok = ocr_probe("eng", e) == 0;
+	if (W.ocr_ok)
+		return 0;
+	snprintf(W.ocr_err, sizeof W.ocr_err, "%.200s", e->message);
+	if (strcmp(W.app->cfg->vision_backend, "ocr") == 0)
+		return -1;
+	log_warn("smart waits: no OCR (%s): text conditions go to the model too", e->message);
+	return 0;
+}
+
+/* The startup line `make run` shows: which judge takes which conditions. */
+static void
+log_judges(void)
+{
+	const char *text = W.ocr_ok ? "OCR in process (tesseract eng, no model call)" : W.backend;
+	char model[400];
+
+	if (W.vision != NULL && vision_is_passthrough(W.vision))
+		snprintf(model, sizeof model, "passthrough (no model: resolves once the screen changed "
+		    "and settled)");
+	else if (W.vision != NULL)
+		snprintf(model, sizeof model, "the %s model %s", W.backend, vision_model(W.vision));
+	else
+		snprintf(model, sizeof model, "refused (%.300s)", W.model_err);
+	char line[1024];
+
+	snprintf(line, sizeof line, "smart waits: %zu workers; text conditions (text:\"...\", "
+	    "text-gone:\"...\", a quoted phrase) -> %s; other conditions -> %s; a wait may ask "
+	    "judge ocr|model|auto", W.nworkers, text, model);
+	log_info("%s", line);
+	fprintf(stderr, "detmd: %s\n", line);   /* what `make run` shows at start */
+}
+
+int
+waits_start(struct app *app, struct derr *e)
+{
+	const struct config *c = app->cfg;
+	struct vision_settings vs = {
+		.backend = c->vision_backend, .ollama_url = c->ollama_url,
+		.ollama_model = c->vision_model, .ollama_keep_alive = c->ollama_keep_alive,
+		.vllm_url = c->vllm_url, .vllm_model = c->vllm_model, .vllm_api_key = c->vllm_api_key,
+		.claude_url = c->claude_url, .claude_model = c->claude_model,
+		.anthropic_api_key = c->anthropic_api_key, .openrouter_url = c->openrouter_url,
+		.openrouter_model = c->openrouter_model, .openrouter_api_key = c->openrouter_api_key,
+		.timeout_ms = c->vision_timeout_ms,
+	};
+	size_t i;
+
+	W.app = app;
+	if (min_conf_parse(c->wait_min_conf, &W.min_conf, e) != 0)
+		return -1;
+	if (waits_ocr_probe(e) != 0)
+		return -1;
+	if (strcmp(c->vision_backend, "ocr") == 0) {
+		W.ocr_mode = true;
+		snprintf(W.backend, sizeof W.backend, "ocr");
+		snprintf(W.model_err, sizeof W.model_err, "no vision model: ACU_VISION_BACKEND is ocr");
+	} else if ((W.vision = vision_new(&vs, e)) != NULL) {
+		snprintf(W.backend, sizeof W.backend, "%s", vision_backend(W.vision));
+	} else if (e->code == DERR_INVALID && strstr(e->field, "api_key") != NULL) {
+		/* No key: text conditions still work; a model wait says why not. */
+		snprintf(W.backend, sizeof W.backend, "%s", c->vision_backend);
+		snprintf(W.model_err, sizeof W.model_err, "this condition needs the vision model: %.300s",
+		    e->message);
+		log_warn("smart waits: %s", e->message);
+	} else
+		return -1;
+	W.jobs = xcalloc((size_t)c->max_waits, sizeof *W.jobs);
+	W.peek_ids = xcalloc((size_t)c->max_waits, sizeof *W.peek_ids);
+	W.peek_seq = xcalloc((size_t)c->max_waits, sizeof *W.peek_seq);
+	W.peek_ok = xcalloc((size_t)c->max_waits, sizeof *W.peek_ok);
+	W.queue = xcalloc((size_t)c->max_waits, sizeof *W.queue);
+	pthread_mutex_lock(&W.mu);
+	W.started = true;
+	pthread_mutex_unlock(&W.mu);
+	wstore_resume();
+	task_hook_add(on_task_change, NULL);
+	W.nworkers = (size_t)c->wait_workers;
+	W.workers = xcalloc(W.nworkers, sizeof *W.workers);
+	for (i = 0; i < W.nworkers; i++)
+		if (pthread_create(&W.workers[i], NULL, wsched_worker, NULL) != 0)
+			return derr_set(e, DERR_INTERNAL, NULL, "cannot start wait workers");
+	if (pthread_create(&W.sched, NULL, wsched_main, NULL) != 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot start the wait scheduler");
+	if (pthread_create(&W.health_thread, NULL, wsched_health, NULL) != 0)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot start the wait health check");
+	log_judges();
+	return 0;
+}
+
+void
+waits_stop(void)
+{
+	size_t i;
+
+	pthread_mutex_lock(&W.mu);
+	if (!W.started || W.stopping) {
+		pthread_mutex_unlock(&W.mu);
+		return;
+	}
+	W.stopping = true;
+	pthread_cond_broadcast(&W.sched_cv);
+	pthread_cond_broadcast(&W.work_cv);
+	pthread_cond_broadcast(&W.done_cv);
+	pthread_cond_broadcast(&W.health_cv);
+	pthread_mutex_unlock(&W.mu);
+	pthread_join(W.sched, NULL);
+	pthread_join(W.health_thread, NULL);
+	for (i = 0; i < W.nworkers; i++)
+		pthread_join(W.workers[i], NULL);
+	pthread_mutex_lock(&W.mu);
+	/* Jobs left in the queue: removed ones die here, the rest below. */
+	for (; W.qlen > 0; W.qlen--) {
+		struct job *q = W.queue[W.qhead];
+
+		W.qhead = (W.qhead + 1) % (size_t)W.app->cfg->max_waits;
+		q->queued = false;
+		wjob_release_locked(q);
+	}
+	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++) {
+		/* A done job still in the table belongs to its finisher. */
+		if (W.jobs[i] != NULL && !W.jobs[i]->done)
+			wjob_free(W.jobs[i]);
+		W.jobs[i] = NULL;
+	}
+	json_object_put(W.health);
+	W.health = NULL;
+	pthread_mutex_unlock(&W.mu);
+	free(W.workers);
+	free(W.peek_ids);
+	W.peek_ids = NULL;
+	free(W.peek_seq);
+	W.peek_seq = NULL;
+	free(W.peek_ok);
+	W.peek_ok = NULL;
+	vision_free(W.vision);
+	W.vision = NULL;
+}
+
+/* mu held. */
+static int
+check_running(struct derr *e)
+{
+	if (!W.started || W.stopping)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is %s",
+		    W.stopping ? "shutting down" : "not running");
+	return 0;
+}
+
+/* waits_create step 1: the arguments, and the task is live. */
+static int
+create_check(const struct wait_new *w, const char *want, struct derr *e)
+{
+	if (strcmp(want, "auto") != 0 && strcmp(want, "ocr") != 0 && strcmp(want, "model") != 0)
+		return derr_set(e, DERR_INVALID, "judge", "judge must be auto, ocr or model (got '%.16s')",
+		    want);
+	if (!W.started)
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is not running");
+	if (strcmp(w->target, "screen") != 0 &&
+	    (strncmp(w->target, "window:", 7) != 0 || w->target[7] == '\0'))
+		return derr_set(e, DERR_INVALID, "target",
+		    "target must be 'screen' or 'window:<title or id>' (got '%.64s')", w->target);
+	if (wjudge_is_a11y(w->criteria) && display_task_number(w->task_id) < 0)
+		return derr_set(e, DERR_CONFLICT, "task_id", "element conditions are read from the "
+		    "accessibility tree of a task's own display: give the task_id of a task whose display "
+		    "runs (display: true)");
+	if (w->task_id != NULL) {
+		int status;
+		json_object *meta;
+
+		if (task_meta(W.app->store, w->task_id, &status, &meta, e) != 0)
+			return -1;
+		json_object_put(meta);
+		if (task_status_final(status))
+			return derr_set(e, DERR_CONFLICT, "task_id", "task %s is %s; waits are for live tasks",
+			    w->task_id, task_status_name(status));
+	}
+	return 0;
+}
+
+/* Step 2: the engine runs and has room for one more (ACU_MAX_WAITS). */
+static int
+create_room(struct derr *e)
+{
+	int rc;
+
+	pthread_mutex_lock(&W.mu);
+	rc = check_running(e);
+	if (rc == 0) {
+		size_t i, used = 0;
+
+		for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
+			used += W.jobs[i] != NULL;
+		if (used >= (size_t)W.app->cfg->max_waits)
+			rc = derr_set(e, DERR_UNAVAILABLE, NULL, "%zu waits are watching already "
+			    "(ACU_MAX_WAITS); cancel some first", used);
+	}
+	pthread_mutex_unlock(&W.mu);
+	return rc;
+}
+
+/* Step 3: the task's "wait" action (started), its id into action_id. */
+static int
+create_action(const struct wait_new *w, char action_id[ID_LEN], struct derr *e)
+{
+	struct action_new a = { .type = "wait", .status = "started", .duration_ms = -1 };
+	json_object *in = json_object_new_object();
+	char summary[300];
+	int64_t ord;
+	int rc;
+
+	snprintf(summary, sizeof summary, "smart_wait: %.200s", w->criteria);
+	jx_add_str(in, "target", w->target);
+	jx_add_str(in, "criteria", w->criteria);
+	json_object_object_add(in, "timeout", json_object_new_int(w->timeout_s));
+	a.summary = summary;
+	a.input_json = jx_string(in, NULL);
+	rc = task_action_add(W.app->store, w->task_id, &a, action_id, &ord, e);
+	json_object_put(in);
+	return rc;
+}
+
+json_object *
+waits_create(const struct wait_new *w, struct derr *e)
+{
+	char id[ID_LEN], action_id[ID_LEN] = "";
+	int64_t now = now_ms(), deadline = now + (int64_t)w->timeout_s * 1000;
+	const char *want = w->judge != NULL ? w->judge : "auto";
+	char why[sizeof ((struct job *)0)->judge_why];
+	struct job *j;
+	bool use_ocr;
+	int rc;
+
+	if (create_check(w, want, e) != 0)
+		return NULL;
+	/* After the input checks: a 400/404 says more than "no model". */
+	if (wjudge_pick(want, w->criteria, true, &use_ocr, why, sizeof why, e) != 0)
+		return NULL;
+	if (create_room(e) != 0)
+		return NULL;
+	if (w->task_id != NULL && create_action(w, action_id, e) != 0)
+		return NULL;
+	id_new(id);
+	if (wstore_row_insert(id, w, now, deadline, action_id, wjudge_is_a11y(w->criteria) ? "accessibility" :
+	    use_ocr ? "ocr" : W.backend, want, e) != 0)
+		return NULL;
+	j = wjob_new(id, w->task_id, w->target, w->criteria, w->timeout_s, w->poll_s, now, deadline,
+	    action_id);
+	snprintf(j->judge, sizeof j->judge, "%s", want);
+	j->use_ocr = use_ocr;
+	snprintf(j->judge_why, sizeof j->judge_why, "%s", why);
+	pthread_mutex_lock(&W.mu);
+	rc = W.stopping ? -1 : wjob_slot_put(j);
+	pthread_mutex_unlock(&W.mu);
+	if (rc != 0) {
+		wjob_finish(j, "failed", "ERROR", "the wait engine is full or stopping");
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is full or stopping"), NULL;
+	}
+	log_info("wait %s: %s on %s (timeout %d s, task %s; judge %s: %s)", id, w->criteria, w->target,
+	    w->timeout_s, w->task_id ? w->task_id : "-", wjudge_is_a11y(w->criteria) ? "accessibility" :
+	    use_ocr ? "ocr" : "model", why);
+	events_publish("wait", "created", w->task_id, id);
+	return wstore_row_get(id, e);
+}
+
+json_object *
+waits_get(const char *id, int block_s, struct derr *e)
+{
+	if (block_s > 0) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += block_s;
+		pthread_mutex_lock(&W.mu);
+		while (!W.stopping && W.started) {
+			if (wjob_find(id) == NULL)
+				break;  /* finished and written (or never watching) */
+			if (pthread_cond_timedwait(&W.done_cv, &W.mu, &ts) == ETIMEDOUT)
+				break;
+		}
+		pthread_mutex_unlock(&W.mu);
+	}
+	return wstore_row_get(id, e);
+}
+
+json_object *
+waits_update(const char *id, const char *criteria, int timeout_s, const char *note,
+    struct derr *e)
+{
+	char *crit = NULL, *nt = NULL, want[8] = "auto", why[sizeof ((struct job *)0)->judge_why] = "";
+	const char *backend = NULL;
+	int64_t deadline = 0;
+	int tmo = 0, rc;
+	struct job *j;
+	bool use_ocr = false;
+
+	pthread_mutex_lock(&W.mu);
+	j = W.started ? wjob_find(id) : NULL;
+	if (j != NULL)
+		memcpy(want, j->judge, sizeof want);
+	pthread_mutex_unlock(&W.mu);
+	if (criteria != NULL && wjudge_pick(want, criteria, true, &use_ocr, why, sizeof why, e) != 0)
+		return NULL;
+	pthread_mutex_lock(&W.mu);
+	rc = check_running(e);
+	j = rc == 0 ? wjob_find(id) : NULL;
+	if (rc == 0 && j == NULL) {
+		pthread_mutex_unlock(&W.mu);
+		json_object *row = wstore_row_get(id, e);
+
+		if (row == NULL)
+			return NULL;
+		derr_set(e, DERR_CONFLICT, "wait_id", "wait %s is %s; only a watching wait can change",
+		    id, json_object_get_string(json_object_object_get(row, "status")));
+		json_object_put(row);
+		return NULL;
+	}
+	if (rc == 0) {
+		if (criteria != NULL) {
+			free(j->criteria);
+			j->criteria = xstrdup(criteria);
+			j->force = true;        /* judge the new condition at once */
+			j->next_us = 0;
+			j->wake = "update";
+			WAITS_CHECK_LOCKED();
+			j->use_ocr = use_ocr;
+			snprintf(j->judge_why, sizeof j->judge_why, "%s", why);
+		}
+		if (timeout_s > 0) {
+			j->timeout_s = timeout_s;
+			j->deadline_ms = now_ms() + (int64_t)timeout_s * 1000;
+		}
+		if (note != NULL) {
+			free(j->note);
+			j->note = xstrdup(note);
+		}
+		crit = xstrdup(j->criteria);
+		nt = j->note ? xstrdup(j->note) : NULL;
+		tmo = j->timeout_s;
+		deadline = j->deadline_ms;
+		backend = wjudge_is_a11y(j->criteria) ? "accessibility" : j->use_ocr ? "ocr" : W.backend;
+		pthread_cond_signal(&W.sched_cv);
+	}
+	pthread_mutex_unlock(&W.mu);
+	if (rc != 0)
+		return NULL;
+	rc = wstore_row_update(id, crit, tmo, deadline, nt, backend ? backend : W.backend, e);
+	free(crit);
+	free(nt);
+	if (rc != 0)
+		return NULL;
+	if (note != NULL)
+		log_info("wait %s note: %s", id, note);
+	return wstore_row_get(id, e);
+}
+
+json_object *
+waits_cancel(const char *id, const char *reason, struct derr *e)
+{
+	struct job *j;
+	struct outcome o;
+	int r = -1;
+
+	pthread_mutex_lock(&W.mu);
+	j = W.started ? wjob_find(id) : NULL;
+	if (j != NULL)
+		r = wjob_finish_locked(j, "cancelled", "CANCELLED", reason ? reason : "cancelled by the agent", &o);
+	pthread_mutex_unlock(&W.mu);
+	if (r >= 0) {
+		wstore_outcome_write(&o);
+		pthread_mutex_lock(&W.mu);
+		wjob_finish_end_locked(j, &o);
+		pthread_mutex_unlock(&W.mu);
+	}
+	return wstore_row_get(id, e);
+}
+
+void
+waits_task_ended(const char *task_id, const char *why)
+{
+	for (;;) {
+		struct job *j = NULL;
+		struct outcome o;
+		size_t i;
+		int r = -1;
+
+		pthread_mutex_lock(&W.mu);
+		for (i = 0; W.started && i < (size_t)W.app->cfg->max_waits && j == NULL; i++)
+			if (W.jobs[i] != NULL && strcmp(W.jobs[i]->task_id, task_id) == 0)
+				j = W.jobs[i];
+		if (j != NULL)
+			r = wjob_finish_locked(j, "cancelled", "CANCELLED", why, &o);
+		pthread_mutex_unlock(&W.mu);
+		if (j == NULL)
+			return;
+		if (r >= 0) {
+			wstore_outcome_write(&o);
+			pthread_mutex_lock(&W.mu);
+			wjob_finish_end_locked(j, &o);
+			pthread_mutex_unlock(&W.mu);
+		} else {
+			/* Another thread is finishing it: let it leave the table. */
+			sleep_ms(5);
+		}
+	}
+}
+
+json_object *
+waits_health(void)
+{
+	json_object *o, *ocr, *judges;
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&W.mu);
+	o = W.health ? json_tokener_parse(json_object_to_json_string(W.health)) : json_object_new_object();
+	for (i = 0; W.started && i < (size_t)W.app->cfg->max_waits; i++)
+		n += W.jobs[i] != NULL;
+	json_object_object_add(o, "watching", json_object_new_int((int)n));
+	if (json_object_object_get(o, "backend") == NULL)
+		jx_add_str(o, "backend", W.backend);
+	pthread_mutex_unlock(&W.mu);
+	ocr = json_object_new_object();
+	json_object_object_add(ocr, "ok", json_object_new_boolean(W.ocr_ok));
+	jx_add_str(ocr, "detail", W.ocr_ok ? "tesseract eng, in process" : W.ocr_err);
+	json_object_object_add(o, "ocr", ocr);
+	judges = json_object_new_object();
+	jx_add_str(judges, "text", W.ocr_ok ? "ocr" : W.backend);
+	jx_add_str(judges, "other", W.ocr_mode ? NULL : W.backend);
+	json_object_object_add(o, "judges", judges);
+	json_object_object_add(o, "min_confidence", json_object_new_double(W.min_conf));
+	return o;
+}

@@ -1,0 +1,404 @@
+/*
+ * xinput_keymap.c - the keyboard map for xinput's keyboard calls: which
+ * keycode and modifiers give a keysym, and a pool of spare keycodes (NoSymbol
+ * in every column) that keysyms missing from the map are bound to.
+ *
+ * Owns: per display, the spare keycodes bound by earlier calls (struct
+ * kcache, reached through `caches` under caches_lock, kept so that typing
+ * the same characters again does not rebind), and xinput_idle /
+ * xinput_forget, which give them back.
+ * Invariants: a spare keycode is never rebound until QUIET_MS after its
+ * last key event reached the server (clients translate lazily after
+ * MappingNotify); when a call returns, the map holds what it held on entry
+ * plus the bindings kept for later calls, which xinput_idle (after idle_ms
+ * without use) or xinput_forget put back to NoSymbol.
+ *
+ * Does not: parse text or key names, or send anything but the key events
+ * of xkm_tap and the mapping changes of the pool.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <X11/Xatom.h>
+#include <X11/Xlib.h>
+#include <X11/Xutil.h>
+#include <X11/extensions/XTest.h>
+#include <X11/keysym.h>
+
+#include "humanize.h"
+#include "core/util.h"
+#include "xerr.h"
+#include "xinput.h"
+#include "xinput_int.h"
+
+/* Columns of the core keyboard map, in XKB's canonical order: 0 = group 1
+ * level 1, 1 = level 2 (Shift), 4 = level 3 (ISO_Level3_Shift), 5 = level 4.
+ * Columns 2-3 are group 2, which this module does not switch to. */
+static const struct {
+	int col;
+	unsigned need;
+} columns[] = {
+	{ 0, 0 },
+	{ 1, NEED_SHIFT },
+	{ 4, NEED_LEVEL3 },
+	{ 5, NEED_SHIFT | NEED_LEVEL3 },
+};
+
+/* ---- keyboard map ----------------------------------------------------- */
+
+/* The spare keycodes this module bound on one display, kept across calls
+ * (see the invariants at the top). Reached through `caches` under
+ * caches_lock; the contents are only touched by the thread holding the
+ * Display (the caller's lease). */
+struct kslot {
+	KeyCode kc;
+	KeySym sym;             /* bound in both core columns of kc */
+	int64_t used_ms;        /* when its last key event reached the server */
+};
+
+struct kcache {
+	Display *d;
+	int n;
+	struct kslot slot[POOL_MAX];
+	int64_t last_ms;        /* the latest used_ms (0: none) */
+};
+
+static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kcache *caches[CACHE_MAX];
+
+/* d's cache, created if `create` and there is room; NULL otherwise. */
+static struct kcache *
+cache_get(Display *d, bool create)
+{
+	struct kcache *c = NULL;
+	int room = -1;
+
+	pthread_mutex_lock(&caches_lock);
+	for (int i = 0; i < CACHE_MAX && c == NULL; i++) {
+		if (caches[i] != NULL && caches[i]->d == d)
+			c = caches[i];
+		else if (caches[i] == NULL && room < 0)
+			room = i;
+	}
+	if (c == NULL && create && room >= 0) {
+		c = xcalloc(1, sizeof *c);
+		c->d = d;
+		caches[room] = c;
+	}
+	pthread_mutex_unlock(&caches_lock);
+	return c;
+}
+
+KeySym
+xkm_at(const struct keymap *km, int kc, int col)
+{
+	return km->syms[(size_t)(kc - km->min) * (size_t)km->per + (size_t)col];
+}
+
+KeyCode
+xkm_find_col0(const struct keymap *km, KeySym sym)
+{
+	for (int k = km->min; k <= km->max; k++)
+		if (xkm_at(km, k, 0) == sym)
+			return (KeyCode)k;
+	return 0;
+}
+
+/* True if the server's map still has kc bound to sym as pool_write left
+ * it (XKB may copy the pair into the group 2 columns). */
+static bool
+still_bound(const struct keymap *km, int kc, KeySym sym)
+{
+	if (kc < km->min || kc > km->max || xkm_at(km, kc, 0) != sym)
+		return false;
+	for (int c = 1; c < km->per; c++)
+		if (xkm_at(km, kc, c) != sym && xkm_at(km, kc, c) != NoSymbol)
+			return false;
+	return true;
+}
+
+static bool
+all_empty(const struct keymap *km, int kc)
+{
+	for (int c = 0; c < km->per; c++)
+		if (xkm_at(km, kc, c) != NoSymbol)
+			return false;
+	return true;
+}
+
+static int
+map_read(Display *d, struct keymap *km, struct derr *e)
+{
+	XDisplayKeycodes(d, &km->min, &km->max);
+	if (km->min < 8 || km->max > 255 || km->min > km->max)
+		return derr_set(e, DERR_INTERNAL, NULL, "the X server reports no keycodes");
+	xerr_begin();
+	km->syms = XGetKeyboardMapping(d, (KeyCode)km->min, km->max - km->min + 1, &km->per);
+	if (xerr_end(d, e, "read keyboard map") != 0 || km->syms == NULL || km->per < 1) {
+		bool xfailed = xerr_last() != 0 || xerr_io_dead(d);
+
+		if (km->syms != NULL)
+			XFree(km->syms);
+		km->syms = NULL;
+		if (!xfailed)
+			derr_set(e, DERR_INTERNAL, NULL, "cannot read the keyboard map");
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads the map, finds Shift and Level3, and builds the pool: the keycodes
+ * the cache holds that still carry their binding (blanked in km->syms, so
+ * map_find never returns them) plus every keycode with no symbol at all.
+ * Bindings someone else changed since are dropped from the cache. */
+int
+xkm_load(Display *d, struct keymap *km, struct derr *e)
+{
+	struct kcache *c;
+
+	memset(km, 0, sizeof *km);
+	km->d = d;
+	c = cache_get(d, true);
+	if (c == NULL)
+		return derr_set(e, DERR_UNAVAILABLE, NULL,
+		    "more than %d displays take keyboard input at once", CACHE_MAX);
+	km->cache = c;
+	if (map_read(d, km, e) != 0)
+		return -1;
+	km->shift = xkm_find_col0(km, XK_Shift_L);
+	if (km->shift == 0)
+		km->shift = xkm_find_col0(km, XK_Shift_R);
+	km->level3 = xkm_find_col0(km, XK_ISO_Level3_Shift);
+	for (int i = 0; i < c->n && km->npool < POOL_MAX; i++) {
+		const struct kslot *s = &c->slot[i];
+
+		if (!still_bound(km, s->kc, s->sym))
+			continue;
+		for (int col = 0; col < km->per; col++)
+			km->syms[(size_t)(s->kc - km->min) * (size_t)km->per + (size_t)col] = NoSymbol;
+		km->pool[km->npool] = s->kc;
+		km->bound[km->npool] = s->sym;
+		km->used[km->npool] = s->used_ms;
+		km->npool++;
+	}
+	km->nowned = km->npool;
+	for (int k = km->min; k <= km->max && km->npool < POOL_MAX; k++) {
+		bool owned = false;
+
+		for (int s = 0; s < km->nowned; s++)
+			owned = owned || km->pool[s] == k;
+		if (!owned && all_empty(km, k))
+			km->pool[km->npool++] = (KeyCode)k;
+	}
+	return 0;
+}
+
+/* The keycode that types sym from the map (outside the pool), and what
+ * must be held with it. */
+bool
+xkm_find(const struct keymap *km, KeySym sym, KeyCode *kc, unsigned *need)
+{
+	for (size_t c = 0; c < ARRAY_LEN(columns); c++) {
+		int col = columns[c].col;
+		unsigned n = columns[c].need;
+
+		if (col >= km->per || ((n & NEED_SHIFT) && km->shift == 0) ||
+		    ((n & NEED_LEVEL3) && km->level3 == 0))
+			continue;
+		for (int k = km->min; k <= km->max; k++)
+			if (xkm_at(km, k, col) == sym) {
+				*kc = (KeyCode)k;
+				*need = n;
+				return true;
+			}
+	}
+	return false;
+}
+
+int
+xkm_pool_find(const struct keymap *km, KeySym sym)
+{
+	for (int s = 0; s < km->npool; s++)
+		if (km->bound[s] == sym)
+			return s;
+	return -1;
+}
+
+/* Binds sym to a pool keycode not used by batch `stamp`: a free one, else
+ * the least recently used binding, if its last key event reached the server
+ * QUIET_MS ago or more. Returns the slot, or -1 with *wait_ms > 0 (retry
+ * after that long) or 0 (every keycode is in this batch). */
+int
+xkm_pool_take(struct keymap *km, KeySym sym, unsigned stamp, int *wait_ms)
+{
+	int best = -1;
+	int64_t now = mono_us() / 1000;
+
+	*wait_ms = 0;
+	for (int s = 0; s < km->npool; s++) {
+		if (km->stamp[s] == stamp)
+			continue;
+		if (km->bound[s] == NoSymbol) {
+			best = s;
+			break;
+		}
+		if (best < 0 || km->used[s] < km->used[best])
+			best = s;
+	}
+	if (best < 0)
+		return -1;
+	if (km->bound[best] != NoSymbol && now - km->used[best] < QUIET_MS) {
+		*wait_ms = (int)(km->used[best] + QUIET_MS - now);
+		return -1;
+	}
+	km->bound[best] = sym;
+	km->stamp[best] = stamp;
+	km->dirty[best] = true;
+	return best;
+}
+
+/* Marks the slots of batch `stamp` used now: call once its key events
+ * reached the server (after an XSync). */
+void
+xkm_pool_used(struct keymap *km, unsigned stamp)
+{
+	int64_t now = mono_us() / 1000;
+
+	for (int s = 0; s < km->npool; s++)
+		if (km->stamp[s] == stamp && km->bound[s] != NoSymbol)
+			km->used[s] = now;
+}
+
+/* Sends the pending bindings, one keysym in both levels so neither Shift
+ * nor a lower/upper case pair changes it. Inside the caller's error
+ * bracket; the key events that follow on this connection are processed
+ * after it, and every client gets its MappingNotify before them. */
+void
+xkm_pool_write(struct keymap *km)
+{
+	int64_t now = mono_us() / 1000;
+
+	for (int s = 0; s < km->npool; s++) {
+		KeySym two[2];
+
+		if (!km->dirty[s])
+			continue;
+		two[0] = two[1] = km->bound[s];
+		XChangeKeyboardMapping(km->d, km->pool[s], 2, two, 1);
+		km->dirty[s] = false;
+		km->used[s] = now;      /* in case no key follows (an error) */
+	}
+}
+
+/* Our own MappingNotify events would pile up in the queue of a connection
+ * nobody reads events from. */
+static void
+drain_mapping(Display *d)
+{
+	XEvent ev;
+
+	while (XCheckTypedEvent(d, MappingNotify, &ev))
+		XRefreshKeyboardMapping(&ev.xmapping);
+}
+
+/* Keeps the pool's bindings in the display's cache (nothing is restored
+ * here: see xinput_idle) and frees the map. */
+void
+xkm_done(struct keymap *km)
+{
+	struct kcache *c = km->cache;
+
+	if (c != NULL) {
+		c->n = 0;
+		for (int s = 0; s < km->npool; s++) {
+			if (km->bound[s] == NoSymbol || km->dirty[s])
+				continue;
+			c->slot[c->n].kc = km->pool[s];
+			c->slot[c->n].sym = km->bound[s];
+			c->slot[c->n].used_ms = km->used[s];
+			if (km->used[s] > c->last_ms)
+				c->last_ms = km->used[s];
+			c->n++;
+		}
+		if (!xerr_io_dead(km->d))
+			drain_mapping(km->d);
+	}
+	if (km->syms != NULL)
+		XFree(km->syms);
+	km->syms = NULL;
+}
+
+/* Puts the cache's keycodes that still carry our binding back to NoSymbol
+ * (what they were before we bound them) and empties the cache. */
+static void
+cache_restore(Display *d, struct kcache *c)
+{
+	struct keymap km;
+	struct derr e;
+	KeySym none[2] = { NoSymbol, NoSymbol };
+
+	memset(&km, 0, sizeof km);
+	if (c->n > 0 && !xerr_io_dead(d) && map_read(d, &km, &e) == 0) {
+		xerr_begin();
+		for (int i = 0; i < c->n; i++)
+			if (still_bound(&km, c->slot[i].kc, c->slot[i].sym))
+				XChangeKeyboardMapping(d, c->slot[i].kc, 2, none, 1);
+		XSync(d, False);
+		drain_mapping(d);
+		xerr_end(d, &e, "restore keyboard map");
+		XFree(km.syms);
+	}
+	c->n = 0;
+	c->last_ms = 0;
+}
+
+int
+xinput_idle(Display *d, int idle_ms)
+{
+	struct kcache *c = cache_get(d, false);
+
+	if (c == NULL || c->n == 0 || mono_us() / 1000 - c->last_ms < idle_ms)
+		return 0;
+	cache_restore(d, c);
+	return 1;
+}
+
+void
+xinput_forget(Display *d)
+{
+	struct kcache *c = cache_get(d, false);
+
+	if (c == NULL)
+		return;
+	cache_restore(d, c);
+	pthread_mutex_lock(&caches_lock);
+	for (int i = 0; i < CACHE_MAX; i++)
+		if (caches[i] == c)
+			caches[i] = NULL;
+	pthread_mutex_unlock(&caches_lock);
+	free(c);
+}
+
+/* Presses kc with what it needs held, releases in reverse. */
+void
+xkm_tap(const struct keymap *km, KeyCode kc, unsigned need)
+{
+	Display *d = km->d;
+
+	if (need & NEED_SHIFT)
+		XTestFakeKeyEvent(d, km->shift, True, 0);
+	if (need & NEED_LEVEL3)
+		XTestFakeKeyEvent(d, km->level3, True, 0);
+	XTestFakeKeyEvent(d, kc, True, 0);
+	XTestFakeKeyEvent(d, kc, False, 0);
+	if (need & NEED_LEVEL3)
+		XTestFakeKeyEvent(d, km->level3, False, 0);
+	if (need & NEED_SHIFT)
+		XTestFakeKeyEvent(d, km->shift, False, 0);
+}
