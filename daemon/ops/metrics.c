@@ -39,7 +39,7 @@ static struct {
 	_Atomic uint64_t by_status[NSLOTS][NSTATUS];
 	_Atomic uint64_t bucket[NSLOTS][NBUCKETS];
 	_Atomic uint64_t sum_us[NSLOTS];
-} M;
+} metrics_state;
 
 static size_t
 status_slot(unsigned s)
@@ -61,10 +61,10 @@ metrics_observe(int route, struct MHD_Connection *conn, int64_t usec)
 
 	while (b < NBUCKETS - 1 && s > bounds[b])
 		b++;
-	atomic_fetch_add_explicit(&M.by_status[slot][status_slot(ci != NULL ? ci->http_status : 0)], 1,
+	atomic_fetch_add_explicit(&metrics_state.by_status[slot][status_slot(ci != NULL ? ci->http_status : 0)], 1,
 	    memory_order_relaxed);
-	atomic_fetch_add_explicit(&M.bucket[slot][b], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&M.sum_us[slot], (uint64_t)(usec < 0 ? 0 : usec), memory_order_relaxed);
+	atomic_fetch_add_explicit(&metrics_state.bucket[slot][b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&metrics_state.sum_us[slot], (uint64_t)(usec < 0 ? 0 : usec), memory_order_relaxed);
 }
 
 /* ---- text ---- */
@@ -130,7 +130,7 @@ slot_used(const struct metrics_view *v, size_t slot)
 	if (slot != NSLOTS - 1 && slot >= v->nroutes)
 		return false;
 	for (size_t k = 0; k < NBUCKETS; k++)
-		if (atomic_load_explicit(&M.bucket[slot][k], memory_order_relaxed) != 0)
+		if (atomic_load_explicit(&metrics_state.bucket[slot][k], memory_order_relaxed) != 0)
 			return true;
 	return false;
 }
@@ -146,7 +146,7 @@ http_families(struct buf *b, const struct metrics_view *v)
 			continue;
 		route_label(v, i, lab, sizeof lab);
 		for (size_t k = 0; k < NSTATUS; k++) {
-			uint64_t n = atomic_load_explicit(&M.by_status[i][k], memory_order_relaxed);
+			uint64_t n = atomic_load_explicit(&metrics_state.by_status[i][k], memory_order_relaxed);
 
 			if (n == 0)
 				continue;
@@ -167,7 +167,7 @@ http_families(struct buf *b, const struct metrics_view *v)
 			continue;
 		route_label(v, i, lab, sizeof lab);
 		for (size_t k = 0; k < NBUCKETS; k++) {
-			cum += atomic_load_explicit(&M.bucket[i][k], memory_order_relaxed);
+			cum += atomic_load_explicit(&metrics_state.bucket[i][k], memory_order_relaxed);
 			if (k == NBUCKETS - 1)
 				bprintf(b, "detm_http_request_duration_seconds_bucket{%s,le=\"+Inf\"} %llu\n", lab,
 				    (unsigned long long)cum);
@@ -176,7 +176,7 @@ http_families(struct buf *b, const struct metrics_view *v)
 				    bounds[k], (unsigned long long)cum);
 		}
 		bprintf(b, "detm_http_request_duration_seconds_sum{%s} %.6f\n", lab,
-		    (double)atomic_load_explicit(&M.sum_us[i], memory_order_relaxed) / 1e6);
+		    (double)atomic_load_explicit(&metrics_state.sum_us[i], memory_order_relaxed) / 1e6);
 		bprintf(b, "detm_http_request_duration_seconds_count{%s} %llu\n", lab, (unsigned long long)cum);
 	}
 }

@@ -86,7 +86,7 @@ static struct {
 	/* the checker thread's own: */
 	struct stuck_memo memo[STUCK_MEMO_MAX];
 	size_t nmemo;
-} S = { .mu = PTHREAD_MUTEX_INITIALIZER };
+} stuck_state = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- cooldown memory (checker thread only) ---- */
 
@@ -95,9 +95,9 @@ stuck_memo_prune(int64_t now_us)
 {
 	size_t i = 0;
 
-	while (i < S.nmemo) {
-		if (now_us - S.memo[i].at_us >= S.cooldown_us)
-			S.memo[i] = S.memo[--S.nmemo];
+	while (i < stuck_state.nmemo) {
+		if (now_us - stuck_state.memo[i].at_us >= stuck_state.cooldown_us)
+			stuck_state.memo[i] = stuck_state.memo[--stuck_state.nmemo];
 		else
 			i++;
 	}
@@ -108,9 +108,9 @@ stuck_memo_cooling(const char *id, int64_t now_us)
 {
 	size_t i;
 
-	for (i = 0; i < S.nmemo; i++)
-		if (strcmp(S.memo[i].id, id) == 0)
-			return now_us - S.memo[i].at_us < S.cooldown_us;
+	for (i = 0; i < stuck_state.nmemo; i++)
+		if (strcmp(stuck_state.memo[i].id, id) == 0)
+			return now_us - stuck_state.memo[i].at_us < stuck_state.cooldown_us;
 	return false;
 }
 
@@ -119,17 +119,17 @@ stuck_memo_set(const char *id, int64_t now_us)
 {
 	size_t i, oldest = 0;
 
-	for (i = 0; i < S.nmemo; i++) {
-		if (strcmp(S.memo[i].id, id) == 0) {
-			S.memo[i].at_us = now_us;
+	for (i = 0; i < stuck_state.nmemo; i++) {
+		if (strcmp(stuck_state.memo[i].id, id) == 0) {
+			stuck_state.memo[i].at_us = now_us;
 			return;
 		}
-		if (S.memo[i].at_us < S.memo[oldest].at_us)
+		if (stuck_state.memo[i].at_us < stuck_state.memo[oldest].at_us)
 			oldest = i;
 	}
-	i = S.nmemo < STUCK_MEMO_MAX ? S.nmemo++ : oldest;
-	snprintf(S.memo[i].id, sizeof S.memo[i].id, "%s", id);
-	S.memo[i].at_us = now_us;
+	i = stuck_state.nmemo < STUCK_MEMO_MAX ? stuck_state.nmemo++ : oldest;
+	snprintf(stuck_state.memo[i].id, sizeof stuck_state.memo[i].id, "%s", id);
+	stuck_state.memo[i].at_us = now_us;
 }
 
 /* ---- the packet ---- */
@@ -531,7 +531,7 @@ stuck_report(const char *id, int64_t updated_at, int64_t now)
 	int wrote;
 
 	derr_clear(&e);
-	p = stuck_packet(S.st, id, updated_at, now, &gone, &e);
+	p = stuck_packet(stuck_state.st, id, updated_at, now, &gone, &e);
 	if (p == NULL) {
 		if (!gone)
 			log_warn("stuck: cannot build the resume packet for task %s: %s", id, e.message);
@@ -542,7 +542,7 @@ stuck_report(const char *id, int64_t updated_at, int64_t now)
 	reason = json_object_get_string(stuck_get(p, "reason"));
 	content = xasprintf("Task looks stuck: %s. The agent was sent a resume packet.",
 	    reason ? reason : "idle");
-	wrote = stuck_message(S.st, id, content);
+	wrote = stuck_message(stuck_state.st, id, content);
 	if (wrote > 0) {
 		log_info("stuck: task %s (%s); waking the agent", id, reason ? reason : "idle");
 		wake_post("task_stuck", id, text, p);
@@ -563,10 +563,10 @@ stuck_check(void)
 	sqlite3_stmt *s;
 	int rc = SQLITE_DONE;
 
-	store_lock(S.st);
-	s = store_stmt(S.st, SQL_STUCK_CANDIDATES);
+	store_lock(stuck_state.st);
+	s = store_stmt(stuck_state.st, SQL_STUCK_CANDIDATES);
 	if (s != NULL) {
-		sqlite3_bind_int64(s, 1, now - S.after_ms);
+		sqlite3_bind_int64(s, 1, now - stuck_state.after_ms);
 		sqlite3_bind_int(s, 2, STUCK_SCAN_MAX);
 		while (n < STUCK_SCAN_MAX && (rc = sqlite3_step(s)) == SQLITE_ROW) {
 			snprintf(c[n].id, sizeof c[n].id, "%s", (const char *)sqlite3_column_text(s, 0));
@@ -574,18 +574,18 @@ stuck_check(void)
 			n++;
 		}
 		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-			log_error("stuck: candidate query: %s", sqlite3_errmsg(store_db(S.st)));
+			log_error("stuck: candidate query: %s", sqlite3_errmsg(store_db(stuck_state.st)));
 		sqlite3_reset(s);
 	}
-	store_unlock(S.st);
+	store_unlock(stuck_state.st);
 
 	stuck_memo_prune(now_us);
 	for (i = 0; i < n && alerts < STUCK_ALERTS_MAX; i++) {
 		bool stop;
 
-		pthread_mutex_lock(&S.mu);
-		stop = S.stopping;
-		pthread_mutex_unlock(&S.mu);
+		pthread_mutex_lock(&stuck_state.mu);
+		stop = stuck_state.stopping;
+		pthread_mutex_unlock(&stuck_state.mu);
 		if (stop)
 			break;
 		if (stuck_memo_cooling(c[i].id, now_us))
@@ -618,17 +618,17 @@ stuck_main(void *arg)
 	struct timespec next;
 
 	(void)arg;
-	pthread_mutex_lock(&S.mu);
-	stuck_deadline(S.check_us, &next);
-	while (!S.stopping) {
-		if (pthread_cond_timedwait(&S.cv, &S.mu, &next) != ETIMEDOUT)
+	pthread_mutex_lock(&stuck_state.mu);
+	stuck_deadline(stuck_state.check_us, &next);
+	while (!stuck_state.stopping) {
+		if (pthread_cond_timedwait(&stuck_state.cv, &stuck_state.mu, &next) != ETIMEDOUT)
 			continue;       /* a signal to stop, or spurious */
-		pthread_mutex_unlock(&S.mu);
+		pthread_mutex_unlock(&stuck_state.mu);
 		stuck_check();
-		pthread_mutex_lock(&S.mu);
-		stuck_deadline(S.check_us, &next);
+		pthread_mutex_lock(&stuck_state.mu);
+		stuck_deadline(stuck_state.check_us, &next);
 	}
-	pthread_mutex_unlock(&S.mu);
+	pthread_mutex_unlock(&stuck_state.mu);
 	return NULL;
 }
 
@@ -638,27 +638,27 @@ stuck_start(struct store *st, const struct config *cfg, struct derr *e)
 	pthread_condattr_t ca;
 	int err;
 
-	if (S.started)
+	if (stuck_state.started)
 		return 0;
 	if (!cfg->stuck_detection) {
 		log_info("stuck detection is off");
 		return 0;
 	}
-	S.st = st;
-	S.check_us = (int64_t)cfg->stuck_check_s * 1000000;
-	S.after_ms = (int64_t)cfg->stuck_after_s * 1000;
-	S.cooldown_us = (int64_t)cfg->stuck_cooldown_s * 1000000;
-	S.nmemo = 0;
-	S.stopping = false;
+	stuck_state.st = st;
+	stuck_state.check_us = (int64_t)cfg->stuck_check_s * 1000000;
+	stuck_state.after_ms = (int64_t)cfg->stuck_after_s * 1000;
+	stuck_state.cooldown_us = (int64_t)cfg->stuck_cooldown_s * 1000000;
+	stuck_state.nmemo = 0;
+	stuck_state.stopping = false;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&S.cv, &ca);
+	pthread_cond_init(&stuck_state.cv, &ca);
 	pthread_condattr_destroy(&ca);
-	if ((err = pthread_create(&S.thread, NULL, stuck_main, NULL)) != 0) {
-		pthread_cond_destroy(&S.cv);
+	if ((err = pthread_create(&stuck_state.thread, NULL, stuck_main, NULL)) != 0) {
+		pthread_cond_destroy(&stuck_state.cv);
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot start stuck detection: %s", strerror(err));
 	}
-	S.started = true;
+	stuck_state.started = true;
 	log_info("stuck detection: every %ld s, idle %ld s, cooldown %ld s", cfg->stuck_check_s,
 	    cfg->stuck_after_s, cfg->stuck_cooldown_s);
 	return 0;
@@ -667,13 +667,13 @@ stuck_start(struct store *st, const struct config *cfg, struct derr *e)
 void
 stuck_stop(void)
 {
-	if (!S.started)
+	if (!stuck_state.started)
 		return;
-	pthread_mutex_lock(&S.mu);
-	S.stopping = true;
-	pthread_cond_signal(&S.cv);
-	pthread_mutex_unlock(&S.mu);
-	pthread_join(S.thread, NULL);
-	pthread_cond_destroy(&S.cv);
-	S.started = false;
+	pthread_mutex_lock(&stuck_state.mu);
+	stuck_state.stopping = true;
+	pthread_cond_signal(&stuck_state.cv);
+	pthread_mutex_unlock(&stuck_state.mu);
+	pthread_join(stuck_state.thread, NULL);
+	pthread_cond_destroy(&stuck_state.cv);
+	stuck_state.started = false;
 }

@@ -1,7 +1,7 @@
 /*
  * budget.c - per-task budgets (see budget.h).
  *
- * State, under B.mu: the table of live budgeted tasks (entries: limits,
+ * State, under budget_state.mu: the table of live budgeted tasks (entries: limits,
  * spent figures, status, `tripped`), the queue of tasks to pause, and the
  * stop flag. An entry's figures start from the database (entry_read) and
  * then grow with budget_note; its status follows the task hook.
@@ -76,7 +76,7 @@ static struct {
 	size_t nq;
 	bool stopping, started;
 	pthread_t thread;
-} B = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+} budget_state = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 /* ---- parsing ---- */
 
@@ -225,9 +225,9 @@ entry_read(struct store *rd, const char *id, struct entry *en)
 static struct entry *
 find_locked(const char *id)
 {
-	for (size_t i = 0; i < B.n; i++)
-		if (strcmp(B.e[i].id, id) == 0)
-			return &B.e[i];
+	for (size_t i = 0; i < budget_state.n; i++)
+		if (strcmp(budget_state.e[i].id, id) == 0)
+			return &budget_state.e[i];
 	return NULL;
 }
 
@@ -237,7 +237,7 @@ remove_locked(const char *id)
 	struct entry *en = find_locked(id);
 
 	if (en != NULL)
-		*en = B.e[--B.n];
+		*en = budget_state.e[--budget_state.n];
 }
 
 static void
@@ -246,11 +246,11 @@ put_locked(const struct entry *en)
 	struct entry *old = find_locked(en->id);
 
 	if (old == NULL) {
-		if (B.n == B.cap) {
-			B.cap = B.cap ? B.cap * 2 : 16;
-			B.e = xrealloc(B.e, B.cap * sizeof *B.e);
+		if (budget_state.n == budget_state.cap) {
+			budget_state.cap = budget_state.cap ? budget_state.cap * 2 : 16;
+			budget_state.e = xrealloc(budget_state.e, budget_state.cap * sizeof *budget_state.e);
 		}
-		old = &B.e[B.n++];
+		old = &budget_state.e[budget_state.n++];
 	}
 	*old = *en;
 }
@@ -307,11 +307,11 @@ describe(const struct entry *en, int k, int64_t now, char *out, size_t cap)
 static void
 trip_locked(struct entry *en)
 {
-	if (en->tripped || en->status != TASK_ACTIVE || B.nq == BUDGET_QUEUE_MAX)
+	if (en->tripped || en->status != TASK_ACTIVE || budget_state.nq == BUDGET_QUEUE_MAX)
 		return;
 	en->tripped = true;
-	memcpy(B.queue[B.nq++], en->id, ID_LEN);
-	pthread_cond_signal(&B.cv);
+	memcpy(budget_state.queue[budget_state.nq++], en->id, ID_LEN);
+	pthread_cond_signal(&budget_state.cv);
 }
 
 int
@@ -321,13 +321,13 @@ budget_check(const char *task_id, char *why, size_t cap)
 	int64_t now = now_ms();
 	int k = -1;
 
-	pthread_mutex_lock(&B.mu);
-	en = B.started ? find_locked(task_id) : NULL;
+	pthread_mutex_lock(&budget_state.mu);
+	en = budget_state.started ? find_locked(task_id) : NULL;
 	if (en != NULL && (k = reached(en, now)) >= 0) {
 		describe(en, k, now, why, cap);
 		trip_locked(en);
 	}
-	pthread_mutex_unlock(&B.mu);
+	pthread_mutex_unlock(&budget_state.mu);
 	return k >= 0 ? -1 : 0;
 }
 
@@ -336,8 +336,8 @@ budget_note(const char *task_id, double cost, int64_t tokens)
 {
 	struct entry *en;
 
-	pthread_mutex_lock(&B.mu);
-	en = B.started ? find_locked(task_id) : NULL;
+	pthread_mutex_lock(&budget_state.mu);
+	en = budget_state.started ? find_locked(task_id) : NULL;
 	if (en != NULL) {
 		en->calls++;
 		en->tokens += tokens;
@@ -348,7 +348,7 @@ budget_note(const char *task_id, double cost, int64_t tokens)
 		if (reached(en, now_ms()) >= 0)
 			trip_locked(en);
 	}
-	pthread_mutex_unlock(&B.mu);
+	pthread_mutex_unlock(&budget_state.mu);
 }
 
 void
@@ -358,21 +358,21 @@ budget_changed(const char *task_id)
 	struct store *rd, *st;
 	int r;
 
-	pthread_mutex_lock(&B.mu);
-	st = B.started ? B.st : NULL;
-	pthread_mutex_unlock(&B.mu);
+	pthread_mutex_lock(&budget_state.mu);
+	st = budget_state.started ? budget_state.st : NULL;
+	pthread_mutex_unlock(&budget_state.mu);
 	if (st == NULL)
 		return;
 	rd = store_read_begin(st);
 	r = entry_read(rd, task_id, &en);
 	store_read_end(rd);
-	pthread_mutex_lock(&B.mu);
+	pthread_mutex_lock(&budget_state.mu);
 	if (r > 0 && !task_status_final(en.status))
 		put_locked(&en);        /* tripped is false: a new budget may pause again */
 	else if (r == 0)
 		remove_locked(task_id);
-	pthread_cond_signal(&B.cv);     /* a budget already spent pauses at once */
-	pthread_mutex_unlock(&B.mu);
+	pthread_cond_signal(&budget_state.cv);     /* a budget already spent pauses at once */
+	pthread_mutex_unlock(&budget_state.mu);
 	if (r < 0)
 		log_warn("budget: cannot read the budget of task %s", task_id);
 }
@@ -420,7 +420,7 @@ static void
 pause_task(const char *id)
 {
 	struct entry en;
-	struct store *rd = store_read_begin(B.st);
+	struct store *rd = store_read_begin(budget_state.st);
 	int64_t now = now_ms();
 	char why[400], *text;
 	struct derr e;
@@ -428,7 +428,7 @@ pause_task(const char *id)
 	json_object *payload;
 
 	store_read_end(rd);
-	pthread_mutex_lock(&B.mu);
+	pthread_mutex_lock(&budget_state.mu);
 	{
 		struct entry *live = find_locked(id);
 
@@ -439,19 +439,19 @@ pause_task(const char *id)
 			en.unpriced = live->unpriced;
 		}
 	}
-	pthread_mutex_unlock(&B.mu);
+	pthread_mutex_unlock(&budget_state.mu);
 	if (r <= 0 || en.status != TASK_ACTIVE || (k = reached(&en, now)) < 0)
 		return;
 	describe(&en, k, now, why, sizeof why);
 	text = xasprintf("%s; model calls for this task are refused until the budget is raised "
 	    "(PATCH /api/tasks/%s {\"budget\":{...}}) and the task resumed", why, id);
-	if (task_control_by(B.st, id, TASK_PAUSED, "Budget", text, &e) != 0) {
+	if (task_control_by(budget_state.st, id, TASK_PAUSED, "Budget", text, &e) != 0) {
 		log_warn("budget: cannot pause task %s: %s", id, e.message);
 		free(text);
 		return;
 	}
 	log_info("budget: task %s paused: %s", id, why);
-	payload = budget_json(B.st, id);
+	payload = budget_json(budget_state.st, id);
 	free(text);
 	text = xasprintf("[budget] Task %s paused: %s. Raise its budget and resume it to go on.", id, why);
 	wake_post("budget_reached", id, text, payload);
@@ -462,28 +462,28 @@ static void *
 thread_main(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&B.mu);
-	while (!B.stopping) {
+	pthread_mutex_lock(&budget_state.mu);
+	while (!budget_state.stopping) {
 		struct timespec ts;
 		int64_t now = now_ms();
 
-		for (size_t i = 0; i < B.n; i++)     /* minutes run out; a budget set below what is spent */
-			if (reached(&B.e[i], now) >= 0)
-				trip_locked(&B.e[i]);
-		while (B.nq > 0 && !B.stopping) {
+		for (size_t i = 0; i < budget_state.n; i++)     /* minutes run out; a budget set below what is spent */
+			if (reached(&budget_state.e[i], now) >= 0)
+				trip_locked(&budget_state.e[i]);
+		while (budget_state.nq > 0 && !budget_state.stopping) {
 			char id[ID_LEN];
 
-			memcpy(id, B.queue[--B.nq], ID_LEN);
-			pthread_mutex_unlock(&B.mu);
+			memcpy(id, budget_state.queue[--budget_state.nq], ID_LEN);
+			pthread_mutex_unlock(&budget_state.mu);
 			pause_task(id);
-			pthread_mutex_lock(&B.mu);
+			pthread_mutex_lock(&budget_state.mu);
 		}
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += BUDGET_TICK_MS / 1000;
-		if (!B.stopping && B.nq == 0)
-			pthread_cond_timedwait(&B.cv, &B.mu, &ts);
+		if (!budget_state.stopping && budget_state.nq == 0)
+			pthread_cond_timedwait(&budget_state.cv, &budget_state.mu, &ts);
 	}
-	pthread_mutex_unlock(&B.mu);
+	pthread_mutex_unlock(&budget_state.mu);
 	return NULL;
 }
 
@@ -494,7 +494,7 @@ on_task_change(const char *task_id, int from, int to, void *arg)
 
 	(void)from;
 	(void)arg;
-	pthread_mutex_lock(&B.mu);
+	pthread_mutex_lock(&budget_state.mu);
 	en = find_locked(task_id);
 	if (en != NULL && (to == TASK_HOOK_DELETED || task_status_final(to))) {
 		remove_locked(task_id);
@@ -502,10 +502,10 @@ on_task_change(const char *task_id, int from, int to, void *arg)
 		en->status = to;
 		if (to == TASK_ACTIVE) {
 			en->tripped = false;    /* resumed: a call over budget pauses it again */
-			pthread_cond_signal(&B.cv);
+			pthread_cond_signal(&budget_state.cv);
 		}
 	}
-	pthread_mutex_unlock(&B.mu);
+	pthread_mutex_unlock(&budget_state.mu);
 }
 
 int
@@ -516,10 +516,10 @@ budget_init(struct store *st, const struct config *cfg, struct derr *e)
 	size_t n = 0;
 
 	(void)cfg;
-	pthread_mutex_lock(&B.mu);
-	B.st = st;
-	B.started = true;
-	B.stopping = false;
+	pthread_mutex_lock(&budget_state.mu);
+	budget_state.st = st;
+	budget_state.started = true;
+	budget_state.stopping = false;
 	rd = store_read_begin(st);
 	s = store_stmt(rd, SQL_LIVE);
 	while (s != NULL && sqlite3_step(s) == SQLITE_ROW) {
@@ -533,10 +533,10 @@ budget_init(struct store *st, const struct config *cfg, struct derr *e)
 	if (s != NULL)
 		sqlite3_reset(s);
 	store_read_end(rd);
-	pthread_mutex_unlock(&B.mu);
+	pthread_mutex_unlock(&budget_state.mu);
 	task_hook_add(on_task_change, NULL);
-	if (pthread_create(&B.thread, NULL, thread_main, NULL) != 0) {
-		B.started = false;
+	if (pthread_create(&budget_state.thread, NULL, thread_main, NULL) != 0) {
+		budget_state.started = false;
 		return derr_set(e, DERR_INTERNAL, NULL, "budget: cannot start a thread: %s", strerror(errno));
 	}
 	if (n > 0)
@@ -547,20 +547,20 @@ budget_init(struct store *st, const struct config *cfg, struct derr *e)
 void
 budget_shutdown(void)
 {
-	pthread_mutex_lock(&B.mu);
-	if (!B.started) {
-		pthread_mutex_unlock(&B.mu);
+	pthread_mutex_lock(&budget_state.mu);
+	if (!budget_state.started) {
+		pthread_mutex_unlock(&budget_state.mu);
 		return;
 	}
-	B.stopping = true;
-	pthread_cond_signal(&B.cv);
-	pthread_mutex_unlock(&B.mu);
-	pthread_join(B.thread, NULL);
-	pthread_mutex_lock(&B.mu);
-	B.started = false;
-	free(B.e);
-	B.e = NULL;
-	B.n = B.cap = 0;
-	B.nq = 0;
-	pthread_mutex_unlock(&B.mu);
+	budget_state.stopping = true;
+	pthread_cond_signal(&budget_state.cv);
+	pthread_mutex_unlock(&budget_state.mu);
+	pthread_join(budget_state.thread, NULL);
+	pthread_mutex_lock(&budget_state.mu);
+	budget_state.started = false;
+	free(budget_state.e);
+	budget_state.e = NULL;
+	budget_state.n = budget_state.cap = 0;
+	budget_state.nq = 0;
+	pthread_mutex_unlock(&budget_state.mu);
 }

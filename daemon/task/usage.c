@@ -3,7 +3,7 @@
  * which requests are model calls and whose, what each reply says it cost,
  * the usage_events row, and counters since start for /metrics.
  *
- * State: U (under U.mu): the store (NULL before usage_init and after
+ * State: usage_state (under its mu): the store (NULL before usage_init and after
  * usage_shutdown: then nothing is recorded or refused), the configured
  * backend URLs for provider matching, the counters. The call context is a
  * thread-local copy, never shared.
@@ -41,7 +41,7 @@ static struct {
 	struct usage_counter c[USAGE_MAX_COUNTERS];
 	size_t nc;
 	uint64_t refused;      /* model calls refused for a budget */
-} U = { .mu = PTHREAD_MUTEX_INITIALIZER };
+} usage_state = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static _Thread_local struct {
 	char task_id[ID_LEN];
@@ -59,9 +59,9 @@ usage_scope(const char *task_id, const char *purpose, struct derr *e)
 	scope.purpose = purpose;
 	if (scope.task_id[0] == '\0' || budget_check(scope.task_id, why, sizeof why) == 0)
 		return 0;
-	pthread_mutex_lock(&U.mu);
-	U.refused++;
-	pthread_mutex_unlock(&U.mu);
+	pthread_mutex_lock(&usage_state.mu);
+	usage_state.refused++;
+	pthread_mutex_unlock(&usage_state.mu);
 	return derr_set(e, DERR_CONFLICT, "budget", "task %s has reached its budget: %s. No model call "
 	    "was made; raise the budget (PATCH /api/tasks/%s {\"budget\":{...}}) and resume the task",
 	    scope.task_id, why, scope.task_id);
@@ -74,13 +74,13 @@ base_add(const char *provider, const char *url)
 {
 	size_t n;
 
-	if (url == NULL || url[0] == '\0' || U.nbases >= ARRAY_LEN(U.bases))
+	if (url == NULL || url[0] == '\0' || usage_state.nbases >= ARRAY_LEN(usage_state.bases))
 		return;
 	n = strlen(url);
 	while (n > 0 && url[n - 1] == '/')
 		n--;
-	U.bases[U.nbases].provider = provider;
-	U.bases[U.nbases++].url = xstrndup(url, n);
+	usage_state.bases[usage_state.nbases].provider = provider;
+	usage_state.bases[usage_state.nbases++].url = xstrndup(url, n);
 }
 
 static bool
@@ -120,20 +120,20 @@ usage_provider(const char *url)
 	size_t n = strcspn(url, "?"), best = 0;
 	const char *fam = path_family(url, n), *p = NULL;
 
-	pthread_mutex_lock(&U.mu);
-	for (size_t i = 0; i < U.nbases; i++) {
-		size_t len = strlen(U.bases[i].url);
+	pthread_mutex_lock(&usage_state.mu);
+	for (size_t i = 0; i < usage_state.nbases; i++) {
+		size_t len = strlen(usage_state.bases[i].url);
 
-		if (strncmp(url, U.bases[i].url, len) != 0 || (url[len] != '/' && url[len] != '\0'))
+		if (strncmp(url, usage_state.bases[i].url, len) != 0 || (url[len] != '/' && url[len] != '\0'))
 			continue;
-		if (!family_fits(U.bases[i].provider, fam))
+		if (!family_fits(usage_state.bases[i].provider, fam))
 			continue;
 		if (p == NULL || len > best) {
-			p = U.bases[i].provider;
+			p = usage_state.bases[i].provider;
 			best = len;
 		}
 	}
-	pthread_mutex_unlock(&U.mu);
+	pthread_mutex_unlock(&usage_state.mu);
 	if (p != NULL)
 		return p;
 	if (strcmp(fam, "openai") == 0)
@@ -211,20 +211,20 @@ counter_locked(const char *provider, const char *model)
 {
 	size_t i;
 
-	for (i = 0; i < U.nc; i++)
-		if (strcmp(U.c[i].provider, provider) == 0 && strcmp(U.c[i].model, model) == 0)
-			return &U.c[i];
-	if (U.nc == USAGE_MAX_COUNTERS) {
+	for (i = 0; i < usage_state.nc; i++)
+		if (strcmp(usage_state.c[i].provider, provider) == 0 && strcmp(usage_state.c[i].model, model) == 0)
+			return &usage_state.c[i];
+	if (usage_state.nc == USAGE_MAX_COUNTERS) {
 		/* the last slot collects whatever does not fit */
 		i = USAGE_MAX_COUNTERS - 1;
-		snprintf(U.c[i].provider, sizeof U.c[i].provider, "other");
-		snprintf(U.c[i].model, sizeof U.c[i].model, "other");
-		return &U.c[i];
+		snprintf(usage_state.c[i].provider, sizeof usage_state.c[i].provider, "other");
+		snprintf(usage_state.c[i].model, sizeof usage_state.c[i].model, "other");
+		return &usage_state.c[i];
 	}
-	memset(&U.c[U.nc], 0, sizeof U.c[U.nc]);
-	snprintf(U.c[U.nc].provider, sizeof U.c[U.nc].provider, "%s", provider);
-	snprintf(U.c[U.nc].model, sizeof U.c[U.nc].model, "%s", model);
-	return &U.c[U.nc++];
+	memset(&usage_state.c[usage_state.nc], 0, sizeof usage_state.c[usage_state.nc]);
+	snprintf(usage_state.c[usage_state.nc].provider, sizeof usage_state.c[usage_state.nc].provider, "%s", provider);
+	snprintf(usage_state.c[usage_state.nc].model, sizeof usage_state.c[usage_state.nc].model, "%s", model);
+	return &usage_state.c[usage_state.nc++];
 }
 
 int
@@ -253,16 +253,16 @@ usage_call_begin(const struct httpc_req *rq, struct usage_call *uc, char *err, s
 	snprintf(uc->provider, sizeof uc->provider, "%s", usage_provider(rq->url));
 	memcpy(uc->task_id, scope.task_id, ID_LEN);
 	uc->purpose = scope.purpose;
-	pthread_mutex_lock(&U.mu);
-	live = U.st != NULL;
-	pthread_mutex_unlock(&U.mu);
+	pthread_mutex_lock(&usage_state.mu);
+	live = usage_state.st != NULL;
+	pthread_mutex_unlock(&usage_state.mu);
 	if (!live || uc->task_id[0] == '\0' || budget_check(uc->task_id, why, sizeof why) == 0)
 		return 0;
 	snprintf(err, cap, "refused: task %s has reached its budget: %s", uc->task_id, why);
-	pthread_mutex_lock(&U.mu);
+	pthread_mutex_lock(&usage_state.mu);
 	counter_locked(uc->provider, uc->name)->refused++;
-	U.refused++;
-	pthread_mutex_unlock(&U.mu);
+	usage_state.refused++;
+	pthread_mutex_unlock(&usage_state.mu);
 	uc->model = false;      /* not sent: nothing to record */
 	return -1;
 }
@@ -368,8 +368,8 @@ usage_call_end(const struct usage_call *uc, int rc, const struct httpc_resp *rs)
 	 * that answered and says nothing about them has an unknown cost
 	 * (unless the model is free). */
 	r.cost = answered ? cost_of(uc, r.in, r.out, reported, have) : cost_of(uc, 0, 0, -1, true);
-	pthread_mutex_lock(&U.mu);
-	st = U.st;
+	pthread_mutex_lock(&usage_state.mu);
+	st = usage_state.st;
 	c = counter_locked(uc->provider, uc->name);
 	c->calls++;
 	if (strcmp(r.outcome, "ok") != 0)
@@ -379,7 +379,7 @@ usage_call_end(const struct usage_call *uc, int rc, const struct httpc_resp *rs)
 	if (r.cost > 0)
 		c->cost_usd += r.cost;
 	c->latency_s += r.latency_ms / 1000.0;
-	pthread_mutex_unlock(&U.mu);
+	pthread_mutex_unlock(&usage_state.mu);
 	if (st == NULL)
 		return;
 	if (store_tx(st, insert_tx, &r, &e) != 0)
@@ -393,9 +393,9 @@ usage_refused_total(void)
 {
 	uint64_t n;
 
-	pthread_mutex_lock(&U.mu);
-	n = U.refused;
-	pthread_mutex_unlock(&U.mu);
+	pthread_mutex_lock(&usage_state.mu);
+	n = usage_state.refused;
+	pthread_mutex_unlock(&usage_state.mu);
 	return n;
 }
 
@@ -404,10 +404,10 @@ usage_counters(struct usage_counter *out, size_t cap)
 {
 	size_t n;
 
-	pthread_mutex_lock(&U.mu);
-	n = U.nc < cap ? U.nc : cap;
-	memcpy(out, U.c, n * sizeof *out);
-	pthread_mutex_unlock(&U.mu);
+	pthread_mutex_lock(&usage_state.mu);
+	n = usage_state.nc < cap ? usage_state.nc : cap;
+	memcpy(out, usage_state.c, n * sizeof *out);
+	pthread_mutex_unlock(&usage_state.mu);
 	return n;
 }
 
@@ -442,23 +442,23 @@ usage_init(struct store *st, const struct config *cfg, struct derr *e)
 	(void)e;
 	usage_price_init(cfg->data_dir);
 	httpc_set_meter(&usage_meter);      /* stays: calls after shutdown are still counted */
-	pthread_mutex_lock(&U.mu);
-	U.st = st;
+	pthread_mutex_lock(&usage_state.mu);
+	usage_state.st = st;
 	base_add("openrouter", cfg->openrouter_url);
 	base_add("anthropic", cfg->claude_url);
 	base_add("ollama", cfg->ollama_url);
 	base_add("vllm", cfg->vllm_url);
-	pthread_mutex_unlock(&U.mu);
+	pthread_mutex_unlock(&usage_state.mu);
 	return 0;
 }
 
 void
 usage_shutdown(void)
 {
-	pthread_mutex_lock(&U.mu);
-	U.st = NULL;
-	for (size_t i = 0; i < U.nbases; i++)
-		free(U.bases[i].url);
-	U.nbases = 0;
-	pthread_mutex_unlock(&U.mu);
+	pthread_mutex_lock(&usage_state.mu);
+	usage_state.st = NULL;
+	for (size_t i = 0; i < usage_state.nbases; i++)
+		free(usage_state.bases[i].url);
+	usage_state.nbases = 0;
+	pthread_mutex_unlock(&usage_state.mu);
 }

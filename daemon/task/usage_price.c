@@ -74,7 +74,7 @@ static struct {
 	off_t size;
 	int64_t checked_us;
 	bool file_ok;           /* the last read parsed */
-} P = { .mu = PTHREAD_MUTEX_INITIALIZER };
+} price_state = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static bool
 entry_read(json_object *o, struct price *p)
@@ -107,45 +107,45 @@ entry_read(json_object *o, struct price *p)
 static void
 file_load(const struct stat *sb)
 {
-	FILE *f = fopen(P.path, "r");
+	FILE *f = fopen(price_state.path, "r");
 	char *text = NULL;
 	size_t n = 0;
 	json_object *root = NULL, *arr;
 	struct derr e;
 	size_t i, k = 0;
 
-	P.mtime = sb->st_mtime;
-	P.size = sb->st_size;
-	P.file_ok = false;
+	price_state.mtime = sb->st_mtime;
+	price_state.size = sb->st_size;
+	price_state.file_ok = false;
 	if (f == NULL || sb->st_size > PRICE_FILE_MAX) {
-		log_warn("prices: cannot read %s (missing, unreadable or over %d bytes)", P.path, PRICE_FILE_MAX);
+		log_warn("prices: cannot read %s (missing, unreadable or over %d bytes)", price_state.path, PRICE_FILE_MAX);
 		goto out;
 	}
 	text = xmalloc((size_t)sb->st_size + 1);
 	n = fread(text, 1, (size_t)sb->st_size, f);
 	text[n] = '\0';
 	if ((root = jx_parse(text, n, &e)) == NULL) {
-		log_warn("prices: %s is not JSON: %s (the previous prices stay)", P.path, e.message);
+		log_warn("prices: %s is not JSON: %s (the previous prices stay)", price_state.path, e.message);
 		goto out;
 	}
 	arr = root;
 	if (json_object_is_type(root, json_type_object))
 		json_object_object_get_ex(root, "prices", &arr);
 	if (arr == NULL || !json_object_is_type(arr, json_type_array)) {
-		log_warn("prices: %s has no \"prices\" array (the previous prices stay)", P.path);
+		log_warn("prices: %s has no \"prices\" array (the previous prices stay)", price_state.path);
 		goto out;
 	}
 	for (i = 0; i < json_object_array_length(arr) && k < PRICE_MAX_OVERRIDES; i++) {
-		if (!entry_read(json_object_array_get_idx(arr, i), &P.over[k])) {
+		if (!entry_read(json_object_array_get_idx(arr, i), &price_state.over[k])) {
 			log_warn("prices: %s entry %zu needs model, input_per_mtok and output_per_mtok "
-			    "(numbers >= 0); skipped", P.path, i);
+			    "(numbers >= 0); skipped", price_state.path, i);
 			continue;
 		}
 		k++;
 	}
-	P.nover = k;
-	P.file_ok = true;
-	log_info("prices: %zu entries from %s", k, P.path);
+	price_state.nover = k;
+	price_state.file_ok = true;
+	log_info("prices: %zu entries from %s", k, price_state.path);
 out:
 	json_object_put(root);
 	free(text);
@@ -160,32 +160,32 @@ file_check(void)
 	struct stat sb;
 	int64_t now = mono_us();
 
-	if (P.path[0] == '\0' || (P.checked_us != 0 && now - P.checked_us < 1000000))
+	if (price_state.path[0] == '\0' || (price_state.checked_us != 0 && now - price_state.checked_us < 1000000))
 		return;
-	P.checked_us = now;
-	if (stat(P.path, &sb) != 0) {
-		if (P.mtime != 0 || P.nover != 0)
-			log_info("prices: %s is gone; the defaults apply", P.path);
-		P.nover = 0;
-		P.mtime = 0;
-		P.size = 0;
-		P.file_ok = false;
+	price_state.checked_us = now;
+	if (stat(price_state.path, &sb) != 0) {
+		if (price_state.mtime != 0 || price_state.nover != 0)
+			log_info("prices: %s is gone; the defaults apply", price_state.path);
+		price_state.nover = 0;
+		price_state.mtime = 0;
+		price_state.size = 0;
+		price_state.file_ok = false;
 		return;
 	}
-	if (sb.st_mtime != P.mtime || sb.st_size != P.size)
+	if (sb.st_mtime != price_state.mtime || sb.st_size != price_state.size)
 		file_load(&sb);
 }
 
 void
 usage_price_init(const char *data_dir)
 {
-	pthread_mutex_lock(&P.mu);
-	snprintf(P.path, sizeof P.path, "%s/prices.json", data_dir);
-	P.checked_us = 0;
-	P.nover = 0;
-	P.mtime = 0;
+	pthread_mutex_lock(&price_state.mu);
+	snprintf(price_state.path, sizeof price_state.path, "%s/prices.json", data_dir);
+	price_state.checked_us = 0;
+	price_state.nover = 0;
+	price_state.mtime = 0;
 	file_check();
-	pthread_mutex_unlock(&P.mu);
+	pthread_mutex_unlock(&price_state.mu);
 }
 
 /* The best entry of tab[0..n) for provider/model, or NULL. */
@@ -218,9 +218,9 @@ usage_price(const char *provider, const char *model, double *in_per_m, double *o
 	const struct price *p;
 	bool known = false;
 
-	pthread_mutex_lock(&P.mu);
+	pthread_mutex_lock(&price_state.mu);
 	file_check();
-	p = best(P.over, P.nover, provider, model);
+	p = best(price_state.over, price_state.nover, provider, model);
 	if (p == NULL)
 		p = best(defaults, ARRAY_LEN(defaults), provider, model);
 	if (p != NULL) {
@@ -228,7 +228,7 @@ usage_price(const char *provider, const char *model, double *in_per_m, double *o
 		*out_per_m = p->out;
 		known = true;
 	}
-	pthread_mutex_unlock(&P.mu);
+	pthread_mutex_unlock(&price_state.mu);
 	return known;
 }
 
@@ -252,13 +252,13 @@ usage_prices_json(void)
 {
 	json_object *o = json_object_new_object(), *arr = json_object_new_array();
 
-	pthread_mutex_lock(&P.mu);
+	pthread_mutex_lock(&price_state.mu);
 	file_check();
-	jx_add_str(o, "file", P.path[0] ? P.path : NULL);
-	json_object_object_add(o, "file_loaded", json_object_new_boolean(P.file_ok));
-	add_entries(arr, P.over, P.nover, "prices.json");
+	jx_add_str(o, "file", price_state.path[0] ? price_state.path : NULL);
+	json_object_object_add(o, "file_loaded", json_object_new_boolean(price_state.file_ok));
+	add_entries(arr, price_state.over, price_state.nover, "prices.json");
 	add_entries(arr, defaults, ARRAY_LEN(defaults), "default");
-	pthread_mutex_unlock(&P.mu);
+	pthread_mutex_unlock(&price_state.mu);
 	jx_add_str(o, "unit", "USD per million tokens");
 	jx_add_str(o, "unknown_models", "cost null: add them to prices.json");
 	json_object_object_add(o, "prices", arr);

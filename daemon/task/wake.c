@@ -86,7 +86,7 @@ static struct {
 	bool openclaw_missing_logged;
 	/* counters */
 	int64_t posted, delivered, failed, dropped, unrouted, attempts;
-} W = { .mu = PTHREAD_MUTEX_INITIALIZER };
+} wake_state = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static void
 wake_ev_free(struct wake_ev *ev)
@@ -105,12 +105,12 @@ static void
 wake_append(struct wake_ev *ev)
 {
 	ev->next = NULL;
-	if (W.tail != NULL)
-		W.tail->next = ev;
+	if (wake_state.tail != NULL)
+		wake_state.tail->next = ev;
 	else
-		W.head = ev;
-	W.tail = ev;
-	W.count++;
+		wake_state.head = ev;
+	wake_state.tail = ev;
+	wake_state.count++;
 }
 
 /* Lock held: unlinks ev (prev is its predecessor or NULL). */
@@ -120,11 +120,11 @@ wake_unlink(struct wake_ev *prev, struct wake_ev *ev)
 	if (prev != NULL)
 		prev->next = ev->next;
 	else
-		W.head = ev->next;
-	if (W.tail == ev)
-		W.tail = prev;
+		wake_state.head = ev->next;
+	if (wake_state.tail == ev)
+		wake_state.tail = prev;
 	ev->next = NULL;
-	W.count--;
+	wake_state.count--;
 }
 
 /* Copies s cut to at most max bytes on a UTF-8 character boundary. */
@@ -160,11 +160,11 @@ wake_log_line(const struct wake_ev *ev, const char *sink)
 	iso_time(now_ms(), ts);
 	n = snprintf(line, sizeof line, "--- %s wake %s %s task %s -> %s (attempt %d)\n", ts,
 	    ev->id, ev->kind, ev->task_id ? ev->task_id : "-", sink, ev->attempts + 1);
-	fd = open(W.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	fd = open(wake_state.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	if (n > 0 && write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0)
-		log_debug("cannot write %s", W.log_path);
+		log_debug("cannot write %s", wake_state.log_path);
 	close(fd);
 }
 
@@ -201,7 +201,7 @@ static enum wake_run_rc
 wake_run(char *const argv[], const char *in, size_t in_len)
 {
 	enum wake_run_rc rc = RUN_FAILED;
-	struct proc_io io = { .log = W.log_path, .out_fd = -1, .extra_fd = -1,
+	struct proc_io io = { .log = wake_state.log_path, .out_fd = -1, .extra_fd = -1,
 		.search_path = true, .quiet_missing = true };
 	int64_t deadline;
 	pid_t pid;
@@ -217,7 +217,7 @@ wake_run(char *const argv[], const char *in, size_t in_len)
 			rc = RUN_MISSING;
 		goto out;
 	}
-	deadline = mono_us() + (int64_t)W.timeout_ms * 1000;
+	deadline = mono_us() + (int64_t)wake_state.timeout_ms * 1000;
 	for (int64_t nap = 1000;; nap = nap < 20000 ? nap * 2 : 20000) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
@@ -227,9 +227,9 @@ wake_run(char *const argv[], const char *in, size_t in_len)
 			log_warn("wake: waitpid %s: %s", argv[0], strerror(errno));
 			goto out;
 		}
-		if (atomic_load(&W.stopping) || mono_us() >= deadline) {
-			if (!atomic_load(&W.stopping))
-				log_warn("wake: %s took longer than %ld ms; killed", argv[0], W.timeout_ms);
+		if (atomic_load(&wake_state.stopping) || mono_us() >= deadline) {
+			if (!atomic_load(&wake_state.stopping))
+				log_warn("wake: %s took longer than %ld ms; killed", argv[0], wake_state.timeout_ms);
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -256,20 +256,20 @@ wake_to_openclaw(struct wake_ev *ev)
 {
 	/* The Python daemon's argv, order included. */
 	char a1[] = "system", a2[] = "event", a3[] = "--text", a5[] = "--mode", a6[] = "now";
-	char *argv[] = { W.openclaw, a1, a2, a3, ev->text, a5, a6, NULL };
+	char *argv[] = { wake_state.openclaw, a1, a2, a3, ev->text, a5, a6, NULL };
 	enum wake_run_rc r;
 
 	wake_log_line(ev, "openclaw");
 	r = wake_run(argv, NULL, 0);
 	if (r == RUN_MISSING) {
 		/* Not installed: nothing to wake, nothing to retry. */
-		if (!W.openclaw_missing_logged)
+		if (!wake_state.openclaw_missing_logged)
 			log_info("wake: '%s' is not on PATH; OpenClaw wake-ups are skipped "
-			    "(set ACU_OPENCLAW_CLI, or \"\" to silence this)", W.openclaw);
-		W.openclaw_missing_logged = true;
+			    "(set ACU_OPENCLAW_CLI, or \"\" to silence this)", wake_state.openclaw);
+		wake_state.openclaw_missing_logged = true;
 		return true;
 	}
-	W.openclaw_missing_logged = false;
+	wake_state.openclaw_missing_logged = false;
 	return r == RUN_OK;
 }
 
@@ -281,9 +281,9 @@ wake_to_command(struct wake_ev *ev)
 	enum wake_run_rc r;
 
 	wake_log_line(ev, "command");
-	r = wake_run(W.cmd_argv, json, len);
+	r = wake_run(wake_state.cmd_argv, json, len);
 	if (r == RUN_MISSING)
-		log_warn("wake: the wake command '%s' does not exist", W.cmd_argv[0]);
+		log_warn("wake: the wake command '%s' does not exist", wake_state.cmd_argv[0]);
 	return r == RUN_OK;
 }
 
@@ -296,14 +296,14 @@ wake_to_url(struct wake_ev *ev)
 	long status = 0;
 	int r;
 
-	r = httpc_post_json(W.url, headers, ev->obj, W.timeout_ms, &status, &reply, err, sizeof err);
+	r = httpc_post_json(wake_state.url, headers, ev->obj, wake_state.timeout_ms, &status, &reply, err, sizeof err);
 	json_object_put(reply);
 	if (r == 0 && status >= 200 && status < 300)
 		return true;
 	if (r == 0)
-		log_warn("wake: POST %s answered %ld: %s", W.url, status, err);
+		log_warn("wake: POST %s answered %ld: %s", wake_state.url, status, err);
 	else
-		log_warn("wake: POST %s failed: %s", W.url, err);
+		log_warn("wake: POST %s failed: %s", wake_state.url, err);
 	return false;
 }
 
@@ -312,11 +312,11 @@ wake_to_url(struct wake_ev *ev)
 static void
 wake_deliver(struct wake_ev *ev)
 {
-	if ((ev->todo & SINK_OPENCLAW) && !atomic_load(&W.stopping) && wake_to_openclaw(ev))
+	if ((ev->todo & SINK_OPENCLAW) && !atomic_load(&wake_state.stopping) && wake_to_openclaw(ev))
 		ev->todo &= ~(unsigned)SINK_OPENCLAW;
-	if ((ev->todo & SINK_COMMAND) && !atomic_load(&W.stopping) && wake_to_command(ev))
+	if ((ev->todo & SINK_COMMAND) && !atomic_load(&wake_state.stopping) && wake_to_command(ev))
 		ev->todo &= ~(unsigned)SINK_COMMAND;
-	if ((ev->todo & SINK_URL) && !atomic_load(&W.stopping) && wake_to_url(ev))
+	if ((ev->todo & SINK_URL) && !atomic_load(&wake_state.stopping) && wake_to_url(ev))
 		ev->todo &= ~(unsigned)SINK_URL;
 }
 
@@ -338,13 +338,13 @@ static void *
 wake_main(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&W.mu);
-	while (!atomic_load(&W.stopping)) {
+	pthread_mutex_lock(&wake_state.mu);
+	while (!atomic_load(&wake_state.stopping)) {
 		struct wake_ev *ev, *prev = NULL, *p;
 		int64_t now = mono_us(), next = INT64_MAX;
 
 		ev = NULL;
-		for (p = W.head; p != NULL; prev = p, p = p->next) {
+		for (p = wake_state.head; p != NULL; prev = p, p = p->next) {
 			if (p->due_us <= now) {
 				ev = p;
 				break;
@@ -354,41 +354,41 @@ wake_main(void *arg)
 		}
 		if (ev == NULL) {
 			if (next == INT64_MAX) {
-				pthread_cond_wait(&W.cv, &W.mu);
+				pthread_cond_wait(&wake_state.cv, &wake_state.mu);
 			} else {
 				struct timespec ts;
 
 				wake_abs_time(next, &ts);
-				pthread_cond_timedwait(&W.cv, &W.mu, &ts);
+				pthread_cond_timedwait(&wake_state.cv, &wake_state.mu, &ts);
 			}
 			continue;
 		}
 		wake_unlink(prev, ev);
-		W.inflight = true;
-		pthread_mutex_unlock(&W.mu);
+		wake_state.inflight = true;
+		pthread_mutex_unlock(&wake_state.mu);
 
 		wake_deliver(ev);
 
-		pthread_mutex_lock(&W.mu);
-		W.inflight = false;
-		W.attempts++;
+		pthread_mutex_lock(&wake_state.mu);
+		wake_state.inflight = false;
+		wake_state.attempts++;
 		ev->attempts++;
 		if (ev->todo == 0) {
-			W.delivered++;
+			wake_state.delivered++;
 			log_info("wake %s delivered (%s, task %s, attempt %d)", ev->id, ev->kind,
 			    ev->task_id ? ev->task_id : "-", ev->attempts);
 			wake_ev_free(ev);
-		} else if (atomic_load(&W.stopping)) {
-			W.dropped++;
+		} else if (atomic_load(&wake_state.stopping)) {
+			wake_state.dropped++;
 			wake_ev_free(ev);
-		} else if (ev->attempts >= W.max_attempts) {
-			W.failed++;
+		} else if (ev->attempts >= wake_state.max_attempts) {
+			wake_state.failed++;
 			log_warn("wake %s (%s, task %s) not delivered after %d attempts; dropped",
 			    ev->id, ev->kind, ev->task_id ? ev->task_id : "-", ev->attempts);
 			wake_ev_free(ev);
 		} else {
 			int shift = ev->attempts - 1 < 16 ? ev->attempts - 1 : 16;
-			int64_t delay = (int64_t)W.backoff_ms * 1000 * ((int64_t)1 << shift);
+			int64_t delay = (int64_t)wake_state.backoff_ms * 1000 * ((int64_t)1 << shift);
 
 			log_info("wake %s: attempt %d failed; retrying in %lld ms", ev->id,
 			    ev->attempts, (long long)(delay / 1000));
@@ -396,11 +396,11 @@ wake_main(void *arg)
 			wake_append(ev);
 		}
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&wake_state.mu);
 	return NULL;
 }
 
-/* Splits s on blanks into W.cmd_argv. 0, or -1 if empty or too long. */
+/* Splits s on blanks into wake_state.cmd_argv. 0, or -1 if empty or too long. */
 static int
 wake_split(const char *s)
 {
@@ -409,26 +409,26 @@ wake_split(const char *s)
 
 	if (strlen(s) >= WAKE_ARGS_BYTES)
 		return -1;
-	W.cmd_buf = xstrdup(s);
-	for (p = strtok_r(W.cmd_buf, " \t\n", &save); p != NULL; p = strtok_r(NULL, " \t\n", &save)) {
+	wake_state.cmd_buf = xstrdup(s);
+	for (p = strtok_r(wake_state.cmd_buf, " \t\n", &save); p != NULL; p = strtok_r(NULL, " \t\n", &save)) {
 		if (n == WAKE_ARGV_MAX)
 			return -1;
-		W.cmd_argv[n++] = p;
+		wake_state.cmd_argv[n++] = p;
 	}
-	W.cmd_argv[n] = NULL;
+	wake_state.cmd_argv[n] = NULL;
 	return n > 0 ? 0 : -1;
 }
 
 static void
 wake_free_settings(void)
 {
-	free(W.openclaw);
-	free(W.cmd_buf);
-	free(W.url);
-	free(W.log_path);
-	W.openclaw = W.cmd_buf = W.url = W.log_path = NULL;
-	W.cmd_argv[0] = NULL;
-	W.sinks = 0;
+	free(wake_state.openclaw);
+	free(wake_state.cmd_buf);
+	free(wake_state.url);
+	free(wake_state.log_path);
+	wake_state.openclaw = wake_state.cmd_buf = wake_state.url = wake_state.log_path = NULL;
+	wake_state.cmd_argv[0] = NULL;
+	wake_state.sinks = 0;
 }
 
 int
@@ -437,12 +437,12 @@ wake_init(const struct config *cfg, struct derr *e)
 	pthread_condattr_t ca;
 	int err;
 
-	if (W.started)
+	if (wake_state.started)
 		return 0;
 	wake_free_settings();
 	if (cfg->openclaw_cli[0] != '\0') {
-		W.openclaw = xstrdup(cfg->openclaw_cli);
-		W.sinks |= SINK_OPENCLAW;
+		wake_state.openclaw = xstrdup(cfg->openclaw_cli);
+		wake_state.sinks |= SINK_OPENCLAW;
 	}
 	if (cfg->wake_command[0] != '\0') {
 		if (wake_split(cfg->wake_command) != 0) {
@@ -451,7 +451,7 @@ wake_init(const struct config *cfg, struct derr *e)
 			    "--wake-command must be a program and at most %d arguments, under %d bytes",
 			    WAKE_ARGV_MAX - 1, WAKE_ARGS_BYTES);
 		}
-		W.sinks |= SINK_COMMAND;
+		wake_state.sinks |= SINK_COMMAND;
 	}
 	if (cfg->wake_url[0] != '\0') {
 		if (strncmp(cfg->wake_url, "http://", 7) != 0 && strncmp(cfg->wake_url, "https://", 8) != 0) {
@@ -459,30 +459,30 @@ wake_init(const struct config *cfg, struct derr *e)
 			return derr_set(e, DERR_INVALID, "wake_url",
 			    "--wake-url must be an http:// or https:// URL");
 		}
-		W.url = xstrdup(cfg->wake_url);
-		W.sinks |= SINK_URL;
+		wake_state.url = xstrdup(cfg->wake_url);
+		wake_state.sinks |= SINK_URL;
 	}
-	W.log_path = xasprintf("%s/logs/wake.log", cfg->data_dir);
-	W.timeout_ms = cfg->wake_timeout_s * 1000;
-	W.backoff_ms = cfg->wake_backoff_ms;
-	W.max_attempts = (int)cfg->wake_attempts;
-	W.posted = W.delivered = W.failed = W.dropped = W.unrouted = W.attempts = 0;
-	W.openclaw_missing_logged = false;
-	atomic_store(&W.stopping, false);
+	wake_state.log_path = xasprintf("%s/logs/wake.log", cfg->data_dir);
+	wake_state.timeout_ms = cfg->wake_timeout_s * 1000;
+	wake_state.backoff_ms = cfg->wake_backoff_ms;
+	wake_state.max_attempts = (int)cfg->wake_attempts;
+	wake_state.posted = wake_state.delivered = wake_state.failed = wake_state.dropped = wake_state.unrouted = wake_state.attempts = 0;
+	wake_state.openclaw_missing_logged = false;
+	atomic_store(&wake_state.stopping, false);
 
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&W.cv, &ca);
+	pthread_cond_init(&wake_state.cv, &ca);
 	pthread_condattr_destroy(&ca);
-	if ((err = pthread_create(&W.thread, NULL, wake_main, NULL)) != 0) {
-		pthread_cond_destroy(&W.cv);
+	if ((err = pthread_create(&wake_state.thread, NULL, wake_main, NULL)) != 0) {
+		pthread_cond_destroy(&wake_state.cv);
 		wake_free_settings();
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot start the wake thread: %s", strerror(err));
 	}
-	W.started = true;
+	wake_state.started = true;
 	log_info("wake-ups: openclaw %s, command %s, url %s (timeout %ld s, %ld attempts)",
-	    W.openclaw ? W.openclaw : "off", W.cmd_argv[0] ? W.cmd_argv[0] : "off",
-	    W.url ? W.url : "off", cfg->wake_timeout_s, cfg->wake_attempts);
+	    wake_state.openclaw ? wake_state.openclaw : "off", wake_state.cmd_argv[0] ? wake_state.cmd_argv[0] : "off",
+	    wake_state.url ? wake_state.url : "off", cfg->wake_timeout_s, cfg->wake_attempts);
 	return 0;
 }
 
@@ -492,26 +492,26 @@ wake_shutdown(void)
 	struct wake_ev *ev;
 	size_t left;
 
-	if (!W.started)
+	if (!wake_state.started)
 		return;
-	pthread_mutex_lock(&W.mu);
-	atomic_store(&W.stopping, true);
-	pthread_cond_signal(&W.cv);
-	pthread_mutex_unlock(&W.mu);
-	pthread_join(W.thread, NULL);
+	pthread_mutex_lock(&wake_state.mu);
+	atomic_store(&wake_state.stopping, true);
+	pthread_cond_signal(&wake_state.cv);
+	pthread_mutex_unlock(&wake_state.mu);
+	pthread_join(wake_state.thread, NULL);
 
-	pthread_mutex_lock(&W.mu);
-	left = W.count;
-	while ((ev = W.head) != NULL) {
+	pthread_mutex_lock(&wake_state.mu);
+	left = wake_state.count;
+	while ((ev = wake_state.head) != NULL) {
 		wake_unlink(NULL, ev);
 		wake_ev_free(ev);
 	}
-	W.dropped += (int64_t)left;
-	W.started = false;
-	pthread_mutex_unlock(&W.mu);
+	wake_state.dropped += (int64_t)left;
+	wake_state.started = false;
+	pthread_mutex_unlock(&wake_state.mu);
 	if (left > 0)
 		log_warn("wake: shutting down with %zu undelivered event(s); dropped", left);
-	pthread_cond_destroy(&W.cv);
+	pthread_cond_destroy(&wake_state.cv);
 	wake_free_settings();
 }
 
@@ -542,28 +542,28 @@ wake_post(const char *kind, const char *task_id, const char *text, json_object *
 	json_object_object_add(ev->obj, "ts", json_object_new_string(ts));
 	json_object_object_add(ev->obj, "id", json_object_new_string(ev->id));
 
-	pthread_mutex_lock(&W.mu);
-	if (!W.started || atomic_load(&W.stopping) || W.sinks == 0) {
-		bool running = W.started && !atomic_load(&W.stopping);
+	pthread_mutex_lock(&wake_state.mu);
+	if (!wake_state.started || atomic_load(&wake_state.stopping) || wake_state.sinks == 0) {
+		bool running = wake_state.started && !atomic_load(&wake_state.stopping);
 
-		W.unrouted++;
-		pthread_mutex_unlock(&W.mu);
+		wake_state.unrouted++;
+		pthread_mutex_unlock(&wake_state.mu);
 		log_info("wake %s: %s for task %s not sent (%s)", id, kind, task_id ? task_id : "-",
 		    running ? "no wake sink configured" : "wake-ups are not running");
 		wake_ev_free(ev);
 		return;
 	}
-	ev->todo = W.sinks;
+	ev->todo = wake_state.sinks;
 	ev->due_us = mono_us();
-	if (W.count >= WAKE_QUEUE_MAX) {
-		old = W.head;
+	if (wake_state.count >= WAKE_QUEUE_MAX) {
+		old = wake_state.head;
 		wake_unlink(NULL, old);
-		W.dropped++;
+		wake_state.dropped++;
 	}
 	wake_append(ev);
-	W.posted++;
-	pthread_cond_signal(&W.cv);
-	pthread_mutex_unlock(&W.mu);
+	wake_state.posted++;
+	pthread_cond_signal(&wake_state.cv);
+	pthread_mutex_unlock(&wake_state.mu);
 	/* ev belongs to the delivery thread now. */
 	log_info("wake %s: %s for task %s queued (%zu bytes of text)", id, kind,
 	    task_id ? task_id : "-", text_len);
@@ -579,22 +579,22 @@ wake_stats(void)
 {
 	json_object *o = json_object_new_object(), *sinks = json_object_new_array();
 
-	pthread_mutex_lock(&W.mu);
-	json_object_object_add(o, "running", json_object_new_boolean(W.started));
-	json_object_object_add(o, "posted", json_object_new_int64(W.posted));
-	json_object_object_add(o, "delivered", json_object_new_int64(W.delivered));
-	json_object_object_add(o, "failed", json_object_new_int64(W.failed));
-	json_object_object_add(o, "dropped", json_object_new_int64(W.dropped));
-	json_object_object_add(o, "unrouted", json_object_new_int64(W.unrouted));
-	json_object_object_add(o, "attempts", json_object_new_int64(W.attempts));
-	json_object_object_add(o, "pending", json_object_new_int64((int64_t)W.count + (W.inflight ? 1 : 0)));
-	if (W.sinks & SINK_OPENCLAW)
+	pthread_mutex_lock(&wake_state.mu);
+	json_object_object_add(o, "running", json_object_new_boolean(wake_state.started));
+	json_object_object_add(o, "posted", json_object_new_int64(wake_state.posted));
+	json_object_object_add(o, "delivered", json_object_new_int64(wake_state.delivered));
+	json_object_object_add(o, "failed", json_object_new_int64(wake_state.failed));
+	json_object_object_add(o, "dropped", json_object_new_int64(wake_state.dropped));
+	json_object_object_add(o, "unrouted", json_object_new_int64(wake_state.unrouted));
+	json_object_object_add(o, "attempts", json_object_new_int64(wake_state.attempts));
+	json_object_object_add(o, "pending", json_object_new_int64((int64_t)wake_state.count + (wake_state.inflight ? 1 : 0)));
+	if (wake_state.sinks & SINK_OPENCLAW)
 		json_object_array_add(sinks, json_object_new_string("openclaw"));
-	if (W.sinks & SINK_COMMAND)
+	if (wake_state.sinks & SINK_COMMAND)
 		json_object_array_add(sinks, json_object_new_string("command"));
-	if (W.sinks & SINK_URL)
+	if (wake_state.sinks & SINK_URL)
 		json_object_array_add(sinks, json_object_new_string("url"));
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&wake_state.mu);
 	json_object_object_add(o, "sinks", sinks);
 	return o;
 }

@@ -7,7 +7,7 @@
  * judges, verdicts) and waits_store.c (the wait_jobs rows).
  *
  * Owns: the in-memory jobs (table `jobs`, guarded by `mu`), the engine's
- * state W (waits_int.h) and its threads' start and stop, and the vision
+ * state waits_engine (waits_int.h) and its threads' start and stop, and the vision
  * backend handle. The wait_jobs rows are waits_store.c's (other modules
  * only read them).
  *
@@ -107,9 +107,9 @@ wjob_find(const char *id)
 {
 	size_t i;
 
-	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
-		if (W.jobs[i] != NULL && strcmp(W.jobs[i]->id, id) == 0)
-			return W.jobs[i];
+	for (i = 0; i < (size_t)waits_engine.app->cfg->max_waits; i++)
+		if (waits_engine.jobs[i] != NULL && strcmp(waits_engine.jobs[i]->id, id) == 0)
+			return waits_engine.jobs[i];
 	return NULL;
 }
 
@@ -118,17 +118,17 @@ wjob_find(const char *id)
 static void
 queue_remove_locked(struct job *j)
 {
-	size_t n = (size_t)W.app->cfg->max_waits, i, k = 0;
+	size_t n = (size_t)waits_engine.app->cfg->max_waits, i, k = 0;
 
 	if (!j->queued)
 		return;
-	for (i = 0; i < W.qlen; i++) {
-		struct job *q = W.queue[(W.qhead + i) % n];
+	for (i = 0; i < waits_engine.qlen; i++) {
+		struct job *q = waits_engine.queue[(waits_engine.qhead + i) % n];
 
 		if (q != j)
-			W.queue[(W.qhead + k++) % n] = q;
+			waits_engine.queue[(waits_engine.qhead + k++) % n] = q;
 	}
-	W.qlen = k;
+	waits_engine.qlen = k;
 	j->queued = false;
 }
 
@@ -183,12 +183,12 @@ wjob_finish_end_locked(struct job *j, struct outcome *o)
 	o->criteria = NULL;
 	free(o->extra);
 	o->extra = NULL;
-	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
-		if (W.jobs[i] == j)
-			W.jobs[i] = NULL;
+	for (i = 0; i < (size_t)waits_engine.app->cfg->max_waits; i++)
+		if (waits_engine.jobs[i] == j)
+			waits_engine.jobs[i] = NULL;
 	j->removed = true;
 	queue_remove_locked(j);
-	pthread_cond_broadcast(&W.done_cv);
+	pthread_cond_broadcast(&waits_engine.done_cv);
 	wjob_release_locked(j);
 	WAITS_CHECK_LOCKED();
 }
@@ -200,15 +200,15 @@ wjob_finish(struct job *j, const char *status, const char *verdict, const char *
 	struct outcome o;
 	int r;
 
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	r = wjob_finish_locked(j, status, verdict, reason, &o);
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	if (r < 0)
 		return;
 	wstore_outcome_write(&o);
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	wjob_finish_end_locked(j, &o);
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 }
 
 /* mu held: put j in a free slot; -1 when full. */
@@ -217,11 +217,11 @@ wjob_slot_put(struct job *j)
 {
 	size_t i;
 
-	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
-		if (W.jobs[i] == NULL) {
-			W.jobs[i] = j;
+	for (i = 0; i < (size_t)waits_engine.app->cfg->max_waits; i++)
+		if (waits_engine.jobs[i] == NULL) {
+			waits_engine.jobs[i] = j;
 			WAITS_CHECK_LOCKED();
-			pthread_cond_signal(&W.sched_cv);
+			pthread_cond_signal(&waits_engine.sched_cv);
 			return 0;
 		}
 	return -1;
@@ -281,18 +281,18 @@ min_conf_parse(const char *s, double *out, struct derr *e)
 	return 0;
 }
 
-/* Whether tesseract loads here (W.ocr_ok); only the ocr backend needs it.
+/* Whether tesseract loads here (waits_engine.ocr_ok); only the ocr backend needs it.
  * ocr_probe checks the model files and the library without loading the
  * model: loading it here at start kept ~23 MB resident in a daemon that may
  * never OCR (idle RSS 37.9 MB, bench/run.sh); the first OCR wait loads it. */
 static int
 waits_ocr_probe(struct derr *e)
 {
-	W.ocr_ok = ocr_probe("eng", e) == 0;
-	if (W.ocr_ok)
+	waits_engine.ocr_ok = ocr_probe("eng", e) == 0;
+	if (waits_engine.ocr_ok)
 		return 0;
-	snprintf(W.ocr_err, sizeof W.ocr_err, "%.200s", e->message);
-	if (strcmp(W.app->cfg->vision_backend, "ocr") == 0)
+	snprintf(waits_engine.ocr_err, sizeof waits_engine.ocr_err, "%.200s", e->message);
+	if (strcmp(waits_engine.app->cfg->vision_backend, "ocr") == 0)
 		return -1;
 	log_warn("smart waits: no OCR (%s): text conditions go to the model too", e->message);
 	return 0;
@@ -302,21 +302,21 @@ waits_ocr_probe(struct derr *e)
 static void
 log_judges(void)
 {
-	const char *text = W.ocr_ok ? "OCR in process (tesseract eng, no model call)" : W.backend;
+	const char *text = waits_engine.ocr_ok ? "OCR in process (tesseract eng, no model call)" : waits_engine.backend;
 	char model[400];
 
-	if (W.vision != NULL && vision_is_passthrough(W.vision))
+	if (waits_engine.vision != NULL && vision_is_passthrough(waits_engine.vision))
 		snprintf(model, sizeof model, "passthrough (no model: resolves once the screen changed "
 		    "and settled)");
-	else if (W.vision != NULL)
-		snprintf(model, sizeof model, "the %s model %s", W.backend, vision_model(W.vision));
+	else if (waits_engine.vision != NULL)
+		snprintf(model, sizeof model, "the %s model %s", waits_engine.backend, vision_model(waits_engine.vision));
 	else
-		snprintf(model, sizeof model, "refused (%.300s)", W.model_err);
+		snprintf(model, sizeof model, "refused (%.300s)", waits_engine.model_err);
 	char line[1024];
 
 	snprintf(line, sizeof line, "smart waits: %zu workers; text conditions (text:\"...\", "
 	    "text-gone:\"...\", a quoted phrase) -> %s; other conditions -> %s; a wait may ask "
-	    "judge ocr|model|auto", W.nworkers, text, model);
+	    "judge ocr|model|auto", waits_engine.nworkers, text, model);
 	log_info("%s", line);
 	fprintf(stderr, "detmd: %s\n", line);   /* what `make run` shows at start */
 }
@@ -336,43 +336,43 @@ waits_start(struct app *app, struct derr *e)
 	};
 	size_t i;
 
-	W.app = app;
-	if (min_conf_parse(c->wait_min_conf, &W.min_conf, e) != 0)
+	waits_engine.app = app;
+	if (min_conf_parse(c->wait_min_conf, &waits_engine.min_conf, e) != 0)
 		return -1;
 	if (waits_ocr_probe(e) != 0)
 		return -1;
 	if (strcmp(c->vision_backend, "ocr") == 0) {
-		W.ocr_mode = true;
-		snprintf(W.backend, sizeof W.backend, "ocr");
-		snprintf(W.model_err, sizeof W.model_err, "no vision model: ACU_VISION_BACKEND is ocr");
-	} else if ((W.vision = vision_new(&vs, e)) != NULL) {
-		snprintf(W.backend, sizeof W.backend, "%s", vision_backend(W.vision));
+		waits_engine.ocr_mode = true;
+		snprintf(waits_engine.backend, sizeof waits_engine.backend, "ocr");
+		snprintf(waits_engine.model_err, sizeof waits_engine.model_err, "no vision model: ACU_VISION_BACKEND is ocr");
+	} else if ((waits_engine.vision = vision_new(&vs, e)) != NULL) {
+		snprintf(waits_engine.backend, sizeof waits_engine.backend, "%s", vision_backend(waits_engine.vision));
 	} else if (e->code == DERR_INVALID && strstr(e->field, "api_key") != NULL) {
 		/* No key: text conditions still work; a model wait says why not. */
-		snprintf(W.backend, sizeof W.backend, "%s", c->vision_backend);
-		snprintf(W.model_err, sizeof W.model_err, "this condition needs the vision model: %.300s",
+		snprintf(waits_engine.backend, sizeof waits_engine.backend, "%s", c->vision_backend);
+		snprintf(waits_engine.model_err, sizeof waits_engine.model_err, "this condition needs the vision model: %.300s",
 		    e->message);
 		log_warn("smart waits: %s", e->message);
 	} else
 		return -1;
-	W.jobs = xcalloc((size_t)c->max_waits, sizeof *W.jobs);
-	W.peek_ids = xcalloc((size_t)c->max_waits, sizeof *W.peek_ids);
-	W.peek_seq = xcalloc((size_t)c->max_waits, sizeof *W.peek_seq);
-	W.peek_ok = xcalloc((size_t)c->max_waits, sizeof *W.peek_ok);
-	W.queue = xcalloc((size_t)c->max_waits, sizeof *W.queue);
-	pthread_mutex_lock(&W.mu);
-	W.started = true;
-	pthread_mutex_unlock(&W.mu);
+	waits_engine.jobs = xcalloc((size_t)c->max_waits, sizeof *waits_engine.jobs);
+	waits_engine.peek_ids = xcalloc((size_t)c->max_waits, sizeof *waits_engine.peek_ids);
+	waits_engine.peek_seq = xcalloc((size_t)c->max_waits, sizeof *waits_engine.peek_seq);
+	waits_engine.peek_ok = xcalloc((size_t)c->max_waits, sizeof *waits_engine.peek_ok);
+	waits_engine.queue = xcalloc((size_t)c->max_waits, sizeof *waits_engine.queue);
+	pthread_mutex_lock(&waits_engine.mu);
+	waits_engine.started = true;
+	pthread_mutex_unlock(&waits_engine.mu);
 	wstore_resume();
 	task_hook_add(on_task_change, NULL);
-	W.nworkers = (size_t)c->wait_workers;
-	W.workers = xcalloc(W.nworkers, sizeof *W.workers);
-	for (i = 0; i < W.nworkers; i++)
-		if (pthread_create(&W.workers[i], NULL, wsched_worker, NULL) != 0)
+	waits_engine.nworkers = (size_t)c->wait_workers;
+	waits_engine.workers = xcalloc(waits_engine.nworkers, sizeof *waits_engine.workers);
+	for (i = 0; i < waits_engine.nworkers; i++)
+		if (pthread_create(&waits_engine.workers[i], NULL, wsched_worker, NULL) != 0)
 			return derr_set(e, DERR_INTERNAL, NULL, "cannot start wait workers");
-	if (pthread_create(&W.sched, NULL, wsched_main, NULL) != 0)
+	if (pthread_create(&waits_engine.sched, NULL, wsched_main, NULL) != 0)
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot start the wait scheduler");
-	if (pthread_create(&W.health_thread, NULL, wsched_health, NULL) != 0)
+	if (pthread_create(&waits_engine.health_thread, NULL, wsched_health, NULL) != 0)
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot start the wait health check");
 	log_judges();
 	return 0;
@@ -383,57 +383,57 @@ waits_stop(void)
 {
 	size_t i;
 
-	pthread_mutex_lock(&W.mu);
-	if (!W.started || W.stopping) {
-		pthread_mutex_unlock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
+	if (!waits_engine.started || waits_engine.stopping) {
+		pthread_mutex_unlock(&waits_engine.mu);
 		return;
 	}
-	W.stopping = true;
-	pthread_cond_broadcast(&W.sched_cv);
-	pthread_cond_broadcast(&W.work_cv);
-	pthread_cond_broadcast(&W.done_cv);
-	pthread_cond_broadcast(&W.health_cv);
-	pthread_mutex_unlock(&W.mu);
-	pthread_join(W.sched, NULL);
-	pthread_join(W.health_thread, NULL);
-	for (i = 0; i < W.nworkers; i++)
-		pthread_join(W.workers[i], NULL);
-	pthread_mutex_lock(&W.mu);
+	waits_engine.stopping = true;
+	pthread_cond_broadcast(&waits_engine.sched_cv);
+	pthread_cond_broadcast(&waits_engine.work_cv);
+	pthread_cond_broadcast(&waits_engine.done_cv);
+	pthread_cond_broadcast(&waits_engine.health_cv);
+	pthread_mutex_unlock(&waits_engine.mu);
+	pthread_join(waits_engine.sched, NULL);
+	pthread_join(waits_engine.health_thread, NULL);
+	for (i = 0; i < waits_engine.nworkers; i++)
+		pthread_join(waits_engine.workers[i], NULL);
+	pthread_mutex_lock(&waits_engine.mu);
 	/* Jobs left in the queue: removed ones die here, the rest below. */
-	for (; W.qlen > 0; W.qlen--) {
-		struct job *q = W.queue[W.qhead];
+	for (; waits_engine.qlen > 0; waits_engine.qlen--) {
+		struct job *q = waits_engine.queue[waits_engine.qhead];
 
-		W.qhead = (W.qhead + 1) % (size_t)W.app->cfg->max_waits;
+		waits_engine.qhead = (waits_engine.qhead + 1) % (size_t)waits_engine.app->cfg->max_waits;
 		q->queued = false;
 		wjob_release_locked(q);
 	}
-	for (i = 0; i < (size_t)W.app->cfg->max_waits; i++) {
+	for (i = 0; i < (size_t)waits_engine.app->cfg->max_waits; i++) {
 		/* A done job still in the table belongs to its finisher. */
-		if (W.jobs[i] != NULL && !W.jobs[i]->done)
-			wjob_free(W.jobs[i]);
-		W.jobs[i] = NULL;
+		if (waits_engine.jobs[i] != NULL && !waits_engine.jobs[i]->done)
+			wjob_free(waits_engine.jobs[i]);
+		waits_engine.jobs[i] = NULL;
 	}
-	json_object_put(W.health);
-	W.health = NULL;
-	pthread_mutex_unlock(&W.mu);
-	free(W.workers);
-	free(W.peek_ids);
-	W.peek_ids = NULL;
-	free(W.peek_seq);
-	W.peek_seq = NULL;
-	free(W.peek_ok);
-	W.peek_ok = NULL;
-	vision_free(W.vision);
-	W.vision = NULL;
+	json_object_put(waits_engine.health);
+	waits_engine.health = NULL;
+	pthread_mutex_unlock(&waits_engine.mu);
+	free(waits_engine.workers);
+	free(waits_engine.peek_ids);
+	waits_engine.peek_ids = NULL;
+	free(waits_engine.peek_seq);
+	waits_engine.peek_seq = NULL;
+	free(waits_engine.peek_ok);
+	waits_engine.peek_ok = NULL;
+	vision_free(waits_engine.vision);
+	waits_engine.vision = NULL;
 }
 
 /* mu held. */
 static int
 check_running(struct derr *e)
 {
-	if (!W.started || W.stopping)
+	if (!waits_engine.started || waits_engine.stopping)
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is %s",
-		    W.stopping ? "shutting down" : "not running");
+		    waits_engine.stopping ? "shutting down" : "not running");
 	return 0;
 }
 
@@ -444,7 +444,7 @@ create_check(const struct wait_new *w, const char *want, struct derr *e)
 	if (strcmp(want, "auto") != 0 && strcmp(want, "ocr") != 0 && strcmp(want, "model") != 0)
 		return derr_set(e, DERR_INVALID, "judge", "judge must be auto, ocr or model (got '%.16s')",
 		    want);
-	if (!W.started)
+	if (!waits_engine.started)
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is not running");
 	if (strcmp(w->target, "screen") != 0 &&
 	    (strncmp(w->target, "window:", 7) != 0 || w->target[7] == '\0'))
@@ -458,7 +458,7 @@ create_check(const struct wait_new *w, const char *want, struct derr *e)
 		int status;
 		json_object *meta;
 
-		if (task_meta(W.app->store, w->task_id, &status, &meta, e) != 0)
+		if (task_meta(waits_engine.app->store, w->task_id, &status, &meta, e) != 0)
 			return -1;
 		json_object_put(meta);
 		if (task_status_final(status))
@@ -474,18 +474,18 @@ create_room(struct derr *e)
 {
 	int rc;
 
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	rc = check_running(e);
 	if (rc == 0) {
 		size_t i, used = 0;
 
-		for (i = 0; i < (size_t)W.app->cfg->max_waits; i++)
-			used += W.jobs[i] != NULL;
-		if (used >= (size_t)W.app->cfg->max_waits)
+		for (i = 0; i < (size_t)waits_engine.app->cfg->max_waits; i++)
+			used += waits_engine.jobs[i] != NULL;
+		if (used >= (size_t)waits_engine.app->cfg->max_waits)
 			rc = derr_set(e, DERR_UNAVAILABLE, NULL, "%zu waits are watching already "
 			    "(ACU_MAX_WAITS); cancel some first", used);
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	return rc;
 }
 
@@ -505,7 +505,7 @@ create_action(const struct wait_new *w, char action_id[ID_LEN], struct derr *e)
 	json_object_object_add(in, "timeout", json_object_new_int(w->timeout_s));
 	a.summary = summary;
 	a.input_json = jx_string(in, NULL);
-	rc = task_action_add(W.app->store, w->task_id, &a, action_id, &ord, e);
+	rc = task_action_add(waits_engine.app->store, w->task_id, &a, action_id, &ord, e);
 	json_object_put(in);
 	return rc;
 }
@@ -532,16 +532,16 @@ waits_create(const struct wait_new *w, struct derr *e)
 		return NULL;
 	id_new(id);
 	if (wstore_row_insert(id, w, now, deadline, action_id, wjudge_is_a11y(w->criteria) ? "accessibility" :
-	    use_ocr ? "ocr" : W.backend, want, e) != 0)
+	    use_ocr ? "ocr" : waits_engine.backend, want, e) != 0)
 		return NULL;
 	j = wjob_new(id, w->task_id, w->target, w->criteria, w->timeout_s, w->poll_s, now, deadline,
 	    action_id);
 	snprintf(j->judge, sizeof j->judge, "%s", want);
 	j->use_ocr = use_ocr;
 	snprintf(j->judge_why, sizeof j->judge_why, "%s", why);
-	pthread_mutex_lock(&W.mu);
-	rc = W.stopping ? -1 : wjob_slot_put(j);
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
+	rc = waits_engine.stopping ? -1 : wjob_slot_put(j);
+	pthread_mutex_unlock(&waits_engine.mu);
 	if (rc != 0) {
 		wjob_finish(j, "failed", "ERROR", "the wait engine is full or stopping");
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is full or stopping"), NULL;
@@ -561,14 +561,14 @@ waits_get(const char *id, int block_s, struct derr *e)
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += block_s;
-		pthread_mutex_lock(&W.mu);
-		while (!W.stopping && W.started) {
+		pthread_mutex_lock(&waits_engine.mu);
+		while (!waits_engine.stopping && waits_engine.started) {
 			if (wjob_find(id) == NULL)
 				break;  /* finished and written (or never watching) */
-			if (pthread_cond_timedwait(&W.done_cv, &W.mu, &ts) == ETIMEDOUT)
+			if (pthread_cond_timedwait(&waits_engine.done_cv, &waits_engine.mu, &ts) == ETIMEDOUT)
 				break;
 		}
-		pthread_mutex_unlock(&W.mu);
+		pthread_mutex_unlock(&waits_engine.mu);
 	}
 	return wstore_row_get(id, e);
 }
@@ -584,18 +584,18 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 	struct job *j;
 	bool use_ocr = false;
 
-	pthread_mutex_lock(&W.mu);
-	j = W.started ? wjob_find(id) : NULL;
+	pthread_mutex_lock(&waits_engine.mu);
+	j = waits_engine.started ? wjob_find(id) : NULL;
 	if (j != NULL)
 		memcpy(want, j->judge, sizeof want);
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	if (criteria != NULL && wjudge_pick(want, criteria, true, &use_ocr, why, sizeof why, e) != 0)
 		return NULL;
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	rc = check_running(e);
 	j = rc == 0 ? wjob_find(id) : NULL;
 	if (rc == 0 && j == NULL) {
-		pthread_mutex_unlock(&W.mu);
+		pthread_mutex_unlock(&waits_engine.mu);
 		json_object *row = wstore_row_get(id, e);
 
 		if (row == NULL)
@@ -628,13 +628,13 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 		nt = j->note ? xstrdup(j->note) : NULL;
 		tmo = j->timeout_s;
 		deadline = j->deadline_ms;
-		backend = wjudge_is_a11y(j->criteria) ? "accessibility" : j->use_ocr ? "ocr" : W.backend;
-		pthread_cond_signal(&W.sched_cv);
+		backend = wjudge_is_a11y(j->criteria) ? "accessibility" : j->use_ocr ? "ocr" : waits_engine.backend;
+		pthread_cond_signal(&waits_engine.sched_cv);
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	if (rc != 0)
 		return NULL;
-	rc = wstore_row_update(id, crit, tmo, deadline, nt, backend ? backend : W.backend, e);
+	rc = wstore_row_update(id, crit, tmo, deadline, nt, backend ? backend : waits_engine.backend, e);
 	free(crit);
 	free(nt);
 	if (rc != 0)
@@ -651,16 +651,16 @@ waits_cancel(const char *id, const char *reason, struct derr *e)
 	struct outcome o;
 	int r = -1;
 
-	pthread_mutex_lock(&W.mu);
-	j = W.started ? wjob_find(id) : NULL;
+	pthread_mutex_lock(&waits_engine.mu);
+	j = waits_engine.started ? wjob_find(id) : NULL;
 	if (j != NULL)
 		r = wjob_finish_locked(j, "cancelled", "CANCELLED", reason ? reason : "cancelled by the agent", &o);
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	if (r >= 0) {
 		wstore_outcome_write(&o);
-		pthread_mutex_lock(&W.mu);
+		pthread_mutex_lock(&waits_engine.mu);
 		wjob_finish_end_locked(j, &o);
-		pthread_mutex_unlock(&W.mu);
+		pthread_mutex_unlock(&waits_engine.mu);
 	}
 	return wstore_row_get(id, e);
 }
@@ -674,20 +674,20 @@ waits_task_ended(const char *task_id, const char *why)
 		size_t i;
 		int r = -1;
 
-		pthread_mutex_lock(&W.mu);
-		for (i = 0; W.started && i < (size_t)W.app->cfg->max_waits && j == NULL; i++)
-			if (W.jobs[i] != NULL && strcmp(W.jobs[i]->task_id, task_id) == 0)
-				j = W.jobs[i];
+		pthread_mutex_lock(&waits_engine.mu);
+		for (i = 0; waits_engine.started && i < (size_t)waits_engine.app->cfg->max_waits && j == NULL; i++)
+			if (waits_engine.jobs[i] != NULL && strcmp(waits_engine.jobs[i]->task_id, task_id) == 0)
+				j = waits_engine.jobs[i];
 		if (j != NULL)
 			r = wjob_finish_locked(j, "cancelled", "CANCELLED", why, &o);
-		pthread_mutex_unlock(&W.mu);
+		pthread_mutex_unlock(&waits_engine.mu);
 		if (j == NULL)
 			return;
 		if (r >= 0) {
 			wstore_outcome_write(&o);
-			pthread_mutex_lock(&W.mu);
+			pthread_mutex_lock(&waits_engine.mu);
 			wjob_finish_end_locked(j, &o);
-			pthread_mutex_unlock(&W.mu);
+			pthread_mutex_unlock(&waits_engine.mu);
 		} else {
 			/* Another thread is finishing it: let it leave the table. */
 			sleep_ms(5);
@@ -701,22 +701,22 @@ waits_health(void)
 	json_object *o, *ocr, *judges;
 	size_t i, n = 0;
 
-	pthread_mutex_lock(&W.mu);
-	o = W.health ? json_tokener_parse(json_object_to_json_string(W.health)) : json_object_new_object();
-	for (i = 0; W.started && i < (size_t)W.app->cfg->max_waits; i++)
-		n += W.jobs[i] != NULL;
+	pthread_mutex_lock(&waits_engine.mu);
+	o = waits_engine.health ? json_tokener_parse(json_object_to_json_string(waits_engine.health)) : json_object_new_object();
+	for (i = 0; waits_engine.started && i < (size_t)waits_engine.app->cfg->max_waits; i++)
+		n += waits_engine.jobs[i] != NULL;
 	json_object_object_add(o, "watching", json_object_new_int((int)n));
 	if (json_object_object_get(o, "backend") == NULL)
-		jx_add_str(o, "backend", W.backend);
-	pthread_mutex_unlock(&W.mu);
+		jx_add_str(o, "backend", waits_engine.backend);
+	pthread_mutex_unlock(&waits_engine.mu);
 	ocr = json_object_new_object();
-	json_object_object_add(ocr, "ok", json_object_new_boolean(W.ocr_ok));
-	jx_add_str(ocr, "detail", W.ocr_ok ? "tesseract eng, in process" : W.ocr_err);
+	json_object_object_add(ocr, "ok", json_object_new_boolean(waits_engine.ocr_ok));
+	jx_add_str(ocr, "detail", waits_engine.ocr_ok ? "tesseract eng, in process" : waits_engine.ocr_err);
 	json_object_object_add(o, "ocr", ocr);
 	judges = json_object_new_object();
-	jx_add_str(judges, "text", W.ocr_ok ? "ocr" : W.backend);
-	jx_add_str(judges, "other", W.ocr_mode ? NULL : W.backend);
+	jx_add_str(judges, "text", waits_engine.ocr_ok ? "ocr" : waits_engine.backend);
+	jx_add_str(judges, "other", waits_engine.ocr_mode ? NULL : waits_engine.backend);
 	json_object_object_add(o, "judges", judges);
-	json_object_object_add(o, "min_confidence", json_object_new_double(W.min_conf));
+	json_object_object_add(o, "min_confidence", json_object_new_double(waits_engine.min_conf));
 	return o;
 }

@@ -7,7 +7,7 @@
  * scheduled again, or done (set once) -> removed (out of the table) ->
  * freed (job_release_locked, once no ring entry or worker holds it).
  *
- * WAITS_CHECK_LOCKED() (W.mu held) asserts after every transition, in
+ * WAITS_CHECK_LOCKED() (waits_engine.mu held) asserts after every transition, in
  * debug and ASan builds; under NDEBUG it is nothing. It is a macro so that the
  * checker functions stay apart from the engine (waits_int.h): it copies the flags of every job
  * it can reach into a struct wait_view and hands them to the functions
@@ -54,17 +54,17 @@ void waits_check_tally(const struct wait_tally *t);
 #define WAITS_CHECK_LOCKED() ((void)0)
 #else
 #define WAITS_CHECK_LOCKED() do { \
-	struct wait_tally t_ = { .cap = (size_t)W.app->cfg->max_waits, .workers = W.nworkers, \
-	    .qhead = W.qhead, .qlen = W.qlen }; \
+	struct wait_tally t_ = { .cap = (size_t)waits_engine.app->cfg->max_waits, .workers = waits_engine.nworkers, \
+	    .qhead = waits_engine.qhead, .qlen = waits_engine.qlen }; \
 	for (size_t i_ = 0; i_ < t_.cap; i_++) { \
-		if (W.jobs[i_] == NULL) \
+		if (waits_engine.jobs[i_] == NULL) \
 			continue; \
-		waits_check_job(WAIT_VIEW(W.jobs[i_], false)); \
-		t_.table_queued += W.jobs[i_]->queued; \
-		t_.table_running += W.jobs[i_]->running; \
+		waits_check_job(WAIT_VIEW(waits_engine.jobs[i_], false)); \
+		t_.table_queued += waits_engine.jobs[i_]->queued; \
+		t_.table_running += waits_engine.jobs[i_]->running; \
 	} \
-	for (size_t i_ = 0; i_ < W.qlen && i_ < t_.cap; i_++) \
-		waits_check_job(WAIT_VIEW(W.queue[(W.qhead + i_) % t_.cap], true)); \
+	for (size_t i_ = 0; i_ < waits_engine.qlen && i_ < t_.cap; i_++) \
+		waits_check_job(WAIT_VIEW(waits_engine.queue[(waits_engine.qhead + i_) % t_.cap], true)); \
 	waits_check_tally(&t_); \
 } while (0)
 #endif

@@ -1,6 +1,6 @@
 /*
  * waits_int.h - what the smart-wait engine's files share (not for other
- * modules; waits.h is the contract): struct job, the engine's state W, a
+ * modules; waits.h is the contract): struct job, the engine's state waits_engine, a
  * finished job's outcome, and the functions one file offers the others.
  *
  *   waits.c        lifecycle and API; jobs' one way to finish and die (wjob_*)
@@ -8,7 +8,7 @@
  *   waits_judge.c  OCR and model judges, verdicts (wjudge_*)
  *   waits_store.c  the wait_jobs rows (wstore_*)
  *
- * Locking: one mutex, W.mu, guards the table, the queue and every field of
+ * Locking: one mutex, waits_engine.mu, guards the table, the queue and every field of
  * a job marked "under mu"; functions named *_locked want it held, the
  * others must not hold it (they take it, or do slow work: SQLite, X11,
  * model calls).
@@ -91,8 +91,8 @@ struct waits_engine {
 	pthread_t sched, *workers;
 	size_t nworkers;
 	bool started, stopping;
-	char backend[32];               /* the backend's name (outlives W.vision) */
-	bool ocr_mode;                  /* backend "ocr": tesseract, no model, W.vision NULL */
+	char backend[32];               /* the backend's name (outlives waits_engine.vision) */
+	bool ocr_mode;                  /* backend "ocr": tesseract, no model, waits_engine.vision NULL */
 	json_object *health;            /* last backend health */
 	int64_t health_at_us;
 	bool ocr_ok;                    /* tesseract loads: text conditions are read in process */
@@ -108,9 +108,8 @@ struct waits_engine {
 	int64_t peek_at_us;
 };
 
-/* The engine (waits.c); W is its short name in the engine's files only. */
+/* The engine (waits.c). */
 extern struct waits_engine waits_engine;
-#define W waits_engine
 
 struct outcome {
 	char id[ID_LEN], task_id[ID_LEN], action_id[ID_LEN];

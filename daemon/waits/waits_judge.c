@@ -52,7 +52,7 @@ static _Thread_local struct ocr *tls_ocr;   /* one engine per worker */
 bool
 wjudge_passthrough(bool use_ocr)
 {
-	return !use_ocr && W.vision != NULL && vision_is_passthrough(W.vision);
+	return !use_ocr && waits_engine.vision != NULL && vision_is_passthrough(waits_engine.vision);
 }
 
 /* OCRs rectangle b of f (in strips that fit OCR_MAX_PIXELS at `scale`)
@@ -169,23 +169,23 @@ model_ready(struct derr *e)
 	bool unreachable = false;
 	char url[200] = "", detail[300] = "";
 
-	if (W.vision == NULL)
-		return derr_set(e, DERR_UNAVAILABLE, "wake_when", "%s; or %s", W.model_err, TEXT_HOWTO);
-	pthread_mutex_lock(&W.mu);
-	h = W.health;
+	if (waits_engine.vision == NULL)
+		return derr_set(e, DERR_UNAVAILABLE, "wake_when", "%s; or %s", waits_engine.model_err, TEXT_HOWTO);
+	pthread_mutex_lock(&waits_engine.mu);
+	h = waits_engine.health;
 	if (h != NULL && json_object_object_get_ex(h, "reachable", &v) && !json_object_get_boolean(v)) {
 		unreachable = true;
 		snprintf(url, sizeof url, "%s", json_object_get_string(json_object_object_get(h, "url")));
 		snprintf(detail, sizeof detail, "%s", json_object_get_string(json_object_object_get(h, "detail")));
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	if (!unreachable)
 		return 0;
 	return derr_set(e, DERR_UNAVAILABLE, "wake_when",
 	    "this condition needs the vision model, and the %s backend at %s is not reachable (%.160s): "
 	    "%s, or point detmd at one that runs (ACU_VISION_BACKEND, OLLAMA_URL, ACU_VLLM_URL...), "
-	    "or %s", W.backend, url, detail,
-	    strcmp(W.backend, "ollama") == 0 ? "start Ollama (ollama serve; ollama pull a vision model)" :
+	    "or %s", waits_engine.backend, url, detail,
+	    strcmp(waits_engine.backend, "ollama") == 0 ? "start Ollama (ollama serve; ollama pull a vision model)" :
 	    "start the server", TEXT_HOWTO);
 }
 
@@ -278,19 +278,19 @@ wjudge_pick(const char *want, const char *criteria, bool ready, bool *ocr, char 
 		    "no model call, no OCR");
 		return 0;
 	}
-	if (strcmp(want, "ocr") == 0 || (strcmp(want, "auto") == 0 && W.ocr_mode)) {
+	if (strcmp(want, "ocr") == 0 || (strcmp(want, "auto") == 0 && waits_engine.ocr_mode)) {
 		if (!text)
 			return derr_set(e, DERR_INVALID, "wake_when", "%s judges visible text only: " TEXT_HOWTO,
-			    W.ocr_mode ? "the ocr backend" : "judge \"ocr\"");
-		if (!W.ocr_ok)
-			return derr_set(e, DERR_UNAVAILABLE, "judge", "OCR is not available: %s", W.ocr_err);
+			    waits_engine.ocr_mode ? "the ocr backend" : "judge \"ocr\"");
+		if (!waits_engine.ocr_ok)
+			return derr_set(e, DERR_UNAVAILABLE, "judge", "OCR is not available: %s", waits_engine.ocr_err);
 		*ocr = true;
 		snprintf(why, len, "%s: OCR reads %s\"%.120s\" in process, no model call",
-		    W.ocr_mode ? "backend ocr" : strcmp(want, "ocr") == 0 ? "judge ocr asked" :
+		    waits_engine.ocr_mode ? "backend ocr" : strcmp(want, "ocr") == 0 ? "judge ocr asked" :
 		    "a text condition", negate ? "that the screen no longer shows " : "", phrase);
 		return 0;
 	}
-	if (strcmp(want, "auto") == 0 && text && W.ocr_ok) {
+	if (strcmp(want, "auto") == 0 && text && waits_engine.ocr_ok) {
 		*ocr = true;
 		snprintf(why, len, "a text condition: OCR reads %s\"%.120s\" in process, no model call",
 		    negate ? "that the screen no longer shows " : "", phrase);
@@ -299,12 +299,12 @@ wjudge_pick(const char *want, const char *criteria, bool ready, bool *ocr, char 
 	if (ready && model_ready(e) != 0)
 		return -1;
 	if (strcmp(want, "model") == 0)
-		snprintf(why, len, "judge model asked: the %s backend judges it", W.backend);
+		snprintf(why, len, "judge model asked: the %s backend judges it", waits_engine.backend);
 	else if (text)
 		snprintf(why, len, "a text condition, but OCR is not available (%.100s): the %s backend "
-		    "judges it", W.ocr_err, W.backend);
+		    "judges it", waits_engine.ocr_err, waits_engine.backend);
 	else
-		snprintf(why, len, "not a text condition: the %s backend judges the picture", W.backend);
+		snprintf(why, len, "not a text condition: the %s backend judges the picture", waits_engine.backend);
 	return 0;
 }
 
@@ -315,14 +315,14 @@ void
 wjudge_record(struct job *j, struct vision_result *vr, bool use_ocr, const char *cause)
 {
 	if (!use_ocr && vr->structured && vr->verdict == VISION_YES && vr->confidence >= 0 &&
-	    vr->confidence < W.min_conf) {
+	    vr->confidence < waits_engine.min_conf) {
 		size_t n = strlen(vr->reason);
 
 		vr->verdict = VISION_PARTIAL;
 		snprintf(vr->reason + n, sizeof vr->reason - n, " (resolved, but confidence %.2f is under "
-		    "ACU_WAIT_MIN_CONFIDENCE %.2f)", vr->confidence, W.min_conf);
+		    "ACU_WAIT_MIN_CONFIDENCE %.2f)", vr->confidence, waits_engine.min_conf);
 	}
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	j->evaluations++;
 	j->last_frame_ms = now_ms();
 	j->tokens_in += vr->tokens_in;
@@ -333,7 +333,7 @@ wjudge_record(struct job *j, struct vision_result *vr, bool use_ocr, const char 
 	j->confidence = use_ocr ? -1 : vr->confidence;
 	memcpy(j->summary, use_ocr ? "" : vr->summary, use_ocr ? 1 : sizeof j->summary);
 	memcpy(j->evidence, use_ocr ? "" : vr->evidence, use_ocr ? 1 : sizeof j->evidence);
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 }
 
 void

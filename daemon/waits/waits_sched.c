@@ -6,7 +6,7 @@
  * Owns: when a job runs next (next_us, wake, the damage counters it peeks)
  * and, while a worker runs a job, that job's frame buffers (nobody else
  * touches them). States and invariants are waits.c's: a job is scheduled,
- * queued (in W.queue, which only ever holds jobs of the table), running
+ * queued (in waits_engine.queue, which only ever holds jobs of the table), running
  * (one worker) or done; the scheduler never queues a done, queued or
  * running job; a worker that finds its job done after a tick hands it to
  * wjob_release_locked.
@@ -130,10 +130,10 @@ next_interval(struct job *j, int64_t now, bool partial)
 static void
 health_kick(void)
 {
-	pthread_mutex_lock(&W.mu);
-	W.health_kick = true;
-	pthread_cond_signal(&W.health_cv);
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
+	waits_engine.health_kick = true;
+	pthread_cond_signal(&waits_engine.health_cv);
+	pthread_mutex_unlock(&waits_engine.mu);
 }
 
 /* Passthrough: resolved once the screen has changed since the wait began
@@ -161,12 +161,12 @@ tick_lease(struct tick *t)
 {
 	struct job *j = t->j;
 
-	if (desktop_lease_agent(W.app, j->task_id[0] ? j->task_id : NULL, false, &t->l, &t->e) == 0)
+	if (desktop_lease_agent(waits_engine.app, j->task_id[0] ? j->task_id : NULL, false, &t->l, &t->e) == 0)
 		return GO_ON;
 	if (t->e.code == DERR_HUMAN_CONTROL) {
-		pthread_mutex_lock(&W.mu);
+		pthread_mutex_lock(&waits_engine.mu);
 		j->human_skips++;
-		pthread_mutex_unlock(&W.mu);
+		pthread_mutex_unlock(&waits_engine.mu);
 		return HUMAN_RETRY_US;
 	}
 	if (++j->fails >= t->cfg->wait_max_fails) {
@@ -190,10 +190,10 @@ tick_undrawn(struct tick *t)
 	    t->now - j->last_eval_us < t->cfg->wait_rejudge_s * 1000000LL)))
 		return GO_ON;
 	display_unlease(&t->l);
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	j->skipped++;
 	j->model_saved += !t->pass && !t->use_ocr;
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	if (t->pass && pass_settled(t))
 		return -1;
 	return t->pass ? 1000000 : next_interval(j, t->now, false);
@@ -217,11 +217,11 @@ tick_thumb(struct tick *t)
 			wjob_finish(j, "failed", NULL, t->reason);
 			return -1;
 		}
-		pthread_mutex_lock(&W.mu);
+		pthread_mutex_lock(&waits_engine.mu);
 		j->skipped++;
 		snprintf(j->reason, sizeof j->reason, "%.500s",
 		    r > 0 ? "the window is not there (yet)" : t->e.message);
-		pthread_mutex_unlock(&W.mu);
+		pthread_mutex_unlock(&waits_engine.mu);
 		return MISSING_US;
 	}
 	t->npix = (size_t)j->thumb.width * (size_t)j->thumb.height;
@@ -259,10 +259,10 @@ tick_pass(struct tick *t)
 			j->changed_once = true;
 	}
 	memcpy(j->prev, j->cur, npix);
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	j->evaluations++;
 	j->last_frame_ms = now_ms();
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	return pass_settled(t) ? -1 : 1000000;
 }
 
@@ -283,11 +283,11 @@ tick_gate(struct tick *t)
 	if (eval && !held)
 		return GO_ON;
 	display_unlease(&t->l);
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	j->skipped++;
 	j->model_saved += !held && !t->use_ocr;
 	j->last_frame_ms = now_ms();
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	return next_interval(j, t->now, false);
 }
 
@@ -299,7 +299,7 @@ judge_failed(struct tick *t)
 
 	if (++j->fails >= t->cfg->wait_max_fails) {
 		snprintf(t->reason, sizeof t->reason, "the %s backend failed %d times: %.400s",
-		    t->use_ocr ? "ocr" : W.backend, j->fails, t->e.message);
+		    t->use_ocr ? "ocr" : waits_engine.backend, j->fails, t->e.message);
 		wjob_finish(j, "failed", "ERROR", t->reason);
 		return -1;
 	}
@@ -336,7 +336,7 @@ tick_judge(struct tick *t)
 	img[nimg].jpeg = jpeg.data;
 	img[nimg++].len = jpeg.len;
 	if ((t->use_ocr ? wjudge_ocr(j, t->criteria, &vr, &t->e) :
-	    vision_eval_at(W.vision, t->criteria, (double)(now_ms() - j->created_ms) / 1e3, img, nimg,
+	    vision_eval_at(waits_engine.vision, t->criteria, (double)(now_ms() - j->created_ms) / 1e3, img, nimg,
 	    &vr, &t->e)) != 0) {
 		xcap_image_free(&jpeg);
 		return judge_failed(t);
@@ -395,10 +395,10 @@ tick_a11y(struct tick *t)
 static int64_t
 tick(struct job *j)
 {
-	struct tick t = { .j = j, .cfg = W.app->cfg, .now = mono_us() };
+	struct tick t = { .j = j, .cfg = waits_engine.app->cfg, .now = mono_us() };
 	int64_t next;
 
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	t.criteria = xstrdup(j->criteria);
 	t.force = j->force;
 	j->force = false;
@@ -406,7 +406,7 @@ tick(struct job *j)
 	t.cause = j->wake != NULL ? j->wake : "poll";
 	j->wake = NULL;
 	j->peek_live = j->sched_valid;
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	t.pass = wjudge_passthrough(t.use_ocr);
 
 	if (wjudge_is_a11y(t.criteria))
@@ -426,18 +426,18 @@ void *
 wsched_worker(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	for (;;) {
 		struct job *j;
 		int64_t next;
 
-		while (!W.stopping && W.qlen == 0)
-			pthread_cond_wait(&W.work_cv, &W.mu);
-		if (W.stopping)
+		while (!waits_engine.stopping && waits_engine.qlen == 0)
+			pthread_cond_wait(&waits_engine.work_cv, &waits_engine.mu);
+		if (waits_engine.stopping)
 			break;
-		j = W.queue[W.qhead];
-		W.qhead = (W.qhead + 1) % (size_t)W.app->cfg->max_waits;
-		W.qlen--;
+		j = waits_engine.queue[waits_engine.qhead];
+		waits_engine.qhead = (waits_engine.qhead + 1) % (size_t)waits_engine.app->cfg->max_waits;
+		waits_engine.qlen--;
 		j->queued = false;
 		if (j->done) {
 			wjob_release_locked(j);
@@ -446,9 +446,9 @@ wsched_worker(void *arg)
 		}
 		j->running = true;
 		WAITS_CHECK_LOCKED();
-		pthread_mutex_unlock(&W.mu);
+		pthread_mutex_unlock(&waits_engine.mu);
 		next = tick(j);
-		pthread_mutex_lock(&W.mu);
+		pthread_mutex_lock(&waits_engine.mu);
 		j->running = false;
 		if (j->done) {
 			wjob_release_locked(j);  /* else its finisher frees it */
@@ -457,9 +457,9 @@ wsched_worker(void *arg)
 		}
 		j->next_us = mono_us() + (next > 0 ? next : CHANGING_US);
 		WAITS_CHECK_LOCKED();
-		pthread_cond_signal(&W.sched_cv);
+		pthread_cond_signal(&waits_engine.sched_cv);
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	wjudge_thread_end();
 	return NULL;
 }
@@ -469,27 +469,27 @@ health_refresh(void)
 {
 	json_object *h;
 
-	if (W.ocr_mode) {
+	if (waits_engine.ocr_mode) {
 		h = json_object_new_object();
 		jx_add_str(h, "backend", "ocr");
 		json_object_object_add(h, "ok", json_object_new_boolean(1));
 		jx_add_str(h, "model", "tesseract eng");
 		jx_add_str(h, "detail", "in process; judges text conditions only");
-	} else if (W.vision == NULL) {
+	} else if (waits_engine.vision == NULL) {
 		h = json_object_new_object();
-		jx_add_str(h, "backend", W.backend);
+		jx_add_str(h, "backend", waits_engine.backend);
 		json_object_object_add(h, "ok", json_object_new_boolean(0));
 		json_object_object_add(h, "reachable", json_object_new_boolean(0));
-		jx_add_str(h, "detail", W.model_err);
+		jx_add_str(h, "detail", waits_engine.model_err);
 	} else
-		h = vision_health(W.vision);
+		h = vision_health(waits_engine.vision);
 	jx_add_time(h, "checked_at", now_ms());
 
-	pthread_mutex_lock(&W.mu);
-	json_object_put(W.health);
-	W.health = h;
-	W.health_at_us = mono_us();
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
+	json_object_put(waits_engine.health);
+	waits_engine.health = h;
+	waits_engine.health_at_us = mono_us();
+	pthread_mutex_unlock(&waits_engine.mu);
 }
 
 /* The backend health check, off every request's path: at start, every
@@ -499,25 +499,25 @@ void *
 wsched_health(void *arg)
 {
 	(void)arg;
-	pthread_mutex_lock(&W.mu);
-	while (!W.stopping) {
+	pthread_mutex_lock(&waits_engine.mu);
+	while (!waits_engine.stopping) {
 		json_object *v;
 		bool down;
 		struct timespec ts;
 
-		W.health_kick = false;
-		pthread_mutex_unlock(&W.mu);
+		waits_engine.health_kick = false;
+		pthread_mutex_unlock(&waits_engine.mu);
 		health_refresh();
-		pthread_mutex_lock(&W.mu);
-		down = W.health != NULL && json_object_object_get_ex(W.health, "reachable", &v) &&
+		pthread_mutex_lock(&waits_engine.mu);
+		down = waits_engine.health != NULL && json_object_object_get_ex(waits_engine.health, "reachable", &v) &&
 		    !json_object_get_boolean(v);
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += (down ? HEALTH_RETRY_US : HEALTH_EVERY_US) / 1000000;
-		while (!W.stopping && !W.health_kick)
-			if (pthread_cond_timedwait(&W.health_cv, &W.mu, &ts) == ETIMEDOUT)
+		while (!waits_engine.stopping && !waits_engine.health_kick)
+			if (pthread_cond_timedwait(&waits_engine.health_cv, &waits_engine.mu, &ts) == ETIMEDOUT)
 				break;
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	return NULL;
 }
 
@@ -527,31 +527,31 @@ wsched_health(void *arg)
 static void
 damage_scan_locked(int64_t now)
 {
-	size_t max = (size_t)W.app->cfg->max_waits, n = 0, i, k;
-	uint64_t *seq = W.peek_seq;     /* allocated once at start: this runs every 100 ms */
-	bool *ok = W.peek_ok;
+	size_t max = (size_t)waits_engine.app->cfg->max_waits, n = 0, i, k;
+	uint64_t *seq = waits_engine.peek_seq;     /* allocated once at start: this runs every 100 ms */
+	bool *ok = waits_engine.peek_ok;
 
-	W.peek_at_us = now;
+	waits_engine.peek_at_us = now;
 	for (i = 0; i < max; i++) {
-		struct job *j = W.jobs[i];
+		struct job *j = waits_engine.jobs[i];
 
 		if (j == NULL || j->done)
 			continue;
-		for (k = 0; k < n && strcmp(W.peek_ids[k], j->task_id) != 0; k++)
+		for (k = 0; k < n && strcmp(waits_engine.peek_ids[k], j->task_id) != 0; k++)
 			;
 		if (k == n)
-			memcpy(W.peek_ids[n++], j->task_id, ID_LEN);
+			memcpy(waits_engine.peek_ids[n++], j->task_id, ID_LEN);
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	for (k = 0; k < n; k++)
-		ok[k] = display_damage_peek(W.peek_ids[k], &seq[k]) == 1;
-	pthread_mutex_lock(&W.mu);
+		ok[k] = display_damage_peek(waits_engine.peek_ids[k], &seq[k]) == 1;
+	pthread_mutex_lock(&waits_engine.mu);
 	for (i = 0; i < max; i++) {
-		struct job *j = W.jobs[i];
+		struct job *j = waits_engine.jobs[i];
 
 		if (j == NULL || j->done)
 			continue;
-		for (k = 0; k < n && strcmp(W.peek_ids[k], j->task_id) != 0; k++)
+		for (k = 0; k < n && strcmp(waits_engine.peek_ids[k], j->task_id) != 0; k++)
 			;
 		if (k < n && ok[k]) {
 			if (!j->sched_valid) {
@@ -581,23 +581,23 @@ wsched_main(void *arg)
 	size_t nexp, i;
 
 	(void)arg;
-	pthread_mutex_lock(&W.mu);
-	while (!W.stopping) {
+	pthread_mutex_lock(&waits_engine.mu);
+	while (!waits_engine.stopping) {
 		int64_t now = mono_us(), wall = now_ms(), wake = now + 1000000;
 		struct timespec ts;
 		bool any = false;
 
 		nexp = 0;
-		for (i = 0; i < (size_t)W.app->cfg->max_waits && !any; i++)
-			any = W.jobs[i] != NULL && !W.jobs[i]->done;
-		if (any && now - W.peek_at_us >= DAMAGE_PEEK_US) {
+		for (i = 0; i < (size_t)waits_engine.app->cfg->max_waits && !any; i++)
+			any = waits_engine.jobs[i] != NULL && !waits_engine.jobs[i]->done;
+		if (any && now - waits_engine.peek_at_us >= DAMAGE_PEEK_US) {
 			damage_scan_locked(now);
 			continue;
 		}
 		if (any)
-			wake = W.peek_at_us + DAMAGE_PEEK_US;
-		for (i = 0; i < (size_t)W.app->cfg->max_waits; i++) {
-			struct job *j = W.jobs[i];
+			wake = waits_engine.peek_at_us + DAMAGE_PEEK_US;
+		for (i = 0; i < (size_t)waits_engine.app->cfg->max_waits; i++) {
+			struct job *j = waits_engine.jobs[i];
 
 			if (j == NULL || j->done || j->queued || j->running)
 				continue;
@@ -612,10 +612,10 @@ wsched_main(void *arg)
 					j->wake_poll++;
 				}
 				j->queued = true;
-				W.queue[(W.qhead + W.qlen) % (size_t)W.app->cfg->max_waits] = j;
-				W.qlen++;
+				waits_engine.queue[(waits_engine.qhead + waits_engine.qlen) % (size_t)waits_engine.app->cfg->max_waits] = j;
+				waits_engine.qlen++;
 				WAITS_CHECK_LOCKED();
-				pthread_cond_signal(&W.work_cv);
+				pthread_cond_signal(&waits_engine.work_cv);
 				continue;
 			}
 			if (j->next_us < wake)
@@ -632,9 +632,9 @@ wsched_main(void *arg)
 			r = wjob_finish_locked(expired[i], "timed_out", "TIMEOUT", reason, &o);
 			if (r < 0)
 				continue;
-			pthread_mutex_unlock(&W.mu);
+			pthread_mutex_unlock(&waits_engine.mu);
 			wstore_outcome_write(&o);
-			pthread_mutex_lock(&W.mu);
+			pthread_mutex_lock(&waits_engine.mu);
 			wjob_finish_end_locked(expired[i], &o);
 		}
 		if (nexp > 0)
@@ -649,8 +649,8 @@ wsched_main(void *arg)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
 		}
-		pthread_cond_timedwait(&W.sched_cv, &W.mu, &ts);
+		pthread_cond_timedwait(&waits_engine.sched_cv, &waits_engine.mu, &ts);
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	return NULL;
 }

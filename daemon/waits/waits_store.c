@@ -175,8 +175,8 @@ overlay_live(json_object *o)
 	struct job *j;
 	json_object *tok;
 
-	pthread_mutex_lock(&W.mu);
-	j = W.started ? wjob_find(json_object_get_string(json_object_object_get(o, "wait_id"))) : NULL;
+	pthread_mutex_lock(&waits_engine.mu);
+	j = waits_engine.started ? wjob_find(json_object_get_string(json_object_object_get(o, "wait_id"))) : NULL;
 	if (j != NULL && !j->done) {
 		json_object_object_add(o, "evaluations", json_object_new_int(j->evaluations));
 		json_object_object_add(o, "skipped", json_object_new_int(j->skipped));
@@ -197,14 +197,14 @@ overlay_live(json_object *o)
 			free(x);
 		}
 	}
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 }
 
 /* The row of id as JSON, or NULL with e (NOT_FOUND). */
 json_object *
 wstore_row_get(const char *id, struct derr *e)
 {
-	struct store *st = W.app->store;
+	struct store *st = waits_engine.app->store;
 	json_object *o = NULL;
 	sqlite3_stmt *s;
 	int rc;
@@ -236,7 +236,7 @@ int
 wstore_row_insert(const char *id, const struct wait_new *w, int64_t now, int64_t deadline,
     const char *action_id, const char *backend, const char *judge, struct derr *e)
 {
-	struct store *st = W.app->store;
+	struct store *st = waits_engine.app->store;
 	sqlite3_stmt *s;
 	int rc;
 
@@ -269,7 +269,7 @@ int
 wstore_row_update(const char *id, const char *criteria, int timeout_s, int64_t deadline,
     const char *note, const char *backend, struct derr *e)
 {
-	struct store *st = W.app->store;
+	struct store *st = waits_engine.app->store;
 	sqlite3_stmt *s;
 	int rc;
 
@@ -365,7 +365,7 @@ outcome_wake(const struct outcome *o, const char *msg, int64_t now)
 void
 wstore_outcome_write(struct outcome *o)
 {
-	struct store *st = W.app->store;
+	struct store *st = waits_engine.app->store;
 	int64_t now = now_ms();
 	struct derr e;
 	json_object *out = json_object_new_object();
@@ -402,7 +402,7 @@ wstore_outcome_write(struct outcome *o)
 void
 wstore_progress_write(struct job *j)
 {
-	struct store *st = W.app->store;
+	struct store *st = waits_engine.app->store;
 	struct derr e;
 	sqlite3_stmt *s;
 	char verdict[16], reason[512];
@@ -411,7 +411,7 @@ wstore_progress_write(struct job *j)
 	long ti, to;
 	char *extra;
 
-	pthread_mutex_lock(&W.mu);
+	pthread_mutex_lock(&waits_engine.mu);
 	extra = wstore_job_extra_locked(j);
 	snprintf(verdict, sizeof verdict, "%s", j->verdict);
 	snprintf(reason, sizeof reason, "%s", j->reason);
@@ -420,7 +420,7 @@ wstore_progress_write(struct job *j)
 	lf = j->last_frame_ms;
 	ti = j->tokens_in;
 	to = j->tokens_out;
-	pthread_mutex_unlock(&W.mu);
+	pthread_mutex_unlock(&waits_engine.mu);
 	store_lock(st);
 	s = store_stmt(st, SQL_PROGRESS);
 	if (s != NULL) {
@@ -445,7 +445,7 @@ wstore_progress_write(struct job *j)
 void
 wstore_resume(void)
 {
-	struct store *st = W.app->store;
+	struct store *st = waits_engine.app->store;
 	struct job *list[1024];
 	size_t n = 0, i;
 	sqlite3_stmt *s;
@@ -484,16 +484,16 @@ wstore_resume(void)
 		if (wjudge_pick(j->judge, j->criteria, false, &j->use_ocr, j->judge_why,
 		    sizeof j->judge_why, &e) != 0)
 			snprintf(j->judge_why, sizeof j->judge_why, "%.200s", e.message);
-		pthread_mutex_lock(&W.mu);
+		pthread_mutex_lock(&waits_engine.mu);
 		keep = j->deadline_ms > now && wjob_slot_put(j) == 0;
-		pthread_mutex_unlock(&W.mu);
+		pthread_mutex_unlock(&waits_engine.mu);
 		if (keep) {
 			log_info("wait %s resumes watching (%s)", j->id, j->target);
 			continue;
 		}
-		pthread_mutex_lock(&W.mu);
+		pthread_mutex_lock(&waits_engine.mu);
 		(void)wjob_slot_put(j);
-		pthread_mutex_unlock(&W.mu);
+		pthread_mutex_unlock(&waits_engine.mu);
 		wjob_finish(j, "timed_out", "TIMEOUT", j->deadline_ms <= now ?
 		    "the deadline passed while detmd was not running" : "too many waits to resume");
 	}
@@ -502,7 +502,7 @@ wstore_resume(void)
 json_object *
 waits_list(const char *task_id, const char *status, int limit, struct derr *e)
 {
-	struct store *st = W.app->store;
+	struct store *st = waits_engine.app->store;
 	json_object *o = json_object_new_object(), *arr = json_object_new_array();
 	sqlite3_stmt *s;
 	int rc = -1;
