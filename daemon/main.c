@@ -24,15 +24,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "http/api.h"
-#include "core/config.h"
-#include "http/http.h"
 #include "backends/httpc.h"
+#include "core/config.h"
 #include "core/log.h"
+#include "http/api.h"
+#include "http/http.h"
 #include "modules.h"
 #include "ops/doctor.h"
-#include "tools.h"
 #include "ops/stuck.h"
+#include "tools.h"
 
 /* Takes an exclusive lock on DATA_DIR/detmd.lock and writes our pid into
  * it. Returns the fd, or -1 after printing why. */
@@ -238,7 +238,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	lfd = -1;               /* the server owns it now */
-	if (stuck_start(app.store, &cfg, &e) != 0) {
+	if (stuck_init(app.store, &cfg, &e) != 0) {
 		fprintf(stderr, "detmd: %s\n", e.message);
 		goto out;
 	}

@@ -7,29 +7,31 @@
  * screenshots, the tool table, grounding, usage and budgets, smart waits,
  * takeover. Stopping: the engines that hold requests open first, then (after
  * the HTTP server, which the caller stops) the rest, the store last.
+ * Every module's lifecycle is one verb pair, X_init and X_shutdown (a
+ * display, a recording or a wait is what X_start and X_stop act on).
  * Does not: take the data-dir lock, bind the socket or run the HTTP server
  * (main.c does), or start the stuck sweep (it needs the server's port up).
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "task/budget.h"
-#include "x11/display.h"
-#include "task/events.h"
 #include "backends/ground.h"
-#include "x11/humanize.h"
 #include "desktop/live.h"
-#include "modules.h"
-#include "recorder/recorder.h"
-#include "task/shots.h"
-#include "ops/stuck.h"
 #include "desktop/takeover.h"
+#include "modules.h"
+#include "ops/stuck.h"
+#include "recorder/recorder.h"
+#include "task/budget.h"
+#include "task/events.h"
+#include "task/shots.h"
 #include "task/task.h"
 #include "task/taskstate.h"
-#include "tools.h"
 #include "task/usage.h"
-#include "waits/waits.h"
 #include "task/wake.h"
+#include "tools.h"
+#include "waits/waits.h"
+#include "x11/display.h"
+#include "x11/humanize.h"
 
 /* A task that ends (or is deleted) gives its display back. */
 static void
@@ -67,7 +69,7 @@ modules_start(struct app *app, const char **what, struct derr *e)
 		return -1;
 	if (usage_init(app->store, cfg, e) != 0 || budget_init(app->store, cfg, e) != 0)
 		return *what = "usage and budgets: ", -1;
-	if (waits_start(app, e) != 0)
+	if (waits_init(app, e) != 0)
 		return *what = "smart waits: ", -1;
 	if (takeover_init(app->store, cfg->takeover_idle_s, e) != 0)
 		return *what = "takeover: ", -1;
@@ -77,17 +79,17 @@ modules_start(struct app *app, const char **what, struct derr *e)
 void
 modules_stop_engines(void)
 {
-	waits_stop();           /* first: long polls return, workers leave the displays */
+	waits_shutdown();           /* first: long polls return, workers leave the displays */
 	live_shutdown();        /* MJPEG viewers end, so their connections can */
 	events_shutdown();      /* so do event streams */
 	rec_shutdown();         /* files finished while their displays still run */
-	stuck_stop();
+	stuck_shutdown();
 }
 
 void
 modules_stop(struct app *app)
 {
-	takeover_stop();
+	takeover_shutdown();
 	budget_shutdown();      /* after the requests: no pause is queued any more */
 	usage_shutdown();
 	wake_shutdown();

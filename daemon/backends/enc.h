@@ -24,8 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 struct enc;
 

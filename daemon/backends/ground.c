@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ground.h"
-#include "httpc.h"
 #include "core/jx.h"
 #include "core/util.h"
+#include "ground.h"
+#include "httpc.h"
 
 #define UITARS_MAX_TOKENS 100
 #define CLAUDE_CU_MAX_TOKENS 1024

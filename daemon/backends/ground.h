@@ -36,8 +36,8 @@
 #include <stdint.h>
 
 #include "core/config.h"
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 #define GROUND_MAX_DESCRIPTION 2000   /* bytes */
 #define GROUND_MAX_ELEMENTS    300    /* OmniParser elements offered to the picker */

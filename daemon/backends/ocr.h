@@ -23,8 +23,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 #define OCR_MAX_PIXELS   (4 * 1024 * 1024)  /* w*scale * h*scale */
 #define OCR_MAX_SCALE    4

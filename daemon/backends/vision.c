@@ -13,9 +13,9 @@
 #include <strings.h>
 #include <time.h>
 
-#include "httpc.h"
 #include "core/jx.h"
 #include "core/log.h"
+#include "httpc.h"
 #include "vision_int.h"
 
 #define DEF_TIMEOUT_MS   60000L

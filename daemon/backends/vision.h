@@ -28,8 +28,8 @@
 
 #include <json-c/json.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 #define VISION_MAX_IMAGES      4
 #define VISION_MAX_IMAGE_BYTES (8 * 1024 * 1024)   /* one JPEG */

@@ -17,17 +17,17 @@
 #include <strings.h>
 #include <time.h>
 
-#include "x11/a11y.h"
-#include "x11/a11y_verify.h"
-#include "desktop.h"
-#include "x11/humanize.h"
 #include "core/jx.h"
-#include "lim.h"
 #include "core/log.h"
 #include "core/nowait.h"
-#include "task/task.h"
+#include "desktop.h"
+#include "lim.h"
 #include "takeover.h"
+#include "task/task.h"
 #include "task/taskstate.h"
+#include "x11/a11y.h"
+#include "x11/a11y_verify.h"
+#include "x11/humanize.h"
 #include "x11/xinput.h"
 #include "x11/xwin.h"
 

@@ -18,8 +18,8 @@
 #include <json-c/json.h>
 
 #include "core/app.h"
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 #include "x11/display.h"
 #include "x11/xcap.h"
 

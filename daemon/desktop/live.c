@@ -43,11 +43,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "x11/display.h"
 #include "core/log.h"
-#include "task/task.h"
-#include "takeover.h"
 #include "core/util.h"
+#include "takeover.h"
+#include "task/task.h"
+#include "x11/display.h"
 #include "x11/xcap.h"
 
 #define LIVE_MAX_WIDTH  1280

@@ -21,8 +21,8 @@
 
 #include <json-c/json.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 #define LIVE_FPS 5
 #define LIVE_BOUNDARY "detmframe"

@@ -26,14 +26,14 @@
 #include <string.h>
 #include <time.h>
 
-#include "x11/display.h"
-#include "task/events.h"
 #include "core/jx.h"
 #include "core/log.h"
+#include "takeover_int.h"
+#include "task/events.h"
 #include "task/task.h"
 #include "task/taskstate.h"
-#include "takeover_int.h"
 #include "task/wake.h"
+#include "x11/display.h"
 #include "x11/xwin.h"
 
 static const char *const state_names[TAKEOVER__STATES] = { "agent", "helping", "human" };
@@ -795,7 +795,7 @@ takeover_init(struct store *st, long idle, struct derr *e)
 }
 
 void
-takeover_stop(void)
+takeover_shutdown(void)
 {
 	pthread_mutex_lock(&mu);
 	stopping = true;

@@ -35,9 +35,9 @@
 #include <json-c/json.h>
 
 #include "core/config.h"
+#include "core/util.h"
 #include "derr.h"
 #include "store/store.h"
-#include "core/util.h"
 
 enum takeover_state { TAKEOVER_AGENT, TAKEOVER_HELPING, TAKEOVER_HUMAN, TAKEOVER__STATES };
 enum takeover_event { TKE_TAKEOVER, TKE_RELEASE, TKE_HELP, TKE_IDLE, TKE_TASK_END,
@@ -51,7 +51,7 @@ const char *takeover_state_name(int st);
 /* Starts the idle timer (idle_s <= 0: no timeout). 0 or -1 with e. */
 int takeover_init(struct store *st, long idle_s, struct derr *e) DETM_NODISCARD;
 /* Stops the timer; drivers are forgotten (nothing is written). */
-void takeover_stop(void);
+void takeover_shutdown(void);
 
 /* A human takes task_id's display over. The task must exist and not be
  * final. Returns {task_id, driver:"human", lease, since, reason, display,

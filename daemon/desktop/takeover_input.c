@@ -30,10 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "x11/display.h"
 #include "core/log.h"
-#include "task/task.h"
 #include "takeover_int.h"
+#include "task/task.h"
+#include "x11/display.h"
 #include "x11/xinput.h"
 
 #define INPUT_MAX_EVENTS 500

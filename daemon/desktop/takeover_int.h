@@ -7,9 +7,9 @@
 
 #include <stdint.h>
 
+#include "core/util.h"
 #include "derr.h"
 #include "store/store.h"
-#include "core/util.h"
 
 /* What one batch of input did, added to the driver's counters. */
 struct takeover_counts {

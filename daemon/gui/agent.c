@@ -30,18 +30,18 @@
 #include <time.h>
 
 #include "agent.h"
-#include "core/cancel.h"
-#include "desktop/desktop.h"
-#include "x11/display.h"
-#include "gui.h"
 #include "backends/httpc.h"
+#include "core/cancel.h"
 #include "core/jx.h"
 #include "core/log.h"
+#include "core/util.h"
+#include "desktop/desktop.h"
 #include "desktop/takeover.h"
+#include "gui.h"
 #include "task/task.h"
 #include "task/taskstate.h"
 #include "task/usage.h"
-#include "core/util.h"
+#include "x11/display.h"
 #include "x11/xcap.h"
 
 #define AGENT_SHOT_WIDTH     1280

@@ -7,8 +7,8 @@
 #include <json-c/json.h>
 
 #include "core/app.h"
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 #define AGENT_TIMEOUT_DEFAULT_S 180
 #define AGENT_TIMEOUT_MAX_S     300

@@ -14,18 +14,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "x11/a11y.h"
-#include "x11/a11y_verify.h"
-#include "desktop/desktop.h"
-#include "x11/display.h"
-#include "gui.h"
-#include "gui_int.h"
-#include "task/usage.h"
-#include "task/shots.h"
 #include "core/jx.h"
 #include "core/log.h"
-#include "task/task.h"
 #include "core/util.h"
+#include "desktop/desktop.h"
+#include "gui.h"
+#include "gui_int.h"
+#include "task/shots.h"
+#include "task/task.h"
+#include "task/usage.h"
+#include "x11/a11y.h"
+#include "x11/a11y_verify.h"
+#include "x11/display.h"
 #include "x11/xcap.h"
 #include "x11/xinput.h"
 

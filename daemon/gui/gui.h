@@ -35,10 +35,10 @@
 
 #include <json-c/json.h>
 
-#include "core/app.h"
-#include "derr.h"
-#include "core/util.h"
 #include "backends/ground.h"
+#include "core/app.h"
+#include "core/util.h"
+#include "derr.h"
 
 #define GUI_MAX_INSTRUCTION 4000     /* bytes */
 #define GUI_MAX_TEXT        4000     /* bytes typed by one gui_do */

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/util.h"
 #include "gui.h"
 #include "gui_int.h"
-#include "core/util.h"
 
 #define GUI_WORDS "'click the Save button', 'double click X', 'right click X', 'hover over X', " \
 	"'type \"hello\" [into X]', 'press ctrl+s', 'scroll down [3] [on X]', 'drag X to Y'"

@@ -17,8 +17,8 @@
 #include <json-c/json.h>
 
 #include "core/app.h"
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 struct MHD_Connection;
 

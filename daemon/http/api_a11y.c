@@ -12,12 +12,12 @@
  */
 #include <string.h>
 
-#include "x11/a11y.h"
 #include "api.h"
-#include "x11/display.h"
-#include "lim.h"
 #include "desktop/takeover.h"
+#include "lim.h"
 #include "task/task.h"
+#include "x11/a11y.h"
+#include "x11/display.h"
 
 #define FILTER_MAX 200
 #define STATES_MAX 16

@@ -12,16 +12,16 @@
 #include <string.h>
 
 #include "api.h"
-#include "desktop/desktop.h"
-#include "x11/display.h"
-#include "x11/humanize.h"
 #include "core/jx.h"
-#include "lim.h"
 #include "core/log.h"
+#include "desktop/desktop.h"
+#include "desktop/takeover.h"
+#include "lim.h"
 #include "recorder/recorder.h"
 #include "task/task.h"
 #include "task/taskstate.h"
-#include "desktop/takeover.h"
+#include "x11/display.h"
+#include "x11/humanize.h"
 
 #define COMMANDS_MAX 100
 #define COMMANDS_TIMEOUT_DEFAULT_MS 30000

@@ -12,8 +12,8 @@
 #include <stdint.h>
 
 #include "api.h"
-#include "task/events.h"
 #include "core/jx.h"
+#include "task/events.h"
 
 /* The key event streams are woken by. */
 static const char events_key[] = "events";

@@ -7,15 +7,15 @@
  */
 #include <string.h>
 
-#include "gui/agent.h"
 #include "api.h"
-#include "desktop/desktop.h"
-#include "gui/gui.h"
 #include "core/jx.h"
 #include "core/log.h"
-#include "task/task.h"
-#include "desktop/takeover.h"
 #include "core/util.h"
+#include "desktop/desktop.h"
+#include "desktop/takeover.h"
+#include "gui/agent.h"
+#include "gui/gui.h"
+#include "task/task.h"
 
 int
 api_gui_find(struct req *r, struct derr *e)

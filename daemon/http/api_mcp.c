@@ -52,13 +52,13 @@
 #include "core/cancel.h"
 #include "core/jx.h"
 #include "core/log.h"
+#include "core/util.h"
+#include "lim.h"
 #include "mcp.h"
 #include "mcp_fixtures.h"
 #include "result.h"
 #include "toolreq.h"
 #include "utf8.h"
-#include "core/util.h"
-#include "lim.h"
 
 #define MCP_SESSIONS    64
 #define MCP_CALLS_MAX   32

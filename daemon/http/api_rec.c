@@ -24,8 +24,8 @@
 
 #include "api.h"
 #include "core/jx.h"
-#include "recorder/recorder.h"
 #include "desktop/takeover.h"
+#include "recorder/recorder.h"
 #include "task/task.h"
 
 #define CLIP_MAX_S      120

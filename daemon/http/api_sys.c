@@ -12,13 +12,13 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "desktop/desktop.h"
-#include "x11/display.h"
 #include "backends/ground.h"
-#include "x11/humanize.h"
+#include "desktop/desktop.h"
 #include "store/store.h"
 #include "task/wake.h"
 #include "waits/waits.h"
+#include "x11/display.h"
+#include "x11/humanize.h"
 
 static const struct { const char *name; int on; } capabilities[] = {
 	{ "tasks", 1 }, { "waits", 1 }, { "desktop", 1 }, { "commands", 1 }, { "gui", 1 },

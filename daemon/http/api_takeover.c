@@ -11,8 +11,8 @@
  */
 #include "api.h"
 #include "core/jx.h"
-#include "lim.h"
 #include "desktop/takeover.h"
+#include "lim.h"
 
 int
 api_takeover_start(struct req *r, struct derr *e)

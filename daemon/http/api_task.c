@@ -8,14 +8,14 @@
 #include <strings.h>
 
 #include "api.h"
-#include "task/budget.h"
-#include "recorder/recorder.h"
 #include "core/jx.h"
-#include "lim.h"
 #include "core/log.h"
+#include "desktop/takeover.h"
+#include "lim.h"
+#include "recorder/recorder.h"
+#include "task/budget.h"
 #include "task/task.h"
 #include "task/taskstate.h"
-#include "desktop/takeover.h"
 #include "task/usage.h"
 
 static const char *const action_types[] = { "cli", "gui", "wait", "vision", "reasoning", "other" };

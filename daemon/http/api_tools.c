@@ -19,10 +19,10 @@
  */
 #include <string.h>
 
-#include "schema.h"
-#include "toolreq.h"
 #include "api.h"
 #include "lim.h"
+#include "schema.h"
+#include "toolreq.h"
 
 #define ARG_MAX 64
 

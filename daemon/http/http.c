@@ -34,9 +34,9 @@
  * own lock may be held when calling req_streams_wake (s_mu inside it);
  * s_mu is never held while calling into a module.
  */
-#include "http.h"
 #include "core/cancel.h"
 #include "core/nowait.h"
+#include "http.h"
 
 #include <assert.h>
 #include <microhttpd.h>
@@ -49,11 +49,11 @@
 #include <unistd.h>
 
 #include "core/buf.h"
-#include "task/events.h"
 #include "core/jx.h"
-#include "lim.h"
 #include "core/log.h"
+#include "lim.h"
 #include "ops/metrics.h"
+#include "task/events.h"
 
 #define SIDE_IDLE_S     10      /* a side worker with nothing to do leaves */
 #define TICK_MS         1000    /* waiting streams are asked again at least this often */

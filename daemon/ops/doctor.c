@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "doctor_int.h"
 #include "backends/httpc.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "doctor_int.h"
 
 struct job {
 	struct run *run;

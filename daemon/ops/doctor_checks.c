@@ -22,11 +22,11 @@
 #include <X11/Xlib.h>
 #include <sqlite3.h>
 
-#include "x11/display.h"
 #include "backends/ground.h"
 #include "backends/httpc.h"
 #include "backends/ocr.h"
 #include "core/util.h"
+#include "x11/display.h"
 
 extern const unsigned char schema_sql[];
 

@@ -12,8 +12,8 @@
 
 #include "core/config.h"
 #include "core/log.h"
-#include "opsdata.h"
 #include "core/util.h"
+#include "opsdata.h"
 
 static const char SQL_TASKS[] =
     "SELECT t.id, t.name, t.status, t.agent_id, t.created_at, t.updated_at, "

@@ -19,10 +19,10 @@
 #include <sys/stat.h>
 
 #include "core/buf.h"
-#include "x11/display.h"
 #include "metrics.h"
 #include "task/usage.h"
 #include "task/wake.h"
+#include "x11/display.h"
 
 #define NSLOTS (METRICS_MAX_ROUTES + 1)   /* the last: no route matched */
 #define METRICS_MAX_TEXT (4 * 1024 * 1024)

@@ -3,7 +3,7 @@
  * wakes their agent with a resume packet. See stuck.h.
  *
  * Owns: one thread, sleeping on a condition variable between checks (so
- * stuck_stop is prompt), and an in-memory table of when each task was last
+ * stuck_shutdown is prompt), and an in-memory table of when each task was last
  * reported. A check: one query for candidates (active, updated_at <= now -
  * after, no 'watching' wait), then per candidate not in its cooldown: build
  * the packet from the task views, write the "stuck" message (which also
@@ -633,7 +633,7 @@ stuck_main(void *arg)
 }
 
 int
-stuck_start(struct store *st, const struct config *cfg, struct derr *e)
+stuck_init(struct store *st, const struct config *cfg, struct derr *e)
 {
 	pthread_condattr_t ca;
 	int err;
@@ -665,7 +665,7 @@ stuck_start(struct store *st, const struct config *cfg, struct derr *e)
 }
 
 void
-stuck_stop(void)
+stuck_shutdown(void)
 {
 	if (!stuck_state.started)
 		return;

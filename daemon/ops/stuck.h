@@ -12,15 +12,15 @@
 #define DETM_STUCK_H
 
 #include "core/config.h"
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 #include "store/store.h"
 
 /* Starts the checker (does nothing when --stuck-detection is off).
  * 0, or -1 with e. Call after wake_init. */
-int stuck_start(struct store *st, const struct config *cfg, struct derr *e) DETM_NODISCARD;
+int stuck_init(struct store *st, const struct config *cfg, struct derr *e) DETM_NODISCARD;
 /* Stops it promptly (waits for a check in progress). Safe to call twice or
- * without stuck_start. */
-void stuck_stop(void);
+ * without stuck_init. */
+void stuck_shutdown(void);
 
 #endif

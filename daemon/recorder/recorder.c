@@ -49,14 +49,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "x11/display.h"
-#include "task/events.h"
 #include "core/jx.h"
 #include "core/log.h"
+#include "core/util.h"
 #include "recorder_int.h"
+#include "task/events.h"
 #include "task/task.h"
 #include "task/taskstate.h"
-#include "core/util.h"
+#include "x11/display.h"
 #include "x11/xwin.h"
 
 const char *const rec_state_names[] = {

@@ -38,8 +38,8 @@
 #include <json-c/json.h>
 
 #include "core/app.h"
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 /* Scans the directory for the bytes in use and registers the task hook
  * (call before other hooks that stop displays). 0 or -1. */

@@ -20,12 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "task/events.h"
 #include "core/jx.h"
 #include "core/log.h"
-#include "recorder_int.h"
-#include "task/task.h"
 #include "core/util.h"
+#include "recorder_int.h"
+#include "task/events.h"
+#include "task/task.h"
 
 /* ---- files ---- */
 

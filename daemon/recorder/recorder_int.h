@@ -26,9 +26,9 @@
 #include <json-c/json.h>
 
 #include "core/app.h"
+#include "core/util.h"
 #include "derr.h"
 #include "recorder.h"
-#include "core/util.h"
 
 #define RECS_MAX        128
 #define REPEAT_MS       10000   /* a still screen: one repeated frame this often */

@@ -21,13 +21,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "x11/display.h"
 #include "backends/enc.h"
 #include "core/log.h"
-#include "recorder_int.h"
-#include "desktop/takeover.h"
-#include "task/task.h"
 #include "core/util.h"
+#include "desktop/takeover.h"
+#include "recorder_int.h"
+#include "task/task.h"
+#include "x11/display.h"
 #include "x11/xcap.h"
 #include "x11/xwin.h"
 

@@ -27,8 +27,8 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 struct store;
 

@@ -34,9 +34,9 @@
 #include <json-c/json.h>
 
 #include "core/config.h"
+#include "core/util.h"
 #include "derr.h"
 #include "store/store.h"
-#include "core/util.h"
 
 enum budget_key { BUDGET_USD, BUDGET_CALLS, BUDGET_TOKENS, BUDGET_MINUTES, BUDGET__COUNT };
 

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "core/jx.h"
-#include "store/store.h"
 #include "core/util.h"
+#include "store/store.h"
 
 #define HEARTBEAT_S     15
 #define SUBSCRIBERS_MAX 64

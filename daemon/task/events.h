@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 #define EVENTS_RING 1024
 

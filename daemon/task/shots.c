@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "task.h"
 #include "core/util.h"
+#include "task.h"
 
 static char *dir;
 

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 #define SHOTS_URL_LEN 96
 

@@ -27,10 +27,10 @@
 
 #include "budget.h"
 #include "core/buf.h"
-#include "events.h"
 #include "core/jx.h"
-#include "lim.h"
 #include "core/log.h"
+#include "events.h"
+#include "lim.h"
 #include "task_int.h"
 #include "taskstate.h"
 

@@ -24,8 +24,8 @@
 
 #include <json-c/json.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 #include "store/store.h"
 
 struct budget;

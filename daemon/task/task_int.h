@@ -20,10 +20,10 @@
 #include <sqlite3.h>
 
 #include "core/buf.h"
+#include "core/util.h"
 #include "derr.h"
 #include "store/store.h"
 #include "task.h"
-#include "core/util.h"
 
 /* Steps an INSERT whose ?1 is the row id, drawing a new id on collision.
  * The other parameters stay bound across retries. */

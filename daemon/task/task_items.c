@@ -21,10 +21,10 @@
 #include <string.h>
 
 #include "core/buf.h"
-#include "events.h"
 #include "core/jx.h"
-#include "lim.h"
 #include "core/log.h"
+#include "events.h"
+#include "lim.h"
 #include "task_int.h"
 #include "taskstate.h"
 

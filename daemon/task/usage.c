@@ -18,8 +18,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "budget.h"
 #include "backends/httpc.h"
+#include "budget.h"
 #include "core/log.h"
 #include "usage.h"
 

@@ -38,9 +38,9 @@
 #include <json-c/json.h>
 
 #include "core/config.h"
+#include "core/util.h"
 #include "derr.h"
 #include "store/store.h"
-#include "core/util.h"
 
 struct httpc_req;
 struct httpc_resp;

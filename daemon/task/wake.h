@@ -22,8 +22,8 @@
 #include <json-c/json.h>
 
 #include "core/config.h"
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 #define WAKE_QUEUE_MAX 1000          /* events waiting; the oldest is dropped */
 #define WAKE_TEXT_MAX  (96 * 1024)   /* text bytes (one argv string is < 128 KiB) */

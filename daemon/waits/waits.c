@@ -60,18 +60,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "desktop/desktop.h"
-#include "x11/display.h"
-#include "task/events.h"
-#include "x11/gate.h"
+#include "backends/ocr.h"
+#include "backends/vision.h"
 #include "core/jx.h"
 #include "core/log.h"
-#include "backends/ocr.h"
+#include "desktop/desktop.h"
+#include "task/events.h"
 #include "task/task.h"
 #include "task/taskstate.h"
-#include "backends/vision.h"
 #include "task/wake.h"
 #include "waits_int.h"
+#include "x11/display.h"
+#include "x11/gate.h"
 #include "x11/xcap.h"
 #include "x11/xwin.h"
 
@@ -322,7 +322,7 @@ log_judges(void)
 }
 
 int
-waits_start(struct app *app, struct derr *e)
+waits_init(struct app *app, struct derr *e)
 {
 	const struct config *c = app->cfg;
 	struct vision_settings vs = {
@@ -379,7 +379,7 @@ waits_start(struct app *app, struct derr *e)
 }
 
 void
-waits_stop(void)
+waits_shutdown(void)
 {
 	size_t i;
 

@@ -21,8 +21,8 @@
 #include <json-c/json.h>
 
 #include "core/app.h"
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 #define WAIT_TIMEOUT_DEFAULT_S 300
 #define WAIT_TIMEOUT_MAX_S 3600
@@ -32,10 +32,10 @@
 
 /* Starts the engine: the vision backend from the config, the waits left
  * watching by an earlier run, the threads. */
-int waits_start(struct app *app, struct derr *e);
+int waits_init(struct app *app, struct derr *e);
 /* Stops the threads and wakes every long poll; watching waits stay
  * 'watching' in the database and resume on the next start. */
-void waits_stop(void);
+void waits_shutdown(void);
 
 struct wait_new {
 	const char *task_id;    /* or NULL */

@@ -20,10 +20,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "x11/display.h"
 #include "backends/vision.h"
 #include "waits.h"
 #include "waits_check.h"
+#include "x11/display.h"
 #include "x11/xcap.h"
 
 struct job {

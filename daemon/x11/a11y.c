@@ -39,10 +39,10 @@
 #include <unistd.h>
 
 #include "a11y.h"
-#include "lim.h"
 #include "core/log.h"
 #include "core/proc.h"
 #include "core/util.h"
+#include "lim.h"
 
 #define ADDR_TIMEOUT_MS 5000
 #define STOP_GRACE_MS 2000

@@ -17,8 +17,8 @@
 #include "a11y_match.h"
 #include "a11y_verify.h"
 #include "core/jx.h"
-#include "lim.h"
 #include "core/util.h"
+#include "lim.h"
 #include "xwin.h"
 
 #define EFFECT_STEP_MS 50

@@ -48,11 +48,11 @@
 #include <X11/extensions/Xdamage.h>
 
 #include "a11y.h"
-#include "display.h"
-#include "display_int.h"
 #include "core/log.h"
 #include "core/nowait.h"
 #include "core/util.h"
+#include "display.h"
+#include "display_int.h"
 #include "xcap.h"
 #include "xerr.h"
 #include "xinput.h"

@@ -28,8 +28,8 @@
 #include <json-c/json.h>
 
 #include "core/config.h"
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 struct dentry;
 struct xcap;

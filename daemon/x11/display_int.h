@@ -20,9 +20,9 @@
 #include <X11/Xlib.h>
 
 #include "core/config.h"
+#include "core/util.h"
 #include "derr.h"
 #include "display.h"
-#include "core/util.h"
 
 #define READY_TIMEOUT_MS 10000
 #define STOP_GRACE_MS 2000

@@ -27,10 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "display_int.h"
 #include "core/log.h"
 #include "core/proc.h"
 #include "core/util.h"
+#include "display_int.h"
 
 extern char **environ;
 

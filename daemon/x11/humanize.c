@@ -9,9 +9,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "humanize.h"
 #include "core/jx.h"
 #include "core/util.h"
+#include "humanize.h"
 
 #define REASON_MAX 256
 

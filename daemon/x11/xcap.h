@@ -22,8 +22,8 @@
 
 #include <X11/Xlib.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 struct xcap;
 

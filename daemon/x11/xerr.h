@@ -24,8 +24,8 @@
 
 #include <X11/Xlib.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 /* Once per process, before any XOpenDisplay; also calls XInitThreads. */
 void xerr_init(void);

@@ -67,9 +67,9 @@
 #include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
 
-#include "humanize.h"
 #include "core/nowait.h"
 #include "core/util.h"
+#include "humanize.h"
 #include "xerr.h"
 #include "xinput.h"
 #include "xinput_int.h"

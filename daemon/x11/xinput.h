@@ -19,8 +19,8 @@
 
 #include <X11/Xlib.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 /* Buttons: 1 left, 2 middle, 3 right (4-7 are the scroll buttons). */
 

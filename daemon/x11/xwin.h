@@ -19,8 +19,8 @@
 
 #include <X11/Xlib.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 
 struct xwin {
 	unsigned long id;

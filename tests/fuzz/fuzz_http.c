@@ -19,11 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "http/api.h"
 #include "core/config.h"
-#include "http/http.h"
 #include "core/jx.h"
 #include "core/log.h"
+#include "http/api.h"
+#include "http/http.h"
 #include "modules.h"
 #include "task/task.h"
 

@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema.h"
-#include "toolreq.h"
-#include "core/config.h"
 #include "backends/ground.h"
-#include "gui/gui.h"
+#include "backends/vision.h"
+#include "core/config.h"
 #include "core/jx.h"
 #include "core/util.h"
-#include "backends/vision.h"
+#include "gui/gui.h"
+#include "schema.h"
+#include "toolreq.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "x11/a11y_match.h"
 #include "unit.h"
+#include "x11/a11y_match.h"
 
 /* The zenity --entry dialog and a --question dialog as detm-a11y lists them. */
 static const char *const scene =

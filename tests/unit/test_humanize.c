@@ -2,8 +2,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "x11/humanize.h"
 #include "unit.h"
+#include "x11/humanize.h"
 
 /* Distance of p from the line through a and b. */
 static double

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "core/jx.h"
-#include "store/store.h"
 #include "desktop/takeover.h"
+#include "store/store.h"
 #include "task/task.h"
 #include "unit.h"
 
@@ -70,7 +70,7 @@ test_takeover_help_request_and_dismissal(void)
 	CHECK(takeover_release(id, NULL, NULL, TKE_RELEASE, &e) == NULL && e.code == DERR_CONFLICT);
 	CHECK(takeover_help("0badf00d", "x", NULL, &e) == NULL && e.code == DERR_NOT_FOUND);
 	CHECK(takeover_check(why, sizeof why));
-	takeover_stop();
+	takeover_shutdown();
 	store_close(st);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	CHECK(system(cmd) == 0);

@@ -8,8 +8,8 @@
 
 #include <json-c/json.h>
 
-#include "unit.h"
 #include "task/usage.h"
+#include "unit.h"
 
 static bool
 tokens_of(const char *json, int64_t *in, int64_t *out, double *cost)

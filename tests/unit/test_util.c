@@ -5,12 +5,12 @@
 #include <string.h>
 
 #include "core/buf.h"
-#include "derr.h"
-#include "task/events.h"
 #include "core/jx.h"
 #include "core/nowait.h"
-#include "unit.h"
 #include "core/util.h"
+#include "derr.h"
+#include "task/events.h"
+#include "unit.h"
 
 static void
 test_iso_time_round_trips_through_time_parse(void)

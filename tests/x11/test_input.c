@@ -18,8 +18,8 @@
 
 #include "derr.h"
 #include "x11/xerr.h"
-#include "xh.h"
 #include "x11/xinput.h"
+#include "xh.h"
 
 #define W 1024
 #define H 768

@@ -14,9 +14,9 @@
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
 
-#include "derr.h"
 #include "backends/ocr.h"
 #include "core/util.h"
+#include "derr.h"
 #include "x11/xcap.h"
 #include "xh.h"
 

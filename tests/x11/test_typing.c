@@ -24,11 +24,11 @@
 
 #include <X11/Xlib.h>
 
-#include "derr.h"
 #include "core/util.h"
+#include "derr.h"
 #include "x11/xerr.h"
-#include "xh.h"
 #include "x11/xinput.h"
+#include "xh.h"
 
 #define W 640
 #define H 480

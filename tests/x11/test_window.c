@@ -18,8 +18,8 @@
 
 #include "core/util.h"
 #include "x11/xerr.h"
-#include "xh.h"
 #include "x11/xwin.h"
+#include "xh.h"
 
 #define WAIT_MS 5000
 
