@@ -35,8 +35,6 @@
 #define BUDGET_TICK_MS 1000
 #define BUDGET_QUEUE_MAX 256
 
-static const char *const key_names[BUDGET__COUNT] = { "usd", "model_calls", "tokens", "minutes" };
-
 static const char SQL_ROW[] =
     "SELECT b.usd, b.model_calls, b.tokens, b.minutes, t.created_at, t.status, t.updated_at "
     "FROM task_budgets b JOIN tasks t ON t.id = b.task_id WHERE b.task_id = ?1";
@@ -46,14 +44,6 @@ static const char SQL_SPENT[] =
 static const char SQL_LIVE[] =
     "SELECT b.task_id FROM task_budgets b JOIN tasks t ON t.id = b.task_id "
     "WHERE t.status IN ('active', 'paused')";
-static const char SQL_UPSERT[] =
-    "INSERT INTO task_budgets (task_id, usd, model_calls, tokens, minutes, updated_at) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (task_id) DO UPDATE SET usd = excluded.usd, "
-    "model_calls = excluded.model_calls, tokens = excluded.tokens, minutes = excluded.minutes, "
-    "updated_at = excluded.updated_at";
-static const char SQL_DELETE[] = "DELETE FROM task_budgets WHERE task_id = ?1";
-static const char SQL_CURRENT[] =
-    "SELECT usd, model_calls, tokens, minutes FROM task_budgets WHERE task_id = ?1";
 
 struct entry {
 	char id[ID_LEN];
@@ -77,106 +67,6 @@ static struct {
 	bool stopping, started;
 	pthread_t thread;
 } budget_state = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
-
-/* ---- parsing ---- */
-
-int
-budget_parse(json_object *body, struct budget *b, bool *present, struct derr *e)
-{
-	json_object *o, *v;
-
-	memset(b, 0, sizeof *b);
-	*present = false;
-	if (body == NULL || !json_object_object_get_ex(body, "budget", &o))
-		return 0;
-	*present = true;
-	if (o == NULL) {
-		b->clear = true;
-		return 0;
-	}
-	if (!json_object_is_type(o, json_type_object))
-		return derr_set(e, DERR_INVALID, "budget", "budget must be an object like "
-		    "{\"usd\":0.5,\"model_calls\":100,\"tokens\":200000,\"minutes\":30} (or null)");
-	if (jx_only(o, key_names, BUDGET__COUNT, e) != 0) {
-		snprintf(e->field, sizeof e->field, "budget");
-		return -1;
-	}
-	for (int k = 0; k < BUDGET__COUNT; k++) {
-		bool integer = k == BUDGET_CALLS || k == BUDGET_TOKENS;
-		double d;
-
-		if (!json_object_object_get_ex(o, key_names[k], &v))
-			continue;
-		b->given[k] = true;
-		if (v == NULL) {
-			b->null[k] = true;
-			continue;
-		}
-		if (!json_object_is_type(v, json_type_int) && !(json_object_is_type(v, json_type_double) && !integer))
-			return derr_set(e, DERR_INVALID, "budget", "budget.%s must be %s >= 0 or null",
-			    key_names[k], integer ? "an integer" : "a number");
-		d = json_object_get_double(v);
-		if (!(d >= 0) || d > 1e12)
-			return derr_set(e, DERR_INVALID, "budget", "budget.%s must be between 0 and 1e12 (got %g)",
-			    key_names[k], d);
-		b->v[k] = d;
-	}
-	return 0;
-}
-
-/* ---- the row ---- */
-
-static void
-bind_opt(sqlite3_stmt *s, int i, bool has, double v, bool integer)
-{
-	if (!has)
-		sqlite3_bind_null(s, i);
-	else if (integer)
-		sqlite3_bind_int64(s, i, (int64_t)v);
-	else
-		sqlite3_bind_double(s, i, v);
-}
-
-int
-budget_write_tx(struct store *st, const char *task_id, const struct budget *b, int64_t now,
-    struct derr *e)
-{
-	sqlite3_stmt *s = store_stmt(st, SQL_CURRENT);
-	bool has[BUDGET__COUNT] = { false }, any = false;
-	double v[BUDGET__COUNT] = { 0 };
-	int rc;
-
-	if (s == NULL)
-		return store_fail(st, "budget read", e);
-	sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	for (int k = 0; rc == SQLITE_ROW && k < BUDGET__COUNT; k++) {
-		has[k] = sqlite3_column_type(s, k) != SQLITE_NULL;
-		v[k] = sqlite3_column_double(s, k);
-	}
-	sqlite3_reset(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store_fail(st, "budget read", e);
-	for (int k = 0; k < BUDGET__COUNT; k++) {
-		if (b->clear)
-			has[k] = false;
-		else if (b->given[k]) {
-			has[k] = !b->null[k];
-			v[k] = b->v[k];
-		}
-		any |= has[k];
-	}
-	s = store_stmt(st, any ? SQL_UPSERT : SQL_DELETE);
-	if (s != NULL) {
-		sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
-		if (any) {
-			for (int k = 0; k < BUDGET__COUNT; k++)
-				bind_opt(s, 2 + k, has[k], v[k], k == BUDGET_CALLS || k == BUDGET_TOKENS);
-			sqlite3_bind_int64(s, 6, now);
-		}
-	}
-	return store_exec(st, s, "budget write", e);
-}
 
 /* Reads one task's budget and spent figures (rd: a read snapshot).
  * 1 found, 0 no budget, -1 error. */
@@ -298,7 +188,7 @@ describe(const struct entry *en, int k, int64_t now, char *out, size_t cap)
 		snprintf(got, sizeof got, "%.0f", spent(en, k, now));
 	}
 	snprintf(out, cap, "the %s limit is reached: %s of %s %s (so far: $%.6f, %lld model calls, "
-	    "%lld tokens, %.2f minutes%s)", key_names[k], got, lim, units[k], en->usd,
+	    "%lld tokens, %.2f minutes%s)", budget_key_names[k], got, lim, units[k], en->usd,
 	    (long long)en->calls, (long long)en->tokens, spent(en, BUDGET_MINUTES, now),
 	    en->unpriced ? "; some calls had no known price" : "");
 }
@@ -351,8 +241,9 @@ budget_note(const char *task_id, double cost, int64_t tokens)
 	pthread_mutex_unlock(&budget_state.mu);
 }
 
-void
-budget_changed(const char *task_id)
+/* Reloads the task's entry from the database (after a committed change). */
+static void
+budget_reload(const char *task_id)
 {
 	struct entry en;
 	struct store *rd, *st;
@@ -402,14 +293,14 @@ budget_json_read(struct store *rd, const char *task_id)
 	for (k = 0; k < BUDGET__COUNT; k++) {
 		bool integer = k == BUDGET_CALLS || k == BUDGET_TOKENS;
 
-		json_object_object_add(o, key_names[k], !en.has[k] ? NULL : integer ?
+		json_object_object_add(o, budget_key_names[k], !en.has[k] ? NULL : integer ?
 		    json_object_new_int64((int64_t)en.lim[k]) : json_object_new_double(en.lim[k]));
-		json_object_object_add(sp, key_names[k], integer ? json_object_new_int64((int64_t)spent(&en, k, now)) :
+		json_object_object_add(sp, budget_key_names[k], integer ? json_object_new_int64((int64_t)spent(&en, k, now)) :
 		    json_object_new_double(round(spent(&en, k, now) * 1e6) / 1e6));
 	}
 	json_object_object_add(o, "spent", sp);
 	k = reached(&en, now);
-	jx_add_str(o, "reached", k >= 0 ? key_names[k] : NULL);
+	jx_add_str(o, "reached", k >= 0 ? budget_key_names[k] : NULL);
 	json_object_object_add(o, "unpriced_calls", json_object_new_int64(en.unpriced));
 	return o;
 }
@@ -494,6 +385,10 @@ on_task_change(const char *task_id, int from, int to, void *arg)
 
 	(void)from;
 	(void)arg;
+	if (to == TASK_HOOK_BUDGET) {
+		budget_reload(task_id);
+		return;
+	}
 	pthread_mutex_lock(&budget_state.mu);
 	en = find_locked(task_id);
 	if (en != NULL && (to == TASK_HOOK_DELETED || task_status_final(to))) {
@@ -534,7 +429,7 @@ budget_init(struct store *st, const struct config *cfg, struct derr *e)
 		sqlite3_reset(s);
 	store_read_end(rd);
 	pthread_mutex_unlock(&budget_state.mu);
-	task_hook_add(on_task_change, NULL);
+	task_hook_add_all(on_task_change, NULL);
 	if (pthread_create(&budget_state.thread, NULL, thread_main, NULL) != 0) {
 		budget_state.started = false;
 		return derr_set(e, DERR_INTERNAL, NULL, "budget: cannot start a thread: %s", strerror(errno));

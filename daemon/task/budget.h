@@ -38,27 +38,7 @@
 #include "derr.h"
 #include "store/store.h"
 
-enum budget_key { BUDGET_USD, BUDGET_CALLS, BUDGET_TOKENS, BUDGET_MINUTES, BUDGET__COUNT };
-
-/* A budget as given in a request: each key absent, null (remove) or set. */
-struct budget {
-	bool given[BUDGET__COUNT];
-	bool null[BUDGET__COUNT];
-	double v[BUDGET__COUNT];
-	bool clear;             /* "budget": null: remove every limit */
-};
-
-/* Reads body["budget"] into *b. *present is false when the body has none.
- * DERR_INVALID (field "budget") for an unknown key or a value that is not
- * a number >= 0 (model_calls and tokens: integers). */
-int budget_parse(json_object *body, struct budget *b, bool *present, struct derr *e) DETM_NODISCARD;
-
-/* Inside a write transaction (store_tx body): merges b into the task's
- * row. Call budget_changed(task_id) after the transaction committed. */
-int budget_write_tx(struct store *st, const char *task_id, const struct budget *b,
-    int64_t now, struct derr *e) DETM_NODISCARD;
-/* Reloads the task's entry from the database (after a committed change). */
-void budget_changed(const char *task_id);
+#include "budget_rows.h"
 
 /* Loads the budgets of the live tasks and starts the thread. 0 or -1. */
 int budget_init(struct store *st, const struct config *cfg, struct derr *e) DETM_NODISCARD;

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
+#include "budget_rows.h"
 #include "core/buf.h"
 #include "core/jx.h"
 #include "core/log.h"
@@ -33,8 +33,6 @@
 #include "lim.h"
 #include "task_int.h"
 #include "taskstate.h"
-
-#define ID_RETRIES 8
 
 static const char SQL_TASK_INSERT[] =
     "INSERT INTO tasks (id, name, status, agent_id, metadata, created_at, updated_at) "
@@ -45,175 +43,7 @@ static const char SQL_TASK_STATUS[] =
     "UPDATE tasks SET status = ?2, updated_at = ?3 WHERE id = ?1";
 static const char SQL_TASK_SET[] =
     "UPDATE tasks SET name = ?2, status = ?3, metadata = ?4, updated_at = ?5 WHERE id = ?1";
-/* Activity bumps updated_at at most once a second per task: at thousands
- * of actions a second this saves the task row and its two indexes from
- * being rewritten on every commit (about a third of the pages written). */
-static const char SQL_TASK_TOUCH[] =
-    "UPDATE tasks SET updated_at = ?2 WHERE id = ?1 AND updated_at <= ?2 - 1000";
-static const char SQL_TASK_TOUCH_NOW[] =
-    "UPDATE tasks SET updated_at = ?2 WHERE id = ?1";
-static const char SQL_ITEM_COUNT_ACTION[] =
-    "UPDATE plan_items SET action_count = action_count + 1 WHERE id = ?1";
 static const char SQL_TASK_DELETE[] = "DELETE FROM tasks WHERE id = ?1";
-static const char SQL_ACTION_INSERT[] =
-    "INSERT INTO actions (id, task_id, plan_item_id, action_type, summary, status, "
-    "input_data, output_data, duration_ms, created_at) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
-static const char SQL_LOG_INSERT[] =
-    "INSERT INTO action_logs (id, action_id, log_type, content, created_at) VALUES (?1, ?2, ?3, ?4, ?5)";
-static const char SQL_MSG_INSERT[] =
-    "INSERT INTO task_messages (id, task_id, role, msg_type, content, created_at) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-
-/* Steps an INSERT whose ?1 is the row id, drawing a new id on collision.
- * The other parameters stay bound across retries. */
-int
-trow_insert(struct store *st, sqlite3_stmt *s, char id[ID_LEN], const char *what,
-    struct derr *e)
-{
-	int tries, rc;
-
-	if (s == NULL)
-		return store_fail(st, what, e);
-	for (tries = 0; tries < ID_RETRIES; tries++) {
-		id_row(id, tries > 0);
-		sqlite3_bind_text(s, 1, id, -1, SQLITE_TRANSIENT);
-		rc = sqlite3_step(s);
-		sqlite3_reset(s);
-		if (rc == SQLITE_DONE)
-			return 0;
-		if (sqlite3_extended_errcode(store_db(st)) != SQLITE_CONSTRAINT_PRIMARYKEY)
-			break;
-	}
-	return store_fail(st, what, e);
-}
-
-void
-trow_bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
-{
-	if (v != NULL)
-		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, i);
-}
-
-int
-trow_msg_insert(struct store *st, const char *task_id, const char *role,
-    const char *type, const char *content, int64_t now, char id[ID_LEN],
-    struct derr *e)
-{
-	sqlite3_stmt *s = store_stmt(st, SQL_MSG_INSERT);
-
-	if (s != NULL) {
-		sqlite3_bind_text(s, 2, task_id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, role, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, type, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 5, content, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 6, now);
-	}
-	return trow_insert(st, s, id, "insert message", e);
-}
-
-int
-trow_sys_msg(struct store *st, const char *task_id, const char *type,
-    const char *content, int64_t now, struct derr *e)
-{
-	char id[ID_LEN];
-
-	return trow_msg_insert(st, task_id, "system", type, content, now, id, e);
-}
-
-/* Bumps updated_at; `always` for changes of the plan, otherwise at most
- * once a second (see SQL_TASK_TOUCH). */
-int
-trow_touch(struct store *st, const char *task_id, int64_t now, bool always, struct derr *e)
-{
-	sqlite3_stmt *s = store_stmt(st, always ? SQL_TASK_TOUCH_NOW : SQL_TASK_TOUCH);
-
-	if (s != NULL) {
-		sqlite3_bind_text(s, 1, task_id, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 2, now);
-	}
-	return store_exec(st, s, "touch task", e);
-}
-
-int
-trow_action_insert(struct store *st, const char *task_id, const char *item_id,
-    const struct action_new *a, int64_t now, char id[ID_LEN], struct derr *e)
-{
-	sqlite3_stmt *s = store_stmt(st, SQL_ACTION_INSERT);
-
-	if (s != NULL) {
-		sqlite3_bind_text(s, 2, task_id, -1, SQLITE_STATIC);
-		trow_bind_text_or_null(s, 3, item_id);
-		sqlite3_bind_text(s, 4, a->type, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 5, a->summary, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 6, a->status ? a->status : "completed", -1, SQLITE_STATIC);
-		trow_bind_text_or_null(s, 7, a->input_json);
-		trow_bind_text_or_null(s, 8, a->output_json);
-		if (a->duration_ms >= 0)
-			sqlite3_bind_double(s, 9, a->duration_ms);
-		else
-			sqlite3_bind_null(s, 9);
-		sqlite3_bind_int64(s, 10, now);
-	}
-	if (trow_insert(st, s, id, "insert action", e) != 0)
-		return -1;
-	if (item_id == NULL)
-		return 0;
-	s = store_stmt(st, SQL_ITEM_COUNT_ACTION);
-	if (s != NULL)
-		sqlite3_bind_text(s, 1, item_id, -1, SQLITE_STATIC);
-	return store_exec(st, s, "count action", e);
-}
-
-int
-trow_log_insert(struct store *st, const char *action_id, const char *type,
-    const char *content, int64_t now, char id[ID_LEN], struct derr *e)
-{
-	sqlite3_stmt *s = store_stmt(st, SQL_LOG_INSERT);
-
-	if (s != NULL) {
-		sqlite3_bind_text(s, 2, action_id, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, type ? type : "info", -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, content, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 5, now);
-	}
-	return trow_insert(st, s, id, "insert log", e);
-}
-
-/* A reasoning note: an action under item_id (may be NULL). */
-int
-trow_note_insert(struct store *st, const char *task_id, const char *item_id,
-    const char *note, int64_t now, struct derr *e)
-{
-	struct action_new a = { .type = "reasoning", .summary = note,
-	    .status = "completed", .duration_ms = -1 };
-	char id[ID_LEN];
-
-	return trow_action_insert(st, task_id, item_id, &a, now, id, e);
-}
-
-int
-task_lookup(struct store *st, const char *id, int *status, struct derr *e)
-{
-	sqlite3_stmt *s = store_stmt(st, SQL_TASK_GET);
-	int rc;
-
-	if (s == NULL)
-		return store_fail(st, "task lookup", e);
-	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		*status = task_status_parse((const char *)sqlite3_column_text(s, 0));
-		sqlite3_reset(s);
-		return 0;
-	}
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE)
-		return store_fail(st, "task lookup", e);
-	return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", id);
-}
 
 int
 task_meta(struct store *st, const char *id, int *status, json_object **meta,
@@ -251,17 +81,30 @@ out:
 
 /* Status hooks: registered before the server starts, read-only after. */
 #define MAX_HOOKS 8
-static struct { task_hook_fn fn; void *arg; } hooks[MAX_HOOKS];
+static struct { task_hook_fn fn; void *arg; bool all; } hooks[MAX_HOOKS];
 static size_t nhooks;
 
-void
-task_hook_add(task_hook_fn fn, void *arg)
+static void
+hook_add(task_hook_fn fn, void *arg, bool all)
 {
 	if (nhooks < MAX_HOOKS) {
 		hooks[nhooks].fn = fn;
 		hooks[nhooks].arg = arg;
+		hooks[nhooks].all = all;
 		nhooks++;
 	}
+}
+
+void
+task_hook_add(task_hook_fn fn, void *arg)
+{
+	hook_add(fn, arg, false);
+}
+
+void
+task_hook_add_all(task_hook_fn fn, void *arg)
+{
+	hook_add(fn, arg, true);
 }
 
 static void
@@ -270,7 +113,8 @@ run_hooks(const char *id, int from, int to)
 	size_t i;
 
 	for (i = 0; i < nhooks; i++)
-		hooks[i].fn(id, from, to, hooks[i].arg);
+		if (to != TASK_HOOK_BUDGET || hooks[i].all)
+			hooks[i].fn(id, from, to, hooks[i].arg);
 }
 
 struct reg_tx {
@@ -318,7 +162,7 @@ task_register(struct store *st, const struct task_reg *in, char id_out[ID_LEN],
 	buf_init(&t.text, 8192);
 	rc = store_tx(st, register_tx, &t, e);
 	if (rc == 0 && in->budget != NULL)
-		budget_changed(id_out);
+		run_hooks(id_out, -1, TASK_HOOK_BUDGET);
 	if (rc == 0)
 		events_publish("task", "created", id_out, NULL);
 	buf_free(&t.text);
@@ -465,7 +309,7 @@ task_update(struct store *st, const char *id, const struct task_patch *p,
 	int rc = store_tx(st, update_tx, &t, e);
 
 	if (rc == 0 && p->budget != NULL)
-		budget_changed(id);
+		run_hooks(id, -1, TASK_HOOK_BUDGET);
 	if (rc == 0)
 		events_publish("task", "updated", id, NULL);
 	if (rc == 0 && p->status >= 0 && p->status != t.cur)

@@ -175,6 +175,11 @@ int task_meta(struct store *st, const char *id, int *status, json_object **meta,
 #define TASK_HOOK_DELETED (-2)
 typedef void (*task_hook_fn)(const char *task_id, int from, int to, void *arg);
 void task_hook_add(task_hook_fn fn, void *arg);
+/* The same, and also after a committed change of the task's budget (to
+ * TASK_HOOK_BUDGET, from -1): the budget engine (budget.c) hears of it so,
+ * without the task model calling up into it. */
+#define TASK_HOOK_BUDGET (-3)
+void task_hook_add_all(task_hook_fn fn, void *arg);
 
 /* Looks the task up (lock held): 0 and its status, or -1 with NOT_FOUND. */
 int task_lookup(struct store *st, const char *id, int *status, struct derr *e);

@@ -1,14 +1,15 @@
 /*
- * task_int.h - what task.c and task_items.c share (not for other modules;
+ * task_int.h - what the task family's files share (not for other modules;
  * task.h is the contract): the row writers both halves of the task model
  * use inside a store_tx body (lock held, in the transaction, `now` from
  * store_now). Each returns 0, or -1 with e set; the caller's transaction
  * then undoes everything.
  *
- *   task.c        tasks: register, update, control, delete; lookups, hooks;
- *                 the row writers (trow_*)
- *   task_items.c  what goes into a task: plan items, actions, logs,
- *                 messages (titem_insert)
+ *   task.c         tasks: register, update, control, delete; hooks
+ *   task_items.c   plan items: append, status, rename
+ *   task_actions.c actions, logs, messages, driver notes, verdicts
+ *   task_rows.c    the row writers and lookups all of them use (trow_*,
+ *                  titem_insert, task_lookup, task_current_item)
  */
 #ifndef DETM_TASK_INT_H
 #define DETM_TASK_INT_H
@@ -54,5 +55,10 @@ int trow_note_insert(struct store *st, const char *task_id, const char *item_id,
  * (may be NULL) and a human summary "3. a; 4. b" in text. */
 int titem_insert(struct store *st, const char *task_id, json_object *titles,
     json_object *added, struct buf *text, struct derr *e);
+
+/* The plan item of task_id at ordinal: its id, status, title (caller
+ * frees; title may be NULL) and started_at; 0, or -1 with NOT_FOUND. */
+int trow_item_get(struct store *st, const char *task_id, int64_t ordinal, char id[ID_LEN],
+    int *status, char **title, int64_t *started, struct derr *e);
 
 #endif
