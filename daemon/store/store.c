@@ -281,6 +281,32 @@ ckpt_flush(const char *path)
 	free(wal);
 }
 
+/* The checkpointer's tick, after an fdatasync of the WAL failed (sync
+ * full): a FULL checkpoint under the lock; when it copied the whole WAL into
+ * the database and synced it, every committed batch is durable again. */
+static void
+sync_heal(struct store *st)
+{
+	int rc, nlog = -1, ndone = -1;
+
+	if (st->wal_fd < 0 || !atomic_load(&st->sync_bad))
+		return;
+	store_lock(st);
+	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_FULL, &nlog, &ndone);
+	if (rc != SQLITE_OK) {
+		store_ckpt_failed(st, st->db, rc, "checkpoint to make the WAL durable again");
+	} else if (nlog == ndone) {
+		/* Every committed frame is in the database file, synced. */
+		pthread_mutex_lock(&st->s_mu);
+		if (fdatasync(st->wal_fd) == 0) {
+			atomic_store(&st->sync_bad, false);
+			log_info("durability restored: a checkpoint copied and synced the whole WAL");
+		}
+		pthread_mutex_unlock(&st->s_mu);
+	}
+	store_unlock(st);
+}
+
 static void *
 ckpt_main(void *arg)
 {
@@ -312,7 +338,7 @@ ckpt_main(void *arg)
 		if (st->ckpt_stop)
 			break;
 		pthread_mutex_unlock(&st->ckpt_lock);
-		store_sync_heal(st);    /* after a failed fdatasync (sync full) */
+		sync_heal(st);    /* after a failed fdatasync (sync full) */
 		/* PASSIVE never blocks writers; it copies what it can. */
 		rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE, &nlog, &ndone);
 		if (rc != SQLITE_OK || nlog < 0) {

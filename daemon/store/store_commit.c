@@ -20,8 +20,8 @@
  * not write and a later fdatasync succeeds without them (Linux reports a
  * writeback error once), and WAL recovery stops at the first missing frame:
  * so every batch is "not durable" (sync_bad) until a FULL checkpoint has
- * copied the whole WAL into the database and synced it (store_sync_heal,
- * from the checkpointer's tick).
+ * copied the whole WAL into the database and synced it (store.c's
+ * sync_heal, on the checkpointer's tick, clears it under s_mu).
  *
  * Not here: connections, the committer thread, store_tx (store.c).
  */
@@ -227,29 +227,6 @@ store_sync_failed(struct store *st, int err)
 	st->sync_errno = err;
 	atomic_fetch_add(&st->n_sync_failures, 1);
 	pthread_mutex_unlock(&st->s_mu);
-}
-
-void
-store_sync_heal(struct store *st)
-{
-	int rc, nlog = -1, ndone = -1;
-
-	if (st->wal_fd < 0 || !atomic_load(&st->sync_bad))
-		return;
-	store_lock(st);
-	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_FULL, &nlog, &ndone);
-	if (rc != SQLITE_OK) {
-		store_ckpt_failed(st, st->db, rc, "checkpoint to make the WAL durable again");
-	} else if (nlog == ndone) {
-		/* Every committed frame is in the database file, synced. */
-		pthread_mutex_lock(&st->s_mu);
-		if (fdatasync(st->wal_fd) == 0) {
-			atomic_store(&st->sync_bad, false);
-			log_info("durability restored: a checkpoint copied and synced the whole WAL");
-		}
-		pthread_mutex_unlock(&st->s_mu);
-	}
-	store_unlock(st);
 }
 
 void

@@ -119,10 +119,6 @@ void store_batch_settle(struct store *st);
 int store_batch_state(struct store *st, uint64_t b);
 /* After an fdatasync of the WAL outside a batch failed (errno err). */
 void store_sync_failed(struct store *st, int err);
-/* The checkpointer's tick, no lock held: after an fdatasync failed, a
- * FULL checkpoint under the lock; when it copies the whole WAL and syncs
- * the database, durability is back. */
-void store_sync_heal(struct store *st);
 /* A checkpoint failed with rc on db (logged at most every 10 s, counted). */
 void store_ckpt_failed(struct store *st, sqlite3 *db, int rc, const char *what);
 
