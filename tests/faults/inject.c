@@ -3,7 +3,8 @@
  *
  * Owns: the wrappers of open/open64/openat/openat64 (and their _2 fortify
  * forms), close, pwrite/pwrite64/write/writev, fsync/fdatasync and
- * ftruncate; the table of tracked fds (fd -> tracked file, keyed by
+ * ftruncate/ftruncate64 (SQLite, built with _FILE_OFFSET_BITS=64, calls
+ * the 64 forms); the table of tracked fds (fd -> tracked file, keyed by
  * dev/inode); in fault mode the fault window and its log; in power-loss
  * mode the dirty byte ranges of each tracked file and its `<path>.synced`
  * shadow.
@@ -100,6 +101,7 @@ static ssize_t (*real_writev)(int, const struct iovec *, int);
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
 static int (*real_ftruncate)(int, off_t);
+static int (*real_ftruncate64)(int, off_t);
 
 int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
@@ -153,6 +155,7 @@ inject_init(void)
 	RESOLVE(real_fsync, "fsync");
 	RESOLVE(real_fdatasync, "fdatasync");
 	RESOLVE(real_ftruncate, "ftruncate");
+	RESOLVE(real_ftruncate64, "ftruncate64");
 	if ((s = getenv("DETM_INJECT_FILE")) == NULL || *s == '\0')
 		return;
 	inject_parse_files(s);
@@ -630,8 +633,8 @@ fdatasync(int fd)
 	return real_fdatasync(fd);
 }
 
-int
-ftruncate(int fd, off_t len)
+static int
+inject_truncate(int fd, off_t len, int (*real)(int, off_t))
 {
 	struct tfile *f;
 	int rc;
@@ -639,7 +642,7 @@ ftruncate(int fd, off_t len)
 	inject_ready();
 	if (fault_hit(fd, OP_FTRUNCATE))
 		return -1;
-	rc = real_ftruncate(fd, len);
+	rc = real(fd, len);
 	if (rc == 0 && cfg.powerloss && (f = inject_file(fd)) != NULL) {
 		pthread_mutex_lock(&f->mu);
 		if (f->trunc < 0 || len < f->trunc)
@@ -647,4 +650,18 @@ ftruncate(int fd, off_t len)
 		pthread_mutex_unlock(&f->mu);
 	}
 	return rc;
+}
+
+int
+ftruncate(int fd, off_t len)
+{
+	inject_ready();
+	return inject_truncate(fd, len, real_ftruncate);
+}
+
+int
+ftruncate64(int fd, off_t len)
+{
+	inject_ready();
+	return inject_truncate(fd, len, real_ftruncate64);
 }
