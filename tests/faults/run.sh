@@ -35,8 +35,8 @@ cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
 suite_init faults
-REAL_BIN=$DETM_BIN
-INJ=$PWD/$DETM_BIN/libdetm-inject.so
+REAL_BIN=$(cd "$DETM_BIN" && pwd)
+INJ=$REAL_BIN/libdetm-inject.so
 STORM=tests/faults/storm.py
 dirs=()
 mnt=
@@ -69,7 +69,7 @@ with_injector() {
 		echo '#!/bin/sh'
 		printf 'exec env LD_PRELOAD=%q' "$PRELOAD"
 		printf ' %q' "$@"
-		printf ' %q "$@"\n' "$PWD/$REAL_BIN/detmd"
+		printf ' %q "$@"\n' "$REAL_BIN/detmd"
 	} >"$tmp/inj/detmd"
 	chmod +x "$tmp/inj/detmd"
 }
