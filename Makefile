@@ -102,7 +102,8 @@ ALL_BINS := $(BIN)/detmd $(if $(PROXY_SRCS),$(BIN)/detm-mcp) $(if $(A11Y_SRCS),$
 TEST_BINS := $(if $(UNIT_SRCS),$(BIN)/test-unit) $(if $(HTTPCASE_SRCS),$(BIN)/httpcase) \
              $(if $(MCPTEST_SRCS),$(BIN)/test-mcp) $(if $(X11TEST_SRCS),$(BIN)/test-x11) \
              $(if $(VSTUB_SRCS),$(BIN)/vision-stub) $(if $(VISIONTEST_SRCS),$(BIN)/test-vision) \
-             $(if $(WAKERECV_SRCS),$(BIN)/wake-recv) $(if $(OPSTEST_SRCS),$(BIN)/test-ops)
+             $(if $(WAKERECV_SRCS),$(BIN)/wake-recv) $(if $(OPSTEST_SRCS),$(BIN)/test-ops) \
+             $(BIN)/libdetm-inject.so
 
 .PHONY: all test-bins deps test-deps run test unit-test asan asan-test bench clean help fuzz fuzz-bins lint
 all: $(ALL_BINS)
@@ -220,6 +221,13 @@ $(BIN)/wake-recv: $(WAKERECV_OBJS)
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,libmicrohttpd) -lpthread
+
+# The faults suite's LD_PRELOAD injector (tests/faults/inject.c). Never
+# sanitized: under make asan-test it is preloaded after ASan's runtime.
+$(BIN)/libdetm-inject.so: tests/faults/inject.c $(B)/.settings
+	@mkdir -p $(BIN)
+	$(ECHO) LINK $@
+	$(Q)$(CC) $(WARN) $(filter-out -fsanitize=%,$(CFLAGS)) -fPIC -shared -o $@ $< -ldl -lpthread
 
 run: deps
 	@$(MAKE) --no-print-directory all

@@ -18,13 +18,14 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist mcp desktop typing vision waits wake gui uitars agent record dashboard takeover memory usage ops a11y hostile load fuzz)
+all_suites=(layers unit x11 http persist faults mcp desktop typing vision waits wake gui uitars agent record dashboard takeover memory usage ops a11y hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
 	[unit]="$DETM_BIN/test-unit"
 	[http]="tests/http/run.sh"
 	[persist]="tests/persist/run.sh"
+	[faults]="tests/faults/run.sh"
 	[mcp]="tests/mcp/run.sh"
 	[x11]="$DETM_BIN/test-x11"
 	[desktop]="tests/desktop/run.sh"
