@@ -32,14 +32,6 @@ static const char system_prompt[] =
     "right now. Be decisive: answer YES when the visible evidence reasonably shows the condition "
     "holds. Always follow the answer format exactly.";
 
-/* ---- base64 ---------------------------------------------------------- */
-
-char *
-vision_base64(const unsigned char *p, size_t n, size_t *out_len)
-{
-	return b64_encode(p, n, out_len);   /* util.c: one base64 in detmd */
-}
-
 /* ---- settings --------------------------------------------------------- */
 
 static const char *

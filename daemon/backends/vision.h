@@ -157,7 +157,4 @@ int vision_parse_final(const char *text, struct vision_final *f);
 
 const char *vision_verdict_name(enum vision_verdict v);   /* "YES", "NO", "PARTIAL" */
 
-/* Standard base64 (with padding) of n bytes; malloc'd, NUL-terminated. */
-char *vision_base64(const unsigned char *p, size_t n, size_t *out_len);
-
 #endif

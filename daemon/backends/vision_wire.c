@@ -36,7 +36,7 @@ static json_object *
 b64_string(const char *prefix, const struct vision_image *im)
 {
 	size_t plen = strlen(prefix), blen;
-	char *b64 = vision_base64(im->jpeg, im->len, &blen);
+	char *b64 = b64_encode(im->jpeg, im->len, &blen);
 	json_object *s;
 
 	if (plen == 0) {

@@ -236,7 +236,10 @@ store_ckpt_failed(struct store *st, sqlite3 *db, int rc, const char *what)
 	uint64_t quiet = 0;
 	bool say = false;
 
-	atomic_fetch_add(&st->n_ckpt_failures, 1);
+	/* A RESTART that readers on older frames hold up is tried again later:
+	 * logged like a failure, not counted as one. */
+	if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+		atomic_fetch_add(&st->n_ckpt_failures, 1);
 	pthread_mutex_lock(&st->c_mu);
 	if (now - st->ckpt_log_ms >= CKPT_LOG_MS) {
 		say = true;

@@ -119,7 +119,8 @@ void store_batch_settle(struct store *st);
 int store_batch_state(struct store *st, uint64_t b);
 /* After an fdatasync of the WAL outside a batch failed (errno err). */
 void store_sync_failed(struct store *st, int err);
-/* A checkpoint failed with rc on db (logged at most every 10 s, counted). */
+/* A checkpoint failed with rc on db (logged at most every 10 s; counted
+ * unless busy: readers held it up). */
 void store_ckpt_failed(struct store *st, sqlite3 *db, int rc, const char *what);
 
 #endif

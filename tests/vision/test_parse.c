@@ -115,13 +115,13 @@ test_base64(void)
 	char *s;
 
 	for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
-		s = vision_base64((const unsigned char *)vec[i].in, strlen(vec[i].in), &len);
+		s = b64_encode((const unsigned char *)vec[i].in, strlen(vec[i].in), &len);
 		CHECK(strcmp(s, vec[i].out) == 0 && len == strlen(vec[i].out));
 		free(s);
 	}
 	for (int i = 0; i < 256; i++)
 		all[i] = (unsigned char)i;
-	s = vision_base64(all, sizeof all, &len);
+	s = b64_encode(all, sizeof all, &len);
 	CHECK(len == 344 && strncmp(s, "AAECAwQFBgcICQoL", 16) == 0 && strcmp(s + 336, "/P3+/w==") == 0);
 	free(s);
 }
