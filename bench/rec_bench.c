@@ -5,7 +5,7 @@
  *                                apart) with xcap and store them as JPEG q95
  *                                files DIR/000001.jpg... (the design doc's
  *                                frames-on-disk path)
- *   rec_bench encode DIR N OUT   detm's encoder (daemon/backends/enc.c) on the same
+ *   rec_bench encode DIR N OUT   detm's encoder (daemon/recorder/enc.c) on the same
  *                                frames: decodes each JPEG (not timed), then
  *                                times enc_frame on this thread's CPU clock;
  *                                prints "encode_cpu_ms_per_frame X"
@@ -24,7 +24,7 @@
 #include <X11/Xlib.h>
 #include <turbojpeg.h>
 
-#include "backends/enc.h"
+#include "recorder/enc.h"
 #include "x11/xcap.h"
 
 static double

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # record.sh - recording bench: the same 120 captured 1080p frames encoded
-# by detm's in-process encoder (daemon/backends/enc.c: libjpeg-turbo I420 +
+# by detm's in-process encoder (daemon/recorder/enc.c: libjpeg-turbo I420 +
 # libx264 veryfast CRF 28 + fragmented MP4) and by the design doc's path
 # (JPEG frames on disk, then the ffmpeg CLI: libx264 veryfast CRF 28).
 # Prints CPU ms per frame, file size and peak RSS of each, side by side.
@@ -26,7 +26,7 @@ done
 mkdir -p build/bench
 # shellcheck disable=SC2086
 $CC -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -iquote daemon -iquote common $(pkg-config --cflags $PKGS) \
-	-o "$OUT" bench/rec_bench.c daemon/backends/enc.c daemon/core/dynlib.c daemon/x11/xcap.c daemon/x11/xcap_pixels.c daemon/x11/xcap_encode.c daemon/x11/xerr.c daemon/core/nowait.c \
+	-o "$OUT" bench/rec_bench.c daemon/recorder/enc.c daemon/core/dynlib.c daemon/x11/xcap.c daemon/x11/xcap_pixels.c daemon/x11/xcap_encode.c daemon/x11/xerr.c daemon/core/nowait.c \
 	common/derr.c common/utf8.c daemon/core/util.c daemon/core/log.c $(pkg-config --libs $PKGS) -ldl -lpthread || exit 1
 
 tmp=$(mktemp -d /tmp/detm-recbench.XXXXXX)

@@ -14,7 +14,7 @@
 
 #include "config.h"
 
-struct store;           /* store.h: the database (a lower layer's, opened by main.c) */
+struct store;           /* store/store.h: the database (a layer above core; main.c opens it) */
 
 struct app {
 	const struct config *cfg;

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/enc.h"
+#include "enc.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "desktop/takeover.h"
