@@ -3,7 +3,10 @@
  * modules; waits.h is the contract): struct job, the engine's state waits_engine, a
  * finished job's outcome, and the functions one file offers the others.
  *
- *   waits.c        lifecycle and API; jobs' one way to finish and die (wjob_*)
+ *   waits.c        lifecycle and API
+ *   waits_jobs.c   the engine's state and its table of jobs: made, found,
+ *                  finished in two steps, freed (wjob_*); calls no other
+ *                  file of the engine but waits_judge.c
  *   waits_sched.c  scheduler, XDamage peeks, workers, one tick (wsched_*)
  *   waits_judge.c  OCR and model judges, verdicts (wjudge_*)
  *   waits_store.c  the wait_jobs rows (wstore_*)
@@ -142,11 +145,11 @@ void wjob_finish_end_locked(struct job *j, struct outcome *o);
 /* mu held: the one place a job dies (see waits.c). */
 void wjob_release_locked(struct job *j);
 /* Finishes j from a thread that does not hold mu. */
-void wjob_finish(struct job *j, const char *status, const char *verdict, const char *reason);
+void wstore_finish(struct job *j, const char *status, const char *verdict, const char *reason);
 
 /* waits_store.c: the rows. */
 /* mu held: what decided j and how (the verdict_json column), malloc'd. */
-char *wstore_job_extra_locked(const struct job *j);
+char *wjob_extra_locked(const struct job *j);
 /* The row of id as JSON, or NULL with e (NOT_FOUND). */
 json_object *wstore_row_get(const char *id, struct derr *e);
 int wstore_row_insert(const char *id, const struct wait_new *w, int64_t now, int64_t deadline,

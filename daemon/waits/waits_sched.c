@@ -147,7 +147,7 @@ pass_settled(struct tick *t)
 		return false;
 	snprintf(t->reason, sizeof t->reason, "the screen changed and then stayed still for %ld s "
 	    "(passthrough: look for yourself)", t->cfg->settle_s);
-	wjob_finish(j, "resolved", "CHANGED", t->reason);
+	wstore_finish(j, "resolved", "CHANGED", t->reason);
 	return true;
 }
 
@@ -171,7 +171,7 @@ tick_lease(struct tick *t)
 	}
 	if (++j->fails >= t->cfg->wait_max_fails) {
 		snprintf(t->reason, sizeof t->reason, "cannot watch the display: %.500s", t->e.message);
-		wjob_finish(j, "failed", NULL, t->reason);
+		wstore_finish(j, "failed", NULL, t->reason);
 		return -1;
 	}
 	return backoff(j->fails);
@@ -214,7 +214,7 @@ tick_thumb(struct tick *t)
 		if (r < 0 && ++j->fails >= t->cfg->wait_max_fails) {
 			snprintf(t->reason, sizeof t->reason, "cannot capture %.64s: %.400s", j->target,
 			    t->e.message);
-			wjob_finish(j, "failed", NULL, t->reason);
+			wstore_finish(j, "failed", NULL, t->reason);
 			return -1;
 		}
 		pthread_mutex_lock(&waits_engine.mu);
@@ -300,7 +300,7 @@ judge_failed(struct tick *t)
 	if (++j->fails >= t->cfg->wait_max_fails) {
 		snprintf(t->reason, sizeof t->reason, "the %s backend failed %d times: %.400s",
 		    t->use_ocr ? "ocr" : waits_engine.backend, j->fails, t->e.message);
-		wjob_finish(j, "failed", "ERROR", t->reason);
+		wstore_finish(j, "failed", "ERROR", t->reason);
 		return -1;
 	}
 	log_warn("wait %s: evaluation failed (%d): %s", j->id, j->fails, t->e.message);
@@ -356,7 +356,7 @@ tick_judge(struct tick *t)
 	}
 	wjudge_record(j, &vr, t->use_ocr, t->cause);
 	if (vr.verdict == VISION_YES) {
-		wjob_finish(j, "resolved", "YES", vr.reason);
+		wstore_finish(j, "resolved", "YES", vr.reason);
 		next = -1;
 	} else {
 		wstore_progress_write(j);
@@ -383,7 +383,7 @@ tick_a11y(struct tick *t)
 	j->last_eval_us = t->now;
 	wjudge_record(j, &vr, true, t->cause);
 	if (vr.verdict == VISION_YES) {
-		wjob_finish(j, "resolved", "YES", vr.reason);
+		wstore_finish(j, "resolved", "YES", vr.reason);
 		return -1;
 	}
 	wstore_progress_write(j);

@@ -99,32 +99,6 @@ extra_merge(json_object *o, const char *extra)
 	json_object_put(x);
 }
 
-/* mu held: what decided j and how (the verdict_json column), as a new
- * JSON text. */
-char *
-wstore_job_extra_locked(const struct job *j)
-{
-	json_object *o = json_object_new_object(), *w = json_object_new_object(), *ev = NULL;
-	char *text;
-
-	jx_add_str(o, "judged_by", wjudge_is_a11y(j->criteria) ? "accessibility" : j->use_ocr ? "ocr" : "model");
-	jx_add_str(o, "judge_reason", j->judge_why);
-	jx_add_str(o, "woken_by", j->woken_by);
-	json_object_object_add(w, "damage", json_object_new_int(j->wake_damage));
-	json_object_object_add(w, "poll", json_object_new_int(j->wake_poll));
-	json_object_object_add(o, "wakeups", w);
-	json_object_object_add(o, "model_calls_saved", json_object_new_int(j->model_saved));
-	json_object_object_add(o, "confidence", j->confidence >= 0 ?
-	    json_object_new_double(round(j->confidence * 1000) / 1000) : NULL);
-	jx_add_str(o, "summary", j->summary[0] ? j->summary : NULL);
-	if (j->evidence[0] != '\0')
-		ev = json_tokener_parse(j->evidence);
-	json_object_object_add(o, "evidence", ev != NULL ? ev : json_object_new_array());
-	text = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-	json_object_put(o);
-	return text;
-}
-
 /* A row (WAIT_COLS) as the API's JSON. */
 static json_object *
 row_json(sqlite3_stmt *s)
@@ -191,7 +165,7 @@ overlay_live(json_object *o)
 		json_object_object_add(tok, "out", json_object_new_int64(j->tokens_out));
 		json_object_object_add(o, "tokens", tok);
 		{
-			char *x = wstore_job_extra_locked(j);
+			char *x = wjob_extra_locked(j);
 
 			extra_merge(o, x);
 			free(x);
@@ -396,6 +370,25 @@ wstore_outcome_write(struct outcome *o)
 	free(msg);
 }
 
+/* Finishes j from a thread that does not hold mu: marks it done, writes
+ * the outcome, then lets it leave the table (waits_jobs.c). */
+void
+wstore_finish(struct job *j, const char *status, const char *verdict, const char *reason)
+{
+	struct outcome o;
+	int r;
+
+	pthread_mutex_lock(&waits_engine.mu);
+	r = wjob_finish_locked(j, status, verdict, reason, &o);
+	pthread_mutex_unlock(&waits_engine.mu);
+	if (r < 0)
+		return;
+	wstore_outcome_write(&o);
+	pthread_mutex_lock(&waits_engine.mu);
+	wjob_finish_end_locked(j, &o);
+	pthread_mutex_unlock(&waits_engine.mu);
+}
+
 /* After a judgement that did not end the wait: the counters reach the row,
  * so a restart resumes with them (model calls are rare; gate skips are
  * counted in memory and written with the next judgement or the end). */
@@ -412,7 +405,7 @@ wstore_progress_write(struct job *j)
 	char *extra;
 
 	pthread_mutex_lock(&waits_engine.mu);
-	extra = wstore_job_extra_locked(j);
+	extra = wjob_extra_locked(j);
 	snprintf(verdict, sizeof verdict, "%s", j->verdict);
 	snprintf(reason, sizeof reason, "%s", j->reason);
 	ev = j->evaluations;
@@ -494,7 +487,7 @@ wstore_resume(void)
 		pthread_mutex_lock(&waits_engine.mu);
 		(void)wjob_slot_put(j);
 		pthread_mutex_unlock(&waits_engine.mu);
-		wjob_finish(j, "timed_out", "TIMEOUT", j->deadline_ms <= now ?
+		wstore_finish(j, "timed_out", "TIMEOUT", j->deadline_ms <= now ?
 		    "the deadline passed while detmd was not running" : "too many waits to resume");
 	}
 }
