@@ -158,7 +158,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* No tools_init: tools/list is answered from the text built at build
 	 * time, and the first tools/call parses the table (tools.h). */
-	if (worker_start(url, token) != 0) {
+	if (worker_start(url, token, &rpc_worker_ops) != 0) {
 		log_error("cannot start threads");
 		goto out;
 	}

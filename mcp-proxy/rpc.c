@@ -237,3 +237,5 @@ rpc_handle_line(const char *line, size_t len)
 	rpc_send(res);
 	json_object_put(msg);
 }
+
+const struct worker_ops rpc_worker_ops = { rpc_execute, rpc_send, rpc_progress };

@@ -9,8 +9,11 @@
 #ifndef DETM_MCP_RPC_H
 #define DETM_MCP_RPC_H
 
-#include <json-c/json.h>
 #include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "worker.h"
 
 /* Handle one line read from stdin (without its '\n'; a trailing '\r' is
  * allowed). Reader thread only. Answers inline or queues to the worker. */
@@ -31,5 +34,9 @@ void rpc_progress(void *ud, double elapsed_s, const char *message);
  * thread. A write error (the client went away) is logged once and later
  * messages are dropped. */
 void rpc_send(struct json_object *msg);
+
+/* rpc_execute, rpc_send and rpc_progress for the worker pool
+ * (worker_start), which calls nothing of this file by name. */
+extern const struct worker_ops rpc_worker_ops;
 
 #endif

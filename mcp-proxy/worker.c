@@ -6,8 +6,8 @@
  * Request ids are compared by their compact JSON text, so 5 and "5" stay
  * different ids, as JSON-RPC requires.
  *
- * Not here: what a job means (rpc_execute in rpc.c), HTTP (forward.c), the
- * wire format of progress (rpc_progress in rpc.c).
+ * Not here: what a job means, the wire format of progress (rpc.c, through
+ * the worker_ops it gives worker_start), HTTP (forward.c).
  */
 #include "worker.h"
 
@@ -24,7 +24,6 @@
 #include "forward.h"
 #include "log.h"
 #include "result.h"
-#include "rpc.h"
 
 struct job {
 	struct job *next;
@@ -44,6 +43,7 @@ static bool wk_stopping;
 static bool wk_aborting;            /* grace over: cancel everything */
 static atomic_int wk_shutdown;      /* abort the startup version check */
 static char *wk_url, *wk_token;
+static const struct worker_ops *wk_ops;      /* rpc.c's, set once by worker_start */
 static pthread_t wk_threads[CAP_WORKERS];
 static size_t wk_nthreads;         /* started so far (under wk_lock) */
 static size_t wk_waiting;          /* of those, waiting for a job (under wk_lock) */
@@ -124,10 +124,10 @@ wk_main(void *arg)
 			break;
 		if (ran) {
 			wk_cur = j;
-			resp = rpc_execute(j->msg);
+			resp = wk_ops->execute(j->msg);
 			wk_cur = NULL;
 			if (resp != NULL)
-				rpc_send(resp);
+				wk_ops->send(resp);
 		}
 		pthread_mutex_lock(&wk_lock);
 		if (ran) {
@@ -176,8 +176,9 @@ wk_forward_get(char *err, size_t errlen)
  * the tools (every MCP client at start) pays for none (6 pthread_creates
  * and their malloc arenas were ~1/3 of spawn -> tools/list). */
 int
-worker_start(const char *url, const char *token)
+worker_start(const char *url, const char *token, const struct worker_ops *ops)
 {
+	wk_ops = ops;
 	wk_url = strdup(url);
 	wk_token = token != NULL ? strdup(token) : NULL;
 	if (wk_url == NULL || (token != NULL && wk_token == NULL))
@@ -276,7 +277,7 @@ worker_forward(const struct tool *t, struct json_object *args, struct json_objec
 
 	ctl.cancel = &j->cancel;
 	if (progress_token != NULL) {
-		ctl.progress = rpc_progress;
+		ctl.progress = wk_ops->progress;
 		ctl.ud = progress_token;
 	}
 	fw = wk_forward_get(err, sizeof err);

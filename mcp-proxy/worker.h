@@ -20,14 +20,25 @@
 
 #include "tools.h"
 
-/* Set the pool up (url and token are copied); its threads start with the
- * first jobs, up to CAP_WORKERS. libcurl is loaded and
- * detmd's API version checked (logged) only at the first tools/call, so
- * initialize and tools/list touch neither libcurl nor the daemon, nor
- * start a thread. Returns 0. */
-int worker_start(const char *url, const char *token) __attribute__((warn_unused_result));
+/* What a job means, from the layer above (rpc.c), so this file calls
+ * nothing of it: execute runs a job's message and returns its response
+ * (NULL: send nothing), send writes a message to stdout, progress writes
+ * a notifications/progress for a call's token. */
+struct worker_ops {
+	struct json_object *(*execute)(struct json_object *msg);
+	void (*send)(struct json_object *msg);
+	void (*progress)(void *ud, double elapsed_s, const char *message);
+};
 
-/* Queue msg (a tools/call request or a batch array) for rpc_execute on a
+/* Set the pool up (url and token are copied; ops must outlive the pool);
+ * its threads start with the first jobs, up to CAP_WORKERS. libcurl is
+ * loaded and detmd's API version checked (logged) only at the first
+ * tools/call, so initialize and tools/list touch neither libcurl nor the
+ * daemon, nor start a thread. Returns 0. */
+int worker_start(const char *url, const char *token, const struct worker_ops *ops)
+	__attribute__((warn_unused_result));
+
+/* Queue msg (a tools/call request or a batch array) for ops->execute on a
  * worker thread. id is the request's id (NULL for a batch), used to match
  * a later cancellation. Takes ownership of msg on success (0); returns -1
  * when CAP_QUEUE jobs are already waiting (msg not taken). */
@@ -40,7 +51,7 @@ void worker_cancel(struct json_object *request_id);
 
 /* On a worker thread only: run tool t for request id. progress_token (may
  * be NULL; borrowed) is the request's _meta.progressToken: while the call
- * runs, notifications/progress go out for it (rpc_progress). Returns the
+ * runs, notifications/progress go out for it (ops->progress). Returns the
  * result, or NULL when the request was cancelled (send nothing). */
 struct json_object *worker_forward(const struct tool *t, struct json_object *args,
                                    struct json_object *id, struct json_object *progress_token);
