@@ -2,8 +2,9 @@
  * api.h - what route handlers see: the request, the reply, the route table
  * (the app they serve is app.h's).
  *
- * http.c parses and checks a request (auth, Host/Origin, route, body cap,
- * content type, JSON) before a handler runs; a handler reads r->body and
+ * http_check.c and http_req.c check and parse a request (auth,
+ * Host/Origin, route, body cap, content type, JSON) before a handler
+ * runs; a handler reads r->body and
  * the path/query parameters, does its work through the model modules, and
  * either sets the reply (req_reply) and returns 0 or fills e and returns
  * -1. Handlers never format errors themselves.
@@ -69,7 +70,7 @@ typedef int (*route_fn)(struct req *r, struct derr *e);
 #define ROUTE_TOOL    0x2u      /* the body is a tool's arguments, checked against its inputSchema */
 #define ROUTE_RPC     0x4u      /* the body is a JSON-RPC message, checked by the MCP layer (common/mcp.c) */
 #define ROUTE_TRY     0x8u      /* tried first on the HTTP worker in nowait mode (nowait.h); a
-                                 * refusal runs it again on a side worker (http.c) */
+                                 * refusal runs it again on a side worker (http_side.c) */
 
 struct route {
 	const char *method;     /* GET (also answers HEAD), POST, PATCH, DELETE */
