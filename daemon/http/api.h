@@ -176,9 +176,6 @@ int api_desktop_elements(struct req *r, struct derr *e);
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);
 int api_gui_agent(struct req *r, struct derr *e);
-/* The {id} (first path parameter) of a task route, which must name an
- * existing task (api_rec.c). 0, or -1 with e set (400 bad id, 404). */
-int api_known_task(struct req *r, const char **id, struct derr *e) DETM_NODISCARD;
 /* api_rec.c */
 int api_rec_status(struct req *r, struct derr *e);
 int api_rec_video(struct req *r, struct derr *e);
@@ -238,10 +235,17 @@ int api_humanize_set(struct req *r, struct derr *e);
 int api_doctor(struct req *r, struct derr *e);
 int api_task_export(struct req *r, struct derr *e);
 int api_dump(struct req *r, struct derr *e);
+
+
+/* Request helpers shared by the handler files (api_common.c): an api_*.c
+ * calls these, never a function of another api_*.c. */
 /* The optional task_id of a request: the body's, else (from_query) the
  * query's; "" counts as absent (*out NULL). An id that cannot exist is
  * DERR_NOT_FOUND. *out is borrowed from the request. */
 int api_opt_task_id(struct req *r, bool from_query, const char **out, struct derr *e) DETM_NODISCARD;
+/* The {id} (first path parameter) of a task route, which must name an
+ * existing task. 0, or -1 with e set (400 bad id, 404). */
+int api_known_task(struct req *r, const char **id, struct derr *e) DETM_NODISCARD;
 /* Display size from {"<p>width","<p>height"} or {"<p>resolution":"WxH"}
  * (p is a key prefix such as "display_"); 0x0 when absent. */
 int api_display_size(json_object *body, const char *p, int *w, int *h, struct derr *e) DETM_NODISCARD;
@@ -249,5 +253,14 @@ int api_display_size(json_object *body, const char *p, int *w, int *h, struct de
  * failure nothing is left running. *info: the display (caller owns). */
 int api_task_display_start(struct req *r, const char *task_id, int w, int h,
     json_object **info, struct derr *e) DETM_NODISCARD;
+/* The health reply (GET /api/health) set on r: 200, or 503 when the
+ * store is not usable. Returns 0. */
+int api_health_reply(struct req *r);
+/* Calls tool `name` (or its Python alias) with r->body as its MCP
+ * arguments: checked against its inputSchema (an argument it does not
+ * name is an error, or dropped when lenient), then run in process through
+ * req_dispatch as the daemon request it stands for; that reply becomes
+ * r's. 0, or -1 with e set. */
+int api_tool_run(struct req *r, const char *name, bool lenient, struct derr *e) DETM_NODISCARD;
 
 #endif

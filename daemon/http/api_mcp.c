@@ -2,7 +2,7 @@
  * api_mcp.c - MCP over Streamable HTTP at /mcp: the same protocol as
  * detm-mcp on stdio (common/mcp.c: methods, eras, tools/list from the tool
  * table), with tool calls run in process through the tool router
- * (api_tool_call, req_dispatch) instead of over HTTP.
+ * (api_tool_run, req_dispatch) instead of over HTTP.
  *
  *   POST   /mcp   one JSON-RPC message. A request gets a JSON reply, or,
  *                 for tools/call when the client accepts text/event-stream,
@@ -371,7 +371,7 @@ mc_run(struct mcall *c)
 		s.nparams = 1;
 		s.body = c->args;
 		s.query = json_object_new_object();
-		rc = api_tool_call(&s, &e);
+		rc = api_tool_run(&s, c->tool->name, false, &e);     /* strict, as /api/tools/{name} */
 		json_object_put(s.query);
 		res = mc_outcome(c->tool, rc, &s, &e, NULL);
 	}
