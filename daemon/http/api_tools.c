@@ -24,9 +24,7 @@
 #include <string.h>
 
 #include "api.h"
-#include "lim.h"
-#include "schema.h"
-#include "toolreq.h"
+#include "tools.h"
 
 int
 api_tools_list(struct req *r, struct derr *e)
