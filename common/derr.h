@@ -2,10 +2,10 @@
  * derr.h - errors as values: one enum, one table, one JSON shape.
  *
  * Lower layers fill a struct derr (code, optional field, message) and return
- * -1; only this file turns one into JSON: http.c through derr_to_json for a
- * reply, and a module that stores or lists an error (an action's output, a
- * command's result) through derr_add_json, so every error a client sees,
- * replied or stored, is
+ * -1; only this file turns one into JSON: http_req.c through derr_to_json
+ * for a reply, and a module that stores or lists an error (an action's
+ * output, a command's result) through derr_add_json, so every error a
+ * client sees, replied or stored, is
  *     {"error":{"code":"invalid_argument","message":"...","field":"name"}}
  * with the status from the table. Codes are never renumbered. Nothing else
  * writes an "error" key or fills a struct derr's fields by hand.

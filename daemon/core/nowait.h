@@ -5,10 +5,10 @@
  * not block. Some routes are quick nearly always and slow only sometimes: a
  * click is two round trips to an X server, unless another thread holds the
  * display, the connection must be opened first, or the X server stopped
- * answering. http.c runs such a route first in nowait mode on the worker.
+ * answering. http_side.c runs such a route first in nowait mode on the worker.
  * Code on its path that would wait calls nowait_refuse() before it has
  * changed anything a second run could not repeat; the route fails, and
- * http.c runs it again on a side worker, where waiting is allowed.
+ * http_side.c runs it again on a side worker, where waiting is allowed.
  *
  * States, per thread: OFF (the default), ON (nowait_begin), ON+REFUSED
  * (nowait_refuse), PASSED (nowait_pass: the run has changed something a
@@ -40,7 +40,7 @@ void nowait_pass(void);
  * void, so code on the way out (a log write, say) must not record it. */
 bool nowait_refused(void);
 /* Marks the refusal and fills e (DERR_UNAVAILABLE, "would wait: why";
- * never seen by a client, http.c reruns the route); returns -1. Only
+ * never seen by a client, http_side.c reruns the route); returns -1. Only
  * while nowait_active(). */
 int nowait_refuse(struct derr *e, const char *why);
 

@@ -2,8 +2,9 @@
  * api.h - what route handlers see: the request, the reply, the route table
  * (the app they serve is app.h's).
  *
- * http.c parses and checks a request (auth, Host/Origin, route, body cap,
- * content type, JSON) before a handler runs; a handler reads r->body and
+ * http_check.c and http_req.c check and parse a request (auth,
+ * Host/Origin, route, body cap, content type, JSON) before a handler
+ * runs; a handler reads r->body and
  * the path/query parameters, does its work through the model modules, and
  * either sets the reply (req_reply) and returns 0 or fills e and returns
  * -1. Handlers never format errors themselves.
@@ -69,7 +70,7 @@ typedef int (*route_fn)(struct req *r, struct derr *e);
 #define ROUTE_TOOL    0x2u      /* the body is a tool's arguments, checked against its inputSchema */
 #define ROUTE_RPC     0x4u      /* the body is a JSON-RPC message, checked by the MCP layer (common/mcp.c) */
 #define ROUTE_TRY     0x8u      /* tried first on the HTTP worker in nowait mode (nowait.h); a
-                                 * refusal runs it again on a side worker (http.c) */
+                                 * refusal runs it again on a side worker (http_side.c) */
 
 struct route {
 	const char *method;     /* GET (also answers HEAD), POST, PATCH, DELETE */
@@ -175,9 +176,6 @@ int api_desktop_elements(struct req *r, struct derr *e);
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);
 int api_gui_agent(struct req *r, struct derr *e);
-/* The {id} (first path parameter) of a task route, which must name an
- * existing task (api_rec.c). 0, or -1 with e set (400 bad id, 404). */
-int api_known_task(struct req *r, const char **id, struct derr *e) DETM_NODISCARD;
 /* api_rec.c */
 int api_rec_status(struct req *r, struct derr *e);
 int api_rec_video(struct req *r, struct derr *e);
@@ -237,10 +235,17 @@ int api_humanize_set(struct req *r, struct derr *e);
 int api_doctor(struct req *r, struct derr *e);
 int api_task_export(struct req *r, struct derr *e);
 int api_dump(struct req *r, struct derr *e);
+
+
+/* Request helpers shared by the handler files (api_common.c): an api_*.c
+ * calls these, never a function of another api_*.c. */
 /* The optional task_id of a request: the body's, else (from_query) the
  * query's; "" counts as absent (*out NULL). An id that cannot exist is
  * DERR_NOT_FOUND. *out is borrowed from the request. */
 int api_opt_task_id(struct req *r, bool from_query, const char **out, struct derr *e) DETM_NODISCARD;
+/* The {id} (first path parameter) of a task route, which must name an
+ * existing task. 0, or -1 with e set (400 bad id, 404). */
+int api_known_task(struct req *r, const char **id, struct derr *e) DETM_NODISCARD;
 /* Display size from {"<p>width","<p>height"} or {"<p>resolution":"WxH"}
  * (p is a key prefix such as "display_"); 0x0 when absent. */
 int api_display_size(json_object *body, const char *p, int *w, int *h, struct derr *e) DETM_NODISCARD;
@@ -248,5 +253,14 @@ int api_display_size(json_object *body, const char *p, int *w, int *h, struct de
  * failure nothing is left running. *info: the display (caller owns). */
 int api_task_display_start(struct req *r, const char *task_id, int w, int h,
     json_object **info, struct derr *e) DETM_NODISCARD;
+/* The health reply (GET /api/health) set on r: 200, or 503 when the
+ * store is not usable. Returns 0. */
+int api_health_reply(struct req *r);
+/* Calls tool `name` (or its Python alias) with r->body as its MCP
+ * arguments: checked against its inputSchema (an argument it does not
+ * name is an error, or dropped when lenient), then run in process through
+ * req_dispatch as the daemon request it stands for; that reply becomes
+ * r's. 0, or -1 with e set. */
+int api_tool_run(struct req *r, const char *name, bool lenient, struct derr *e) DETM_NODISCARD;
 
 #endif

@@ -2,7 +2,7 @@
  * api_mcp.c - MCP over Streamable HTTP at /mcp: the same protocol as
  * detm-mcp on stdio (common/mcp.c: methods, eras, tools/list from the tool
  * table), with tool calls run in process through the tool router
- * (api_tool_call, req_dispatch) instead of over HTTP.
+ * (api_tool_run, req_dispatch) instead of over HTTP.
  *
  *   POST   /mcp   one JSON-RPC message. A request gets a JSON reply, or,
  *                 for tools/call when the client accepts text/event-stream,
@@ -10,7 +10,7 @@
  *                 the call runs (when the request has a progressToken),
  *                 then the response, then the end of the stream. A
  *                 notification or a response gets 202 and no body.
- *                 A body that is not JSON is 400 -32700 (http.c passes a
+ *                 A body that is not JSON is 400 -32700 (http_req.c passes a
  *                 ROUTE_RPC route a NULL body); a batch (array) is served
  *                 in a 2025-03-26 session only (calls synchronous, one JSON
  *                 array back), else 400 -32600.
@@ -33,7 +33,7 @@
  * (httpc.c asks cancel.h); other calls run to their end and their result
  * is dropped.
  *
- * Host/Origin checks and the bearer token are http.c's, as for every route.
+ * Host/Origin checks and the bearer token are http_check.c's, as for every route.
  * Limits: a 1 MiB request body (routes.c), MCP_SESSIONS sessions (the
  * least recently used is dropped), MCP_CALLS_MAX calls in flight.
  * Not here: the protocol (common/mcp.c), the tools (common/tools.c).
@@ -159,7 +159,7 @@ sess_find(const char *id, bool del)
 /* --- replies --- */
 
 /* A JSON reply sent raw, so that its headers (Mcp-Session-Id) go out
- * (http.c adds extra headers to raw replies only). Takes msg. */
+ * (http_req.c adds extra headers to raw replies only). Takes msg. */
 static int
 mcp_reply(struct req *r, int status, json_object *msg)
 {
@@ -371,7 +371,7 @@ mc_run(struct mcall *c)
 		s.nparams = 1;
 		s.body = c->args;
 		s.query = json_object_new_object();
-		rc = api_tool_call(&s, &e);
+		rc = api_tool_run(&s, c->tool->name, false, &e);     /* strict, as /api/tools/{name} */
 		json_object_put(s.query);
 		res = mc_outcome(c->tool, rc, &s, &e, NULL);
 	}
@@ -687,7 +687,7 @@ api_mcp_post(struct req *r, struct derr *e)
 
 	if (r->app->cfg->mcp_conformance_tools)
 		s.extra = mcp_fixtures(&s.nextra);
-	if (msg == NULL)        /* http.c: not JSON (ROUTE_RPC) */
+	if (msg == NULL)        /* http_req.c: not JSON (ROUTE_RPC) */
 		return mcp_reply(r, 400, mcp_error(NULL, MCP_E_PARSE, NULL, "Parse error: the body is "
 		                 "not valid JSON"));
 	if (json_object_is_type(msg, json_type_array)) {

@@ -36,7 +36,7 @@ api_doctor(struct req *r, struct derr *e)
 	if (health == NULL || strcmp(health, "1") != 0)
 		return req_reply(r, 200, doc);
 	/* health_check: the health reply with the doctor's result inside. */
-	if (api_health(r, e) != 0 || r->reply == NULL) {
+	if (api_health_reply(r) != 0 || r->reply == NULL) {
 		json_object_put(doc);
 		return -1;
 	}

@@ -102,18 +102,6 @@ serve_file(struct req *r, const char *path, const char *what, struct derr *e)
 }
 
 int
-api_known_task(struct req *r, const char **id, struct derr *e)
-{
-	json_object *meta = NULL;
-	int st;
-
-	if (req_task_id(r, 0, id, e) != 0 || task_meta(r->app->store, *id, &st, &meta, e) != 0)
-		return -1;
-	json_object_put(meta);
-	return 0;
-}
-
-int
 api_rec_status(struct req *r, struct derr *e)
 {
 	const char *id;

@@ -28,27 +28,8 @@ static const struct { const char *name; int on; } capabilities[] = {
 int
 api_health(struct req *r, struct derr *e)
 {
-	json_object *o = json_object_new_object();
-	int ok = store_ok(r->app->store);
-	char cause[512];
-	bool degraded = ok && store_degraded(r->app->store, cause, sizeof cause);
-
-	json_object_object_add(o, "status", json_object_new_string(ok && !degraded ? "ok" : "degraded"));
-	json_object_object_add(o, "version", json_object_new_string(DETM_VERSION));
-	json_object_object_add(o, "api_version", json_object_new_int(DETM_API_VERSION));
-	json_object_object_add(o, "uptime_s", json_object_new_int64(
-	    (mono_us() - r->app->started_mono_us) / 1000000));
-	json_object_object_add(o, "db", json_object_new_string(!ok ? "error" : degraded ? "degraded" : "ok"));
-	if (degraded)
-		json_object_object_add(o, "db_error", json_object_new_string(cause));
-	json_object_object_add(o, "schema_version", json_object_new_int(
-	    ok ? store_schema_version(r->app->store) : -1));
-	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
-	json_object_object_add(o, "data_dir", json_object_new_string(r->app->cfg->data_dir));
-	json_object_object_add(o, "wake", wake_stats());
-	json_object_object_add(o, "vision", waits_health());
-	json_object_object_add(o, "humanize", json_object_new_boolean(humanize_enabled()));
-	return req_reply(r, ok ? 200 : 503, o);
+	(void)e;
+	return api_health_reply(r);
 }
 
 int

@@ -513,21 +513,3 @@ api_message_create(struct req *r, struct derr *e)
 		return -1;
 	return req_reply(r, 201, m);
 }
-
-int
-api_opt_task_id(struct req *r, bool from_query, const char **out, struct derr *e)
-{
-	const char *id = NULL;
-
-	if (jx_str(r->body, "task_id", false, 0, 64, &id, e) != 0)
-		return -1;
-	if (id == NULL && from_query)
-		id = req_query(r, "task_id");
-	if (id != NULL && id[0] == '\0')
-		id = NULL;
-	if (id != NULL && !id_valid(id))
-		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.*s'",
-		    utf8_prec(id, 64), id);
-	*out = id;
-	return 0;
-}

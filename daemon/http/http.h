@@ -6,7 +6,7 @@
  * holds no thread. Handlers that never block run on a worker; the others
  * (X work, model calls, long polls, tool calls) run on side workers with
  * their connection suspended; streams and replies waiting for a commit
- * are suspended until woken (http.c). Connection count and idle time are
+ * are suspended until woken (http_stream.c, http_side.c). Connection count and idle time are
  * capped by the config. Everything a handler touches must be thread-safe
  * (the store has its own lock).
  *

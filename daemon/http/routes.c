@@ -1,5 +1,5 @@
 /*
- * routes.c - the HTTP route table: data, not code. http.c matches a request
+ * routes.c - the HTTP route table: data, not code. http_check.c matches a request
  * against it (404 for no pattern, 405 for a pattern without the method),
  * enforces max_body (413) and parses JSON before calling fn; fn applies the
  * row's body policy (api_body_check: the fields it accepts, strict unless

@@ -37,7 +37,7 @@
  * frames (ckpt_catch_up). While a restart holds the lock (`long_hold`:
  * milliseconds of fsync, or up to the busy timeout behind a reader), a
  * writer in nowait mode (an HTTP worker, nowait.h) is refused instead of
- * waiting (tx_lock), and http.c runs it again on a side worker: a restart
+ * waiting (tx_lock), and http_side.c runs it again on a side worker: a restart
  * then stalls no HTTP worker, and the reads it serves go on.
  *
  * Readers: READERS struct stores of their own (is_reader: a connection,
@@ -918,8 +918,8 @@ commits_here(struct store *st)
 /* Takes the store lock for a write. In nowait mode (nowait.h: an HTTP
  * worker) a lock held for a WAL restart (milliseconds of fsync) is refused
  * instead: the worker's other connections, reads among them, go on, and
- * http.c runs the write again on a side worker. A lock held for a body or
- * a COMMIT (microseconds) is waited for. */
+ * http_side.c runs the write again on a side worker. A lock held for a
+ * body or a COMMIT (microseconds) is waited for. */
 static int
 tx_lock(struct store *st, struct derr *e)
 {
