@@ -128,8 +128,6 @@ void http_ticker_start(struct http *h);
 void http_streams_stop(struct http *h);
 
 /* http_side.c */
-/* Does hr's handler run with a deferred acknowledgement (store.h)? */
-bool http_defers(const struct hreq *hr);
 /* A handler that never blocks runs on the HTTP worker. */
 bool http_runs_inline(const struct hreq *hr, struct MHD_Connection *conn);
 /* A ROUTE_TRY handler in nowait mode on the worker: false if it refused
@@ -151,6 +149,8 @@ void http_on_commit(void *arg, uint64_t batch, bool ok);
 void http_side_stop(struct http *h);
 
 /* http_req.c */
+/* Does hr's handler run with a deferred acknowledgement (store.h)? */
+bool http_defers(const struct hreq *hr);
 /* Runs hr's handler into hr->r, hr->rc, hr->e (parses the body). */
 void http_handler_call(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
     const char *method, const char *url);

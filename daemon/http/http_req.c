@@ -123,6 +123,27 @@ http_send_error(struct MHD_Connection *conn, const struct derr *e, const char *a
 	return ret;
 }
 
+/* Handlers that only write through store_tx and then build their reply
+ * from what they wrote (no read back): on an HTTP worker they run with a
+ * deferred acknowledgement, so the worker never waits for a COMMIT; the
+ * connection is suspended until the batch commits, then the reply goes. */
+static const route_fn deferred_fns[] = {
+	api_action_create, api_log_create, api_message_create,
+};
+
+bool
+http_defers(const struct hreq *hr)
+{
+	size_t i;
+
+	if (hr->phase != PH_NEW && !hr->lane)
+		return false;   /* a side worker can wait (the write lane must not) */
+	for (i = 0; i < ARRAY_LEN(deferred_fns); i++)
+		if (hr->route->fn == deferred_fns[i])
+			return true;
+	return false;
+}
+
 /* Runs hr's handler into hr->r / hr->rc / hr->e (on an HTTP worker or a
  * side worker): parses the body, calls the route. */
 void

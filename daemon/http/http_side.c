@@ -45,27 +45,6 @@
 
 #define SIDE_IDLE_S     10      /* a side worker with nothing to do leaves */
 
-/* Handlers that only write through store_tx and then build their reply
- * from what they wrote (no read back): on an HTTP worker they run with a
- * deferred acknowledgement, so the worker never waits for a COMMIT; the
- * connection is suspended until the batch commits, then the reply goes. */
-static const route_fn deferred_fns[] = {
-	api_action_create, api_log_create, api_message_create,
-};
-
-bool
-http_defers(const struct hreq *hr)
-{
-	size_t i;
-
-	if (hr->phase != PH_NEW && !hr->lane)
-		return false;   /* a side worker can wait (the write lane must not) */
-	for (i = 0; i < ARRAY_LEN(deferred_fns); i++)
-		if (hr->route->fn == deferred_fns[i])
-			return true;
-	return false;
-}
-
 /* A deferred reply whose batch did not end well becomes the store's error
  * for it (state < 0): not committed (no_space, io_error, internal), or
  * stored but not durable. */
