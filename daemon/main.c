@@ -27,7 +27,6 @@
 #include "backends/httpc.h"
 #include "core/config.h"
 #include "core/log.h"
-#include "http/api.h"
 #include "http/http.h"
 #include "modules.h"
 #include "ops/doctor.h"

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "core/jx.h"
-#include "core/util.h"
 #include "ground.h"
 #include "httpc.h"
 

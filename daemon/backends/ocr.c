@@ -57,7 +57,6 @@
 #include <tesseract/capi.h>
 
 #include "core/dynlib.h"
-#include "core/util.h"
 
 #define OCR_BORDER    10        /* px of background around the image */
 #define OCR_LANG_MAX  64

@@ -21,7 +21,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/jx.h"
 
 const char *
 vision_verdict_name(enum vision_verdict v)

@@ -21,7 +21,6 @@
 #include "core/log.h"
 #include "core/nowait.h"
 #include "desktop.h"
-#include "lim.h"
 #include "takeover.h"
 #include "task/task.h"
 #include "task/taskstate.h"

@@ -43,10 +43,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/log.h"
-#include "core/util.h"
 #include "takeover.h"
-#include "task/task.h"
 #include "x11/display.h"
 #include "x11/xcap.h"
 

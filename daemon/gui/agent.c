@@ -33,8 +33,6 @@
 #include "backends/httpc.h"
 #include "core/cancel.h"
 #include "core/jx.h"
-#include "core/log.h"
-#include "core/util.h"
 #include "desktop/desktop.h"
 #include "desktop/takeover.h"
 #include "gui.h"

@@ -15,13 +15,10 @@
 #include <string.h>
 
 #include "core/jx.h"
-#include "core/log.h"
-#include "core/util.h"
 #include "desktop/desktop.h"
 #include "gui.h"
 #include "gui_int.h"
 #include "task/shots.h"
-#include "task/task.h"
 #include "task/usage.h"
 #include "x11/a11y.h"
 #include "x11/a11y_verify.h"

@@ -16,8 +16,6 @@
 #include "core/log.h"
 #include "desktop/desktop.h"
 #include "desktop/takeover.h"
-#include "lim.h"
-#include "recorder/recorder.h"
 #include "task/task.h"
 #include "task/taskstate.h"
 #include "x11/display.h"

@@ -9,8 +9,6 @@
 
 #include "api.h"
 #include "core/jx.h"
-#include "core/log.h"
-#include "core/util.h"
 #include "desktop/desktop.h"
 #include "desktop/takeover.h"
 #include "gui/agent.h"

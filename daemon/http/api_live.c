@@ -14,7 +14,6 @@
 
 #include "api.h"
 #include "desktop/live.h"
-#include "task/task.h"
 
 static long
 view_read(void *cls, uint64_t pos, char *buf, size_t max)

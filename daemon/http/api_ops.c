@@ -20,8 +20,6 @@
 #include "ops/dump.h"
 #include "ops/export.h"
 #include "recorder/recorder.h"
-#include "task/task.h"
-#include "task/taskstate.h"
 
 #define DOCTOR_CAP_MS 15000
 

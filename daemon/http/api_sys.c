@@ -14,11 +14,8 @@
 #include "api.h"
 #include "backends/ground.h"
 #include "desktop/desktop.h"
-#include "store/store.h"
-#include "task/wake.h"
 #include "waits/waits.h"
 #include "x11/display.h"
-#include "x11/humanize.h"
 
 static const struct { const char *name; int on; } capabilities[] = {
 	{ "tasks", 1 }, { "waits", 1 }, { "desktop", 1 }, { "commands", 1 }, { "gui", 1 },

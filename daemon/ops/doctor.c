@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "backends/httpc.h"
-#include "core/log.h"
 #include "core/util.h"
 #include "doctor_int.h"
 

@@ -43,7 +43,6 @@
 
 #include "core/dynlib.h"
 #include "core/log.h"
-#include "core/util.h"
 
 struct enc {
 	AVFormatContext *fmt;

@@ -51,7 +51,6 @@
 
 #include "core/jx.h"
 #include "core/log.h"
-#include "core/util.h"
 #include "recorder_int.h"
 #include "task/events.h"
 #include "task/task.h"

@@ -29,7 +29,6 @@
 #include "task/task.h"
 #include "x11/display.h"
 #include "x11/xcap.h"
-#include "x11/xwin.h"
 
 /* ---- the recording thread ---- */
 

@@ -20,7 +20,6 @@
 #include <string.h>
 
 #include "core/jx.h"
-#include "core/util.h"
 #include "store/store.h"
 
 #define HEARTBEAT_S     15

@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "core/util.h"
 #include "task.h"
 
 static char *dir;

@@ -28,7 +28,6 @@
 #include "budget_rows.h"
 #include "core/buf.h"
 #include "core/jx.h"
-#include "core/log.h"
 #include "events.h"
 #include "lim.h"
 #include "task_int.h"

@@ -21,10 +21,7 @@
 #include <string.h>
 
 #include "core/buf.h"
-#include "core/jx.h"
-#include "core/log.h"
 #include "events.h"
-#include "lim.h"
 #include "task_int.h"
 #include "taskstate.h"
 

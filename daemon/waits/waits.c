@@ -64,16 +64,11 @@
 #include "backends/vision.h"
 #include "core/jx.h"
 #include "core/log.h"
-#include "desktop/desktop.h"
 #include "task/events.h"
 #include "task/task.h"
 #include "task/taskstate.h"
-#include "task/wake.h"
 #include "waits_int.h"
 #include "x11/display.h"
-#include "x11/gate.h"
-#include "x11/xcap.h"
-#include "x11/xwin.h"
 
 /* ---- API ---- */
 

@@ -25,21 +25,12 @@
 
 #include "backends/ocr.h"
 #include "backends/vision.h"
-#include "core/jx.h"
-#include "core/log.h"
-#include "desktop/desktop.h"
 #include "lim.h"
-#include "task/events.h"
-#include "task/task.h"
-#include "task/taskstate.h"
-#include "task/wake.h"
 #include "waits_int.h"
 #include "x11/a11y.h"
 #include "x11/a11y_match.h"
 #include "x11/display.h"
-#include "x11/gate.h"
 #include "x11/xcap.h"
-#include "x11/xwin.h"
 
 static _Thread_local struct ocr *tls_ocr;   /* one engine per worker */
 

@@ -29,16 +29,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "backends/ocr.h"
 #include "backends/vision.h"
 #include "core/jx.h"
 #include "core/log.h"
 #include "desktop/desktop.h"
-#include "task/events.h"
-#include "task/task.h"
-#include "task/taskstate.h"
 #include "task/usage.h"
-#include "task/wake.h"
 #include "waits_int.h"
 #include "x11/display.h"
 #include "x11/gate.h"

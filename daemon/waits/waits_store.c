@@ -21,20 +21,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "backends/ocr.h"
-#include "backends/vision.h"
 #include "core/jx.h"
 #include "core/log.h"
-#include "desktop/desktop.h"
 #include "task/events.h"
 #include "task/task.h"
-#include "task/taskstate.h"
 #include "task/wake.h"
 #include "waits_int.h"
-#include "x11/display.h"
-#include "x11/gate.h"
-#include "x11/xcap.h"
-#include "x11/xwin.h"
 
 static const char SQL_INSERT[] =
     "INSERT INTO wait_jobs (id, task_id, target, criteria, timeout_s, poll_hint_s, status, "

@@ -50,7 +50,6 @@
 #include "a11y.h"
 #include "core/log.h"
 #include "core/nowait.h"
-#include "core/util.h"
 #include "display.h"
 #include "display_int.h"
 #include "xcap.h"

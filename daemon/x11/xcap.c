@@ -48,7 +48,6 @@
 #include <X11/extensions/XShm.h>
 
 #include "core/log.h"
-#include "core/util.h"
 #include "xcap.h"
 #include "xcap_int.h"
 #include "xerr.h"

@@ -19,7 +19,6 @@
 #include <turbojpeg.h>
 #include <zlib.h>
 
-#include "core/log.h"
 #include "core/util.h"
 #include "xcap.h"
 #include "xcap_int.h"

@@ -26,7 +26,6 @@
 
 #include "core/log.h"
 #include "core/nowait.h"
-#include "core/util.h"
 #include "xerr.h"
 
 /* Longer than any round trip of a quick action to a live server, even on a

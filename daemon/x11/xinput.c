@@ -68,7 +68,6 @@
 #include <X11/keysym.h>
 
 #include "core/nowait.h"
-#include "core/util.h"
 #include "humanize.h"
 #include "xerr.h"
 #include "xinput.h"

@@ -32,7 +32,6 @@
 #include <X11/keysym.h>
 
 #include "core/util.h"
-#include "humanize.h"
 #include "xerr.h"
 #include "xinput.h"
 #include "xinput_int.h"

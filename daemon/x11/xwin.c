@@ -43,7 +43,6 @@
 #include <X11/Xutil.h>
 
 #include "core/log.h"
-#include "core/util.h"
 #include "xerr.h"
 #include "xwin.h"
 
