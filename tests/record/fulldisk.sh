@@ -97,6 +97,17 @@ wait_for 10 sh -c "[ \"\$(curl -s $DETM_URL/api/tasks/$T2 | jq -r .recording.sta
 kids=$(ps -e -o pid=,ppid=,comm= | awk -v p="$DETM_PID" '$2 == p && ($3 ~ /^Xvfb/ || $3 ~ /^dbus-daemon/) { print $1 }')
 check "the daemon runs an Xvfb and a dbus-daemon ($(echo $kids))" sh -c \
 	"ps -o comm= -p $(echo $kids | tr ' ' ,) | grep -q Xvfb && ps -o comm= -p $(echo $kids | tr ' ' ,) | grep -q dbus-daemon"
+# SIGTERM while a video_record call is in flight over MCP (the disk has
+# room again, so the clip records until the stop).
+rm -f "$RDIR/fill"
+nclips=$(ls "$RDIR" | grep -c '^clip-.*\.mp4$')
+mcp_calls "$tmp/mcp2.out" 60 \
+	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"video_record\",\"arguments\":{\"task_id\":\"$T2\",\"duration\":60}}}" &
+mpid=$!
+wait_for 10 sh -c "[ \$(ls $RDIR | grep -c '^clip-.*\\.mp4\$') -gt $nclips ]"
+sleep 2
 t0=$(date +%s.%N)
 kill -TERM "$DETM_PID"
 for _ in $(seq 1 100); do kill -0 "$DETM_PID" 2>/dev/null || break; sleep 0.1; done
@@ -109,6 +120,10 @@ else
 	DETM_PID=
 	check "SIGTERM stops detmd within 10 s, status 0 (status $rc, $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s)" [ "$rc" = 0 ]
 fi
+for _ in $(seq 1 100); do kill -0 "$mpid" 2>/dev/null || break; sleep 0.1; done
+check "the MCP call in flight answers once detmd stops ($(jq -c 'select(.id == 2) | .result.content[0].text' "$tmp/mcp2.out" | head -c 200))" \
+	sh -c "jq -e 'select(.id == 2) | .result' $tmp/mcp2.out >/dev/null"
+kill "$mpid" 2>/dev/null
 left=
 for p in $kids; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
 check "no Xvfb or dbus-daemon of it is left running (${left:-none})" [ -z "$left" ]
