@@ -223,3 +223,16 @@ UPDATE sqlite_schema SET sql = replace(sql,
     'CHECK (status = ''watching'' OR status = ''resolved'' OR status = ''timed_out'' OR status = ''cancelled'' OR status = ''failed'')')
     WHERE type = 'table' AND name = 'wait_jobs';
 PRAGMA writable_schema = RESET;
+
+-- migration 7
+-- The latest status of each recording and clip (daemon/recorder_final.c):
+-- written when one starts and when it ends, so its final state (failed,
+-- and why) outlives a recordings disk too full for its status file.
+-- key is the task id or "clip-<id>"; status is the status JSON.
+CREATE TABLE recordings (
+    key         TEXT PRIMARY KEY NOT NULL,
+    task_id     TEXT,
+    status      TEXT NOT NULL,
+    updated_at  INTEGER NOT NULL
+);
+CREATE INDEX recordings_task ON recordings (task_id);

@@ -117,7 +117,9 @@ encode(const char *dir, int n, const char *out)
 		cpu += thread_cpu_ms() - t0;
 	}
 	double t0 = thread_cpu_ms();
-	if (enc_close(en, (int64_t)n * 500, &e) != 0) {
+	int64_t held;
+
+	if (enc_close(en, (int64_t)n * 500, &held, &e) != 0) {
 		fprintf(stderr, "encode: %s\n", e.message);
 		return 1;
 	}

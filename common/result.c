@@ -474,6 +474,23 @@ result_for_version(struct json_object *result, int version)
 }
 
 struct json_object *
+result_clip(const struct tool *t, struct json_object *status)
+{
+	struct json_object *v, *err = NULL, *msg = NULL, *res;
+
+	if (!json_object_object_get_ex(status, "status", &v) || json_object_get_string(v) == NULL ||
+	    strcmp(json_object_get_string(v), "failed") != 0)
+		return result_shape(t, status);
+	if (json_object_object_get_ex(status, "error", &err))
+		json_object_object_get_ex(err, "message", &msg);
+	json_object_object_get_ex(status, "clip_id", &v);
+	res = result_error(NULL, "the clip %s failed: %s", v ? json_object_get_string(v) : "?",
+	    msg ? json_object_get_string(msg) : "no reason given");
+	json_object_put(status);
+	return res;
+}
+
+struct json_object *
 result_shape(const struct tool *t, struct json_object *body)
 {
 	struct json_object *v;

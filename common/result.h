@@ -23,6 +23,11 @@ struct json_object *result_ok(const struct tool *t, struct json_object *body);
  * a screenshot and body has one, else result_ok. Takes body. */
 struct json_object *result_shape(const struct tool *t, struct json_object *body);
 
+/* The end of a video_record clip (its status, taken): a clip that failed
+ * is a tool error saying why (the status's error.message, "no space left
+ * on device while writing ..." say), anything else result_shape. */
+struct json_object *result_clip(const struct tool *t, struct json_object *status);
+
 /* A screenshot reply: image content (base64 JPEG from body.image_b64) plus
  * a text block with the image size and scale; structuredContent = body
  * without image_b64. Takes ownership of body. Never NULL. */

@@ -23,6 +23,9 @@
 #define TIME_VERSION_S     3L                  /* startup GET /api/version */
 #define TIME_PROGRESS_MS   2000                /* notifications/progress interval */
 #define TIME_CLIP_POLL_S   2L                  /* GET /api/record/{id}?block_s= */
+#define TIME_CLIP_STOP_S   15L                 /* POST /api/record/{id}/stop */
+#define TIME_CLIP_MARGIN_S 30L                 /* video_record: its duration + this, then a
+                                                * tool error (as detmd's CLIP_MARGIN_S) */
 #define TIME_EOF_GRACE_MS  1000                /* finish queued calls after stdin EOF */
 
 #define DEFAULT_DAEMON_URL "http://127.0.0.1:18790"

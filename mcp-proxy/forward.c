@@ -480,12 +480,14 @@ fw_clip_stop(struct forward *fw, const struct tool *t, const char *clip_id)
 {
 	struct forward_ctl quiet = { 0 };
 	struct json_object *res, *json;
+	struct tool tc = *t;
 	atomic_int never = 0;
 	char path[96];
 
 	quiet.cancel = &never;
+	tc.timeout_s = TIME_CLIP_STOP_S;        /* detmd's own stop gives up before */
 	snprintf(path, sizeof path, "/api/record/%s/stop", clip_id);
-	res = fw_fetch(fw, t, "POST", path, NULL, &quiet, &json);
+	res = fw_fetch(fw, &tc, "POST", path, NULL, &quiet, &json);
 	log_info("video_record cancelled: clip %s %s", clip_id, json ? "stopped" : "could not be stopped");
 	json_object_put(res);
 	json_object_put(json);
@@ -493,7 +495,9 @@ fw_clip_stop(struct forward *fw, const struct tool *t, const char *clip_id)
 
 /* video_record: start the clip without waiting, then follow it with
  * GET /api/record/{id}?block_s=... so progress can say how far it is and
- * a cancellation can stop it. */
+ * a cancellation can stop it. The whole call has a deadline of the clip's
+ * duration plus TIME_CLIP_MARGIN_S (each exchange too: tc's timeout): a
+ * clip that never finishes is a tool error then, not a call that hangs. */
 static struct json_object *
 fw_clip(struct forward *fw, const struct tool *t, const char *path, struct json_object *body,
         struct forward_ctl *ctl)
@@ -501,27 +505,32 @@ fw_clip(struct forward *fw, const struct tool *t, const char *path, struct json_
 	struct json_object *res, *json, *v;
 	long long dur = 10, frames = 0;
 	char id[16], poll[128];
+	struct tool tc = *t;
 	const char *st;
 
 	if (json_object_object_get_ex(body, "duration", &v))
 		dur = json_object_get_int64(v);
+	tc.timeout_s = (long)dur + TIME_CLIP_MARGIN_S;
 	json_object_object_add(body, "wait", json_object_new_boolean(0));
-	res = fw_fetch(fw, t, "POST", path, body, ctl, &json);
+	res = fw_fetch(fw, &tc, "POST", path, body, ctl, &json);
 	while (json != NULL) {
 		st = json_object_object_get_ex(json, "status", &v) ? json_object_get_string(v) : "";
 		if (strcmp(st, "recording") != 0 || !json_object_object_get_ex(json, "clip_id", &v))
-			return result_shape(t, json);
+			return result_clip(t, json);
 		snprintf(id, sizeof id, "%s", json_object_get_string(v));
 		if (json_object_object_get_ex(json, "frames", &v))
 			frames = json_object_get_int64(v);
 		snprintf(ctl->message, sizeof ctl->message, "recording clip %s, %.0f/%lld s, %lld frames",
 		         id, (double)(fw_now_ms() - ctl->t0_ms) / 1000.0, dur, frames);
 		json_object_put(json);
-		if (fw_now_ms() - ctl->t0_ms > t->timeout_s * 1000L)
-			return result_error(NULL, "the clip %s did not finish within %ld s.", id,
-			                    t->timeout_s);
+		if (fw_now_ms() - ctl->t0_ms > tc.timeout_s * 1000L) {
+			fw_clip_stop(fw, t, id);
+			return result_error(NULL, "the clip %s did not finish within its %lld s and %ld s "
+			                    "more; it was asked to stop (see GET /api/record/%s).", id, dur,
+			                    TIME_CLIP_MARGIN_S, id);
+		}
 		snprintf(poll, sizeof poll, "/api/record/%s?block_s=%ld", id, TIME_CLIP_POLL_S);
-		res = fw_fetch(fw, t, "GET", poll, NULL, ctl, &json);
+		res = fw_fetch(fw, &tc, "GET", poll, NULL, ctl, &json);
 		if (res == NULL && json == NULL) {
 			fw_clip_stop(fw, t, id);
 			return NULL;

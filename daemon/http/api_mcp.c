@@ -56,6 +56,7 @@
 #include "lim.h"
 #include "mcp.h"
 #include "mcp_fixtures.h"
+#include "recorder.h"
 #include "result.h"
 #include "toolreq.h"
 #include "utf8.h"
@@ -304,7 +305,7 @@ mc_clip(struct mcall *c)
 	while (json != NULL) {
 		if (strcmp(mcp_str(json, "status", ""), "recording") != 0 ||
 		    !json_object_object_get_ex(json, "clip_id", &v)) {
-			res = result_shape(c->tool, json);
+			res = result_clip(c->tool, json);
 			goto out;
 		}
 		snprintf(id, sizeof id, "%s", json_object_get_string(v));
@@ -312,6 +313,14 @@ mc_clip(struct mcall *c)
 		json = NULL;
 		mc_say(c, "video_record: recording clip %s, %.0f/%lld s", id,
 		       (double)(mono_us() - c->t0_us) / 1e6, dur);
+		if (rec_stopping() || mono_us() - c->t0_us > (dur + CLIP_MARGIN_S) * 1000000) {
+			snprintf(p2, sizeof p2, "/api/record/%s/stop", id);
+			json_object_put(mc_dispatch(c, "POST", p2, NULL, NULL, NULL));
+			res = result_error(NULL, "the clip %s did not finish within its %lld s and %d s "
+			    "more%s; it was asked to stop.", id, dur, CLIP_MARGIN_S,
+			    rec_stopping() ? " (detmd is stopping)" : "");
+			goto out;
+		}
 		if (atomic_load(&c->cancel)) {
 			snprintf(p2, sizeof p2, "/api/record/%s/stop", id);
 			json_object_put(mc_dispatch(c, "POST", p2, NULL, NULL, NULL));

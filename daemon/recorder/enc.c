@@ -28,6 +28,7 @@
 #include "enc.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -35,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -58,6 +60,12 @@ struct enc {
 	int64_t frames;
 	bool have_picture;
 	bool header_done;
+	char *path;
+	/* What is in the file for sure: its size after the last write that
+	 * reached it whole, and the frames those bytes hold (the fragmented
+	 * muxer writes a fragment's frames when the next fragment starts). */
+	int64_t good_bytes, good_frames;
+	struct derr broken;     /* a write to the file failed: every call fails so */
 };
 
 /* libavformat (with libavcodec and libavutil, its dependencies) is loaded
@@ -151,7 +159,48 @@ av_fail(struct derr *e, const char *what, int err)
 	return derr_set(e, DERR_INTERNAL, NULL, "video encoder: %s: %s", what, msg);
 }
 
-/* Sends frame (NULL: flush) and writes every packet that comes out. */
+/* A write to the file failed (err: libav's code, AVERROR(ENOSPC) for a
+ * full disk): en is broken from now on, e says so and names the file. */
+static int
+io_fail(struct enc *en, int err, struct derr *e)
+{
+	char msg[AV_ERROR_MAX_STRING_SIZE] = "";
+
+	if (en->broken.code == DERR_OK) {
+		if (err == AVERROR(ENOSPC)) {
+			derr_set(&en->broken, DERR_UNAVAILABLE, NULL,
+			    "no space left on device while writing %s", en->path);
+		} else {
+			lav.av_strerror(err, msg, sizeof msg);
+			derr_set(&en->broken, DERR_INTERNAL, NULL, "video encoder: writing %s: %s",
+			    en->path, msg);
+		}
+	}
+	*e = en->broken;
+	return -1;
+}
+
+/* After a write: the file took every byte (0, good_bytes and good_frames
+ * advanced to `frames`), or not (-1, en broken). */
+static int
+io_check(struct enc *en, int64_t frames, struct derr *e)
+{
+	AVIOContext *pb = en->fmt->pb;
+
+	lav.avio_flush(pb);
+	if (pb->error < 0)
+		return io_fail(en, pb->error, e);
+	if (lav.avio_seek(pb, 0, SEEK_CUR) > en->good_bytes) {
+		en->good_bytes = lav.avio_seek(pb, 0, SEEK_CUR);
+		en->good_frames = frames;
+	}
+	return 0;
+}
+
+/* Sends frame (NULL: flush) and writes every packet that comes out. A
+ * packet written ends the fragment of the frames before it, so what
+ * reaches the file holds en->frames frames (the current one is not
+ * counted yet). */
 static int
 drain(struct enc *en, AVFrame *frame, struct derr *e)
 {
@@ -169,11 +218,14 @@ drain(struct enc *en, AVFrame *frame, struct derr *e)
 		en->pkt->stream_index = en->st->index;
 		rc = lav.av_write_frame(en->fmt, en->pkt);
 		lav.av_packet_unref(en->pkt);
+		if (en->fmt->pb->error < 0)     /* the muxer's own code may not say it */
+			return io_fail(en, en->fmt->pb->error, e);
 		if (rc < 0)
 			return av_fail(e, "write", rc);
+		if (io_check(en, en->frames, e) != 0)
+			return -1;
 	}
-	lav.avio_flush(en->fmt->pb);
-	return 0;
+	return io_check(en, en->frames, e);
 }
 
 int
@@ -199,6 +251,7 @@ enc_open(const char *path, int w, int h, const struct enc_opts *o,
 	if (w < 16 || h < 16)
 		return derr_set(e, DERR_INVALID, NULL, "video encoder: %dx%d is too small", w, h);
 	en = xcalloc(1, sizeof *en);
+	en->path = xstrdup(path);
 	en->src_w = w;
 	en->w = w & ~1;
 	en->h = h & ~1;
@@ -254,7 +307,8 @@ enc_open(const char *path, int w, int h, const struct enc_opts *o,
 		goto fail;
 	}
 	en->header_done = true;
-	lav.avio_flush(en->fmt->pb);
+	if (io_check(en, 0, e) != 0)
+		goto fail;
 	en->frame->format = AV_PIX_FMT_YUV420P;
 	en->frame->width = en->w;
 	en->frame->height = en->h;
@@ -277,6 +331,10 @@ enc_frame(struct enc *en, const unsigned char *rgb, int64_t pts_ms, struct derr 
 	unsigned char *planes[3];
 	bool key;
 
+	if (en->broken.code != DERR_OK) {
+		*e = en->broken;
+		return -1;
+	}
 	if (pts_ms <= en->last_pts)
 		return derr_set(e, DERR_INTERNAL, NULL, "video encoder: time went back (%lld <= %lld)",
 		    (long long)pts_ms, (long long)en->last_pts);
@@ -317,7 +375,7 @@ enc_frames(const struct enc *en)
 int64_t
 enc_bytes(const struct enc *en)
 {
-	return en->fmt != NULL && en->fmt->pb != NULL ? lav.avio_seek(en->fmt->pb, 0, SEEK_CUR) : 0;
+	return en->good_bytes;
 }
 
 int64_t
@@ -326,11 +384,31 @@ enc_last_pts(const struct enc *en)
 	return en->last_pts;
 }
 
+/* Frees en; a broken file is cut back to what was written whole (a
+ * fragment the disk took only part of is not left dangling). */
+static int64_t
+enc_end(struct enc *en)
+{
+	int64_t frames = en->good_frames;
+	char *path = en->path;
+	int64_t good = en->good_bytes;
+	bool cut = en->broken.code != DERR_OK;
+
+	en->path = NULL;
+	enc_abort(en);
+	if (cut && truncate(path, good) != 0)
+		log_warn("cannot cut %s back to %lld bytes: %s", path, (long long)good,
+		    strerror(errno));
+	free(path);
+	return frames;
+}
+
 int
-enc_close(struct enc *en, int64_t end_ms, struct derr *e)
+enc_close(struct enc *en, int64_t end_ms, int64_t *frames, struct derr *e)
 {
 	int rc = 0, arc;
 
+	*frames = 0;
 	if (en == NULL)
 		return 0;
 	if (en->have_picture && end_ms > en->last_pts && enc_frame(en, NULL, end_ms, e) != 0)
@@ -338,8 +416,12 @@ enc_close(struct enc *en, int64_t end_ms, struct derr *e)
 	if (rc == 0 && drain(en, NULL, e) != 0)
 		rc = -1;
 	if (rc == 0 && (arc = lav.av_write_trailer(en->fmt)) < 0)
-		rc = av_fail(e, "mp4 trailer", arc);
-	enc_abort(en);
+		rc = en->fmt->pb->error < 0 ? io_fail(en, en->fmt->pb->error, e) : av_fail(e, "mp4 trailer", arc);
+	if (rc == 0 && io_check(en, en->frames, e) != 0)
+		rc = -1;
+	if (rc != 0 && en->broken.code != DERR_OK)
+		*e = en->broken;        /* the first write error, not what followed */
+	*frames = enc_end(en);
 	return rc;
 }
 
@@ -356,6 +438,7 @@ enc_abort(struct enc *en)
 	lav.av_packet_free(&en->pkt);
 	if (en->tj != NULL)
 		tjDestroy(en->tj);
+	free(en->path);
 	free(en);
 #ifdef __GLIBC__
 	/* x264 and the muxer free tens of MB per encoder into the recording

@@ -41,17 +41,23 @@ int enc_open(const char *path, int w, int h, const struct enc_opts *o,
     struct enc **out, struct derr *e) DETM_NODISCARD;
 /* Encodes one RGB24 picture (stride = w*3 of the size given to enc_open)
  * shown from pts_ms on; pts_ms must grow. NULL rgb repeats the previous
- * picture (nothing to convert). */
+ * picture (nothing to convert). After a failed write to the file every
+ * call fails with that first error. */
 int enc_frame(struct enc *en, const unsigned char *rgb, int64_t pts_ms,
     struct derr *e) DETM_NODISCARD;
-/* Frames and file bytes written so far. */
+/* Frames sent so far, and the bytes the file holds for sure (a write
+ * that failed, a full disk say, is not counted). */
 int64_t enc_frames(const struct enc *en);
 int64_t enc_bytes(const struct enc *en);
 /* The last pts given (ms), or -1. */
 int64_t enc_last_pts(const struct enc *en);
 /* Repeats the last picture at end_ms (if later than it), flushes and
- * writes the index; frees en (also on failure). NULL is a no-op. */
-int enc_close(struct enc *en, int64_t end_ms, struct derr *e);
+ * writes the index; frees en (also on failure). *frames: the frames the
+ * file holds. After a failed write (the first error is the one reported:
+ * ENOSPC is "no space left on device while writing PATH") the file is cut
+ * back to its last whole fragment and *frames counts those. NULL is a
+ * no-op. */
+int enc_close(struct enc *en, int64_t end_ms, int64_t *frames, struct derr *e);
 /* Frees without finishing the file (it stays playable up to its last
  * fragment). NULL is a no-op. */
 void enc_abort(struct enc *en);

@@ -58,6 +58,9 @@
 #include "x11/display.h"
 #include "x11/xwin.h"
 
+#define SHUTDOWN_WAIT_S 4       /* how long a daemon stop waits for recordings */
+#define STOP_WAIT_S     10      /* how long other stops wait for one */
+
 const char *const rec_state_names[] = {
 	"recording", "paused", "done", "capped", "discarded", "failed",
 };
@@ -132,12 +135,15 @@ gen_live(uint64_t gen)
 	return false;
 }
 
-/* Asks the recording under key to end and waits until it has (RR.mu held;
- * released while waiting). Returns false if none was running. */
+/* Asks the recording under key to end and waits until it has, or
+ * STOP_WAIT_S passed (a thread wedged in a write to a stalled disk; it
+ * ends when the write returns) (RR.mu held; released while waiting).
+ * Returns false if none was running. */
 static bool
 stop_wait(const char *key, bool discard)
 {
 	struct rec *r = find(key);
+	struct timespec ts;
 	uint64_t gen;
 
 	if (r == NULL)
@@ -149,8 +155,13 @@ stop_wait(const char *key, bool discard)
 	rec_check_locked(r);
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += STOP_WAIT_S;
 	while (gen_live(gen))
-		pthread_cond_wait(&RR.cv, &RR.mu);
+		if (pthread_cond_timedwait(&RR.cv, &RR.mu, &ts) == ETIMEDOUT) {
+			log_warn("recording %s did not finish within %d s of its stop", key, STOP_WAIT_S);
+			break;
+		}
 	rec_reg_check_locked();
 	return true;
 }
@@ -231,6 +242,17 @@ add_url(json_object *o, const char *path, const char *url)
 		json_object_object_add(o, "url", NULL);
 }
 
+/* A status kept while it ran, of a recording no longer running (detmd
+ * stopped or crashed under it): "interrupted", not still recording. */
+static void
+not_running(json_object *o)
+{
+	const char *s = json_object_get_string(json_object_object_get(o, "state"));
+
+	if (s != NULL && (strcmp(s, "recording") == 0 || strcmp(s, "paused") == 0))
+		json_object_object_add(o, "state", json_object_new_string("interrupted"));
+}
+
 json_object *
 rec_task_status(const char *task_id)
 {
@@ -246,16 +268,12 @@ rec_task_status(const char *task_id)
 		pthread_mutex_unlock(&r->mu);
 	}
 	pthread_mutex_unlock(&RR.mu);
-	if (o == NULL) {
+	if (o == NULL && (o = rfinal_get(task_id)) == NULL) {
 		snprintf(path, sizeof path, "%s/%s.json", RR.dir, task_id);
 		o = rfile_read_meta(path);
-		if (o != NULL) {
-			const char *s = json_object_get_string(json_object_object_get(o, "state"));
-
-			if (s != NULL && (strcmp(s, "recording") == 0 || strcmp(s, "paused") == 0))
-				json_object_object_add(o, "state", json_object_new_string("interrupted"));
-		}
 	}
+	if (r == NULL && o != NULL)
+		not_running(o);
 	if (o == NULL) {
 		o = json_object_new_object();
 		json_object_object_add(o, "state", json_object_new_string("none"));
@@ -287,6 +305,7 @@ delete_files(const char *task_id)
 	unlink(path);
 	snprintf(path, sizeof path, "%s/%s.json", RR.dir, task_id);
 	unlink(path);
+	rfinal_forget_task(task_id);
 	if ((dh = opendir(RR.dir)) == NULL)
 		return;
 	while ((de = readdir(dh)) != NULL) {
@@ -397,9 +416,16 @@ rec_clip(const char *task_id, int duration_s, int fps, const char *window_name, 
 		return -1;
 	}
 	pthread_mutex_unlock(&RR.mu);
-	o = rec_clip_status(id, wait ? duration_s + 30 : 0, e);
+	o = rec_clip_status(id, wait ? duration_s + CLIP_MARGIN_S : 0, e);
 	if (o == NULL)
 		return -1;
+	state = json_object_get_string(json_object_object_get(o, "state"));
+	if (wait && state != NULL && strcmp(state, "recording") == 0) {
+		json_object_put(o);
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "the clip %s did not finish within its %d s "
+		    "and %d s more (detmd may be stopping, or its recording is stuck writing)", id,
+		    duration_s, CLIP_MARGIN_S);
+	}
 	if (w.id != 0) {
 		json_object *wo = json_object_new_object();
 
@@ -407,7 +433,6 @@ rec_clip(const char *task_id, int duration_s, int fps, const char *window_name, 
 		jx_add_str(wo, "title", w.title);
 		json_object_object_add(o, "window", wo);
 	}
-	state = json_object_get_string(json_object_object_get(o, "state"));
 	if (wait && state != NULL && strcmp(state, "failed") == 0) {
 		json_object *err = json_object_object_get(o, "error");
 
@@ -432,7 +457,7 @@ rec_clip_status(const char *clip_id, int block_s, struct derr *e)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += block_s;
 	pthread_mutex_lock(&RR.mu);
-	while (block_s > 0 && (r = find(key)) != NULL)
+	while (block_s > 0 && !RR.shutting_down && (r = find(key)) != NULL)
 		if (pthread_cond_timedwait(&RR.cv, &RR.mu, &ts) == ETIMEDOUT)
 			break;
 	if ((r = find(key)) != NULL) {
@@ -442,11 +467,13 @@ rec_clip_status(const char *clip_id, int block_s, struct derr *e)
 	}
 	pthread_mutex_unlock(&RR.mu);
 	snprintf(path, sizeof path, "%s/%s.json", RR.dir, key);
-	if (o == NULL && (o = rfile_read_meta(path)) == NULL) {
+	if (o == NULL && (o = rfinal_get(key)) == NULL && (o = rfile_read_meta(path)) == NULL) {
 		derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.*s'",
 		    utf8_prec(clip_id, 16), clip_id);
 		return NULL;
 	}
+	if (r == NULL)
+		not_running(o);
 	json_object_object_add(o, "status", json_object_get(json_object_object_get(o, "state")));
 	snprintf(path, sizeof path, "%s/%s.mp4", RR.dir, key);
 	snprintf(url, sizeof url, "/api/record/%s/clip.mp4", clip_id);
@@ -508,19 +535,60 @@ rec_init(struct app *a, struct derr *e)
 	return 0;
 }
 
+/* Whether any recording is registered (RR.mu held). */
+static bool
+reg_any(void)
+{
+	for (size_t i = 0; i < RECS_MAX; i++)
+		if (RR.recs[i] != NULL)
+			return true;
+	return false;
+}
+
+bool
+rec_stopping(void)
+{
+	bool s;
+
+	pthread_mutex_lock(&RR.mu);
+	s = RR.shutting_down;
+	pthread_mutex_unlock(&RR.mu);
+	return s;
+}
+
 void
 rec_shutdown(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += SHUTDOWN_WAIT_S;
 	pthread_mutex_lock(&RR.mu);
 	RR.shutting_down = true;
-	for (size_t i = 0; i < RECS_MAX; i++) {
-		char key[KEY_MAX];
+	pthread_cond_broadcast(&RR.cv);         /* status long polls return now */
+	for (size_t i = 0; i < RECS_MAX; i++) {         /* all at once: they finish in parallel */
+		struct rec *r = RR.recs[i];
 
-		if (RR.recs[i] == NULL)
+		if (r == NULL)
 			continue;
-		snprintf(key, sizeof key, "%s", RR.recs[i]->key);
-		stop_wait(key, false);
-		i = (size_t)-1;         /* the table changed: start over */
+		pthread_mutex_lock(&r->mu);
+		r->stop = true;
+		rec_check_locked(r);
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+	while (reg_any())
+		if (pthread_cond_timedwait(&RR.cv, &RR.mu, &ts) == ETIMEDOUT)
+			break;
+	if (reg_any()) {
+		/* A thread wedged in a write (a stalled disk) must not hold the
+		 * daemon's stop: it is left behind, and kept off the store. */
+		RR.abandoned = true;
+		for (size_t i = 0; i < RECS_MAX; i++)
+			if (RR.recs[i] != NULL)
+				log_warn("recording %s did not finish within %d s of the stop; going on "
+				    "without it (its file plays up to its last fragment)", RR.recs[i]->key,
+				    SHUTDOWN_WAIT_S);
 	}
 	pthread_mutex_unlock(&RR.mu);
 	/* RR.dir stays: requests still in flight until the HTTP server stops may

@@ -44,8 +44,11 @@
 /* Scans the directory for the bytes in use and registers the task hook
  * (call before other hooks that stop displays). 0 or -1. */
 int rec_init(struct app *app, struct derr *e) DETM_NODISCARD;
-/* Finishes every running recording and clip (daemon stop). */
+/* Finishes every running recording and clip (daemon stop), waiting a few
+ * seconds at most: a recording wedged in a write is left behind. */
 void rec_shutdown(void);
+/* rec_shutdown has begun: callers that follow a clip stop waiting. */
+bool rec_stopping(void);
 
 /* A task's display just started: record it if ACU_RECORD is on. */
 void rec_display_started(const char *task_id);
@@ -68,11 +71,16 @@ int rec_task_file(const char *task_id, char *buf, size_t len);
  * start_s/end_s are null before the first frame. Caller owns. */
 json_object *rec_task_index(struct app *app, const char *task_id, struct derr *e);
 
+/* How long past its duration a clip may take to finish before a caller
+ * that waits for it (rec_clip's wait, the MCP tools) gives up on it. */
+#define CLIP_MARGIN_S 30
+
 /* video_record: starts a clip of duration_s at fps of the task's display
  * (or the shared one); window_name NULL records the screen, else the first
  * visible window whose title or class contains it (DERR_NOT_FOUND field
  * "target" if none; the clip fails if the window closes or changes size).
- * With wait, returns when it is finished. *out is its status {clip_id,
+ * With wait, returns when it is finished (DERR_UNAVAILABLE if it is not
+ * within duration_s + CLIP_MARGIN_S, or if it failed). *out is its status {clip_id,
  * status, url, path, bytes, frames, duration_s, fps, window?}. */
 int rec_clip(const char *task_id, int duration_s, int fps, const char *window_name, bool wait,
     json_object **out, struct derr *e) DETM_NODISCARD;

@@ -112,29 +112,44 @@ rfile_status_json(const struct rec *r)
 	return o;
 }
 
-/* Writes the status file atomically (rename over). */
-void
+/* Keeps the status, then writes the status file atomically (rename over). */
+int
 rfile_write_meta(struct rec *r)
 {
 	char tmp[PATH_MAX + 8];
+	const char *text;
 	json_object *o;
+	int rc = -1, err = 0;
 	FILE *f;
 
 	pthread_mutex_lock(&r->mu);
 	o = rfile_status_json(r);
 	pthread_mutex_unlock(&r->mu);
+	rfinal_keep(r, o);
+	text = jx_string(o, NULL);
 	snprintf(tmp, sizeof tmp, "%s.tmp", r->meta);
 	f = fopen(tmp, "we");
-	if (f != NULL) {
-		fputs(jx_string(o, NULL), f);
-		if (fclose(f) == 0)
-			rename(tmp, r->meta);
-		else
+	if (f == NULL) {
+		err = errno;
+	} else {
+		if (fputs(text, f) == EOF || fflush(f) != 0)
+			err = errno;
+		if (fclose(f) != 0 && err == 0)
+			err = errno;
+		if (err == 0 && rename(tmp, r->meta) != 0)
+			err = errno;
+		if (err != 0)
 			unlink(tmp);
 	}
+	if (err == 0)
+		rc = 0;
+	else
+		log_warn("recording %s: cannot write its status file %s: %s (the status is kept in "
+		    "memory and the database)", r->key, r->meta, strerror(err));
 	json_object_put(o);
 	events_publish("recording", "updated", r->task_id[0] ? r->task_id : NULL,
 	    r->clip_id[0] ? r->clip_id : NULL);
+	return rc;
 }
 
 /* A status file; one written before errors had their JSON shape keeps

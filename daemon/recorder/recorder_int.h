@@ -9,6 +9,9 @@
  *                     finishing (rrun_*)
  *   recorder_files.c  the status and index files, the directory total,
  *                     rec_task_index (rfile_*)
+ *   recorder_final.c  the latest statuses in memory and the database,
+ *                     which outlive a disk too full for status files
+ *                     (rfinal_*)
  *
  * Locking (see recorder.c's opening comment): RR.mu guards the registry
  * and the directory total; a rec's mu guards its fields marked "under mu".
@@ -65,6 +68,9 @@ struct rec_reg {
 	struct rec *recs[RECS_MAX];     /* under mu */
 	uint64_t next_gen;      /* under mu */
 	bool shutting_down;     /* under mu */
+	bool abandoned;         /* under mu: shutdown stopped waiting for a
+	                         * wedged recording (its thread must not touch
+	                         * the store any more) */
 	struct app *app;        /* set once by rec_init */
 	char *dir;              /* DATA_DIR/recordings, set once by rec_init */
 	int64_t total_bytes;    /* under mu */
@@ -102,10 +108,20 @@ json_object *rfile_error_json(const struct derr *e);
 void rec_fail_set(struct rec *r, const struct derr *e, const char *prefix);
 /* r's status (r->mu held). Caller owns. */
 json_object *rfile_status_json(const struct rec *r);
-/* Writes r's status file atomically (takes r's mu) and publishes the
- * change. */
-void rfile_write_meta(struct rec *r);
+/* Keeps r's status (rfinal_keep), writes its status file atomically
+ * (takes r's mu) and publishes the change. -1 when the file could not be
+ * written (logged with the system's reason; the status is kept anyway). */
+int rfile_write_meta(struct rec *r);
 /* A status file's JSON (caller owns), or NULL. */
 json_object *rfile_read_meta(const char *path);
+
+/* recorder_final.c */
+/* Keeps status (r's latest, from rfile_status_json) in memory and in the
+ * database (a failed write is logged). */
+void rfinal_keep(const struct rec *r, json_object *status);
+/* The latest status kept for key (caller owns), or NULL. */
+json_object *rfinal_get(const char *key);
+/* Forgets the statuses of a task's recording and clips (it was deleted). */
+void rfinal_forget_task(const char *task_id);
 
 #endif

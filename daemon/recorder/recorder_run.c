@@ -245,7 +245,7 @@ run_finish(struct run *ru, int rc)
 	struct rec *r = ru->r;
 	struct derr e;
 	bool discard, repeat;
-	int64_t grown = 0;
+	int64_t grown = 0, held = 0;
 
 	pthread_mutex_lock(&r->mu);
 	discard = r->discard;
@@ -262,7 +262,7 @@ run_finish(struct run *ru, int rc)
 		enc_abort(ru->en);
 		rfile_remove(r->path);
 		unlink(r->idx);
-	} else if (enc_close(ru->en, ru->video, &e) != 0) {
+	} else if (enc_close(ru->en, ru->video, &held, &e) != 0) {
 		rec_fail_set(r, &e, "");
 		rc = -1;
 	}
@@ -277,8 +277,7 @@ run_finish(struct run *ru, int rc)
 		}
 		if (ru->video > r->video_ms)
 			r->video_ms = ru->video;
-		if (repeat && rc == 0)
-			r->frames++;    /* enc_close repeated the last picture at the end */
+		r->frames = held;       /* what the file holds (the end's repeat too) */
 	}
 	r->state = discard ? R_DISCARDED : rc < 0 ? R_FAILED : r->reason[0] ? R_CAPPED : R_DONE;
 	rec_check_locked(r);
@@ -316,7 +315,7 @@ run(void *arg)
 
 	ru.seg_start = ru.next = mono_us() / 1000;
 	ru.idx = fopen(r->idx, "we");
-	rfile_write_meta(r);
+	(void)rfile_write_meta(r);     /* logs; the status is kept anyway */
 	while (run_gate(&ru)) {
 		ru.video = ru.base + (mono_us() / 1000 - ru.seg_start);
 		if (ru.en != NULL && ru.video <= enc_last_pts(ru.en))
@@ -333,7 +332,7 @@ run(void *arg)
 		log_info("recording %s %s: %lld frames, %lld bytes, %.1f s", r->key,
 		    rec_state_names[r->state], (long long)r->frames, (long long)r->bytes,
 		    (double)r->video_ms / 1000.0);
-	rfile_write_meta(r);
+	(void)rfile_write_meta(r);     /* logs; the status is kept anyway */
 	if (r->state == R_CAPPED)
 		cap_message(r);
 	run_leave(r);

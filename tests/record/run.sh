@@ -15,6 +15,8 @@
 #   live view:       MJPEG parts are whole JPEGs, two viewers share one
 #                    capture, capture stops when the last viewer leaves;
 #                    frame.jpg
+#   full disk:       tests/record/fulldisk.sh (a tmpfs as the recordings
+#                    dir; skipped, counting nothing, where it cannot mount)
 #
 # Prints "N passed, N failed".
 set -u
@@ -244,5 +246,10 @@ api PATCH "/api/tasks/$Q" '{"status":"failed"}'
 check "--record-keep-failed keeps a failed task's video" wait_for 10 sh -c \
 	"curl -s $DETM_URL/api/tasks/$Q | jq -e '.recording.state == \"done\"' >/dev/null && [ -s $(file_of "$Q") ]"
 daemon_stop
+
+# ---- a full recordings disk: its own daemon and tmpfs ----
+total_pass=0 total_fail=0
+run_part fulldisk tests/record/fulldisk.sh
+PASS=$((PASS + total_pass)) FAIL=$((FAIL + total_fail))
 
 finish
