@@ -56,7 +56,7 @@
 #include "lim.h"
 #include "mcp.h"
 #include "mcp_fixtures.h"
-#include "recorder.h"
+#include "recorder/recorder.h"
 #include "result.h"
 #include "toolreq.h"
 #include "utf8.h"

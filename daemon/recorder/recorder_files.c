@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/jx.h"
+#include "core/log.h"
 #include "core/util.h"
 #include "recorder_int.h"
 #include "task/events.h"

@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jx.h"
-#include "log.h"
+#include "core/jx.h"
+#include "core/log.h"
 #include "recorder_int.h"
-#include "store.h"
+#include "store/store.h"
 
 #define FINAL_MAX 256
 
