@@ -1,16 +1,16 @@
 /*
- * recorder.c - task recordings and clips (recorder.h): the registry, the
- * state checks, the API, the task hook and start-up/shutdown. A
- * recording's thread is recorder_run.c; its files are recorder_files.c;
- * what they share is recorder_int.h.
+ * recorder.c - task recordings and clips (recorder.h): the API, the task
+ * hook and start-up/shutdown. The registry and the state checks are
+ * recorder_reg.c; a recording's thread is recorder_run.c; its files are
+ * recorder_files.c; what they share is recorder_int.h.
  *
  * Every live recording (task or clip) is a struct rec in the registry,
  * owned by its own detached thread: the thread removes it from the registry
  * and frees it when it ends, after writing the status file. Whoever wants a
  * recording to end (the task hook, an operator, shutdown) sets its stop
- * request under its mutex and waits on RR.cv until its generation has left
- * the registry. Lock order: RR.mu, then a rec's mu. The recording thread
- * never takes RR.mu while holding its own mu.
+ * request under its mutex and waits on rec_registry.cv until its generation has left
+ * the registry. Lock order: rec_registry.mu, then a rec's mu. The recording thread
+ * never takes rec_registry.mu while holding its own mu.
  *
  * A recording's states (struct rec.state, under its mu):
  *
@@ -32,7 +32,7 @@
  *     and discard is only ever asked with stop;
  *   - counts (frames, bytes, video ms) and the directory total are >= 0;
  *   - registered recordings have distinct keys and generations, each
- *     below RR.next_gen.
+ *     below rec_registry.next_gen.
  * A failure is kept as a struct derr and shown in the status as the one
  * error shape {"code","message","field"} (derr.h).
  */
@@ -61,68 +61,14 @@
 #define SHUTDOWN_WAIT_S 4       /* how long a daemon stop waits for recordings */
 #define STOP_WAIT_S     10      /* how long other stops wait for one */
 
-const char *const rec_state_names[] = {
-	"recording", "paused", "done", "capped", "discarded", "failed",
-};
-
-struct rec_reg RR = {
-	.mu = PTHREAD_MUTEX_INITIALIZER,
-	.cv = PTHREAD_COND_INITIALIZER,
-	.next_gen = 1,
-};
-
-/* ---- state checks (debug and ASan builds; compiled out under NDEBUG) ---- */
-
-/* r->mu held: r's state agrees with its fields (see the opening comment). */
-void
-rec_check_locked(const struct rec *r)
-{
-#ifndef NDEBUG
-	assert((unsigned)r->state <= R_FAILED);
-	assert(r->fps >= 1 && r->gen >= 1 && r->started_ms > 0);
-	assert(r->frames >= 0 && r->bytes >= 0 && r->video_ms >= 0);
-	if (r->clip_id[0] != '\0')
-		assert(strncmp(r->key, "clip-", 5) == 0 && strcmp(r->key + 5, r->clip_id) == 0);
-	else
-		assert(strcmp(r->key, r->task_id) == 0 && id_valid(r->task_id) && r->window == 0);
-	assert(r->state != R_FAILED || r->err.code != DERR_OK);
-	assert(r->state != R_CAPPED || r->reason[0] != '\0');
-	assert(r->state != R_DISCARDED || r->discard);
-	assert(!r->discard || r->stop);
-#else
-	(void)r;
-#endif
-}
-
-/* RR.mu held: registered recordings have distinct keys and generations
- * (only fields fixed at launch are read: no rec's mu is taken). */
-void
-rec_reg_check_locked(void)
-{
-#ifndef NDEBUG
-	assert(RR.total_bytes >= 0);
-	for (size_t i = 0; i < RECS_MAX; i++) {
-		const struct rec *a = RR.recs[i];
-
-		if (a == NULL)
-			continue;
-		assert(a->key[0] != '\0' && a->gen >= 1 && a->gen < RR.next_gen);
-		for (size_t k = i + 1; k < RECS_MAX; k++)
-			assert(RR.recs[k] == NULL || (RR.recs[k] != a && RR.recs[k]->gen != a->gen &&
-			    strcmp(RR.recs[k]->key, a->key) != 0));
-	}
-#endif
-}
-
-
-/* ---- registry (RR.mu held) ---- */
+/* ---- registry (rec_registry.mu held) ---- */
 
 static struct rec *
 find(const char *key)
 {
 	for (size_t i = 0; i < RECS_MAX; i++)
-		if (RR.recs[i] != NULL && strcmp(RR.recs[i]->key, key) == 0)
-			return RR.recs[i];
+		if (rec_registry.recs[i] != NULL && strcmp(rec_registry.recs[i]->key, key) == 0)
+			return rec_registry.recs[i];
 	return NULL;
 }
 
@@ -130,14 +76,14 @@ static bool
 gen_live(uint64_t gen)
 {
 	for (size_t i = 0; i < RECS_MAX; i++)
-		if (RR.recs[i] != NULL && RR.recs[i]->gen == gen)
+		if (rec_registry.recs[i] != NULL && rec_registry.recs[i]->gen == gen)
 			return true;
 	return false;
 }
 
 /* Asks the recording under key to end and waits until it has, or
  * STOP_WAIT_S passed (a thread wedged in a write to a stalled disk; it
- * ends when the write returns) (RR.mu held; released while waiting).
+ * ends when the write returns) (rec_registry.mu held; released while waiting).
  * Returns false if none was running. */
 static bool
 stop_wait(const char *key, bool discard)
@@ -158,7 +104,7 @@ stop_wait(const char *key, bool discard)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += STOP_WAIT_S;
 	while (gen_live(gen))
-		if (pthread_cond_timedwait(&RR.cv, &RR.mu, &ts) == ETIMEDOUT) {
+		if (pthread_cond_timedwait(&rec_registry.cv, &rec_registry.mu, &ts) == ETIMEDOUT) {
 			log_warn("recording %s did not finish within %d s of its stop", key, STOP_WAIT_S);
 			break;
 		}
@@ -175,15 +121,15 @@ task_start(const char *task_id, struct derr *e)
 	struct rec *r;
 	int rc;
 
-	pthread_mutex_lock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
 	if (find(task_id) != NULL) {
-		pthread_mutex_unlock(&RR.mu);
+		pthread_mutex_unlock(&rec_registry.mu);
 		return derr_set(e, DERR_CONFLICT, NULL, "task %s is being recorded already", task_id);
 	}
-	r = rrun_new(task_id, (int)RR.app->cfg->record_fps);
+	r = rrun_new(task_id, (int)rec_registry.app->cfg->record_fps);
 	snprintf(r->key, sizeof r->key, "%s", task_id);
 	rc = rrun_launch(r, e);
-	pthread_mutex_unlock(&RR.mu);
+	pthread_mutex_unlock(&rec_registry.mu);
 	if (rc != 0)
 		free(r);
 	return rc;
@@ -194,7 +140,7 @@ rec_display_started(const char *task_id)
 {
 	struct derr e;
 
-	if (!RR.app->cfg->record)
+	if (!rec_registry.app->cfg->record)
 		return;
 	derr_clear(&e);
 	if (task_start(task_id, &e) != 0 && e.code != DERR_CONFLICT)
@@ -207,7 +153,7 @@ rec_task_start(const char *task_id, json_object **out, struct derr *e)
 	json_object *meta = NULL;
 	int st;
 
-	if (task_meta(RR.app->store, task_id, &st, &meta, e) != 0)
+	if (task_meta(rec_registry.app->store, task_id, &st, &meta, e) != 0)
 		return -1;
 	json_object_put(meta);
 	if (task_status_final(st))
@@ -224,9 +170,9 @@ rec_task_stop(const char *task_id, json_object **out, struct derr *e)
 {
 	bool was;
 
-	pthread_mutex_lock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
 	was = stop_wait(task_id, false);
-	pthread_mutex_unlock(&RR.mu);
+	pthread_mutex_unlock(&rec_registry.mu);
 	if (!was)
 		return derr_set(e, DERR_CONFLICT, NULL, "task %s is not being recorded", task_id);
 	*out = rec_task_status(task_id);
@@ -260,16 +206,16 @@ rec_task_status(const char *task_id)
 	json_object *o = NULL;
 	char path[PATH_MAX], url[128];
 
-	pthread_mutex_lock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
 	r = find(task_id);
 	if (r != NULL) {
 		pthread_mutex_lock(&r->mu);
 		o = rfile_status_json(r);
 		pthread_mutex_unlock(&r->mu);
 	}
-	pthread_mutex_unlock(&RR.mu);
+	pthread_mutex_unlock(&rec_registry.mu);
 	if (o == NULL && (o = rfinal_get(task_id)) == NULL) {
-		snprintf(path, sizeof path, "%s/%s.json", RR.dir, task_id);
+		snprintf(path, sizeof path, "%s/%s.json", rec_registry.dir, task_id);
 		o = rfile_read_meta(path);
 	}
 	if (r == NULL && o != NULL)
@@ -278,7 +224,7 @@ rec_task_status(const char *task_id)
 		o = json_object_new_object();
 		json_object_object_add(o, "state", json_object_new_string("none"));
 	}
-	snprintf(path, sizeof path, "%s/%s.mp4", RR.dir, task_id);
+	snprintf(path, sizeof path, "%s/%s.mp4", rec_registry.dir, task_id);
 	snprintf(url, sizeof url, "/api/tasks/%s/recording.mp4", task_id);
 	add_url(o, path, url);
 	return o;
@@ -287,7 +233,7 @@ rec_task_status(const char *task_id)
 int
 rec_task_file(const char *task_id, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/%s.mp4", RR.dir, task_id);
+	snprintf(buf, len, "%s/%s.mp4", rec_registry.dir, task_id);
 	return rfile_size(buf) >= 0 ? 0 : -1;
 }
 
@@ -299,14 +245,14 @@ delete_files(const char *task_id)
 	struct dirent *de;
 	DIR *dh;
 
-	snprintf(path, sizeof path, "%s/%s.mp4", RR.dir, task_id);
+	snprintf(path, sizeof path, "%s/%s.mp4", rec_registry.dir, task_id);
 	rfile_remove(path);
-	snprintf(path, sizeof path, "%s/%s.idx", RR.dir, task_id);
+	snprintf(path, sizeof path, "%s/%s.idx", rec_registry.dir, task_id);
 	unlink(path);
-	snprintf(path, sizeof path, "%s/%s.json", RR.dir, task_id);
+	snprintf(path, sizeof path, "%s/%s.json", rec_registry.dir, task_id);
 	unlink(path);
 	rfinal_forget_task(task_id);
-	if ((dh = opendir(RR.dir)) == NULL)
+	if ((dh = opendir(rec_registry.dir)) == NULL)
 		return;
 	while ((de = readdir(dh)) != NULL) {
 		size_t n = strlen(de->d_name);
@@ -315,14 +261,14 @@ delete_files(const char *task_id)
 
 		if (strncmp(de->d_name, "clip-", 5) != 0 || n < 6 || strcmp(de->d_name + n - 5, ".json") != 0)
 			continue;
-		snprintf(path, sizeof path, "%s/%s", RR.dir, de->d_name);
+		snprintf(path, sizeof path, "%s/%s", rec_registry.dir, de->d_name);
 		m = rfile_read_meta(path);
 		t = m ? json_object_get_string(json_object_object_get(m, "task_id")) : NULL;
 		if (t != NULL && strcmp(t, task_id) == 0) {
 			unlink(path);
-			snprintf(path, sizeof path, "%s/%.*s.mp4", RR.dir, (int)(n - 5), de->d_name);
+			snprintf(path, sizeof path, "%s/%.*s.mp4", rec_registry.dir, (int)(n - 5), de->d_name);
 			rfile_remove(path);
-			snprintf(path, sizeof path, "%s/%.*s.idx", RR.dir, (int)(n - 5), de->d_name);
+			snprintf(path, sizeof path, "%s/%.*s.idx", rec_registry.dir, (int)(n - 5), de->d_name);
 			unlink(path);
 		}
 		json_object_put(m);
@@ -335,7 +281,7 @@ set_state(const char *task_id, enum rstate to)
 {
 	struct rec *r;
 
-	pthread_mutex_lock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
 	r = find(task_id);
 	if (r != NULL) {
 		pthread_mutex_lock(&r->mu);
@@ -345,7 +291,7 @@ set_state(const char *task_id, enum rstate to)
 		pthread_cond_broadcast(&r->cv);
 		pthread_mutex_unlock(&r->mu);
 	}
-	pthread_mutex_unlock(&RR.mu);
+	pthread_mutex_unlock(&rec_registry.mu);
 	if (r != NULL)
 		events_publish("recording", "updated", task_id, NULL);
 }
@@ -358,9 +304,9 @@ on_task_change(const char *task_id, int from, int to, void *arg)
 
 	(void)arg;
 	if (to == TASK_HOOK_DELETED) {
-		pthread_mutex_lock(&RR.mu);
+		pthread_mutex_lock(&rec_registry.mu);
 		stop_wait(task_id, true);
-		pthread_mutex_unlock(&RR.mu);
+		pthread_mutex_unlock(&rec_registry.mu);
 		delete_files(task_id);
 		return;
 	}
@@ -369,10 +315,10 @@ on_task_change(const char *task_id, int from, int to, void *arg)
 	} else if (to == TASK_ACTIVE && from == TASK_PAUSED) {
 		set_state(task_id, R_RECORDING);
 	} else if (task_status_final(to)) {
-		discard = to == TASK_FAILED && !RR.app->cfg->record_keep_failed;
-		pthread_mutex_lock(&RR.mu);
+		discard = to == TASK_FAILED && !rec_registry.app->cfg->record_keep_failed;
+		pthread_mutex_lock(&rec_registry.mu);
 		stop_wait(task_id, discard);
-		pthread_mutex_unlock(&RR.mu);
+		pthread_mutex_unlock(&rec_registry.mu);
 	}
 }
 
@@ -409,13 +355,13 @@ rec_clip(const char *task_id, int duration_s, int fps, const char *window_name, 
 	snprintf(r->key, sizeof r->key, "clip-%s", id);
 	snprintf(key, sizeof key, "%s", r->key);
 	r->max_ms = (int64_t)duration_s * 1000;
-	pthread_mutex_lock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
 	if (rrun_launch(r, e) != 0) {
-		pthread_mutex_unlock(&RR.mu);
+		pthread_mutex_unlock(&rec_registry.mu);
 		free(r);
 		return -1;
 	}
-	pthread_mutex_unlock(&RR.mu);
+	pthread_mutex_unlock(&rec_registry.mu);
 	o = rec_clip_status(id, wait ? duration_s + CLIP_MARGIN_S : 0, e);
 	if (o == NULL)
 		return -1;
@@ -456,17 +402,17 @@ rec_clip_status(const char *clip_id, int block_s, struct derr *e)
 	snprintf(key, sizeof key, "clip-%s", clip_id);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += block_s;
-	pthread_mutex_lock(&RR.mu);
-	while (block_s > 0 && !RR.shutting_down && (r = find(key)) != NULL)
-		if (pthread_cond_timedwait(&RR.cv, &RR.mu, &ts) == ETIMEDOUT)
+	pthread_mutex_lock(&rec_registry.mu);
+	while (block_s > 0 && !rec_registry.shutting_down && (r = find(key)) != NULL)
+		if (pthread_cond_timedwait(&rec_registry.cv, &rec_registry.mu, &ts) == ETIMEDOUT)
 			break;
 	if ((r = find(key)) != NULL) {
 		pthread_mutex_lock(&r->mu);
 		o = rfile_status_json(r);
 		pthread_mutex_unlock(&r->mu);
 	}
-	pthread_mutex_unlock(&RR.mu);
-	snprintf(path, sizeof path, "%s/%s.json", RR.dir, key);
+	pthread_mutex_unlock(&rec_registry.mu);
+	snprintf(path, sizeof path, "%s/%s.json", rec_registry.dir, key);
 	if (o == NULL && (o = rfinal_get(key)) == NULL && (o = rfile_read_meta(path)) == NULL) {
 		derr_set(e, DERR_NOT_FOUND, "clip_id", "no clip with id '%.*s'",
 		    utf8_prec(clip_id, 16), clip_id);
@@ -475,7 +421,7 @@ rec_clip_status(const char *clip_id, int block_s, struct derr *e)
 	if (r == NULL)
 		not_running(o);
 	json_object_object_add(o, "status", json_object_get(json_object_object_get(o, "state")));
-	snprintf(path, sizeof path, "%s/%s.mp4", RR.dir, key);
+	snprintf(path, sizeof path, "%s/%s.mp4", rec_registry.dir, key);
 	snprintf(url, sizeof url, "/api/record/%s/clip.mp4", clip_id);
 	add_url(o, path, url);
 	json_object_object_add(o, "path", json_object_new_string(path));
@@ -489,9 +435,9 @@ rec_clip_stop(const char *clip_id, json_object **out, struct derr *e)
 	bool was;
 
 	snprintf(key, sizeof key, "clip-%s", clip_id);
-	pthread_mutex_lock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
 	was = stop_wait(key, false);
-	pthread_mutex_unlock(&RR.mu);
+	pthread_mutex_unlock(&rec_registry.mu);
 	if ((*out = rec_clip_status(clip_id, 0, e)) == NULL)
 		return -1;
 	json_object_object_add(*out, "stopped_early", json_object_new_boolean(was));
@@ -501,7 +447,7 @@ rec_clip_stop(const char *clip_id, json_object **out, struct derr *e)
 int
 rec_clip_file(const char *clip_id, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s/clip-%s.mp4", RR.dir, clip_id);
+	snprintf(buf, len, "%s/clip-%s.mp4", rec_registry.dir, clip_id);
 	return rfile_size(buf) >= 0 ? 0 : -1;
 }
 
@@ -513,11 +459,11 @@ rec_init(struct app *a, struct derr *e)
 	struct dirent *de;
 	DIR *dh;
 
-	RR.app = a;
-	RR.dir = xasprintf("%s/recordings", a->cfg->data_dir);
-	if (mkdir(RR.dir, 0700) != 0 && errno != EEXIST)
-		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", RR.dir, strerror(errno));
-	if ((dh = opendir(RR.dir)) != NULL) {
+	rec_registry.app = a;
+	rec_registry.dir = xasprintf("%s/recordings", a->cfg->data_dir);
+	if (mkdir(rec_registry.dir, 0700) != 0 && errno != EEXIST)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", rec_registry.dir, strerror(errno));
+	if ((dh = opendir(rec_registry.dir)) != NULL) {
 		while ((de = readdir(dh)) != NULL) {
 			size_t n = strlen(de->d_name);
 			char path[PATH_MAX];
@@ -525,9 +471,9 @@ rec_init(struct app *a, struct derr *e)
 
 			if (n < 5 || strcmp(de->d_name + n - 4, ".mp4") != 0)
 				continue;
-			snprintf(path, sizeof path, "%s/%s", RR.dir, de->d_name);
+			snprintf(path, sizeof path, "%s/%s", rec_registry.dir, de->d_name);
 			if ((sz = rfile_size(path)) > 0)
-				RR.total_bytes += sz;
+				rec_registry.total_bytes += sz;
 		}
 		closedir(dh);
 	}
@@ -535,12 +481,12 @@ rec_init(struct app *a, struct derr *e)
 	return 0;
 }
 
-/* Whether any recording is registered (RR.mu held). */
+/* Whether any recording is registered (rec_registry.mu held). */
 static bool
 reg_any(void)
 {
 	for (size_t i = 0; i < RECS_MAX; i++)
-		if (RR.recs[i] != NULL)
+		if (rec_registry.recs[i] != NULL)
 			return true;
 	return false;
 }
@@ -550,9 +496,9 @@ rec_stopping(void)
 {
 	bool s;
 
-	pthread_mutex_lock(&RR.mu);
-	s = RR.shutting_down;
-	pthread_mutex_unlock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
+	s = rec_registry.shutting_down;
+	pthread_mutex_unlock(&rec_registry.mu);
 	return s;
 }
 
@@ -563,11 +509,11 @@ rec_shutdown(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += SHUTDOWN_WAIT_S;
-	pthread_mutex_lock(&RR.mu);
-	RR.shutting_down = true;
-	pthread_cond_broadcast(&RR.cv);         /* status long polls return now */
+	pthread_mutex_lock(&rec_registry.mu);
+	rec_registry.shutting_down = true;
+	pthread_cond_broadcast(&rec_registry.cv);         /* status long polls return now */
 	for (size_t i = 0; i < RECS_MAX; i++) {         /* all at once: they finish in parallel */
-		struct rec *r = RR.recs[i];
+		struct rec *r = rec_registry.recs[i];
 
 		if (r == NULL)
 			continue;
@@ -578,19 +524,25 @@ rec_shutdown(void)
 		pthread_mutex_unlock(&r->mu);
 	}
 	while (reg_any())
-		if (pthread_cond_timedwait(&RR.cv, &RR.mu, &ts) == ETIMEDOUT)
+		if (pthread_cond_timedwait(&rec_registry.cv, &rec_registry.mu, &ts) == ETIMEDOUT)
 			break;
 	if (reg_any()) {
 		/* A thread wedged in a write (a stalled disk) must not hold the
 		 * daemon's stop: it is left behind, and kept off the store. */
-		RR.abandoned = true;
+		rec_registry.abandoned = true;
 		for (size_t i = 0; i < RECS_MAX; i++)
-			if (RR.recs[i] != NULL)
+			if (rec_registry.recs[i] != NULL)
 				log_warn("recording %s did not finish within %d s of the stop; going on "
-				    "without it (its file plays up to its last fragment)", RR.recs[i]->key,
+				    "without it (its file plays up to its last fragment)", rec_registry.recs[i]->key,
 				    SHUTDOWN_WAIT_S);
 	}
-	pthread_mutex_unlock(&RR.mu);
-	/* RR.dir stays: requests still in flight until the HTTP server stops may
+	pthread_mutex_unlock(&rec_registry.mu);
+	/* rec_registry.dir stays: requests still in flight until the HTTP server stops may
 	 * ask for a status (it is reachable, so not a leak at exit). */
+}
+
+json_object *
+rec_task_index(struct app *a, const char *task_id, struct derr *e)
+{
+	return rfile_index(a, task_id, rec_task_status(task_id), e);
 }

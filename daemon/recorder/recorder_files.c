@@ -1,11 +1,11 @@
 /*
  * recorder_files.c - the recorder's files (recorder_int.h): the paths of a
  * recording's video, index and status files, the status JSON and its
- * atomic status file, the directory's byte total, and rec_task_index,
+ * atomic status file, the directory's byte total, and a recording's index (rfile_index),
  * which reads an index file back against the task's actions.
  *
- * State: none of its own; RR.total_bytes (under RR.mu, kept >= 0) and
- * RR.dir. Invariant: a status file is replaced by rename, never written in
+ * State: none of its own; rec_registry.total_bytes (under rec_registry.mu, kept >= 0) and
+ * rec_registry.dir. Invariant: a status file is replaced by rename, never written in
  * place, so a reader sees the old or the new one whole.
  *
  * Does not: run recordings (recorder_run.c), keep the registry
@@ -34,9 +34,9 @@ rfile_paths(struct rec *r)
 {
 	const char *base = r->clip_id[0] ? r->key : r->task_id;
 
-	snprintf(r->path, sizeof r->path, "%s/%s.mp4", RR.dir, base);
-	snprintf(r->idx, sizeof r->idx, "%s/%s.idx", RR.dir, base);
-	snprintf(r->meta, sizeof r->meta, "%s/%s.json", RR.dir, base);
+	snprintf(r->path, sizeof r->path, "%s/%s.mp4", rec_registry.dir, base);
+	snprintf(r->idx, sizeof r->idx, "%s/%s.idx", rec_registry.dir, base);
+	snprintf(r->meta, sizeof r->meta, "%s/%s.json", rec_registry.dir, base);
 }
 
 int64_t
@@ -50,11 +50,11 @@ rfile_size(const char *path)
 void
 rfile_add_total(int64_t delta)
 {
-	pthread_mutex_lock(&RR.mu);
-	RR.total_bytes += delta;
-	if (RR.total_bytes < 0)
-		RR.total_bytes = 0;
-	pthread_mutex_unlock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
+	rec_registry.total_bytes += delta;
+	if (rec_registry.total_bytes < 0)
+		rec_registry.total_bytes = 0;
+	pthread_mutex_unlock(&rec_registry.mu);
 }
 
 /* Removes a file and takes its size off the total. */
@@ -242,7 +242,7 @@ index_moments(json_object *acts, const int64_t *pts, const int64_t *wall, size_t
 }
 
 json_object *
-rec_task_index(struct app *a, const char *task_id, struct derr *e)
+rfile_index(struct app *a, const char *task_id, json_object *status, struct derr *e)
 {
 	json_object *o, *frames, *acts;
 	int64_t *pts = NULL, *wall = NULL, p, w;
@@ -250,12 +250,15 @@ rec_task_index(struct app *a, const char *task_id, struct derr *e)
 	char path[PATH_MAX];
 	FILE *f;
 
-	if ((acts = task_timeline(a->store, task_id, INDEX_ACTIONS, e)) == NULL)
+	if ((acts = task_timeline(a->store, task_id, INDEX_ACTIONS, e)) == NULL) {
+		json_object_put(status);
 		return NULL;
-	snprintf(path, sizeof path, "%s/%s.idx", RR.dir, task_id);
+	}
+	snprintf(path, sizeof path, "%s/%s.idx", rec_registry.dir, task_id);
 	f = fopen(path, "re");
 	if (f == NULL) {
 		json_object_put(acts);
+		json_object_put(status);
 		derr_set(e, DERR_NOT_FOUND, NULL, "task %s has no recording", task_id);
 		return NULL;
 	}
@@ -276,7 +279,7 @@ rec_task_index(struct app *a, const char *task_id, struct derr *e)
 		json_object_array_add(frames, json_object_new_double((double)pts[i] / 1000.0));
 	json_object_object_add(o, "task_id", json_object_new_string(task_id));
 	json_object_object_add(o, "frames", frames);
-	json_object_object_add(o, "recording", rec_task_status(task_id));
+	json_object_object_add(o, "recording", status);
 	json_object_object_add(o, "takeovers", index_moments(acts, pts, wall, n));
 	json_object_object_add(o, "actions", acts);
 	free(pts);

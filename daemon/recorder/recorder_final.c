@@ -107,11 +107,11 @@ rfinal_keep(const struct rec *r, json_object *status)
 	snprintf(fin[i].task_id, sizeof fin[i].task_id, "%s", r->task_id);
 	fin[i].age = ++fin_age;
 	pthread_mutex_unlock(&fin_mu);
-	pthread_mutex_lock(&RR.mu);
-	gone = RR.abandoned;    /* shutdown went on without this thread: no store */
-	pthread_mutex_unlock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
+	gone = rec_registry.abandoned;    /* shutdown went on without this thread: no store */
+	pthread_mutex_unlock(&rec_registry.mu);
 	derr_clear(&e);
-	if (!gone && store_tx(RR.app->store, put_tx, &p, &e) != 0)
+	if (!gone && store_tx(rec_registry.app->store, put_tx, &p, &e) != 0)
 		log_warn("recording %s: cannot keep its status in the database: %s", r->key,
 		    e.message);
 }
@@ -130,7 +130,7 @@ rfinal_get(const char *key)
 	pthread_mutex_unlock(&fin_mu);
 	if (o != NULL)
 		return o;
-	rd = store_read_begin(RR.app->store);
+	rd = store_read_begin(rec_registry.app->store);
 	s = store_stmt(rd, SQL_REC_GET);
 	if (s != NULL) {
 		sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
@@ -160,6 +160,6 @@ rfinal_forget_task(const char *task_id)
 		}
 	pthread_mutex_unlock(&fin_mu);
 	derr_clear(&e);
-	if (store_tx(RR.app->store, del_tx, &p, &e) != 0)
+	if (store_tx(rec_registry.app->store, del_tx, &p, &e) != 0)
 		log_warn("task %s: cannot forget its recordings' statuses: %s", task_id, e.message);
 }

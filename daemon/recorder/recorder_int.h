@@ -1,21 +1,23 @@
 /*
  * recorder_int.h - what the recorder's files share (not for other modules;
- * recorder.h is the contract): struct rec, the registry RR, and the
+ * recorder.h is the contract): struct rec, the registry rec_registry, and the
  * functions one file offers the others.
  *
- *   recorder.c        registry, state checks, task recordings, clips, life
+ *   recorder.c        task recordings, clips, the task hook, life
  *                     (the recorder.h API)
+ *   recorder_reg.c    the registry and the state checks (calls none of
+ *                     the others)
  *   recorder_run.c    a recording's thread: capture, encode, limits,
  *                     finishing (rrun_*)
  *   recorder_files.c  the status and index files, the directory total,
- *                     rec_task_index (rfile_*)
+ *                     a recording's index (rfile_*)
  *   recorder_final.c  the latest statuses in memory and the database,
  *                     which outlive a disk too full for status files
  *                     (rfinal_*)
  *
- * Locking (see recorder.c's opening comment): RR.mu guards the registry
+ * Locking (see recorder.c's opening comment): rec_registry.mu guards the registry
  * and the directory total; a rec's mu guards its fields marked "under mu".
- * Lock order: RR.mu, then a rec's mu. Functions named *_locked want the
+ * Lock order: rec_registry.mu, then a rec's mu. Functions named *_locked want the
  * lock they name held.
  */
 #ifndef DETM_RECORDER_INT_H
@@ -75,19 +77,19 @@ struct rec_reg {
 	char *dir;              /* DATA_DIR/recordings, set once by rec_init */
 	int64_t total_bytes;    /* under mu */
 };
-extern struct rec_reg RR;
+extern struct rec_reg rec_registry;
 
 /* recorder.c: state checks (debug and ASan builds; no-ops under NDEBUG). */
 /* r->mu held (or r not yet running): r's state agrees with its fields. */
 void rec_check_locked(const struct rec *r);
-/* RR.mu held: registered recordings have distinct keys and generations. */
+/* rec_registry.mu held: registered recordings have distinct keys and generations. */
 void rec_reg_check_locked(void);
 
 /* recorder_run.c */
 /* A new rec (caller owns until rrun_launch succeeds) in R_RECORDING with
  * the configured limits. */
 struct rec *rrun_new(const char *task_id, int fps);
-/* RR.mu held: registers r and starts its detached thread, which then owns
+/* rec_registry.mu held: registers r and starts its detached thread, which then owns
  * r and frees it when it ends. On failure r stays the caller's.
  * DERR_UNAVAILABLE when stopping or full. */
 int rrun_launch(struct rec *r, struct derr *e) DETM_NODISCARD;
@@ -97,7 +99,7 @@ int rrun_launch(struct rec *r, struct derr *e) DETM_NODISCARD;
 void rfile_paths(struct rec *r);
 /* A file's size, or -1. */
 int64_t rfile_size(const char *path);
-/* Adds delta to RR.total_bytes (takes RR.mu; kept >= 0). */
+/* Adds delta to rec_registry.total_bytes (takes rec_registry.mu; kept >= 0). */
 void rfile_add_total(int64_t delta);
 /* Removes a file and takes its size off the total. */
 void rfile_remove(const char *path);
@@ -114,6 +116,10 @@ json_object *rfile_status_json(const struct rec *r);
 int rfile_write_meta(struct rec *r);
 /* A status file's JSON (caller owns), or NULL. */
 json_object *rfile_read_meta(const char *path);
+/* The task's recording index (frame times, action moments, takeovers) with
+ * status (taken: the task's recording status, rec_task_status) under
+ * "recording"; NULL with e (NOT_FOUND without a recording). */
+json_object *rfile_index(struct app *a, const char *task_id, json_object *status, struct derr *e);
 
 /* recorder_final.c */
 /* Keeps status (r's latest, from rfile_status_json) in memory and in the

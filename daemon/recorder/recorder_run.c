@@ -8,7 +8,7 @@
  * States: it alone moves a rec out of recording/paused (run_finish, recorder_run.c), to
  * done, capped, discarded or failed; it writes the final status file, then
  * takes the rec out of the registry and frees it (run_leave), the last
- * thing it does. Invariant: it never takes RR.mu while holding the rec's
+ * thing it does. Invariant: it never takes rec_registry.mu while holding the rec's
  * mu.
  *
  * Does not: decide when to pause or stop (recorder.c sets the rec's
@@ -53,7 +53,7 @@ cap_message(struct rec *r)
 	snprintf(text, sizeof text, "Screen recording stopped: %s. The video so far is kept "
 	    "(GET /api/tasks/%s/recording.mp4).", r->reason, r->task_id);
 	derr_clear(&e);
-	m = task_message_add(RR.app->store, r->task_id, "system", "recording", text, &e);
+	m = task_message_add(rec_registry.app->store, r->task_id, "system", "recording", text, &e);
 	if (m == NULL)
 		log_warn("recording %s: cannot post to the task thread: %s", r->key, e.message);
 	json_object_put(m);
@@ -162,14 +162,14 @@ account(struct run *ru)
 	r->video_ms = ru->video;
 	pthread_mutex_unlock(&r->mu);
 	rfile_add_total(delta);
-	pthread_mutex_lock(&RR.mu);
-	bytes = RR.total_bytes;
-	pthread_mutex_unlock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
+	bytes = rec_registry.total_bytes;
+	pthread_mutex_unlock(&rec_registry.mu);
 	pthread_mutex_lock(&r->mu);
 	if (r->bytes >= r->max_bytes)
 		snprintf(r->reason, sizeof r->reason, "it reached the per-recording limit of %lld MB "
 		    "(ACU_RECORD_TASK_MAX_MB)", (long long)(r->max_bytes >> 20));
-	else if (bytes >= (int64_t)RR.app->cfg->record_max_mb << 20)
+	else if (bytes >= (int64_t)rec_registry.app->cfg->record_max_mb << 20)
 		snprintf(r->reason, sizeof r->reason, "recordings use %lld MB, the limit "
 		    "(ACU_RECORD_MAX_MB)", (long long)(bytes >> 20));
 	else if (ru->video >= r->max_ms && r->clip_id[0] == '\0')
@@ -282,8 +282,8 @@ run_finish(struct run *ru, int rc)
 	r->state = discard ? R_DISCARDED : rc < 0 ? R_FAILED : r->reason[0] ? R_CAPPED : R_DONE;
 	rec_check_locked(r);
 	pthread_mutex_unlock(&r->mu);
-	/* RR.mu comes before r->mu: never taken under it (a status read
-	 * holding RR.mu and waiting for r->mu deadlocked against this) */
+	/* rec_registry.mu comes before r->mu: never taken under it (a status read
+	 * holding rec_registry.mu and waiting for r->mu deadlocked against this) */
 	rfile_add_total(grown);
 }
 
@@ -292,13 +292,13 @@ run_finish(struct run *ru, int rc)
 static void
 run_leave(struct rec *r)
 {
-	pthread_mutex_lock(&RR.mu);
+	pthread_mutex_lock(&rec_registry.mu);
 	for (size_t i = 0; i < RECS_MAX; i++)
-		if (RR.recs[i] == r)
-			RR.recs[i] = NULL;
+		if (rec_registry.recs[i] == r)
+			rec_registry.recs[i] = NULL;
 	rec_reg_check_locked();
-	pthread_cond_broadcast(&RR.cv);
-	pthread_mutex_unlock(&RR.mu);
+	pthread_cond_broadcast(&rec_registry.cv);
+	pthread_mutex_unlock(&rec_registry.mu);
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->cv);
 	free(r);
@@ -339,7 +339,7 @@ run(void *arg)
 	return NULL;
 }
 
-/* Registers and starts a recording (RR.mu held). */
+/* Registers and starts a recording (rec_registry.mu held). */
 int
 rrun_launch(struct rec *r, struct derr *e)
 {
@@ -348,18 +348,18 @@ rrun_launch(struct rec *r, struct derr *e)
 	size_t slot;
 	int err;
 
-	if (RR.shutting_down)
+	if (rec_registry.shutting_down)
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "detmd is stopping");
-	for (slot = 0; slot < RECS_MAX && RR.recs[slot] != NULL; slot++)
+	for (slot = 0; slot < RECS_MAX && rec_registry.recs[slot] != NULL; slot++)
 		;
 	if (slot == RECS_MAX)
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "%d recordings run already", RECS_MAX);
-	r->gen = RR.next_gen++;
+	r->gen = rec_registry.next_gen++;
 	r->started_ms = now_ms();
 	pthread_mutex_init(&r->mu, NULL);
 	pthread_cond_init(&r->cv, NULL);
 	rfile_paths(r);
-	RR.recs[slot] = r;
+	rec_registry.recs[slot] = r;
 	rec_reg_check_locked();
 	rec_check_locked(r);   /* not running yet: no lock needed */
 	pthread_attr_init(&at);
@@ -367,7 +367,7 @@ rrun_launch(struct rec *r, struct derr *e)
 	err = pthread_create(&t, &at, run, r);
 	pthread_attr_destroy(&at);
 	if (err != 0) {
-		RR.recs[slot] = NULL;
+		rec_registry.recs[slot] = NULL;
 		rec_reg_check_locked();
 		pthread_mutex_destroy(&r->mu);
 		pthread_cond_destroy(&r->cv);
@@ -384,8 +384,8 @@ rrun_new(const char *task_id, int fps)
 
 	snprintf(r->task_id, sizeof r->task_id, "%s", task_id ? task_id : "");
 	r->fps = fps;
-	r->max_bytes = (int64_t)RR.app->cfg->record_task_max_mb << 20;
-	r->max_ms = (int64_t)RR.app->cfg->record_max_min * 60000;
+	r->max_bytes = (int64_t)rec_registry.app->cfg->record_task_max_mb << 20;
+	r->max_ms = (int64_t)rec_registry.app->cfg->record_max_min * 60000;
 	r->state = R_RECORDING;
 	return r;
 }
