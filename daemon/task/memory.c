@@ -18,14 +18,18 @@
  *
  * The path guard is real (the Python one was a string-prefix check, so a
  * sibling "workspace2" passed): a path must be relative, without "..", and
- * what it resolves to (realpath, following links) must be inside the
- * workspace's own real path; the file itself is opened O_NOFOLLOW and
- * O_NONBLOCK and must be a regular file (a FIFO is 400 at once, never a
- * hung request). Sizes are capped: files read (4 MiB), notes (64 KiB),
- * lines returned (2000); a search reads at most 64 MiB for at most 5 s
- * (then "truncated": true). Text read is made valid UTF-8 (a Latin-1 file's
- * bytes become U+FFFD) and snippets are cut between characters. Messages
- * name paths relative to the workspace, never absolute ones.
+ * is opened beneath the workspace's directory fd following no symbolic link
+ * in any component (memory_path.c: openat2 RESOLVE_BENEATH|NO_SYMLINKS, or
+ * an O_NOFOLLOW walk), so a folder swapped for a link mid-request is
+ * refused, never followed (issue 33); a link anywhere on the path is 403.
+ * The file is opened O_NONBLOCK and must be a regular file (a FIFO is 400
+ * at once, never a hung request); an append creates its file with openat on
+ * its folder's fd. Search lists memory/ through that folder's fd. Sizes
+ * are capped: files read (4 MiB), notes (64 KiB), lines returned (2000);
+ * a search reads at most 64 MiB for at most 5 s (then "truncated": true).
+ * Text read is made valid UTF-8 (a Latin-1 file's bytes become U+FFFD) and
+ * snippets are cut between characters. Messages name paths relative to the
+ * workspace, never absolute ones.
  *
  * Does not: index, cache or lock files (appends are single O_APPEND writes).
  */
@@ -44,6 +48,7 @@
 #include "core/jx.h"
 #include "core/log.h"
 #include "memory.h"
+#include "memory_path.h"
 
 #define FILE_MAX        (4 * 1024 * 1024)
 #define TERMS_MAX       16
@@ -61,33 +66,39 @@ struct hit {
 	char *snippet;
 };
 
-/* The workspace's real path into out; DERR_NOT_FOUND if it does not exist
+/* The workspace's directory fd (the configured path may itself be a link:
+ * it is the operator's); -1 and DERR_NOT_FOUND if it does not exist
  * (create: make it first). */
 static int
-root_real(const struct config *cfg, bool create, char out[PATH_MAX], struct derr *e)
+root_open(const struct config *cfg, bool create, struct derr *e)
 {
+	int fd;
+
 	/* Absolute paths go to the log, never into a message. */
 	if (create && dir_create_all(cfg->workspace, 0700) != 0) {
 		log_warn("cannot create the workspace %s: %s", cfg->workspace, strerror(errno));
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot create the workspace (ACU_WORKSPACE): %s",
 		    strerror(errno));
 	}
-	if (realpath(cfg->workspace, out) == NULL)
+	fd = open(cfg->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return derr_set(e, DERR_NOT_FOUND, NULL, "the workspace does not exist (ACU_WORKSPACE)");
-	return 0;
+	return fd;
 }
 
-static bool
-inside(const char *root, const char *real)
-{
-	size_t n = strlen(root);
-
-	return strncmp(real, root, n) == 0 && (real[n] == '/' || real[n] == '\0');
-}
-
-/* rel -> an absolute path under root, refusing absolute paths and "..". */
+/* The message for a path refused because a component is a symbolic link
+ * (ELOOP) or would leave the workspace (EXDEV): links are not followed, so
+ * where one leads is not looked at. */
 static int
-lexical(const char *root, const char *rel, char out[PATH_MAX], struct derr *e)
+outside(const char *rel, struct derr *e)
+{
+	return derr_set(e, DERR_FORBIDDEN, "path", "'%.*s' leads outside the workspace (symbolic "
+	    "links are not followed)", utf8_prec(rel, 200), rel);
+}
+
+/* Refuses absolute paths, ".." and paths too long to open. */
+static int
+lexical(const char *rel, struct derr *e)
 {
 	const char *p = rel;
 
@@ -102,7 +113,7 @@ lexical(const char *root, const char *rel, char out[PATH_MAX], struct derr *e)
 		if (*p == '/')
 			p++;
 	}
-	if ((size_t)snprintf(out, PATH_MAX, "%s/%s", root, rel) >= PATH_MAX)
+	if (strlen(rel) >= PATH_MAX)
 		return derr_set(e, DERR_INVALID, "path", "path is too long");
 	return 0;
 }
@@ -134,27 +145,25 @@ read_capped(int fd, size_t size)
 
 /* Reads a regular file inside the workspace (at most FILE_MAX bytes). */
 static char *
-slurp(const char *root, const char *rel, struct derr *e)
+slurp(int root, const char *rel, struct derr *e)
 {
-	char abs[PATH_MAX], real[PATH_MAX];
 	struct stat sb;
 	char *buf = NULL;
 	int fd = -1;
 
-	if (lexical(root, rel, abs, e) != 0)
+	if (lexical(rel, e) != 0)
 		return NULL;
-	if (realpath(abs, real) == NULL) {
+	/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer. */
+	fd = mpath_open(root, rel, O_RDONLY | O_NONBLOCK, 0);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
 		derr_set(e, DERR_NOT_FOUND, "path", "no file '%.*s' in the workspace",
 		    utf8_prec(rel, 200), rel);
 		return NULL;
 	}
-	if (!inside(root, real)) {
-		derr_set(e, DERR_FORBIDDEN, "path", "'%.*s' leads outside the workspace",
-		    utf8_prec(rel, 200), rel);
+	if (fd < 0 && (errno == ELOOP || errno == EXDEV)) {
+		outside(rel, e);
 		return NULL;
 	}
-	/* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer. */
-	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &sb) != 0) {
 		derr_set(e, fd < 0 && errno == EACCES ? DERR_FORBIDDEN : DERR_NOT_FOUND, "path",
 		    "'%.*s' is not a readable file", utf8_prec(rel, 200), rel);
@@ -272,16 +281,17 @@ by_name(const void *a, const void *b)
 /* MEMORY.md, then the .md files of memory/ in name order, into files (malloc'd,
  * workspace-relative); returns how many (at most FILES_MAX). */
 static int
-list_files(const char *root, char *files[FILES_MAX])
+list_files(int root, char *files[FILES_MAX])
 {
-	char dirp[PATH_MAX + 16];
 	struct dirent *de;
-	int nfiles = 0;
-	DIR *dh;
+	int nfiles = 0, dfd;
+	DIR *dh = NULL;
 
 	files[nfiles++] = xstrdup("MEMORY.md");
-	snprintf(dirp, sizeof dirp, "%s/memory", root);
-	if ((dh = opendir(dirp)) != NULL) {
+	/* Through the workspace's fd, never by path: memory/ as a link is skipped. */
+	if ((dfd = mpath_opendir(root, "memory")) >= 0 && (dh = fdopendir(dfd)) == NULL)
+		close(dfd);
+	if (dh != NULL) {
 		while ((de = readdir(dh)) != NULL && nfiles < FILES_MAX) {
 			size_t n = strlen(de->d_name);
 
@@ -298,9 +308,9 @@ int
 memory_search(const struct config *cfg, const char *query, int maxr, json_object **out,
     struct derr *e)
 {
-	char root[PATH_MAX], *terms[TERMS_MAX], *q, *save = NULL;
+	char *terms[TERMS_MAX], *q, *save = NULL;
 	char *files[FILES_MAX];
-	int nterms = 0, nfiles = 0, nhits = 0, cap;
+	int nterms = 0, nfiles = 0, nhits = 0, cap, root;
 	int64_t deadline = mono_us() + SCAN_US_MAX;
 	size_t scanned = 0;
 	bool truncated = false;
@@ -322,7 +332,7 @@ memory_search(const struct config *cfg, const char *query, int maxr, json_object
 	 * rule could leave fewer results than asked; collect enough for it. */
 	cap = maxr * 10;
 	hits = xcalloc((size_t)cap * 2 + 8, sizeof *hits);
-	if (root_real(cfg, false, root, e) == 0) {
+	if ((root = root_open(cfg, false, e)) >= 0) {
 		nfiles = list_files(root, files);
 		for (int i = 0; i < nfiles; i++) {
 			struct derr fe;
@@ -346,6 +356,7 @@ memory_search(const struct config *cfg, const char *query, int maxr, json_object
 				break;
 			}
 		}
+		close(root);
 	}
 	qsort(hits, (size_t)nhits, sizeof *hits, by_score);
 	for (int i = 0, kept = 0; i < nhits; i++) {
@@ -385,11 +396,16 @@ int
 memory_read(const struct config *cfg, const char *path, int64_t offset, int64_t limit,
     json_object **out, struct derr *e)
 {
-	char root[PATH_MAX], *text, *p, *start = NULL, *end = NULL;
+	char *text, *p, *start = NULL, *end = NULL;
 	int64_t line = 1, total = 0;
 	json_object *o;
+	int root;
 
-	if (root_real(cfg, false, root, e) != 0 || (text = slurp(root, path, e)) == NULL)
+	if ((root = root_open(cfg, false, e)) < 0)
+		return -1;
+	text = slurp(root, path, e);
+	close(root);
+	if (text == NULL)
 		return -1;
 	for (p = text; *p != '\0'; line++) {
 		char *nl = strchr(p, '\n');
@@ -466,51 +482,68 @@ append_error(int err, const char *path, struct derr *e)
 	}
 }
 
+/* Opens path (workspace-relative, checked) for appending: its folder
+ * beneath root (no link followed), then the file created or opened by openat
+ * on that folder's fd, O_NOFOLLOW; the fd of a regular file, or -1 with e
+ * set. */
+static int
+append_open(int root, const char *path, struct derr *e)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *base = slash != NULL ? slash + 1 : path;
+	struct stat sb;
+	int dfd, fd, err;
+
+	snprintf(dir, sizeof dir, "%.*s", (int)(base - path), path);
+	if ((dfd = mpath_opendir(root, dir)) < 0)
+		return errno == ELOOP || errno == EXDEV ? outside(path, e) : append_error(errno, path, e);
+	/* O_NONBLOCK: a FIFO must not block the open (ENXIO without a reader);
+	 * with one, fstat refuses it. */
+	fd = openat(dfd, base, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+	    0600);
+	err = errno;
+	close(dfd);
+	if (fd < 0)
+		return append_error(err, path, e);
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return append_error(EISDIR, path, e);
+	}
+	return fd;
+}
+
 int
 memory_append(const struct config *cfg, const char *note, const char *path, json_object **out,
     struct derr *e)
 {
-	char root[PATH_MAX], abs[PATH_MAX + 256], parent[PATH_MAX + 256], real[PATH_MAX], rel[64] = "", *block, *slash;
+	char rel[64] = "", *block;
 	struct tm tm;
 	time_t now = time(NULL);
 	json_object *o;
-	struct stat sb;
 	ssize_t len;
-	int fd, err;
+	int root, fd, err;
 
-	if (root_real(cfg, true, root, e) != 0)
+	if ((root = root_open(cfg, true, e)) < 0)
 		return -1;
 	gmtime_r(&now, &tm);
 	if (path == NULL) {
 		strftime(rel, sizeof rel, "memory/%Y-%m-%d.md", &tm);
 		path = rel;
 	}
-	if (lexical(root, path, abs, e) != 0)
-		return -1;
-	if (!names_file(path))
-		return derr_set(e, DERR_INVALID, "path", "path must name a file, not a folder ('%.*s')",
+	if (lexical(path, e) != 0)
+		fd = -1;
+	else if (!names_file(path))
+		fd = derr_set(e, DERR_INVALID, "path", "path must name a file, not a folder ('%.*s')",
 		    utf8_prec(path, 200), path);
-	/* The parent must exist (memory/ is made on demand) and be inside. */
-	snprintf(parent, sizeof parent, "%s", abs);
-	slash = strrchr(parent, '/');
-	*slash = '\0';
-	if (strcmp(path, rel) == 0 && mkdir(parent, 0700) != 0 && errno != EEXIST)
-		return append_error(errno, "memory", e);
-	if (realpath(parent, real) == NULL)
-		return append_error(errno == ENOTDIR ? ENOTDIR : ENOENT, path, e);
-	if (!inside(root, real))
-		return derr_set(e, DERR_FORBIDDEN, "path", "'%.*s' leads outside the workspace",
-		    utf8_prec(path, 200), path);
-	snprintf(abs, sizeof abs, "%s/%s", real, strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
-	/* O_NONBLOCK: a FIFO must not block the open (ENXIO without a reader);
-	 * with one, fstat refuses it. */
-	fd = open(abs, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	/* memory/ is made on demand (at the workspace's fd: a link there is
+	 * EEXIST, then refused by append_open). */
+	else if (strcmp(path, rel) == 0 && mkdirat(root, "memory", 0700) != 0 && errno != EEXIST)
+		fd = append_error(errno, "memory", e);
+	else
+		fd = append_open(root, path, e);
+	close(root);
 	if (fd < 0)
-		return append_error(errno, path, e);
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		return append_error(EISDIR, path, e);
-	}
+		return -1;
 	block = xasprintf("\n## [%02d:%02d UTC] Note\n\n%s\n", tm.tm_hour, tm.tm_min, note);
 	len = write(fd, block, strlen(block));
 	err = errno;

@@ -4,9 +4,9 @@
  * Plain C: api_memory.c checks the request's shape and calls these.
  *
  * Each call returns 0 with *out a new object (the caller owns it), or -1
- * with e filled (a path outside the workspace is DERR_FORBIDDEN on "path",
- * a missing file DERR_NOT_FOUND). Thread-safe (no state; appends are
- * single O_APPEND writes).
+ * with e filled (a path outside the workspace or through a symbolic link is
+ * DERR_FORBIDDEN on "path", a missing file DERR_NOT_FOUND). Thread-safe (no
+ * state; appends are single O_APPEND writes).
  */
 #ifndef DETM_MEMORY_H
 #define DETM_MEMORY_H

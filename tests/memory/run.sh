@@ -2,8 +2,10 @@
 # run.sh - the memory suite: memory_search / memory_read / memory_append
 # (the Python DETM's tools) over a real workspace directory, through HTTP,
 # the Python route names and detm-mcp; and the path guard that the Python
-# one lacked: absolute paths, "..", symbolic links out of the workspace and
-# a sibling directory whose name starts like the workspace's are refused.
+# one lacked: absolute paths, "..", symbolic links (any component, out of
+# the workspace or not) and a sibling directory whose name starts like the
+# workspace's are refused; and a race (swap.py, race.py) that swaps a folder
+# for a link out of the workspace while reads and appends go through it.
 # Prints "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -99,6 +101,44 @@ for p in sub sub/ memory/. memory memory/2026-11-01.md/x.md; do
 	*) bad "append to $p is a client error" "got $CODE: $(head -c 200 "$tmp/resp")" ;;
 	esac
 done
+# A directory on the path swapped for a symbolic link between the guard's
+# check and the open (issue 33): the path is resolved under the workspace's
+# directory fd, following no link, so a swap is refused, never followed.
+mkdir -p "$ws/alias/real" "$tmp/elsewhere"
+echo inside >"$ws/alias/real/x.md"
+echo "secret outside" >"$tmp/elsewhere/x.md"
+ln -s real "$ws/alias/inlink"
+ln -s "$tmp/elsewhere" "$ws/alias/outlink"
+for p in alias/inlink/x.md alias/outlink/x.md; do
+	api POST /api/memory/read "{\"path\":\"$p\"}"
+	expect "read through a linked folder ($p) is 403, not followed" 403 \
+		'.error.field == "path" and (.error.message | test("leads outside the workspace")) and (.error.message | test("secret") | not)'
+	api POST /api/memory/append "{\"note\":\"x\",\"path\":\"$p\"}"
+	expect "append through a linked folder ($p) is 403" 403 '.error.field == "path"'
+	api POST /api/memory/append "{\"note\":\"x\",\"path\":\"${p%x.md}new.md\"}"
+	expect "append creating a file through a linked folder (${p%x.md}new.md) is 403" 403 '.error.field == "path"'
+done
+check "nothing was written through the linked folders" sh -c "[ \"\$(cat $tmp/elsewhere/x.md)\" = 'secret outside' ] && [ ! -e $tmp/elsewhere/new.md ] && [ \"\$(cat $ws/alias/real/x.md)\" = inside ] && [ ! -e $ws/alias/real/new.md ]"
+# The race: sub/ and a link to $tmp/out swap places (renameat2 EXCHANGE, or
+# two renames) as fast as they can while 1000 reads of sub/file and 1000
+# appends to sub/file and sub/new.md go through the daemon. Bounded by count,
+# not time: a loaded machine makes it slower, never flaky.
+mkdir -p "$tmp/out"
+echo inside >"$ws/sub/file"
+echo "secret outside" >"$tmp/out/file"
+python3 tests/memory/swap.py "$ws/sub" "$tmp/out" "$tmp/swap.stop" >"$tmp/swap.out" 2>&1 &
+swapper=$!
+pids+=("$swapper")
+python3 tests/memory/race.py "$DETM_URL" 1000 >"$tmp/race.out" 2>&1
+touch "$tmp/swap.stop"
+wait "$swapper"
+cat "$tmp/race.out" "$tmp/swap.out"
+echo "outside after the race: $(ls -A "$tmp/out" | wc -l) file(s), $(cat "$tmp"/out/* | grep -c '^race') appended note(s)"
+check "the swapper swapped (sub/ was a link at times)" grep -q '^swaps [1-9]' "$tmp/swap.out"
+check "every request answered (200, or 403 while sub/ was a link)" grep -q '^unexpected 0$' "$tmp/race.out"
+check "no read returned the file outside the workspace" grep -q '^leaked 0$' "$tmp/race.out"
+check "no append wrote outside the workspace" sh -c "[ \"\$(cat $tmp/out/file)\" = 'secret outside' ] && [ \"\$(ls -A $tmp/out)\" = file ]"
+check "the appends that went through are in sub/" sh -c "[ -d $ws/sub ] && [ ! -L $ws/sub ] && grep -q '^race' $ws/sub/file $ws/sub/new.md"
 api POST /memory_search '{"query":"linkedin"}'
 expect "the Python route /memory_search" 200 '.count == 1'
 mcp_calls "$tmp/mcp.out" 30 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
