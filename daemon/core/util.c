@@ -1,6 +1,7 @@
 /*
  * util.c - allocation that aborts on OOM, clocks, ISO time, mkdir -p,
- * random ids, constant-time compare. No state beyond the id generator's
+ * random ids, secrets (each drawn from getrandom(), never from the id
+ * generator), constant-time compare. No state beyond the id generator's
  * seed, which is drawn from getrandom() once and guarded by a mutex.
  */
 #include "util.h"
@@ -232,6 +233,25 @@ id_new(char out[ID_LEN])
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	z ^= z >> 31;
 	snprintf(out, ID_LEN, "%08x", (unsigned)(z & 0xffffffffu));
+}
+
+void
+secret_new(char out[SECRET_LEN])
+{
+	unsigned char rnd[(SECRET_LEN - 1) / 2];
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < sizeof rnd) {
+		n = getrandom(rnd + got, sizeof rnd - got, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			abort();    /* no kernel randomness: never hand out a guessable secret */
+		got += (size_t)n;
+	}
+	for (size_t i = 0; i < sizeof rnd; i++)
+		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
 }
 
 bool

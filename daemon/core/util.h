@@ -59,6 +59,14 @@ void id_row(char out[ID_LEN], bool jump);
  * "abc/items/1" or "abc\0x" can never reach a route or a query. */
 bool id_valid(const char *s);
 
+/* Writes a fresh secret (32 lowercase hex digits + NUL: 128 bits read from
+ * the kernel with getrandom(2)), for what a client must not guess: a
+ * takeover's lease, an MCP session id. Not id_new: its outputs are a
+ * seeded sequence whose members clients see. Aborts if the kernel cannot
+ * give randomness (never on Linux >= 3.17 once booted). Thread-safe. */
+#define SECRET_LEN 33
+void secret_new(char out[SECRET_LEN]);
+
 /* True when the peer of a connected socket has hung up (FIN, RST or an
  * error), without reading anything from it. */
 bool fd_peer_closed(int fd);

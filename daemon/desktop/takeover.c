@@ -43,9 +43,11 @@ static const signed char moves[TAKEOVER__STATES][TKE__EVENTS] = {
 	[TAKEOVER_AGENT] = { [TKE_TAKEOVER] = TAKEOVER_HUMAN + 1, [TKE_HELP] = TAKEOVER_HELPING + 1,
 	    [TKE_TASK_END] = TAKEOVER_AGENT + 1 },
 	[TAKEOVER_HELPING] = { [TKE_TAKEOVER] = TAKEOVER_HUMAN + 1, [TKE_HELP] = TAKEOVER_HELPING + 1,
-	    [TKE_RELEASE] = TAKEOVER_AGENT + 1, [TKE_TASK_END] = TAKEOVER_AGENT + 1 },
-	[TAKEOVER_HUMAN] = { [TKE_RELEASE] = TAKEOVER_AGENT + 1, [TKE_IDLE] = TAKEOVER_AGENT + 1,
-	    [TKE_TASK_END] = TAKEOVER_AGENT + 1, [TKE_HELP] = TAKEOVER_HUMAN + 1 },
+	    [TKE_RELEASE] = TAKEOVER_AGENT + 1, [TKE_FORCE] = TAKEOVER_AGENT + 1,
+	    [TKE_TASK_END] = TAKEOVER_AGENT + 1 },
+	[TAKEOVER_HUMAN] = { [TKE_RELEASE] = TAKEOVER_AGENT + 1, [TKE_FORCE] = TAKEOVER_AGENT + 1,
+	    [TKE_IDLE] = TAKEOVER_AGENT + 1, [TKE_TASK_END] = TAKEOVER_AGENT + 1,
+	    [TKE_HELP] = TAKEOVER_HUMAN + 1 },
 };
 
 struct drv {
@@ -53,7 +55,7 @@ struct drv {
 	char key[ID_LEN];           /* the display: the task id, "" for the shared one */
 	char display[16];
 	int state;
-	char lease[ID_LEN];         /* human only */
+	char lease[SECRET_LEN];     /* human only: secret_new, never shown but to the taker */
 	int64_t since_ms, last_us;
 	char *reason;
 	bool allow_shots, releasing;
@@ -114,6 +116,19 @@ drv_free(struct drv *d)
 	free(d);
 }
 
+/* True when lease is d's (a human's): compared in constant time. */
+static bool
+lease_is(const struct drv *d, const char *lease)
+{
+	unsigned char diff = 0;
+
+	if (lease == NULL || strlen(lease) != SECRET_LEN - 1 || strlen(d->lease) != SECRET_LEN - 1)
+		return false;
+	for (size_t i = 0; i < SECRET_LEN - 1; i++)
+		diff |= (unsigned char)(lease[i] ^ d->lease[i]);
+	return diff == 0;
+}
+
 static void
 unlink_drv(struct drv *d)
 {
@@ -140,7 +155,7 @@ takeover_check(char *why, size_t cap)
 
 		if (d->state <= TAKEOVER_AGENT || d->state >= TAKEOVER__STATES)
 			return snprintf(why, cap, "task %s: entry in state %d", d->task_id, d->state), false;
-		if (human != (id_valid(d->lease) && d->since_ms > 0))
+		if (human != (strlen(d->lease) == SECRET_LEN - 1 && d->since_ms > 0))
 			return snprintf(why, cap, "task %s: lease/start do not match %s", d->task_id,
 			    state_names[d->state]), false;
 		if (!human && (d->inflight != 0 || memcmp(&d->n, &zero, sizeof zero) != 0))
@@ -345,7 +360,7 @@ become_human(struct drv *d, const char *reason, bool allow, struct derr *e)
 	if (rc != 0)
 		return -1;
 	d->state = TAKEOVER_HUMAN;
-	id_new(d->lease);
+	secret_new(d->lease);
 	d->since_ms = now_ms();
 	d->last_us = mono_us();
 	free(d->reason);
@@ -441,7 +456,8 @@ summary_json(const char *task_id, const struct summary *s, const char *note_text
 	jx_add_str(o, "task_id", task_id);
 	json_object_object_add(o, "driver", json_object_new_string("agent"));
 	json_object_object_add(o, "ended_by", json_object_new_string(ev == TKE_IDLE ? "idle_timeout" :
-	    ev == TKE_TASK_END ? "task_ended" : "release"));
+	    ev == TKE_TASK_END ? "task_ended" : ev == TKE_FORCE ? "forced_release" : "release"));
+	json_object_object_add(o, "forced", json_object_new_boolean(ev == TKE_FORCE));
 	json_object_object_add(o, "duration_s", num1(s->secs));
 	json_object_object_add(o, "clicks", json_object_new_int64(s->n.clicks));
 	json_object_object_add(o, "keystrokes", json_object_new_int64(s->n.keystrokes));
@@ -468,6 +484,8 @@ summary_text(const struct summary *s, const char *note_text, int ev)
 	    "%ld scroll(s), %ld drag(s), %s.%s%s%s",
 	    ev == TKE_IDLE ? "The takeover ended by itself (no human input for the idle timeout, "
 	    "ACU_TAKEOVER_IDLE_S)" : ev == TKE_TASK_END ? "The takeover ended with the task" :
+	    ev == TKE_FORCE ? "The takeover was FORCED to end without the human's lease "
+	    "(release with force:true, not from the browser that took over)" :
 	    "Operator handed the desktop back", s->secs, s->n.clicks, s->n.keystrokes, s->n.chords,
 	    s->n.scrolls, s->n.drags, win, note_text ? " Note: " : "", note_text ? note_text : "",
 	    ev == TKE_TASK_END ? "" : " The agent drives again.");
@@ -510,10 +528,12 @@ hand_back(struct drv *d, const char *note_text, int ev, char **text, struct derr
 	s.reason = d->reason;
 	*text = summary_text(&s, note_text, ev);
 	o = summary_json(d->task_id, &s, note_text, ev);
-	sum = xasprintf("human: handed the desktop back (%.0f s, %ld clicks, %ld keystrokes)", s.secs,
+	sum = xasprintf("human: %s (%.0f s, %ld clicks, %ld keystrokes)", ev == TKE_FORCE ?
+	    "takeover FORCED to end without the lease" : "handed the desktop back", s.secs,
 	    s.n.clicks, s.n.keystrokes);
-	if (note(d->task_id, *text, sum, audit_input("release", "note", note_text, "summary",
-	    json_object_get(o)), e) != 0 && ev == TKE_RELEASE)
+	if (note(d->task_id, *text, sum, audit_input(ev == TKE_FORCE ? "forced_release" : "release",
+	    "note", note_text, "summary", json_object_get(o)), e) != 0 &&
+	    (ev == TKE_RELEASE || ev == TKE_FORCE))
 		log_warn("task %s: the release was not written: %s", d->task_id, e->message);
 	free(sum);
 	return o;
@@ -534,9 +554,11 @@ takeover_release(const char *task_id, const char *lease, const char *note_text, 
 		    "(the agent drives)", task_id);
 		goto out;
 	}
-	if (d->state == TAKEOVER_HUMAN && lease != NULL && lease[0] != '\0' && strcmp(lease, d->lease) != 0) {
-		derr_set(e, DERR_CONFLICT, "lease", "this lease does not drive task %s (another browser "
-		    "took over): release from that browser, or without a lease as the operator", task_id);
+	if (d->state == TAKEOVER_HUMAN && ev == TKE_RELEASE && !lease_is(d, lease)) {
+		derr_set(e, DERR_FORBIDDEN, "lease", "%s: only the browser that took task %s over may "
+		    "hand it back (send the lease its POST .../takeover returned); an operator can end "
+		    "it anyway with {\"force\":true}, which is recorded as a forced release", lease == NULL ||
+		    lease[0] == '\0' ? "no lease given" : "this lease does not hold the takeover", task_id);
 		goto out;
 	}
 	if (d->state == TAKEOVER_HELPING) {   /* the operator dismisses the request */
@@ -686,7 +708,7 @@ takeover_input_begin(const char *task_id, const char *lease, struct store **st, 
 	d = find(task_id);
 	if (d == NULL || d->state != TAKEOVER_HUMAN || d->releasing)
 		derr_set(e, DERR_CONFLICT, "lease", "no human drives task %s: take it over first", task_id);
-	else if (lease == NULL || strcmp(lease, d->lease) != 0)
+	else if (!lease_is(d, lease))
 		derr_set(e, DERR_CONFLICT, "lease", "another browser drives task %s: this view is "
 		    "read-only (one human driver per display)", task_id);
 	else {

@@ -9,13 +9,18 @@
  *   helping --takeover--> human     (the request is answered)
  *   helping --help-->     helping   (a newer request replaces the old one)
  *   helping --release-->  agent     (the operator dismisses the request)
- *   human  --release | idle timeout | task ended--> agent
+ *   helping --force-->    agent     (the same, by the forced path)
+ *   human  --release (with the lease) | force | idle timeout | task ended--> agent
  *   human  --help-->      human     (noted; the human already drives)
  *
  * Anything else is DERR_CONFLICT with a sentence. One human driver per
  * display: a task using the shared display and another doing the same
- * cannot both be taken over. A takeover returns a lease id; input must
- * carry it, so a second browser is a read-only viewer.
+ * cannot both be taken over. A takeover returns a lease (secret_new: 128
+ * bits from getrandom, given only to the taker); input and the release
+ * must carry it, so a second browser is a read-only viewer and a client
+ * holding only the API token (the agent) cannot end a human's turn. The
+ * operator's override is TKE_FORCE: no lease, written to the thread and
+ * the audit action as a forced release.
  *
  * While a human drives, takeover_gate refuses every agent input path on
  * that display (DERR_HUMAN_CONTROL, 409 human_control, saying since when
@@ -40,7 +45,9 @@
 #include "store/store.h"
 
 enum takeover_state { TAKEOVER_AGENT, TAKEOVER_HELPING, TAKEOVER_HUMAN, TAKEOVER__STATES };
-enum takeover_event { TKE_TAKEOVER, TKE_RELEASE, TKE_HELP, TKE_IDLE, TKE_TASK_END,
+/* TKE_RELEASE needs the human's lease; TKE_FORCE (the operator's
+ * override) does not, and is recorded as forced. */
+enum takeover_event { TKE_TAKEOVER, TKE_RELEASE, TKE_HELP, TKE_IDLE, TKE_TASK_END, TKE_FORCE,
 	TKE__EVENTS };
 
 /* The transition table: the next state, or -1 when `ev` is refused in
@@ -60,8 +67,10 @@ void takeover_shutdown(void);
  * action in one transaction. */
 json_object *takeover_start(const char *task_id, const char *reason, bool allow_shots,
     struct derr *e);
-/* Hands back (ev TKE_RELEASE, TKE_IDLE or TKE_TASK_END). lease may be NULL
- * (the operator releases from anywhere); a wrong one is CONFLICT. Returns
+/* Hands back (ev TKE_RELEASE, TKE_FORCE, TKE_IDLE or TKE_TASK_END).
+ * TKE_RELEASE of a human's turn needs its lease: none or a wrong one is
+ * FORBIDDEN and the human keeps driving; the other events ignore lease
+ * (dismissing a help request needs none either). Returns
  * the summary {duration_s, clicks, keystrokes, scrolls, drags,
  * windows_opened, windows_closed, note, ...} (caller owns) and wakes the
  * agent with it; never contains typed text. */

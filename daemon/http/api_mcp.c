@@ -34,8 +34,13 @@
  * is dropped.
  *
  * Host/Origin checks and the bearer token are http_check.c's, as for every route.
- * Limits: a 1 MiB request body (routes.c), MCP_SESSIONS sessions (the
- * least recently used is dropped), MCP_CALLS_MAX calls in flight.
+ * Limits: a 1 MiB request body (routes.c), MCP_SESSIONS sessions,
+ * MCP_CALLS_MAX calls in flight. A new session takes a free slot, else the
+ * slot of the session idle longest if that one has been idle (no request,
+ * no call in flight) for MCP_SESSION_IDLE_S; else initialize is refused
+ * with 503 and a JSON-RPC error naming the cap (Retry-After). So a client
+ * that opens sessions in a loop can fill the table but never ends another
+ * client's live session.
  * Not here: the protocol (common/mcp.c), the tools (common/tools.c).
  */
 #include <pthread.h>
@@ -45,7 +50,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "api.h"
@@ -63,8 +67,16 @@
 
 #define MCP_SESSIONS    64
 #define MCP_CALLS_MAX   32
+/* JSON-RPC's server-error range (-32000..-32099); -32001 is "Session not
+ * found" below. */
+#define MCP_E_SESSIONS_FULL (-32002)
 #define MCP_PROGRESS_US 2000000
-#define MCP_SID_LEN     32
+#define MCP_SID_LEN     (SECRET_LEN - 1)
+/* A session with no request and no call in flight for this long may be
+ * dropped to make room for a new one (only when all MCP_SESSIONS are
+ * taken). 10 minutes: longer than any client's pause between requests in
+ * practice; a client that comes back later gets 404 and initializes anew. */
+#define MCP_SESSION_IDLE_S 600
 
 struct msess {
 	char id[MCP_SID_LEN + 1];   /* "" when the slot is free */
@@ -110,29 +122,45 @@ mcp_str(json_object *o, const char *key, const char *def)
 
 /* --- sessions (2025 era) --- */
 
-static void
+/* mcp_mu held: a call of session sid is in flight. */
+static bool
+sess_busy(const char *sid)
+{
+	for (const struct mcall *c = calls; c != NULL; c = c->next)
+		if (strcmp(c->skey, sid) == 0)
+			return true;
+	return false;
+}
+
+/* A new session in a free slot, or in the one idle longest if that one is
+ * idle past MCP_SESSION_IDLE_S. 0, or -1 when every slot holds a live
+ * session (nothing is dropped). */
+static int
 sess_new(int version, char out[MCP_SID_LEN + 1])
 {
-	unsigned char rnd[MCP_SID_LEN / 2];
-	int i, slot = 0;
+	int64_t now = mono_us();
+	int i, slot = -1;
 
-	if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
-		abort();
-	for (i = 0; i < (int)sizeof rnd; i++)
-		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+	secret_new(out);
 	pthread_mutex_lock(&mcp_mu);
 	for (i = 0; i < MCP_SESSIONS; i++) {
 		if (sessions[i].id[0] == '\0') {
 			slot = i;
 			break;
 		}
-		if (sessions[i].used_us < sessions[slot].used_us)
+		if (now - sessions[i].used_us < (int64_t)MCP_SESSION_IDLE_S * 1000000 ||
+		    sess_busy(sessions[i].id))
+			continue;
+		if (slot < 0 || sessions[i].used_us < sessions[slot].used_us)
 			slot = i;
 	}
-	memcpy(sessions[slot].id, out, MCP_SID_LEN + 1);
-	sessions[slot].version = version;
-	sessions[slot].used_us = mono_us();
+	if (slot >= 0) {
+		memcpy(sessions[slot].id, out, MCP_SID_LEN + 1);
+		sessions[slot].version = version;
+		sessions[slot].used_us = now;
+	}
 	pthread_mutex_unlock(&mcp_mu);
+	return slot >= 0 ? 0 : -1;
 }
 
 /* The version of session id, or MCP_NONE when unknown. del: end it. */
@@ -736,10 +764,17 @@ api_mcp_post(struct req *r, struct derr *e)
 			mc_cancel(sid, o.cancel_id);
 		return mcp_accepted(r);
 	case MCP_ACT_REPLY:
-		if (o.initialized) {
-			sess_new(o.version, newsid);
-			req_header(r, "Mcp-Session-Id", "%s", newsid);
+		if (o.initialized && sess_new(o.version, newsid) != 0) {
+			json_object_put(o.reply);
+			req_header(r, "Retry-After", "%d", 60);
+			return mcp_reply(r, 503, mcp_error(json_object_object_get(msg, "id"),
+			                 MCP_E_SESSIONS_FULL, NULL, "Too many MCP sessions: all %d are in "
+			                 "use (a session is dropped only after %d s without a request). "
+			                 "Retry later, or end a session you no longer need with DELETE "
+			                 "/mcp (its Mcp-Session-Id)", MCP_SESSIONS, MCP_SESSION_IDLE_S));
 		}
+		if (o.initialized)
+			req_header(r, "Mcp-Session-Id", "%s", newsid);
 		return mcp_reply(r, mcp_status(o.reply), o.reply);
 	case MCP_ACT_CALL:
 		break;

@@ -3,7 +3,8 @@
  *
  *   POST /api/tasks/{id}/takeover  {reason?, allow_screenshots?}  -> lease
  *   GET  /api/tasks/{id}/takeover  who drives, since when, open help request
- *   POST /api/tasks/{id}/release   {lease?, note?}                 -> summary
+ *   POST /api/tasks/{id}/release   {lease, note?}                  -> summary
+ *                                  {force:true, note?}             -> summary, forced
  *   POST /api/tasks/{id}/input     {lease, events:[...], iw?, ih?}
  *   POST /api/tasks/{id}/help      {reason, instructions?}         -> request_id
  *
@@ -42,19 +43,27 @@ api_takeover_get(struct req *r, struct derr *e)
 	return req_reply(r, 200, o);
 }
 
+/* With the lease: the human hands back. force:true without it: the
+ * operator's override, recorded as forced; with a lease that holds the
+ * takeover, force changes nothing (an ordinary release). */
 int
 api_takeover_release(struct req *r, struct derr *e)
 {
 	const char *id, *lease = NULL, *note = NULL;
+	bool force = false, has;
 	json_object *o;
 
 	if (req_task_id(r, 0, &id, e) != 0 || api_body_check(r, api_takeover_release, e) != 0 ||
-	    jx_str(r->body, "lease", false, 0, 16, &lease, e) != 0 ||
+	    jx_str(r->body, "lease", false, 0, 2 * SECRET_LEN, &lease, e) != 0 ||
+	    jx_bool(r->body, "force", &force, &has, e) != 0 ||
 	    jx_str(r->body, "note", false, 0, LIM_REASON, &note, e) != 0)
 		return -1;
 	if (note == NULL && jx_str(r->body, "reason", false, 0, LIM_REASON, &note, e) != 0)
 		return -1;
-	if ((o = takeover_release(id, lease, note, TKE_RELEASE, e)) == NULL)
+	o = takeover_release(id, lease, note, TKE_RELEASE, e);
+	if (o == NULL && force && e->code == DERR_FORBIDDEN)
+		o = takeover_release(id, NULL, note, TKE_FORCE, e);
+	if (o == NULL)
 		return -1;
 	return req_reply(r, 200, o);
 }
@@ -68,7 +77,7 @@ api_takeover_input(struct req *r, struct derr *e)
 	json_object *ev, *o;
 
 	if (req_task_id(r, 0, &id, e) != 0 || api_body_check(r, api_takeover_input, e) != 0 ||
-	    jx_str(r->body, "lease", true, 8, 8, &lease, e) != 0 ||
+	    jx_str(r->body, "lease", true, 1, 2 * SECRET_LEN, &lease, e) != 0 ||
 	    jx_int(r->body, "iw", false, 1, 16384, &iw, &has, e) != 0 ||
 	    jx_int(r->body, "ih", false, 1, 16384, &ih, &has, e) != 0)
 		return -1;

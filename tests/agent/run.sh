@@ -84,6 +84,7 @@ takeover_midrun() { # takeover_midrun WHAT: take over once the held request wait
 	check "the run waits on its model ($1)" wait_for 60 held
 	api POST "/api/tasks/$T/takeover" '{"reason":"mid-run"}'
 	expect "the operator takes the display over meanwhile ($1)" 200 '.driver == "human"'
+	LEASE=$(jqr .lease)
 	curl -s -X POST "$STUB/_stub/release" >/dev/null
 }
 bg_is() { jq -e "$1" "$tmp/bg.json" >/dev/null; }
@@ -95,7 +96,7 @@ takeover_midrun "turn 2's answer"
 wait "$bg"
 check "the run ends at its next step with a clear result (stopped_by human_takeover)" bg_is \
 	'.success == false and .stopped_by == "human_takeover" and .turns == 2 and .actions_taken == 1 and (.summary | test("a human took over the desktop")) and (.summary | test("human is driving"))'
-api POST "/api/tasks/$T/release" '{"note":"back to you"}'
+api POST "/api/tasks/$T/release" "{\"lease\":\"$LEASE\",\"note\":\"back to you\"}"
 expect "the operator hands back" 200 '.driver == "agent"'
 api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"type\",\"text\":\"marker\\n\"}"
 expect "the agent types again after the release" 200
@@ -121,7 +122,7 @@ takeover_midrun "the grounding call"
 wait "$bg"
 check "a takeover during grounding stops the run before its click" bg_is \
 	'.success == false and .stopped_by == "human_takeover" and .turns == 1 and .actions_taken == 0'
-api POST "/api/tasks/$T/release" '{}'
+api POST "/api/tasks/$T/release" "{\"lease\":\"$LEASE\"}"
 api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"get_mouse_position\"}"
 expect "the grounded click never happened (the pointer is where it was)" 200 '.x == 5 and .y == 5'
 # gui_do alone: the takeover comes while it grounds its target (request 1)
@@ -132,7 +133,7 @@ takeover_midrun "gui_do's grounding"
 wait "$bg"
 check "gui_do grounded during a takeover is 409 human_control, not a click" sh -c \
 	"[ \"\$(cat '$tmp/do.code')\" = 409 ] && jq -e '.error.code == \"human_control\"' '$tmp/do.json' >/dev/null"
-api POST "/api/tasks/$T/release" '{}'
+api POST "/api/tasks/$T/release" "{\"lease\":\"$LEASE\"}"
 api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"get_mouse_position\"}"
 expect "and the pointer did not move" 200 '.x == 5 and .y == 5'
 

@@ -13,6 +13,9 @@
 #               without Host: the JSON 400/501 before any body is read; a
 #               Content-Length libmicrohttpd cannot parse closes at once
 #   bytes:      a method of raw bytes is answered in valid UTF-8
+#   mcp:        70 initialize calls on /mcp fill the 64 sessions and are
+#               refused past them (503 JSON-RPC); another client's session
+#               lives on
 #   every route (from GET /api/routes, so new routes are covered when they
 #   land): a foreign Origin and a foreign Host are 403, and with a token
 #   (ACU_TOKEN) no route answers without it (401 JSON), including the
@@ -166,6 +169,42 @@ EOF2
 	*) bad "method $method answers a 4xx in valid UTF-8" "$r" ;;
 	esac
 done
+
+# ---- /mcp sessions: a client opening sessions in a loop ----
+# One client holds a session; another sends 70 initialize calls. The table
+# has 64 slots and drops only sessions idle for 10 minutes: the first
+# session keeps working, the calls past the cap get 503 with a JSON-RPC
+# error naming the cap, and ending a session (DELETE) makes room.
+mcp() { # mcp OUT [SID] BODY: POST /mcp; headers in OUT.h, body in OUT; prints the status
+	curl -s -o "$1" -D "$1.h" -w '%{http_code}' -X POST "$DETM_URL/mcp" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' ${3:+-H "Mcp-Session-Id: $2"} --data-binary "${3:-$2}"
+}
+sid_of() { tr -d '\r' <"$1.h" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p'; }
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"hostile","version":"1"}}}'
+code=$(mcp "$tmp/mcpA" "$init")
+A=$(sid_of "$tmp/mcpA")
+check "client A opens an MCP session" [ "$code" = 200 -a "${#A}" = 32 ]
+ok200=0 full=0 other=0 B=
+for i in $(seq 1 70); do
+	code=$(mcp "$tmp/mcpB" "$init")
+	case $code in
+	200) ok200=$((ok200 + 1)); B=$(sid_of "$tmp/mcpB") ;;
+	503) full=$((full + 1)); cp "$tmp/mcpB" "$tmp/mcpfull"; cp "$tmp/mcpB.h" "$tmp/mcpfull.h" ;;
+	*) other=$((other + 1)) ;;
+	esac
+done
+check "client B's 70 initialize calls: 63 sessions, then 7 refused with 503 (got $ok200, $full, $other other)" \
+	[ "$ok200" = 63 -a "$full" = 7 -a "$other" = 0 ]
+check "the refusal is a JSON-RPC error naming the cap and DELETE, with Retry-After" sh -c \
+	"jq -e '.jsonrpc == \"2.0\" and .id == 1 and .error.code == -32002 and (.error.message | test(\"all 64 are in use\")) and (.error.message | test(\"DELETE\"))' '$tmp/mcpfull' >/dev/null && grep -qi '^Retry-After: 60' '$tmp/mcpfull.h'"
+code=$(mcp "$tmp/mcpA2" "$A" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}')
+check "client A's session still works (tools/list)" sh -c "[ '$code' = 200 ] && jq -e '.result.tools | length > 0' '$tmp/mcpA2' >/dev/null"
+code=$(mcp "$tmp/mcpA3" "$A" '{"jsonrpc":"2.0","id":3,"method":"ping"}')
+check "and answers ping" [ "$code" = 200 ]
+code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Mcp-Session-Id: $B" "$DETM_URL/mcp")
+check "client B ends one of its sessions (DELETE)" [ "$code" = 200 ]
+code=$(mcp "$tmp/mcpB" "$init")
+check "and the next initialize gets a session" [ "$code" = 200 -a -n "$(sid_of "$tmp/mcpB")" ]
 
 # ---- every route: foreign Origin and Host ----
 curl -s "$DETM_URL/api/routes" | jq -r '.routes[] | "\(.method) \(.path)"' >"$tmp/routes"

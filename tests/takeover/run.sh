@@ -7,6 +7,8 @@
 #            detmd with a real Xvfb task display, xev and an xterm on it,
 #            bin/wake-recv as the wake URL sink, and bin/detm-mcp for
 #            request_human
+#   lease:   only the lease's holder releases; force:true is the operator's
+#            override, recorded as forced
 #   limits:  the idle timeout releases by itself (with a thread message and
 #            a wake event); token mode refuses a takeover without the token
 #
@@ -90,7 +92,7 @@ limits() {
 	expect "token mode: a takeover without the token is refused" 401
 	check "and the agent still drives" driver_is "$T" agent
 	tapi POST "/api/tasks/$T/takeover" '{"reason":"with token"}'
-	expect "token mode: with the token the takeover starts" 200 '.driver == "human" and (.lease | test("^[0-9a-f]{8}$"))'
+	expect "token mode: with the token the takeover starts" 200 '.driver == "human" and (.lease | test("^[0-9a-f]{32}$"))'
 	curl -s -N --max-time 2 -H "Authorization: Bearer $DETM_TOKEN" "$DETM_URL/api/events?since=0" >"$tmp/events" 2>/dev/null
 	check "the event stream carries the takeover" grep -q "^event: takeover" "$tmp/events"
 	check "the idle timeout hands the desktop back by itself" wait_for 20 driver_is "$T" agent
@@ -105,7 +107,53 @@ limits() {
 	finish
 }
 
+# The lease: a client with only the API token (the agent) cannot end a
+# human's takeover; the lease's holder can; force:true is the operator's
+# override and is recorded as forced.
+lease() {
+	PASS=0 FAIL=0
+	mkdir -p "$tmp/lease"
+	ACU_STUCK_DETECTION=0 ACU_RECORD=0 DETM_TOKEN=tk-lease-$$ DETM_DATA=$tmp/lease daemon_start \
+		--openclaw-cli "" || { bad "daemon start"; finish; return; }
+	export DETM_TOKEN=tk-lease-$$
+	tapi POST /api/tasks '{"name":"lease","display":true,"display_resolution":"640x480"}'
+	expect "a task with its own display" 201
+	T=$(jqr .task_id)
+	tapi POST "/api/tasks/$T/takeover" '{"reason":"typing a password"}'
+	expect "the human takes over; the lease is a 128-bit secret" 200 '.lease | test("^[0-9a-f]{32}$")'
+	L=$(jqr .lease)
+	tapi POST "/api/tasks/$T/release" '{"note":"agent wants the desktop"}'
+	expect "a release without the lease is refused (403, says to send the lease or force)" 403 \
+		'.error.code == "forbidden" and (.error.message | test("no lease given")) and (.error.message | test("force"))'
+	check "and the human still drives" driver_is "$T" human
+	tapi POST "/api/tasks/$T/release" '{"lease":"0123456789abcdef0123456789abcdef"}'
+	expect "a release with a wrong lease is refused" 403 '.error.message | test("does not hold the takeover")'
+	tapi POST "/api/tasks/$T/release" "{\"lease\":\"${L:0:8}\"}"
+	expect "and so is one with the lease's first 8 digits" 403
+	check "the human still drives after both" driver_is "$T" human
+	tapi POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"mouse_move\",\"x\":5,\"y\":5}"
+	expect "the agent's input is still fenced off" 409 '.error.code == "human_control"'
+	tapi POST "/api/tasks/$T/release" "{\"lease\":\"$L\",\"note\":\"done\"}"
+	expect "with the lease the takeover ends (not forced)" 200 \
+		'.driver == "agent" and .ended_by == "release" and .forced == false'
+	check "and the agent drives" driver_is "$T" agent
+	tapi POST "/api/tasks/$T/takeover" '{"reason":"again"}'
+	expect "taken over again" 200
+	L2=$(jqr .lease)
+	check "a new takeover gets a new lease" [ -n "$L2" -a "$L2" != "$L" ]
+	tapi POST "/api/tasks/$T/release" '{"force":"yes"}'
+	expect "force must be a boolean" 400
+	tapi POST "/api/tasks/$T/release" '{"force":true,"note":"operator override"}'
+	expect "force:true ends it without the lease, marked forced" 200 \
+		'.driver == "agent" and .ended_by == "forced_release" and .forced == true'
+	check "the thread records the release as forced" thread_has "$T" "FORCED to end without the human's lease"
+	unset DETM_TOKEN
+	daemon_stop
+	finish
+}
+
 run_part browser browser
+run_part lease lease
 run_part limits limits
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" -eq 0 ]

@@ -68,7 +68,7 @@ async function noPlan(page) {
   check("a smart wait (OCR) watches the plan-less task's screen", w.status === 201, w.text);
   const waitNow = async () => (await api("GET", `/api/waits/${w.json.wait_id}`)).json;
   const tk = await api("POST", `/api/tasks/${T3}/takeover`, { reason: "type the password" });
-  check("the operator takes it over through the API", tk.status === 200 && /^[0-9a-f]{8}$/.test(tk.json.lease), tk.text);
+  check("the operator takes it over through the API", tk.status === 200 && /^[0-9a-f]{32}$/.test(tk.json.lease), tk.text);
   const input = (events) => api("POST", `/api/tasks/${T3}/input`, { lease: tk.json.lease, events });
   const bad = [
     [[{ t: "down", b: 1, x: 100, y: 50 }, { t: "up", b: 1, x: 100, y: 50 }, { t: "text", s: "bad" }, { t: "key", k: "ctrl+nosuchkey" }], "events[3].k"],
@@ -99,7 +99,7 @@ async function noPlan(page) {
   check("the agent's accessibility tree is refused meanwhile (409 human_control)", el.status === 409 && el.json.error.code === "human_control", el.text);
   const clip = await api("POST", "/api/record", { task_id: T3, duration: 2, wait: false });
   check("and so is a video_record clip", clip.status === 409 && clip.json.error.code === "human_control", clip.text);
-  const rel = await api("POST", `/api/tasks/${T3}/release`, { note: "done" });
+  const rel = await api("POST", `/api/tasks/${T3}/release`, { lease: tk.json.lease, note: "done" });
   check("the operator hands it back", rel.status === 200 && rel.json.clicks === 1, rel.text);
   const done = await api("GET", `/api/waits/${w.json.wait_id}?block_s=60`);
   check("after the release the wait looks again and sees what the human typed", done.json.status === "resolved" &&

@@ -27,6 +27,9 @@ test_takeover_table_matches_the_documented_machine(void)
 	CHECK(takeover_next(TAKEOVER_HUMAN, TKE_IDLE) == TAKEOVER_AGENT);
 	CHECK(takeover_next(TAKEOVER_HUMAN, TKE_TASK_END) == TAKEOVER_AGENT);
 	CHECK(takeover_next(TAKEOVER_HUMAN, TKE_HELP) == TAKEOVER_HUMAN);
+	CHECK(takeover_next(TAKEOVER_HUMAN, TKE_FORCE) == TAKEOVER_AGENT);
+	CHECK(takeover_next(TAKEOVER_HELPING, TKE_FORCE) == TAKEOVER_AGENT);
+	CHECK(takeover_next(TAKEOVER_AGENT, TKE_FORCE) == -1);
 	CHECK(takeover_next(-1, TKE_HELP) == -1 && takeover_next(TAKEOVER_HUMAN, TKE__EVENTS) == -1);
 	CHECK(strcmp(takeover_state_name(TAKEOVER_HELPING), "helping") == 0);
 }
