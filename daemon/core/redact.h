@@ -3,11 +3,13 @@
  *
  * One table of patterns (redact.c) for API keys in their common forms
  * (sk-..., sk-ant-..., sk-or-v1-..., AIza..., ghp_/gho_/github_pat_...,
- * xoxb-/xoxp-..., AKIA..., "Bearer ...", api_key=..., "api_key": "...",
- * token=..., password=...) plus literal strings the caller adds (the detm
- * token, the configured API keys). A match keeps a short recognisable
- * prefix ("sk-ant-", "Bearer ", "api_key=") and the rest becomes
- * "[REDACTED]", so a reader still sees that a key was there.
+ * xoxb-/xoxp-..., AKIA... and an AWS secret access key, "Bearer ...",
+ * "Authorization: Basic ...", the password of scheme://user:pass@host, PEM
+ * private key bodies, api_key=..., "api_key": "..." also escaped inside a
+ * JSON string, token=..., password=...) plus literal strings the caller
+ * adds (the detm token, the configured API keys). A match keeps a short
+ * recognisable prefix ("sk-ant-", "Bearer ", "api_key=") and the rest
+ * becomes "[REDACTED]", so a reader still sees that a key was there.
  *
  * A struct redact is built once (patterns compiled) and then only read:
  * redact_text may be called from several threads at once. Best effort by

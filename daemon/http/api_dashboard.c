@@ -7,7 +7,9 @@
  * With a token (ACU_TOKEN), a browser opens /dashboard?token=T once: the
  * dispatcher accepts the query token on GET, and this handler turns it into
  * an HttpOnly SameSite=Strict cookie and redirects to /dashboard, so the
- * page's own requests (fetch, EventSource, <img>, <video>) carry it.
+ * page's own requests (fetch, EventSource, <img>, <video>) carry it. The
+ * cookie is set only when the query token is the daemon's token (a request
+ * let in by its Bearer header may carry any ?token=).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 
 #include "api.h"
 #include "core/embedded.h"
+#include "core/util.h"
 
 static const struct {
 	const char *ext, *type;
@@ -82,8 +85,10 @@ api_dashboard(struct req *r, struct derr *e)
 {
 	const char *token = req_query(r, "token");
 
-	if (token != NULL && token[0] != '\0' && r->app->cfg->token[0] != '\0') {
-		/* The dispatcher has checked it. */
+	/* The dispatcher let the request in on its Authorization header when
+	 * it had one, without looking at ?token=: the cookie is only ever the
+	 * daemon's own token, never whatever the query held. */
+	if (token != NULL && r->app->cfg->token[0] != '\0' && secure_streq(token, r->app->cfg->token)) {
 		req_header(r, "Set-Cookie", "detm_token=%s; Path=/; HttpOnly; SameSite=Strict", token);
 		req_header(r, "Location", "/dashboard");
 		return req_reply_raw(r, 303, "text/plain; charset=utf-8", (unsigned char *)xstrdup("see /dashboard"), 14);

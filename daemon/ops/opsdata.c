@@ -161,22 +161,33 @@ out:
 	return rows;
 }
 
-/* One CSV field: quoted when it holds a comma, quote, CR or LF. */
+/* A text cell a spreadsheet would read as a formula (or whose leading tab
+ * or CR hides one): OWASP's CSV injection list. */
+static bool
+formula_like(const char *text)
+{
+	return text[0] != '\0' && strchr("=+-@\t\r", text[0]) != NULL;
+}
+
+/* One CSV field: quoted when it holds a comma, quote, CR or LF. A text
+ * cell (guard) that starts like a formula gets a leading ' so that a
+ * spreadsheet shows it as text; numbers and times we format are left. */
 static int
-csv_field(struct zipout *z, const char *text, const struct redact *rd)
+csv_field(struct zipout *z, const char *text, const struct redact *rd, bool guard)
 {
 	char *red = redact_text(rd, text, NULL);
+	bool quote = guard && formula_like(red);
 	struct buf b;
 	const char *p;
 	int rc;
 
-	if (strpbrk(red, ",\"\r\n") == NULL) {
+	if (!quote && strpbrk(red, ",\"\r\n") == NULL) {
 		rc = zipout_write(z, red, strlen(red));
 		free(red);
 		return rc;
 	}
 	buf_init(&b, (size_t)-1 / 2);
-	if (buf_append(&b, "\"", 1) != 0)
+	if (buf_append(&b, quote ? "\"'" : "\"", quote ? 2 : 1) != 0)
 		abort();
 	for (p = red; *p != '\0'; p++)
 		if ((*p == '"' && buf_append(&b, "\"\"", 2) != 0) ||
@@ -198,6 +209,7 @@ csv_row(struct zipout *z, sqlite3_stmt *s, bool header, const struct redact *rd)
 
 	for (i = 0; i < n; i++) {
 		const char *name = sqlite3_column_name(s, i), *text = "";
+		bool guard = true;
 
 		if (i > 0 && zipout_write(z, ",", 1) != 0)
 			return -1;
@@ -206,12 +218,16 @@ csv_row(struct zipout *z, sqlite3_stmt *s, bool header, const struct redact *rd)
 		else if (sqlite3_column_type(s, i) == SQLITE_INTEGER && is_time_col(name)) {
 			iso_time(sqlite3_column_int64(s, i), ts);
 			text = ts;
+			guard = false;
 		} else if (sqlite3_column_type(s, i) == SQLITE_FLOAT) {
 			snprintf(num, sizeof num, "%.17g", sqlite3_column_double(s, i));
 			text = num;
-		} else if (sqlite3_column_type(s, i) != SQLITE_NULL)
+			guard = false;
+		} else if (sqlite3_column_type(s, i) != SQLITE_NULL) {
 			text = (const char *)sqlite3_column_text(s, i);
-		if (csv_field(z, text ? text : "", rd) != 0)
+			guard = sqlite3_column_type(s, i) != SQLITE_INTEGER;
+		}
+		if (csv_field(z, text ? text : "", rd, guard) != 0)
 			return -1;
 	}
 	return zipout_write(z, "\r\n", 2);

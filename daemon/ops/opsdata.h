@@ -42,7 +42,9 @@ struct opsbind {
  * {"error": ...} element, an archive error ends it). */
 long opsdata_json(sqlite3 *db, const char *sql, const struct opsbind *bind,
     struct zipout *z, const struct redact *rd);
-/* The same as CSV (RFC 4180; a header line of column names). */
+/* The same as CSV (RFC 4180; a header line of column names). A text cell
+ * that starts with =, +, -, @, tab or CR is written with a leading ' (a
+ * spreadsheet would run it as a formula); numbers are written as they are. */
 long opsdata_csv(sqlite3 *db, const char *sql, const struct opsbind *bind,
     struct zipout *z, const struct redact *rd);
 

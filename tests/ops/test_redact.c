@@ -77,6 +77,48 @@ main(void)
 	expect("detm token literal", r, "curl -H 'X: detm-token-Zq81xY'", "X: [REDACTED]'", "Zq81xY");
 	expect("two secrets in a line", r, "a sk-ant-aaaaaaaaaaaa b ghp_bbbbbbbbbbbbbbbbbbbbbbbb",
 	    "a sk-ant-[REDACTED] b ghp_[REDACTED]", "bbbbbbbbbbbbbbbbbbbb");
+	/* Issue 33, item 7: forms that passed. */
+	expect("secret followed by a marker", r, "key sk-ant-api03-AbCdEfGhIjKl[REDACTED] end",
+	    "key sk-ant-[REDACTED]", "AbCdEfGhIjKl");
+	expect("password followed by a marker", r, "password=hunter2hunter2[REDACTED]", "password=[REDACTED]",
+	    "hunter2");
+	expect("prefix before our own mark kept", r, "api_key=sk-or-v1-0123456789abcdef0123",
+	    "api_key=sk-or-v1-[REDACTED]", "0123456789abcdef");
+	expect("text after a marker still scanned", r, "[REDACTED] then sk-ant-api03-ZyXwVuTsRq",
+	    "[REDACTED] then sk-ant-[REDACTED]", "ZyXwVuTsRq");
+	expect("escaped JSON in a string", r, "{\"note\":\"{\\\"password\\\":\\\"hunter2\\\"}\"}",
+	    "\\\"password\\\":\\\"[REDACTED]\\\"", "hunter2");
+	expect("escaped JSON, token", r, "{\\\"token\\\": \\\"qwertyuiop\\\"}", "[REDACTED]", "qwertyuiop");
+	expect("Authorization: Basic", r, "Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic [REDACTED]",
+	    "dXNlcjpwYXNz");
+	expect("json Authorization Basic", r, "{\"authorization\": \"basic dXNlcjpwYXNz\"}", "basic [REDACTED]\"",
+	    "dXNlcjpwYXNz");
+	expect("URL password", r, "db postgres://admin:s3cretPW@db.example:5432/app ok",
+	    "db postgres://admin:[REDACTED]@db.example:5432/app ok", "s3cretPW");
+	expect("URL password, no user", r, "redis://:r3disPass@cache:6379", "redis://:[REDACTED]@cache:6379",
+	    "r3disPass");
+	expect("PEM private key body", r,
+	    "k=-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq+/x\nProc-Type: 4,ENCRYPTED\nabcDEF==\n"
+	    "-----END RSA PRIVATE KEY-----\nnext",
+	    "k=-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----\nnext", "MIIEpAIBAAKCAQEA");
+	expect("PEM key, JSON-escaped newlines", r,
+	    "\"-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEA\\n-----END OPENSSH PRIVATE KEY-----\"",
+	    "-----BEGIN OPENSSH PRIVATE KEY-----[REDACTED]-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1");
+	expect("PEM key cut before its END", r, "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0",
+	    "-----BEGIN PRIVATE KEY-----[REDACTED]", "MIIEvQIBADAN");
+	expect("aws_secret_access_key", r, "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+	    "aws_secret_access_key = [REDACTED]", "wJalrXUtnFEMI");
+	expect("AWS_SECRET_ACCESS_KEY env", r, "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY;",
+	    "AWS_SECRET_ACCESS_KEY=[REDACTED];", "wJalrXUtnFEMI");
+	expect("AWS secret beside its key id", r, "creds AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+	    "creds AKIA[REDACTED] [REDACTED]", "wJalrXUtnFEMI");
+	expect("AWS secret in a CSV after its key id", r, "AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+	    "AKIA[REDACTED],[REDACTED]", "wJalrXUtnFEMI");
+	unchanged("new forms redacted stay redacted", r,
+	    "Authorization: Basic [REDACTED] https://u:[REDACTED]@h -----BEGIN PRIVATE KEY-----[REDACTED]"
+	    "-----END PRIVATE KEY----- aws_secret_access_key=[REDACTED] \\\"token\\\":\\\"[REDACTED]\\\"");
+	unchanged("URLs without a password", r, "see https://example.com:8443/a@b and mailto:x@y.z, ssh://git@host");
+	unchanged("basic in prose", r, "basic authentication is off; the basic plan");
 	unchanged("plain text", r, "the model said: no prompt yet; retrying in 2 s");
 	unchanged("token counts", r, "{\"max_tokens\": 200, \"tokens_in\": 5, \"input_tokens\": 7}");
 	unchanged("short literal ignored", r, "abc def");
