@@ -21,6 +21,9 @@ struct config {
 	bool debug;
 	long max_conns;
 	long conn_timeout_s;
+	long header_timeout_s;  /* a request's headers must be in within this */
+	long max_streams;       /* long-lived streams at once; 0: max_conns / 4 */
+	long conn_reserve;      /* slots kept free for new requests; 0: max_conns / 8 */
 	long http_threads;      /* HTTP worker threads; 0: one per CPU */
 	char *db_sync;          /* "normal" | "full" */
 	int commit_gather_us;   /* store_set_gather */

@@ -71,6 +71,8 @@ typedef int (*route_fn)(struct req *r, struct derr *e);
 #define ROUTE_RPC     0x4u      /* the body is a JSON-RPC message, checked by the MCP layer (common/mcp.c) */
 #define ROUTE_TRY     0x8u      /* tried first on the HTTP worker in nowait mode (nowait.h); a
                                  * refusal runs it again on a side worker (http_side.c) */
+#define ROUTE_STREAM  0x10u     /* a long-lived stream (SSE, MJPEG): counts against the
+                                 * stream cap (--max-streams, http_conns.c) */
 
 struct route {
 	const char *method;     /* GET (also answers HEAD), POST, PATCH, DELETE */

@@ -4,7 +4,7 @@
  * http.h for the order of checks and the threading model, http_int.h for
  * a request's states and the files that share the work.
  *
- * Owns: the MHD daemon, the server singleton (http_server) and the store's
+ * Owns: the MHD daemon (its connection callback is http_conns.c's), the server singleton (http_server) and the store's
  * commit hook while the server runs (http_side.c's; events_commit_hook
  * before and after), and the per-connection struct hreq from on_uri (or
  * the first call of on_access) to on_completed, which frees it.
@@ -51,7 +51,11 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 	}
 	if (!hr->started) {
 		hr->started = true;
+		http_conn_busy(h, conn, true);
 		http_check_headers(h, hr, conn, method, url, version);
+		if (hr->err.code == DERR_OK && hr->route != NULL &&
+		    (hr->route->flags & ROUTE_STREAM))
+			http_stream_admit(h, hr);
 		buf_init(&hr->body, hr->route ? hr->route->max_body : 0);
 		if (hr->err.code != DERR_OK) {
 			log_debug("%s %s -> %d: %s", method, url, derr_status(hr->err.code),
@@ -106,11 +110,14 @@ static void
 on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     enum MHD_RequestTerminationCode toe)
 {
+	struct http *h = cls;
 	struct hreq *hr = *con_cls;
 	int i;
 
+	http_conn_busy(h, conn, false);
 	if (hr == NULL)
 		return;
+	http_stream_release(h, hr);
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_debug("request ended early (code %d)", (int)toe);
 	metrics_observe(hr->route != NULL ? (int)(hr->route - api_routes) : -1, conn, mono_us() - hr->t0);
@@ -182,6 +189,7 @@ http_free(struct http *h)
 	pthread_mutex_destroy(&h->s_mu);
 	pthread_cond_destroy(&h->tick_cv);
 	pthread_mutex_destroy(&h->d_mu);
+	pthread_mutex_destroy(&h->c_mu);
 	free(h);
 }
 
@@ -202,6 +210,7 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 	pthread_mutex_init(&h->d_mu, NULL);
 	h->q_tail = &h->q_head;
 	h->w_tail = &h->w_head;
+	http_conns_init(h);
 	http_server = h;
 	store_set_commit_hook(app->store, http_on_commit, h);
 	if (strchr(app->cfg->listen, ':') != NULL)
@@ -215,6 +224,7 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
+	    MHD_OPTION_NOTIFY_CONNECTION, http_conn_notify, h,
 	    MHD_OPTION_END);
 	if (h->mhd == NULL) {
 		store_set_commit_hook(app->store, events_commit_hook, NULL);
@@ -224,7 +234,9 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 		return NULL;
 	}
 	http_ticker_start(h);
-	log_info("HTTP: %u epoll workers", threads);
+	log_info("HTTP: %u epoll workers; %ld connections (%ld kept free), %ld streams, "
+	    "headers within %ld s", threads, app->cfg->max_conns, app->cfg->max_conns - h->conn_soft,
+	    h->stream_cap, app->cfg->header_timeout_s);
 	return h;
 }
 

@@ -11,6 +11,8 @@
  *   http_side.c    where a handler runs (worker, side worker, write lane) and
  *                  replies waiting for their batch's commit
  *   http_req.c     the request API of api.h (req_*) and sending a reply
+ *   http_conns.c   connection slots: the header deadline, the reserve of
+ *                  free slots, the stream cap
  *
  * A request (struct hreq) lives in MHD's con_cls from the URI callback to
  * the completion callback. States: NEW (headers read, checks done) -> BODY
@@ -20,9 +22,10 @@
  * early error is remembered and sent when the body has been consumed.
  *
  * Locks: mu (side workers, the write lane, the ticker's sleep), s_mu
- * (waiting streams), d_mu (replies waiting for a commit). mu may be held
- * when s_mu is taken (http_streams_stop), never the other way round; d_mu
- * is taken alone.
+ * (waiting streams), d_mu (replies waiting for a commit), c_mu (open
+ * connections, the stream count). mu may be held when s_mu is taken
+ * (http_streams_stop), never the other way round; d_mu and c_mu are taken
+ * alone.
  */
 #ifndef DETM_HTTP_INT_H
 #define DETM_HTTP_INT_H
@@ -39,6 +42,7 @@
 enum phase { PH_NEW, PH_QUEUED, PH_RAN, PH_COMMIT };
 
 struct hreq;
+struct conn_slot;
 
 /* A streamed reply, owned by MHD's response from queue to free. */
 struct stream {
@@ -75,6 +79,13 @@ struct http {
 	pthread_mutex_t d_mu;
 	struct hreq *deferred;
 	uint64_t committed_seen;        /* the last batch the commit hook saw */
+	/* open connections (http_conns.c): oldest first */
+	pthread_mutex_t c_mu;
+	struct conn_slot *c_head, *c_tail;
+	long nconns, nstreams;
+	long conn_soft;                 /* past this many, the oldest idle one closes */
+	long stream_cap;
+	int64_t header_us;              /* the header deadline */
 };
 
 /* The server (one per process, set by http_start, cleared by http_stop):
@@ -104,6 +115,7 @@ struct hreq {
 	struct hreq *next;      /* in the side queue, or on http.deferred */
 	uint64_t ticket;        /* its writes' batch: the reply waits for its commit */
 	bool lane;              /* on the write lane: runs deferred there too */
+	bool stream_slot;       /* holds one of the stream cap's slots */
 };
 
 /* http_check.c */
@@ -126,6 +138,22 @@ struct MHD_Response *http_stream_response(struct MHD_Connection *conn, struct re
  * and stop with every stream's waiting (first step of http_stop). */
 void http_ticker_start(struct http *h);
 void http_streams_stop(struct http *h);
+
+/* http_conns.c */
+/* Sets the limits from the configuration (before MHD starts). */
+void http_conns_init(struct http *h);
+/* MHD's connection callback (MHD_OPTION_NOTIFY_CONNECTION). */
+void http_conn_notify(void *cls, struct MHD_Connection *conn, void **socket_context,
+    enum MHD_ConnectionNotificationCode code);
+/* conn's request has its headers (busy) or has ended (idle: the next
+ * request's header deadline starts now). */
+void http_conn_busy(struct http *h, struct MHD_Connection *conn, bool busy);
+/* Closes connections whose headers are late (the ticker, every second). */
+void http_conns_sweep(struct http *h);
+/* A ROUTE_STREAM request takes a stream slot (hr->stream_slot), or gets
+ * its 503 in hr->err; http_stream_release gives the slot back. */
+void http_stream_admit(struct http *h, struct hreq *hr);
+void http_stream_release(struct http *h, struct hreq *hr);
 
 /* http_side.c */
 /* A handler that never blocks runs on the HTTP worker. */

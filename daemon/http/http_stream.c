@@ -1,7 +1,8 @@
 /*
  * http_stream.c - streamed replies (SSE, MJPEG) and their waiting: the
  * MHD response a stream is read through, suspension when its reader has
- * nothing to send, req_streams_wake, and the one-second ticker.
+ * nothing to send, req_streams_wake, and the one-second ticker (which
+ * also runs http_conns.c's sweep of late headers).
  *
  * A stream's reader returns REQ_STREAM_WAIT when it has nothing to send;
  * the connection is then suspended (on http.waiting) until
@@ -113,7 +114,8 @@ req_stream_key(struct req *r, const void *key)
 	r->stream_key = key;
 }
 
-/* Wakes every waiting stream once a second (heartbeats, hang-ups, ends). */
+/* Wakes every waiting stream once a second (heartbeats, hang-ups, ends)
+ * and closes connections whose headers are late. */
 static void *
 tick_main(void *arg)
 {
@@ -129,6 +131,7 @@ tick_main(void *arg)
 		pthread_cond_timedwait(&h->tick_cv, &h->mu, &ts);
 		pthread_mutex_unlock(&h->mu);
 		req_streams_wake(NULL);
+		http_conns_sweep(h);
 		pthread_mutex_lock(&h->mu);
 	}
 	pthread_mutex_unlock(&h->mu);
