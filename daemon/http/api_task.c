@@ -69,13 +69,28 @@ body_task_status(json_object *body, int *out, struct derr *e)
 	return 0;
 }
 
+/* The reply of a write that has been stored: the task's summary. The
+ * write is done by now, so a summary the disk would not let us read is
+ * not the write's failure: the reply keeps its 2xx (a 5xx would tell the
+ * client the write was lost, and a retry would store it twice) and says
+ * the summary is missing and why. Only "the task is gone" (deleted
+ * meanwhile) stays an error. */
 static int
 reply_summary(struct req *r, const char *id, int status, bool sentence, struct derr *e)
 {
 	json_object *sum = task_summary(r->app->store, id, DETAIL_ITEMS, sentence, e);
 
-	if (sum == NULL)
+	if (sum == NULL && e->code == DERR_NOT_FOUND)
 		return -1;
+	if (sum == NULL) {
+		sum = json_object_new_object();
+		json_object_object_add(sum, "task_id", json_object_new_string(id));
+		json_object_object_add(sum, "stored", json_object_new_boolean(1));
+		json_object_object_add(sum, "summary_error", json_object_new_string(e->message));
+		json_object_object_add(sum, "note", json_object_new_string("the write was stored; "
+		    "its summary could not be read: GET /api/tasks/{id} later"));
+		derr_clear(e);
+	}
 	return req_reply(r, status, sum);
 }
 

@@ -199,6 +199,9 @@ db_fault_families(struct buf *b, struct store *st)
 	bprintf(b, "detm_db_sync_failures_total %llu\n", (unsigned long long)f.sync_failures);
 	family(b, "detm_db_checkpoint_failures_total", "counter", "Failed WAL checkpoints.");
 	bprintf(b, "detm_db_checkpoint_failures_total %llu\n", (unsigned long long)f.ckpt_failures);
+	family(b, "detm_db_read_failures_total", "counter",
+	    "Reads the disk refused (answered io_error; nothing was changed).");
+	bprintf(b, "detm_db_read_failures_total %llu\n", (unsigned long long)f.read_failures);
 	family(b, "detm_db_degraded", "gauge", "1 while writes fail or are not durable (GET /api/health says why).");
 	bprintf(b, "detm_db_degraded %d\n", store_degraded(st, cause, sizeof cause) ? 1 : 0);
 }

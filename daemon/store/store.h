@@ -143,7 +143,8 @@ void store_rollback(struct store *st);
  * (the disk is full), DERR_IO_ERROR (the disk failed) or DERR_INTERNAL
  * (anything else, details only in the log). On the writer connection a
  * full disk or an I/O error also marks the store degraded until a write
- * commits again. Returns -1. */
+ * commits again; on a reader (store_read_begin) a disk error is io_error
+ * ("nothing was changed") and counted in read_failures. Returns -1. */
 int store_fail(struct store *st, const char *what, struct derr *e);
 
 /* The store's write health: false while writes work. True while they fail
@@ -155,6 +156,7 @@ struct store_faults {
 	uint64_t write_failures;    /* writes and batches refused by the disk */
 	uint64_t sync_failures;     /* failed fdatasyncs of the WAL (sync full) */
 	uint64_t ckpt_failures;     /* failed checkpoints */
+	uint64_t read_failures;     /* reads the disk refused (io_error to the client) */
 };
 bool store_degraded(struct store *st, char *cause, size_t n);
 void store_fault_stats(struct store *st, struct store_faults *out);

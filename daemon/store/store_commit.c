@@ -85,6 +85,10 @@ health_fail(struct store *st, int code, int sys_errno)
 	st->n_write_failures++;
 }
 
+/* Reads the disk refused, on any reader connection (readers share no lock
+ * with the writer's counters, so this one is process-wide). */
+static atomic_ulong store_read_failures;
+
 int
 store_fail(struct store *st, const char *what, struct derr *e)
 {
@@ -96,6 +100,16 @@ store_fail(struct store *st, const char *what, struct derr *e)
 		pthread_mutex_lock(&st->c_mu);
 		health_fail(st, code, sys_errno);
 		pthread_mutex_unlock(&st->c_mu);
+	}
+	/* A reader whose pread failed may see SQLite call the page
+	 * malformed (SQLITE_CORRUPT): to the client that is a read the disk
+	 * refused, like SQLITE_IOERR (the faults suite's "EIO on reads"). */
+	if (st->is_reader && (disk_code(code) || (code & 0xff) == SQLITE_CORRUPT)) {
+		atomic_fetch_add(&store_read_failures, 1);
+		return derr_set(e, DERR_IO_ERROR, NULL, "the disk failed while detm's database was "
+		    "read (%s: %s): nothing was changed. See GET /api/health and detmd's log; "
+		    "send the request again", sqlite3_errstr(code),
+		    sys_errno != 0 ? strerror(sys_errno) : sqlite3_errstr(code));
 	}
 	if (st->is_reader || !disk_code(code))
 		return derr_set(e, DERR_INTERNAL, NULL, "internal database error");
@@ -296,6 +310,7 @@ store_fault_stats(struct store *st, struct store_faults *out)
 	pthread_mutex_unlock(&st->c_mu);
 	out->sync_failures = atomic_load(&st->n_sync_failures);
 	out->ckpt_failures = atomic_load(&st->n_ckpt_failures);
+	out->read_failures = atomic_load(&store_read_failures);
 }
 
 void

@@ -235,12 +235,18 @@ update_read(struct store *st, struct update_tx *t, char **name, char **meta, str
 {
 	sqlite3_stmt *s = store_stmt(st, SQL_TASK_GET);
 	const struct task_patch *p = t->p;
+	int step;
 
 	if (s == NULL)
 		return store_fail(st, "task get", e);
 	sqlite3_bind_text(s, 1, t->id, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) != SQLITE_ROW) {
+	step = sqlite3_step(s);
+	if (step != SQLITE_ROW) {
 		sqlite3_reset(s);
+		/* Only "no row" is a missing task: a read that failed (an I/O
+		 * error, a full disk) is the store's failure, never a 404. */
+		if (step != SQLITE_DONE)
+			return store_fail(st, "task get", e);
 		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%s'", t->id);
 	}
 	t->cur = task_status_parse((const char *)sqlite3_column_text(s, 0));

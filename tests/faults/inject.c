@@ -2,7 +2,7 @@
  * disk faults and a power-loss recorder under detmd's database files.
  *
  * Owns: the wrappers of open/open64/openat/openat64 (and their _2 fortify
- * forms), close, pwrite/pwrite64/write/writev, fsync/fdatasync and
+ * forms), close, pread/pread64 (fault mode only), pwrite/pwrite64/write/writev, fsync/fdatasync and
  * ftruncate/ftruncate64 (SQLite, built with _FILE_OFFSET_BITS=64, calls
  * the 64 forms); the table of tracked fds (fd -> tracked file, keyed by
  * dev/inode); in fault mode the fault window and its log; in power-loss
@@ -12,8 +12,9 @@
  * Environment (read once, at the first wrapped call):
  *   DETM_INJECT_FILE     comma list of path suffixes to track (data.db-wal)
  *   DETM_INJECT_MODE     fault (default) | powerloss
- *   DETM_INJECT_OPS      comma list of pwrite,write,writev,fsync,fdatasync,
- *                        ftruncate (pwrite covers pwrite64); default pwrite
+ *   DETM_INJECT_OPS      comma list of pread,pwrite,write,writev,fsync,
+ *                        fdatasync,ftruncate (pread/pwrite cover their 64
+ *                        forms); default pwrite
  *   DETM_INJECT_ERRNO    EIO (default) | ENOSPC | a number
  *   DETM_INJECT_AFTER    matching calls that pass before the window opens (0)
  *   DETM_INJECT_MS       window length in ms; 0 or unset: no end
@@ -54,7 +55,8 @@
 #define SUFFIX_MAX 8
 #define RANGES_MAX 65536
 
-enum { OP_PWRITE = 1, OP_WRITE = 2, OP_WRITEV = 4, OP_FSYNC = 8, OP_FDATASYNC = 16, OP_FTRUNCATE = 32 };
+enum { OP_PWRITE = 1, OP_WRITE = 2, OP_WRITEV = 4, OP_FSYNC = 8, OP_FDATASYNC = 16, OP_FTRUNCATE = 32,
+       OP_PREAD = 64 };
 
 struct range { off_t lo, hi; };
 
@@ -94,6 +96,8 @@ static int (*real_openat64)(int, const char *, int, ...);
 static int (*real_open_2)(const char *, int);
 static int (*real_open64_2)(const char *, int);
 static int (*real_close)(int);
+static ssize_t (*real_pread)(int, void *, size_t, off_t);
+static ssize_t (*real_pread64)(int, void *, size_t, off_t);
 static ssize_t (*real_pwrite)(int, const void *, size_t, off_t);
 static ssize_t (*real_pwrite64)(int, const void *, size_t, off_t);
 static ssize_t (*real_write)(int, const void *, size_t);
@@ -112,6 +116,7 @@ inject_parse_ops(const char *s)
 	static const struct { const char *name; int op; } names[] = {
 		{ "pwrite", OP_PWRITE }, { "write", OP_WRITE }, { "writev", OP_WRITEV },
 		{ "fsync", OP_FSYNC }, { "fdatasync", OP_FDATASYNC }, { "ftruncate", OP_FTRUNCATE },
+		{ "pread", OP_PREAD },
 	};
 	char buf[256], *tok, *save;
 	size_t i;
@@ -148,6 +153,8 @@ inject_init(void)
 	RESOLVE(real_open_2, "__open_2");
 	RESOLVE(real_open64_2, "__open64_2");
 	RESOLVE(real_close, "close");
+	RESOLVE(real_pread, "pread");
+	RESOLVE(real_pread64, "pread64");
 	RESOLVE(real_pwrite, "pwrite");
 	RESOLVE(real_pwrite64, "pwrite64");
 	RESOLVE(real_write, "write");
@@ -218,7 +225,7 @@ shadow_seed(const char *path, int fd)
 		return;
 	if ((out = real_open(sp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0)
 		return;
-	while ((k = pread(fd, buf, sizeof buf, off)) > 0) {
+	while ((k = real_pread(fd, buf, sizeof buf, off)) > 0) {
 		if (real_pwrite(out, buf, (size_t)k, off) != k)
 			break;
 		off += k;
@@ -407,7 +414,7 @@ shadow_copy(struct tfile *f, int fd, const struct range *r, size_t n, off_t trun
 			hi = r[i].hi < size ? r[i].hi : size;
 			for (off = r[i].lo; off < hi; off += k) {
 				size_t want = (size_t)(hi - off) < sizeof buf ? (size_t)(hi - off) : sizeof buf;
-				if ((k = pread(fd, buf, want, off)) <= 0 || real_pwrite(out, buf, (size_t)k, off) != k)
+				if ((k = real_pread(fd, buf, want, off)) <= 0 || real_pwrite(out, buf, (size_t)k, off) != k)
 					break;
 			}
 		}
@@ -545,6 +552,24 @@ close(int fd)
 	if (fd >= 0 && fd < FD_MAX)
 		atomic_store(&fd_file[fd], 0);
 	return real_close(fd);
+}
+
+ssize_t
+pread(int fd, void *buf, size_t n, off_t off)
+{
+	inject_ready();
+	if (fault_hit(fd, OP_PREAD))
+		return -1;
+	return real_pread(fd, buf, n, off);
+}
+
+ssize_t
+pread64(int fd, void *buf, size_t n, off_t off)
+{
+	inject_ready();
+	if (fault_hit(fd, OP_PREAD))
+		return -1;
+	return real_pread64(fd, buf, n, off);
 }
 
 ssize_t
