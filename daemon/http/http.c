@@ -35,6 +35,48 @@
 
 struct http *http_server;
 
+/* A new request object, on the live list. */
+static struct hreq *
+hreq_new(struct http *h)
+{
+	struct hreq *hr = xcalloc(1, sizeof *hr);
+
+	hr->t0 = mono_us();
+	hr->r.fd = -1;
+	pthread_mutex_lock(&h->l_mu);
+	hr->live_next = h->live;
+	if (h->live != NULL)
+		h->live->live_prev = hr;
+	h->live = hr;
+	pthread_mutex_unlock(&h->l_mu);
+	return hr;
+}
+
+/* Off the live list, and freed with everything it holds. */
+static void
+hreq_free(struct http *h, struct hreq *hr)
+{
+	int i;
+
+	pthread_mutex_lock(&h->l_mu);
+	if (hr->live_prev != NULL)
+		hr->live_prev->live_next = hr->live_next;
+	else
+		h->live = hr->live_next;
+	if (hr->live_next != NULL)
+		hr->live_next->live_prev = hr->live_prev;
+	pthread_mutex_unlock(&h->l_mu);
+	buf_free(&hr->body);
+	for (i = 0; i < ROUTE_MAX_PARAMS; i++)
+		free(hr->param_copies[i]);
+	http_reply_release(&hr->r);
+	json_object_put(hr->r.body);
+	free(hr->method);
+	free(hr->url);
+	free(hr->raw_path);
+	free(hr);
+}
+
 static enum MHD_Result
 on_access(void *cls, struct MHD_Connection *conn, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -44,9 +86,7 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 	struct hreq *hr = *con_cls;
 
 	if (hr == NULL) {               /* no URI callback ran: cannot route */
-		hr = xcalloc(1, sizeof *hr);
-		hr->t0 = mono_us();
-		hr->r.fd = -1;
+		hr = hreq_new(h);
 		*con_cls = hr;
 	}
 	if (!hr->started) {
@@ -112,7 +152,6 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	struct http *h = cls;
 	struct hreq *hr = *con_cls;
-	int i;
 
 	http_conn_busy(h, conn, false);
 	if (hr == NULL)
@@ -121,15 +160,7 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		log_debug("request ended early (code %d)", (int)toe);
 	metrics_observe(hr->route != NULL ? (int)(hr->route - api_routes) : -1, conn, mono_us() - hr->t0);
-	buf_free(&hr->body);
-	for (i = 0; i < ROUTE_MAX_PARAMS; i++)
-		free(hr->param_copies[i]);
-	http_reply_release(&hr->r);
-	json_object_put(hr->r.body);
-	free(hr->method);
-	free(hr->url);
-	free(hr->raw_path);
-	free(hr);
+	hreq_free(h, hr);
 	*con_cls = NULL;
 }
 
@@ -139,13 +170,10 @@ on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static void *
 on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
-	struct hreq *hr = xcalloc(1, sizeof *hr);
+	struct hreq *hr = hreq_new(cls);
 	size_t n = strcspn(uri, "?");
 
-	(void)cls;
 	(void)conn;
-	hr->t0 = mono_us();
-	hr->r.fd = -1;
 	if (n > LIM_URL_BYTES)
 		hr->raw_too_long = true;
 	else
@@ -190,6 +218,7 @@ http_free(struct http *h)
 	pthread_cond_destroy(&h->tick_cv);
 	pthread_mutex_destroy(&h->d_mu);
 	pthread_mutex_destroy(&h->c_mu);
+	pthread_mutex_destroy(&h->l_mu);
 	free(h);
 }
 
@@ -208,6 +237,7 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 	pthread_mutex_init(&h->s_mu, NULL);
 	pthread_cond_init(&h->tick_cv, NULL);
 	pthread_mutex_init(&h->d_mu, NULL);
+	pthread_mutex_init(&h->l_mu, NULL);
 	h->q_tail = &h->q_head;
 	h->w_tail = &h->w_head;
 	http_conns_init(h);
@@ -248,6 +278,14 @@ http_stop(struct http *h)
 	http_streams_stop(h);
 	http_side_stop(h);
 	MHD_stop_daemon(h->mhd);
+	/* MHD has closed every connection: a request object still live was
+	 * never completed (issue 33: one leaked at shutdown under LSan). */
+	while (h->live != NULL) {
+		log_warn("HTTP stop: a request (%s %.100s, phase %d) was never completed by "
+		    "libmicrohttpd; freed", h->live->method ? h->live->method : "-",
+		    h->live->raw_path ? h->live->raw_path : "-", (int)h->live->phase);
+		hreq_free(h, h->live);
+	}
 	store_set_commit_hook(h->app->store, events_commit_hook, NULL);
 	http_server = NULL;
 	http_free(h);

@@ -86,6 +86,10 @@ struct http {
 	long conn_soft;                 /* past this many, the oldest idle one closes */
 	long stream_cap;
 	int64_t header_us;              /* the header deadline */
+	/* every request object from its allocation to on_completed: what
+	 * libmicrohttpd never completes is freed (and named) at http_stop */
+	pthread_mutex_t l_mu;
+	struct hreq *live;
 };
 
 /* The server (one per process, set by http_start, cleared by http_stop):
@@ -116,6 +120,7 @@ struct hreq {
 	uint64_t ticket;        /* its writes' batch: the reply waits for its commit */
 	bool lane;              /* on the write lane: runs deferred there too */
 	bool stream_slot;       /* holds one of the stream cap's slots */
+	struct hreq *live_prev, *live_next;     /* on http.live (l_mu) */
 };
 
 /* http_check.c */
