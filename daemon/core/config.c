@@ -126,6 +126,8 @@ static const struct opt opts[] = {
 	  "also run this for every wake-up (split on blanks, no shell; event JSON on stdin)" },
 	{ "wake-url", "ACU_WAKE_URL", OPT_STR, O(wake_url), "", 0, 0,
 	  "also POST every wake-up's event JSON to this http(s) URL" },
+	{ "wake-url-token", "ACU_WAKE_URL_TOKEN", OPT_STR, O(wake_url_token), "", 0, 0,
+	  "send it as 'Authorization: Bearer TOKEN' with --wake-url (OpenClaw's hooks.token)" },
 	{ "wake-timeout", "ACU_WAKE_TIMEOUT_S", OPT_INT, O(wake_timeout_s), "10", 1, 300,
 	  "seconds a wake command or POST may take (then killed / abandoned)" },
 	{ "wake-attempts", "ACU_WAKE_ATTEMPTS", OPT_INT, O(wake_attempts), "5", 1, 20,
@@ -398,4 +400,17 @@ config_data_dir_exposed(const char *dir, char *why, size_t cap)
 	snprintf(why, cap, "the data dir %s has mode %03o: other users may read or change the "
 	    "task database and logs; chmod 700 it", dir, (unsigned)(sb.st_mode & 0777));
 	return true;
+}
+
+void
+config_secrets(const struct config *c, const char *out[CONFIG_SECRETS_MAX])
+{
+	int n = 0;
+
+	out[n++] = c->token;
+	out[n++] = c->anthropic_api_key;
+	out[n++] = c->openrouter_api_key;
+	out[n++] = c->vllm_api_key;
+	out[n++] = c->wake_url_token;
+	out[n] = NULL;
 }

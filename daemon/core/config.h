@@ -59,6 +59,7 @@ struct config {
 	char *openclaw_cli;     /* "openclaw"; "" turns the OpenClaw sink off */
 	char *wake_command;     /* argv split on blanks, event JSON on stdin; "" off */
 	char *wake_url;         /* POST the event JSON here; "" off */
+	char *wake_url_token;   /* sent as "Authorization: Bearer T" with it; "" none */
 	long wake_timeout_s;    /* per command run or POST */
 	long wake_attempts;     /* tries per sink before an event is dropped */
 	long wake_backoff_ms;   /* first retry delay; doubles each time */
@@ -92,6 +93,11 @@ struct config {
 int config_load(struct config *c, int argc, char **argv);
 void config_free(struct config *c);
 void config_usage(FILE *f);
+/* The secrets this daemon knows (token, API keys, the wake sink's token):
+ * out gets up to CONFIG_SECRETS_MAX pointers into c, NULL-terminated, for
+ * redact_new. */
+#define CONFIG_SECRETS_MAX 8
+void config_secrets(const struct config *c, const char *out[CONFIG_SECRETS_MAX]);
 /* Parses "WIDTHxHEIGHT" (each CONFIG_DISPLAY_MIN..MAX). 0, or -1. */
 #define CONFIG_DISPLAY_MIN 64
 #define CONFIG_DISPLAY_MAX 8192

@@ -106,8 +106,9 @@ stamp(char out[20])
 static struct redact *
 redactor(const struct config *c)
 {
-	const char *lits[] = { c->token, c->anthropic_api_key, c->openrouter_api_key, c->vllm_api_key, NULL };
+	const char *lits[CONFIG_SECRETS_MAX];
 
+	config_secrets(c, lits);
 	return redact_new(lits);
 }
 

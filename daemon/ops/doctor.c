@@ -131,9 +131,9 @@ job_main(void *p)
 static struct redact *
 redactor(const struct config *cfg)
 {
-	const char *lits[] = { cfg->token, cfg->anthropic_api_key, cfg->openrouter_api_key,
-		cfg->vllm_api_key, NULL };
+	const char *lits[CONFIG_SECRETS_MAX];
 
+	config_secrets(cfg, lits);
 	return redact_new(lits);
 }
 

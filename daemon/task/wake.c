@@ -79,6 +79,7 @@ static struct {
 	char *cmd_buf;          /* the split command; argv points into it */
 	char *cmd_argv[WAKE_ARGV_MAX + 1];
 	char *url;              /* NULL: off */
+	char *url_auth;         /* "Authorization: Bearer T" for it, or NULL */
 	char *log_path;
 	unsigned sinks;
 	long timeout_ms, backoff_ms;
@@ -290,7 +291,7 @@ wake_to_command(struct wake_ev *ev)
 static bool
 wake_to_url(struct wake_ev *ev)
 {
-	static const char *const headers[] = { "User-Agent: detmd/" DETM_VERSION, NULL };
+	const char *headers[] = { "User-Agent: detmd/" DETM_VERSION, wake_state.url_auth, NULL };
 	json_object *reply = NULL;
 	char err[256] = "";
 	long status = 0;
@@ -425,8 +426,10 @@ wake_free_settings(void)
 	free(wake_state.openclaw);
 	free(wake_state.cmd_buf);
 	free(wake_state.url);
+	free(wake_state.url_auth);
 	free(wake_state.log_path);
 	wake_state.openclaw = wake_state.cmd_buf = wake_state.url = wake_state.log_path = NULL;
+	wake_state.url_auth = NULL;
 	wake_state.cmd_argv[0] = NULL;
 	wake_state.sinks = 0;
 }
@@ -460,6 +463,8 @@ wake_init(const struct config *cfg, struct derr *e)
 			    "--wake-url must be an http:// or https:// URL");
 		}
 		wake_state.url = xstrdup(cfg->wake_url);
+		if (cfg->wake_url_token[0] != '\0')
+			wake_state.url_auth = xasprintf("Authorization: Bearer %s", cfg->wake_url_token);
 		wake_state.sinks |= SINK_URL;
 	}
 	wake_state.log_path = xasprintf("%s/logs/wake.log", cfg->data_dir);

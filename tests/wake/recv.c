@@ -3,8 +3,10 @@
  * 127.0.0.1, appends each request as one line to a file, answers a fixed
  * status.
  *
- *   bin/wake-recv --out FILE [--port-file F] [--status N]
+ *   bin/wake-recv --out FILE [--port-file F] [--status N] [--token T]
  *
+ * --token T: a request without "Authorization: Bearer T" is answered 401
+ * and logged as "401 METHOD PATH ..." (OpenClaw's /hooks/wake does that).
  * A line: "METHOD PATH CONTENT-TYPE BODY" where BODY is the raw body with
  * newlines replaced by spaces (the daemon sends compact JSON, so the body
  * is the rest of the line). --port-file gets the bound port once listening.
@@ -14,6 +16,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,7 @@ struct rq {
 
 static const char *out_path;
 static unsigned int reply_status = 200;
+static const char *want_token;
 
 static enum MHD_Result
 handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
@@ -36,7 +40,8 @@ handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 {
 	struct rq *r = *ctx;
 	struct MHD_Response *resp;
-	const char *ct;
+	const char *ct, *auth;
+	bool denied;
 	enum MHD_Result ret;
 	FILE *f;
 	size_t i;
@@ -70,15 +75,18 @@ handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 		if (r->body[i] == '\n' || r->body[i] == '\r')
 			r->body[i] = ' ';
 	ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+	auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+	denied = want_token != NULL && (auth == NULL || strncmp(auth, "Bearer ", 7) != 0 ||
+	    strcmp(auth + 7, want_token) != 0);
 	f = fopen(out_path, "a");
 	if (f != NULL) {
-		fprintf(f, "%s %s %s %s\n", method, url, ct ? ct : "-",
+		fprintf(f, "%s%s %s %s %s\n", denied ? "401 " : "", method, url, ct ? ct : "-",
 		    r->too_big ? "(too big)" : r->body ? r->body : "");
 		fclose(f);
 	}
 	resp = MHD_create_response_from_buffer(2, (void *)(uintptr_t)"{}", MHD_RESPMEM_PERSISTENT);
 	MHD_add_response_header(resp, "Content-Type", "application/json");
-	ret = MHD_queue_response(c, reply_status, resp);
+	ret = MHD_queue_response(c, denied ? 401 : reply_status, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
@@ -115,8 +123,10 @@ main(int argc, char **argv)
 			port_file = argv[++i];
 		else if (strcmp(argv[i], "--status") == 0 && i + 1 < argc)
 			reply_status = (unsigned int)atoi(argv[++i]);
+		else if (strcmp(argv[i], "--token") == 0 && i + 1 < argc)
+			want_token = argv[++i];
 		else {
-			fprintf(stderr, "usage: wake-recv --out FILE [--port-file F] [--status N]\n");
+			fprintf(stderr, "usage: wake-recv --out FILE [--port-file F] [--status N] [--token T]\n");
 			return 2;
 		}
 	}

@@ -84,11 +84,12 @@ EOF
 chmod +x "$tmp/fakebin/openclaw" "$tmp/record.sh" "$tmp/fail.sh"
 
 # ==== run 1: all three sinks, long cooldown ====
-start_recv hook || { finish; exit 1; }
+# The webhook wants a token, as OpenClaw's /hooks/wake does (hooks.token).
+start_recv hook --token "hook-secret-1234" || { finish; exit 1; }
 HOOK_PORT=$RECV_PORT
 DETM_DATA=$(mktemp -d "$tmp/d1.XXXXXX")
 PATH="$tmp/fakebin:$PATH" ACU_WAKE_COMMAND="$tmp/record.sh $tmp/cmd.jsonl tag-one" \
-	ACU_WAKE_URL="http://127.0.0.1:$HOOK_PORT/hook" \
+	ACU_WAKE_URL="http://127.0.0.1:$HOOK_PORT/hook" ACU_WAKE_URL_TOKEN="hook-secret-1234" \
 	daemon_start --stuck-check 1 --stuck-after 30 --stuck-cooldown 3600 --wake-backoff-ms 100 ||
 	{ bad "daemon start"; finish; exit 1; }
 
@@ -120,7 +121,8 @@ idle "$S" 120; idle "$W" 120; idle "$C" 120; idle "$Big" 120
 s_updated=$(sql "SELECT updated_at FROM tasks WHERE id = '$S'")
 
 check "the stuck task is reported through the wake command" wait_for 8 has_events "$tmp/cmd.jsonl" "$S" 1
-check "... through the webhook" wait_for 5 grep -q "\"task_id\":\"$S\"" "$tmp/hook.log"
+check "... through the webhook" wait_for 5 grep -q "^POST .*\"task_id\":\"$S\"" "$tmp/hook.log"
+check "... with the webhook's token (--wake-url-token as Bearer): no 401" sh -c "! grep -q \"^401 \" \"$tmp/hook.log\""
 check "... through openclaw" wait_for 5 grep -q "$S" "$tmp/openclaw.jsonl"
 sleep 3.5      # more than three further checks
 jq -c "select(.task_id == \"$S\")" <"$tmp/cmd.jsonl" | head -1 >"$tmp/ev.json"
