@@ -124,6 +124,9 @@ static const struct opt opts[] = {
 	  "wake-ups run 'CLI system event --text TEXT --mode now' (skipped if not on PATH; \"\" off)" },
 	{ "wake-command", "ACU_WAKE_COMMAND", OPT_STR, O(wake_command), "", 0, 0,
 	  "also run this for every wake-up (split on blanks, no shell; event JSON on stdin)" },
+	{ "openclaw-timeout", "ACU_OPENCLAW_TIMEOUT_S", OPT_INT, O(openclaw_timeout_s), "30", 1, 300,
+	  "seconds 'openclaw system event' may take (Node's start-up alone takes 6-14 s); "
+	  "a run that printed 'ok' is delivered even if killed" },
 	{ "wake-url", "ACU_WAKE_URL", OPT_STR, O(wake_url), "", 0, 0,
 	  "also POST every wake-up's event JSON to this http(s) URL" },
 	{ "wake-url-token", "ACU_WAKE_URL_TOKEN", OPT_STR, O(wake_url_token), "", 0, 0,

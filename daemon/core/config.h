@@ -57,6 +57,7 @@ struct config {
 	char *wait_min_conf;    /* a model's "resolved" under this confidence (0..1) is PARTIAL */
 	/* wake-ups (wake.c) */
 	char *openclaw_cli;     /* "openclaw"; "" turns the OpenClaw sink off */
+	long openclaw_timeout_s;        /* the OpenClaw CLI's own timeout */
 	char *wake_command;     /* argv split on blanks, event JSON on stdin; "" off */
 	char *wake_url;         /* POST the event JSON here; "" off */
 	char *wake_url_token;   /* sent as "Authorization: Bearer T" with it; "" none */

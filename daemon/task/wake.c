@@ -48,6 +48,7 @@ extern char **environ;
 
 #define WAKE_ARGV_MAX 32
 #define WAKE_ARGS_BYTES 4096
+#define WAKE_OUT_SCAN 65536      /* bytes of a CLI's stdout read for its "ok" */
 
 enum wake_sink { SINK_OPENCLAW = 1, SINK_COMMAND = 2, SINK_URL = 4 };
 
@@ -83,6 +84,7 @@ static struct {
 	char *log_path;
 	unsigned sinks;
 	long timeout_ms, backoff_ms;
+	long openclaw_timeout_ms;
 	int max_attempts;
 	bool openclaw_missing_logged;
 	/* counters */
@@ -196,29 +198,61 @@ wake_stdin_fd(const char *data, size_t len)
 	return fd;
 }
 
+/* Whether the child's stdout (memfd at out) holds a line that is "ok"
+ * (blanks around it aside); the output is copied to wake.log either way. */
+static bool
+wake_said_ok(int out)
+{
+	char buf[WAKE_OUT_SCAN + 1], *line, *save;
+	ssize_t n;
+	bool ok = false;
+	int fd;
+
+	if (out < 0 || lseek(out, 0, SEEK_SET) != 0 || (n = read(out, buf, WAKE_OUT_SCAN)) <= 0)
+		return false;
+	buf[n] = '\0';
+	fd = open(wake_state.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (fd >= 0 && write(fd, buf, (size_t)n) < 0)
+		log_debug("cannot write %s", wake_state.log_path);
+	if (fd >= 0)
+		close(fd);
+	for (line = strtok_r(buf, "\r\n", &save); line != NULL && !ok; line = strtok_r(NULL, "\r\n", &save)) {
+		line += strspn(line, " \t");
+		ok = strncmp(line, "ok", 2) == 0 && line[2 + strspn(line + 2, " \t")] == '\0';
+	}
+	return ok;
+}
+
 /* Runs argv (PATH lookup) with stdin from `in` (or /dev/null), waits up to
- * the timeout. RUN_MISSING when the program does not exist. */
+ * timeout_ms. RUN_MISSING when the program does not exist. ok_line: the
+ * child's stdout is read; a line "ok" means it delivered, even if it then
+ * failed to exit in time (OpenClaw's CLI prints it once the Gateway took
+ * the event; killing it later must not send the event twice). */
 static enum wake_run_rc
-wake_run(char *const argv[], const char *in, size_t in_len)
+wake_run(char *const argv[], const char *in, size_t in_len, long timeout_ms, bool ok_line)
 {
 	enum wake_run_rc rc = RUN_FAILED;
 	struct proc_io io = { .log = wake_state.log_path, .out_fd = -1, .extra_fd = -1,
 		.search_path = true, .quiet_missing = true };
 	int64_t deadline;
 	pid_t pid;
-	int status = 0, infd = -1;
+	int status = 0, infd = -1, outfd = -1;
+	bool killed = false;
 
 	if (in != NULL && (infd = wake_stdin_fd(in, in_len)) < 0) {
 		log_warn("wake: cannot make stdin for %s: %s", argv[0], strerror(errno));
 		return RUN_FAILED;
 	}
+	if (ok_line && (outfd = memfd_create("detm-wake-out", MFD_CLOEXEC)) < 0)
+		log_warn("wake: cannot capture the output of %s: %s", argv[0], strerror(errno));
 	io.in_fd = infd;
+	io.out_fd = outfd;
 	if ((pid = proc_spawn(argv, environ, &io)) < 0) {
 		if (errno == ENOENT)
 			rc = RUN_MISSING;
 		goto out;
 	}
-	deadline = mono_us() + (int64_t)wake_state.timeout_ms * 1000;
+	deadline = mono_us() + (int64_t)timeout_ms * 1000;
 	for (int64_t nap = 1000;; nap = nap < 20000 ? nap * 2 : 20000) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
@@ -230,16 +264,24 @@ wake_run(char *const argv[], const char *in, size_t in_len)
 		}
 		if (atomic_load(&wake_state.stopping) || mono_us() >= deadline) {
 			if (!atomic_load(&wake_state.stopping))
-				log_warn("wake: %s took longer than %ld ms; killed", argv[0], wake_state.timeout_ms);
+				log_warn("wake: %s took longer than %ld ms; killed", argv[0], timeout_ms);
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
-			goto out;
+			killed = true;
+			break;
 		}
 		wake_sleep_us(nap);
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	if (ok_line && wake_said_ok(outfd)) {
+		if (killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			log_info("wake: %s printed 'ok' before it %s: delivered, not sent again", argv[0],
+			    killed ? "was killed" : "failed");
+		rc = RUN_OK;
+	} else if (killed) {
+		rc = RUN_FAILED;
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		rc = RUN_OK;
 	else if (WIFEXITED(status))
 		log_warn("wake: %s exited with status %d", argv[0], WEXITSTATUS(status));
@@ -249,6 +291,8 @@ wake_run(char *const argv[], const char *in, size_t in_len)
 out:
 	if (infd >= 0)
 		close(infd);
+	if (outfd >= 0)
+		close(outfd);
 	return rc;
 }
 
@@ -261,7 +305,7 @@ wake_to_openclaw(struct wake_ev *ev)
 	enum wake_run_rc r;
 
 	wake_log_line(ev, "openclaw");
-	r = wake_run(argv, NULL, 0);
+	r = wake_run(argv, NULL, 0, wake_state.openclaw_timeout_ms, true);
 	if (r == RUN_MISSING) {
 		/* Not installed: nothing to wake, nothing to retry. */
 		if (!wake_state.openclaw_missing_logged)
@@ -282,7 +326,7 @@ wake_to_command(struct wake_ev *ev)
 	enum wake_run_rc r;
 
 	wake_log_line(ev, "command");
-	r = wake_run(wake_state.cmd_argv, json, len);
+	r = wake_run(wake_state.cmd_argv, json, len, wake_state.timeout_ms, false);
 	if (r == RUN_MISSING)
 		log_warn("wake: the wake command '%s' does not exist", wake_state.cmd_argv[0]);
 	return r == RUN_OK;
@@ -469,6 +513,7 @@ wake_init(const struct config *cfg, struct derr *e)
 	}
 	wake_state.log_path = xasprintf("%s/logs/wake.log", cfg->data_dir);
 	wake_state.timeout_ms = cfg->wake_timeout_s * 1000;
+	wake_state.openclaw_timeout_ms = cfg->openclaw_timeout_s * 1000;
 	wake_state.backoff_ms = cfg->wake_backoff_ms;
 	wake_state.max_attempts = (int)cfg->wake_attempts;
 	wake_state.posted = wake_state.delivered = wake_state.failed = wake_state.dropped = wake_state.unrouted = wake_state.attempts = 0;

@@ -259,4 +259,26 @@ for p in $(cat "$tmp/hang.count"); do kill -0 "$p" 2>/dev/null && alive=$((alive
 check "... no wake command process is left" [ "$alive" -eq 0 ]
 check "run 5: no sanitizer report" sanitizer_clean
 
+# ==== run 6: an OpenClaw CLI that prints ok, then hangs past its timeout ====
+# (OpenClaw's CLI prints "ok" once the Gateway took the event; Node can then
+# take seconds to exit). Delivered once: never killed and sent again.
+mkdir -p "$tmp/okbin"
+printf '#!/bin/sh\necho $$ >>"%s/okhang.count"\necho ok\nexec sleep 30\n' "$tmp" >"$tmp/okbin/openclaw"
+chmod +x "$tmp/okbin/openclaw"
+DETM_DATA=$(mktemp -d "$tmp/d6.XXXXXX")
+PATH="$tmp/okbin:$PATH" daemon_start --stuck-check 1 --stuck-after 30 --stuck-cooldown 3600 \
+	--openclaw-timeout 1 --wake-attempts 5 --wake-backoff-ms 100 ||
+	{ bad "daemon start (run 6)"; finish; exit 1; }
+O=$(new_task '{"name":"ok then hang","plan":["a"]}')
+idle "$O" 60
+check "an OpenClaw CLI that printed ok is killed at --openclaw-timeout" wait_for 8 \
+	grep -q "openclaw took longer than 1000 ms; killed" "$DETM_DATA/logs/debug.log"
+sleep 1.5       # several backoffs: a retry would have started by now
+check "... and counted delivered: run once, not again ($(wc -l <"$tmp/okhang.count" 2>/dev/null) runs)" \
+	[ "$(wc -l <"$tmp/okhang.count")" -eq 1 ]
+check "... logged as delivered after its ok" grep -q "printed 'ok' before it was killed" "$DETM_DATA/logs/debug.log"
+check "... its output is in wake.log" grep -qx "ok" "$DETM_DATA/logs/wake.log"
+daemon_stop
+check "run 6: no sanitizer report" sanitizer_clean
+
 finish
