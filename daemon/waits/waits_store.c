@@ -322,7 +322,19 @@ outcome_wake(const struct outcome *o, const char *msg, int64_t now)
 	json_object_object_add(ev, "evaluations", json_object_new_int(o->evaluations));
 	json_object_object_add(ev, "elapsed_seconds", json_object_new_double((double)(now - o->created_ms) / 1000.0));
 	snprintf(kind, sizeof kind, "wait_%s", o->status);
-	wake_post(kind, o->task_id[0] ? o->task_id : NULL, msg, ev);
+	/* The thread message, plus what a woken agent needs to act on it: the
+	 * task it belongs to and the call that tells it the rest (issue 36: a
+	 * wake-up that lands in a gateway's main session named no task). */
+	if (o->task_id[0] != '\0') {
+		char *text = xasprintf("%s [task %s: call task_summary {\"task_id\":\"%s\"} to "
+		    "continue; wait_status {\"wait_id\":\"%s\"} for this wait]", msg, o->task_id,
+		    o->task_id, o->id);
+
+		wake_post(kind, o->task_id, text, ev);
+		free(text);
+	} else {
+		wake_post(kind, NULL, msg, ev);
+	}
 }
 
 /* Writes the outcome: the wait's row, its action on the task and the

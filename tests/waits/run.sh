@@ -62,6 +62,8 @@ expect "long-poll returns when the wait resolves" 200 '.status == "resolved" and
 check "the model saw the condition and JPEG frames" sh -c "[ \"\$(curl -fsS $STUB/_stub/requests | jq '[.requests[] | select(.api == \"ollama\")] | last | (.prompt | test(\"build finished\")) and (.images | all(.jpeg and .width <= 960))')\" = true ]"
 woke() { grep -q "\"event\":\"$1\".*$2" "$tmp/wake.log" 2>/dev/null; }
 check "the gateway is woken: wait_resolved event to ACU_WAKE_COMMAND" wait_for_s 5 woke wait_resolved "$W"
+check "... its text names the task and the call to make next" \
+	grep -q "\"event\":\"wait_resolved\".*\"text\":\"\\[smart_wait resolved\\] Job $W: .*\\[task $T: call task_summary" "$tmp/wake.log"
 api GET "/api/tasks/$T/messages" >/dev/null
 expect "the task thread says so" 200 '[.messages[] | select(.role == "wait")] | last | .content | test("smart_wait resolved.*build finished")'
 api GET "/api/tasks/$T/actions/$WACT" >/dev/null
