@@ -10,8 +10,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "jsjson.h"
 #include "lim.h"
 #include "utf8.h"
 
@@ -393,8 +395,7 @@ struct json_object *
 result_ok(const struct tool *t, struct json_object *body)
 {
 	struct json_object *content = json_object_new_array(), *shot = NULL, *img;
-	const char *js;
-	char line[SUMMARY_MAX];
+	char *js, line[SUMMARY_MAX];
 	size_t jl;
 
 	res_summary(t, body, line, sizeof line);
@@ -406,14 +407,18 @@ result_ok(const struct tool *t, struct json_object *body)
 		json_object_object_get_ex(body, "screenshot", &shot);
 	if ((img = res_take_image(shot)) != NULL)
 		json_object_array_add(content, img);
-	js = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	jl = strlen(js);
 	/* Clients before 2025-06-18 see no structuredContent: the JSON goes in
-	 * a second text block (the spec's backwards-compatibility advice). */
-	if (jl <= LIM_TEXT_JSON) {
+	 * a second text block (the spec's backwards-compatibility advice),
+	 * written exactly as JSON.stringify(structuredContent, null, 2), which
+	 * is what a gateway that shows both compares it with to drop the copy
+	 * (OpenClaw). */
+	if ((js = jsjson_pretty(body, LIM_TEXT_JSON, &jl)) != NULL) {
 		res_add_text(content, js);
+		free(js);
 	} else {
 		char note[160];
+
+		jl = strlen(json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN));
 		snprintf(note, sizeof note, "(reply is %zu bytes of JSON; it is in structuredContent, "
 		         "ask for less detail to see it as text)", jl);
 		res_add_text(content, note);

@@ -43,6 +43,16 @@ extern int harness_passed, harness_failed;
 		} \
 	} while (0)
 
+#define CHECK_MSG(cond, ...) \
+	do { \
+		if (!(cond)) { \
+			fprintf(stderr, "    %s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+			fprintf(stderr, __VA_ARGS__); \
+			fputc('\n', stderr); \
+			harness_checks_failed++; \
+		} \
+	} while (0)
+
 #define REQUIRE(cond, ...) \
 	do { \
 		if (!(cond)) { \

@@ -93,7 +93,14 @@ async function main() {
 		check("task_summary", !r.isError && r.structuredContent.items.length === 2 &&
 			r.structuredContent.status === "active", text(r));
 
+		// OpenClaw drops a text block only when it equals this: a result must
+		// never carry its data twice (issue 36).
+		const dup = (x) => x.structuredContent === undefined ||
+			x.content.some((c) => c.type === "text" && c.text === JSON.stringify(x.structuredContent, null, 2));
+		check("task_summary's JSON text is JSON.stringify(structuredContent, null, 2)", dup(r), text(r).slice(0, 300));
+
 		r = await client.callTool({ name: "task_drill_down", arguments: { task_id: tid, ordinal: 0 } });
+		check("task_drill_down's JSON text is JSON.stringify(structuredContent, null, 2)", dup(r), text(r).slice(0, 300));
 		check("task_drill_down shows the action", !r.isError &&
 			r.structuredContent.actions.length === 1 &&
 			r.structuredContent.actions[0].summary === "clicked Export" &&
