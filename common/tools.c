@@ -292,7 +292,7 @@ static struct tool tools[] = {
 	"with coords: image.",
 	"{'type':'object','additionalProperties':false,'properties':{" OPT_TASK_ID ","
 	"'window_name':{'type':'string','minLength':1,'description':'Focus this window before the screenshot.'},"
-	"'max_width':{'type':'integer','minimum':64,'maximum':4096,'description':'Scale the image down to at most this width.'},"
+	"'max_width':{'type':'integer','minimum':64,'maximum':4096,'description':'Scale the image down to at most this width. Default: the longer side at most 1200 px (what gateways resize to anyway).'},"
 	"'quality':{'type':'integer','minimum':1,'maximum':100,'description':'JPEG quality; default 72.'}}}",
 	RO | IDEM | OPEN | TOOL_IMAGE, "GET", "/api/desktop/screenshot?format=json",
 	"task_id,window_name,max_width,quality", "desktop", 0, NULL

@@ -637,7 +637,8 @@ shot_on_lease(struct display_lease *l, const struct desk_shot *q, struct xcap_im
 	xr.y = q->y;
 	xr.w = q->w;
 	xr.h = q->h;
-	xr.max_width = q->max_width ? q->max_width : DESKTOP_LOOK_WIDTH;
+	xr.max_width = q->max_width;
+	xr.max_side = q->max_width ? 0 : DESKTOP_LOOK_SIDE;
 	xr.quality = q->quality ? q->quality : DESKTOP_LOOK_QUALITY;
 	xr.format = q->format;
 	if (xcap_grab(l->cap, &xr, &f, e) != 0)

@@ -57,12 +57,15 @@ struct desk_shot {
 	unsigned long window;   /* 0: none */
 	const char *window_name;/* or NULL */
 	int x, y, w, h;         /* region (w or h 0: all) */
-	int max_width;          /* 0: the default (DESKTOP_LOOK_WIDTH) */
+	int max_width;          /* 0: the default (the long side DESKTOP_LOOK_SIDE) */
 	int quality;            /* 0: default, adapted to stay under 1 MB */
 	enum xcap_format format;
 	bool remember;          /* a "look": later image coordinates refer to it */
 };
-#define DESKTOP_LOOK_WIDTH 1280
+/* The default look: at most 1200 px on the long side, the size OpenClaw
+ * (agents.defaults.imageMaxDimensionPx) and Anthropic's API resize images
+ * to anyway, so the scale detm reports is the scale the model sees. */
+#define DESKTOP_LOOK_SIDE 1200
 #define DESKTOP_LOOK_QUALITY 72
 #define DESKTOP_LOOK_MAX_BYTES (1024 * 1024)
 

@@ -369,6 +369,17 @@ xcap_grab(struct xcap *c, const struct xcap_req *q, struct xcap_frame *f,
 		if (dh < 1)
 			dh = 1;
 	}
+	if (q->max_side > 0 && dh > dw && dh > q->max_side) {
+		dh = q->max_side;
+		dw = (int)(((long long)r[2] * dh + r[3] / 2) / r[3]);
+		if (dw < 1)
+			dw = 1;
+	} else if (q->max_side > 0 && dw > q->max_side) {
+		dw = q->max_side;
+		dh = (int)(((long long)r[3] * dw + r[2] / 2) / r[2]);
+		if (dh < 1)
+			dh = 1;
+	}
 	if (!mul_ok((size_t)dw * 3, (size_t)dh, &need))
 		return derr_set(e, DERR_TOO_LARGE, "w", "capture: the image is too large");
 	if ((img = fetch(c, r, &own, e)) == NULL)

@@ -37,6 +37,7 @@ struct xcap_req {
 	unsigned long window;   /* 0: the root window (whole screen) */
 	int x, y, w, h;         /* region inside the window/screen; w or h 0 = all */
 	int max_width;          /* 0: no limit; else downscale (keeping aspect) */
+	int max_side;           /* 0: no limit; else the longer side at most this */
 	int quality;            /* JPEG quality 1..100 (0: 72) */
 	enum xcap_format format;
 };
