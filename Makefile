@@ -181,7 +181,9 @@ $(BIN)/detm-mcp: $(PROXY_OBJS) $(PROXY_JSON_OBJS)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(filter-out libcurl,$(PROXY_PKGS))) -ldl -lpthread
 
-$(BIN)/detm-a11y: $(A11Y_OBJS)
+# detm-a11y links common/utf8.c alone (its caps cut strings between
+# characters); the rest of common/ is detmd's and detm-mcp's.
+$(BIN)/detm-a11y: $(A11Y_OBJS) $(B)/common/utf8.o
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(A11Y_PKGS))

@@ -53,11 +53,16 @@ struct a11y_query {
 };
 
 /* The visible, showing elements of display n matching q, with a screen
- * area: *out (caller owns) is {"elements":[{role,name,description,states,
- * actions,bounds{x,y,width,height},application,window,depth}],"count",
- * "truncated","visited","applications"}. Errors: DERR_CONFLICT (no bus
- * for n), DERR_UNAVAILABLE (the helper is missing, died or missed its
- * deadline; it is restarted on the next call). */
+ * area: *out (caller owns) is {"elements":[{role,name,label?,description,
+ * states,actions,bounds{x,y,width,height},depth,window_index,window,
+ * application}],"windows":[{name,application,pid,toolkit?,bounds?}],
+ * "count","truncated","truncated_by"?,"visited","visible","applications"}.
+ * Every string is capped (LIM_A11Y_STR; an element's window and
+ * application LIM_A11Y_EL_WINDOW), and the answer stops before
+ * LIM_A11Y_REPLY_BYTES with truncated true (a11y_reply.h, a11y/walk.c).
+ * Errors: DERR_CONFLICT (no bus for n), DERR_UNAVAILABLE (the helper is
+ * missing, died or missed its deadline; it is restarted on the next
+ * call). */
 int a11y_elements(int n, const struct a11y_query *q, json_object **out, struct derr *e);
 
 /* Whether display n's accessibility bus runs (an accessible application

@@ -22,6 +22,8 @@
 #               button an xterm covers is pressed through its own action
 #   stop:       stopping a display leaves no process of its bus; detmd's
 #               shutdown stops the others; after kill -9 the next detmd does
+#   hostile:    (hostile.sh, a detmd of its own) a 1 MB title and 900 labels
+#               with 10 KB names: replies capped, helper RSS bounded
 #
 # Prints "N passed, N failed".
 set -u
@@ -330,4 +332,11 @@ if wait_for 20 group_gone "$K_BUS"; then ok "a restart kills the bus group the c
 	bad "a restart kills the bus group the crashed detmd left" "$(group_ps "$K_BUS")"; fi
 check "and removes its a11y dir" [ ! -e "$K_DIR" ]
 daemon_stop
+
+# ---- parts with a detmd of their own ----
+total_pass=0
+total_fail=0
+run_part hostile tests/a11y/hostile.sh
+PASS=$((PASS + total_pass))
+FAIL=$((FAIL + total_fail))
 finish
