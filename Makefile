@@ -30,7 +30,7 @@ DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil libarchive
 PROXY_PKGS  = libcurl json-c
 # detm-a11y (a11y/): the one program that links libatspi; detmd runs one per
 # task display that is asked for its accessibility tree (daemon/x11/a11y.c).
-A11Y_PKGS   = atspi-2 gobject-2.0 json-c
+A11Y_PKGS   = atspi-2 gobject-2.0 json-c x11
 TEST_PKGS   = libcurl json-c sqlite3
 
 # Quiet by default (V=1 shows the commands).

@@ -18,6 +18,7 @@
 #include "utf8.h"
 
 #define ACTIONS_MAX 16
+#define TEXT_CHARS 2048         /* characters of a text widget read (then capped in bytes) */
 
 static GEnumClass *state_class;
 
@@ -133,21 +134,51 @@ rect_has(const struct rect *r, int x, int y)
 	return x >= r->x && y >= r->y && x < (int64_t)r->x + r->w && y < (int64_t)r->y + r->h;
 }
 
+/* A GTK 4 widget type standing in for a name ("GtkButton", "AdwGizmo"). */
+static bool
+type_name(const char *s)
+{
+	if (strncmp(s, "Gtk", 3) != 0 && strncmp(s, "Adw", 3) != 0)
+		return false;
+	if (!isupper((unsigned char)s[3]))
+		return false;
+	for (s += 3; *s != '\0'; s++)
+		if (!isalnum((unsigned char)*s))
+			return false;
+	return true;
+}
+
 char *
 node_name(AtspiAccessible *a, const struct wctx *c, char **desc)
 {
-	gchar *name = atspi_accessible_get_name(a, NULL);
-	char *out = str_capped(name);
+	gchar *raw = atspi_accessible_get_name(a, NULL), *d = atspi_accessible_get_description(a, NULL);
+	char *name = str_capped(raw);
+	size_t n = strlen(name), nd = d != NULL ? strlen(d) : 0, half = n / 2;
 
-	(void)c;
-	g_free(name);
-	if (desc != NULL) {
-		gchar *d = atspi_accessible_get_description(a, NULL);
-
+	if (c != NULL && c->gtk4 && type_name(name))
+		name[0] = '\0';
+	else if (c != NULL && c->gtk4 && n >= 3 && n % 2 == 1 && name[half] == ' ' &&
+	    memcmp(name, name + half + 1, half) == 0)
+		name[half] = '\0';     /* "1 1": GTK 4.8 says a button's label twice */
+	else if (nd > 0 && n > nd + 1 && name[n - nd - 1] == ' ' && strcmp(name + n - nd, d) == 0)
+		name[n - nd - 1] = '\0';       /* "Save Save the file": the description again */
+	if (desc != NULL)
 		*desc = str_capped(d);
-		g_free(d);
-	}
-	return out;
+	g_free(raw);
+	g_free(d);
+	return name;
+}
+
+bool
+wctx_shows(const struct wctx *c, AtspiAccessible *a, unsigned flags)
+{
+	struct rect r;
+
+	if (!(flags & NODE_VISIBLE))
+		return false;
+	if (flags & NODE_SHOWING)
+		return true;
+	return c != NULL && c->gtk4 && c->area.w > 0 && node_extents(a, c, &r) && rect_meets(&r, &c->area);
 }
 
 /* The name of what labels a (its LABELLED_BY relation), for fields that
@@ -219,6 +250,48 @@ bounds_json(const struct rect *r)
 	return o;
 }
 
+static bool
+has_state(json_object *states, const char *want)
+{
+	for (size_t i = 0; i < json_object_array_length(states); i++)
+		if (strcmp(json_object_get_string(json_object_array_get_idx(states, i)), want) == 0)
+			return true;
+	return false;
+}
+
+/* Adds "text" (a text widget's content, capped; never a password field's)
+ * and "value" (a slider's, spin button's... current value) to el. */
+static void
+add_content(json_object *el, AtspiAccessible *a, const char *role, json_object *states)
+{
+	static const char *const text_roles[] = { "text", "entry", "spin button", "combo box", "paragraph",
+		"table cell", "terminal", "editbar", "document text" };
+	AtspiText *t = NULL;
+	AtspiValue *v;
+	size_t i;
+
+	for (i = 0; i < sizeof text_roles / sizeof text_roles[0] && strcmp(role, text_roles[i]) != 0; i++)
+		;
+	if (i < sizeof text_roles / sizeof text_roles[0])     /* "password text" is not one */
+		t = atspi_accessible_get_text_iface(a);
+	if (t != NULL) {
+		gint count = atspi_text_get_character_count(t, NULL);
+		gchar *text = count > 0 ? atspi_text_get_text(t, 0, count < TEXT_CHARS ? count : TEXT_CHARS, NULL) : NULL;
+		char *more = g_strdup_printf("%s%s", text != NULL ? text : "", count > TEXT_CHARS ? UTF8_ELLIPSIS : "");
+
+		if (more[0] != '\0' || has_state(states, "editable"))
+			json_object_object_add(el, "text", jstr(more));
+		g_free(more);
+		g_free(text);
+		g_object_unref(t);
+	}
+	v = atspi_accessible_get_value_iface(a);
+	if (v != NULL) {
+		json_object_object_add(el, "value", json_object_new_double(atspi_value_get_current_value(v, NULL)));
+		g_object_unref(v);
+	}
+}
+
 json_object *
 node_element(AtspiAccessible *a, const char *role, const char *name, const char *desc,
     json_object *states, const struct rect *r, int depth)
@@ -239,6 +312,7 @@ node_element(AtspiAccessible *a, const char *role, const char *name, const char 
 	json_object_object_add(el, "actions", actions_json(a));
 	json_object_object_add(el, "bounds", r != NULL ? bounds_json(r) : NULL);
 	json_object_object_add(el, "depth", json_object_new_int(depth));
+	add_content(el, a, role, states);
 	return el;
 }
 
@@ -266,9 +340,12 @@ app_info(AtspiAccessible *app, char **name, int *pid, char **toolkit)
 }
 
 void
-wctx_setup(struct wctx *c, AtspiAccessible *win, const char *app_name, int pid, const char *toolkit)
+wctx_setup(struct wctx *c, AtspiAccessible *win, const char *app_name, int pid, const char *toolkit,
+    const struct xtops *xs)
 {
 	gchar *name = atspi_accessible_get_name(win, NULL);
+	struct rect raw = { 0, 0, 0, 0 };
+	const struct xtop *x;
 
 	memset(c, 0, sizeof *c);
 	c->index = -1;
@@ -277,8 +354,18 @@ wctx_setup(struct wctx *c, AtspiAccessible *win, const char *app_name, int pid, 
 	c->app = g_strdup(app_name);
 	c->toolkit = toolkit != NULL ? g_strdup(toolkit) : NULL;
 	c->pid = pid;
-	if (!node_extents(win, c, &c->area))
-		memset(&c->area, 0, sizeof c->area);
+	c->gtk4 = toolkit != NULL && g_ascii_strncasecmp(toolkit, "GTK 4.", 6) == 0;
+	if (!node_extents(win, NULL, &raw))
+		memset(&raw, 0, sizeof raw);
+	c->x = x = xtop_match(xs, pid, &raw, c->gtk4, c->name);
+	if (c->gtk4 && x != NULL && raw.w > 0) {
+		/* the window's origin on the screen: the X window's, past its CSD margins */
+		c->dx = x->r.x - raw.x + (x->margin[0] >= 0 ? x->margin[0] : (x->r.w - raw.w) / 2);
+		c->dy = x->r.y - raw.y + (x->margin[2] >= 0 ? x->margin[2] : (x->r.h - raw.h) / 2);
+	}
+	c->area = raw;
+	c->area.x += c->dx;
+	c->area.y += c->dy;
 }
 
 void

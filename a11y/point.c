@@ -22,9 +22,9 @@
 #define FIND_BUDGET 20000
 
 static bool
-shows(AtspiAccessible *a)
+shows(const struct wctx *c, AtspiAccessible *a)
 {
-	return (node_flags(a, NULL) & (NODE_VISIBLE | NODE_SHOWING)) == (NODE_VISIBLE | NODE_SHOWING);
+	return wctx_shows(c, a, node_flags(a, NULL));
 }
 
 /* The child of a under (x, y): GetAccessibleAtPoint, else the last showing
@@ -54,7 +54,7 @@ child_at(AtspiAccessible *a, const struct wctx *c, int x, int y)
 
 		if (k == NULL)
 			continue;
-		if (shows(k) && node_extents(k, c, &r) && rect_has(&r, x, y)) {
+		if (shows(c, k) && node_extents(k, c, &r) && rect_has(&r, x, y)) {
 			if (hit != NULL)
 				g_object_unref(hit);
 			hit = k;
@@ -67,7 +67,7 @@ child_at(AtspiAccessible *a, const struct wctx *c, int x, int y)
 /* The showing top-level window under (x, y): an active one first. Fills
  * *c (wctx_clear it) and returns a new reference, or NULL. */
 static AtspiAccessible *
-window_at(int x, int y, struct wctx *c)
+window_at(int x, int y, const struct xtops *xs, struct wctx *c)
 {
 	AtspiAccessible *desk = atspi_get_desktop(0), *best = NULL;
 	bool best_active = false;
@@ -95,7 +95,7 @@ window_at(int x, int y, struct wctx *c)
 				g_object_unref(win);
 				continue;
 			}
-			wctx_setup(&wc, win, aname, pid, toolkit);
+			wctx_setup(&wc, win, aname, pid, toolkit, xs);
 			if (wc.area.w <= 0 || !rect_has(&wc.area, x, y)) {
 				wctx_clear(&wc);
 				g_object_unref(win);
@@ -135,17 +135,21 @@ step_json(AtspiAccessible *a, const struct wctx *c)
 json_object *
 point_at(int x, int y)
 {
+	struct xtops xs;
 	struct wctx c;
-	AtspiAccessible *cur = window_at(x, y, &c);
+	AtspiAccessible *cur;
 	json_object *r = json_object_new_object(), *path = json_object_new_array(), *states, *el;
 	gchar *role;
 	char *name, *desc;
 	struct rect b;
 	int depth = 0;
 
+	xtops_read(&xs);
+	cur = window_at(x, y, &xs, &c);
 	if (cur == NULL) {
 		json_object_object_add(r, "element", NULL);
 		json_object_object_add(r, "path", path);
+		xtops_free(&xs);
 		return r;
 	}
 	for (;;) {
@@ -165,6 +169,10 @@ point_at(int x, int y)
 	    node_extents(cur, &c, &b) ? &b : NULL, depth);
 	json_object_object_add(el, "application", jstr(c.app));
 	json_object_object_add(el, "window", jstr(c.name));
+	if (c.x != NULL) {
+		json_object_object_add(el, "x_title", jstr(c.x->title));
+		json_object_object_add(el, "xid", json_object_new_int64((int64_t)c.x->id));
+	}
 	json_object_object_add(r, "element", el);
 	json_object_object_add(r, "path", path);
 	g_free(role);
@@ -172,6 +180,7 @@ point_at(int x, int y)
 	g_free(desc);
 	g_object_unref(cur);
 	wctx_clear(&c);
+	xtops_free(&xs);
 	return r;
 }
 
@@ -186,7 +195,7 @@ find_el(AtspiAccessible *a, const struct wctx *c, const struct target *t, int de
 	struct rect r;
 	gint n;
 
-	if (depth > PATH_MAX_DEPTH || --*budget <= 0 || !shows(a))
+	if (depth > PATH_MAX_DEPTH || --*budget <= 0 || !shows(c, a))
 		return NULL;
 	role = atspi_accessible_get_role_name(a, NULL);
 	name = node_name(a, c, NULL);
@@ -214,7 +223,9 @@ find_target(const struct target *t)
 	AtspiAccessible *desk = atspi_get_desktop(0), *el = NULL;
 	int budget = FIND_BUDGET;
 	gint n = desk != NULL ? atspi_accessible_get_child_count(desk, NULL) : 0;
+	struct xtops xs;
 
+	xtops_read(&xs);
 	for (gint i = 0; el == NULL && i < n && budget > 0; i++) {
 		AtspiAccessible *app = atspi_accessible_get_child_at_index(desk, i, NULL);
 		gint nw = app != NULL ? atspi_accessible_get_child_count(app, NULL) : 0;
@@ -229,7 +240,7 @@ find_target(const struct target *t)
 
 			if (win == NULL)
 				continue;
-			wctx_setup(&c, win, aname, pid, toolkit);
+			wctx_setup(&c, win, aname, pid, toolkit, &xs);
 			el = find_el(win, &c, t, 0, &budget);
 			wctx_clear(&c);
 			g_object_unref(win);
@@ -241,6 +252,7 @@ find_target(const struct target *t)
 	}
 	if (desk != NULL)
 		g_object_unref(desk);
+	xtops_free(&xs);
 	return el;
 }
 

@@ -2,18 +2,34 @@
  * walk.c - the "elements" op of detm-a11y: the visible elements of every
  * accessible window of the display that match a query.
  *
- * Reply: {"windows":[{name, application, pid, toolkit?, bounds}],
- * "elements":[{role, name, label?, description, states, actions, bounds,
- * depth, window_index}], "count", "truncated", "truncated_by"?, "visited",
- * "visible", "applications":[s]}. A window and an application are named
- * once, in the windows table; an element points at its window by index.
+ * Reply: {"windows":[{name, application, pid, toolkit?, bounds?, x_title?,
+ * xid?}], "elements":[{role, name, label?, description, states, actions,
+ * bounds, depth, text?, value?, window_index}], "count", "truncated",
+ * "truncated_by"?, "visited", "visible", "windows_seen" (showing top-level
+ * windows), "windows_walked" (those the window filter wanted),
+ * "applications":[s]}. A window and an application are named once, in the
+ * windows table; an element points at its window by index.
  *
- * Budgets (each ends the walk with truncated true and truncated_by naming
- * it): max elements ("max": one more matched), nodes visited ("nodes"),
- * depth ("depth": deeper nodes skipped, the rest walked), the reply's bytes
- * ("bytes": the next element would pass q->bytes), time ("time"), windows
- * ("windows"). Every string is capped (node.c), so an element costs at
- * most a few KB whatever the application sends.
+ * What is walked, in two passes:
+ *   1. Under each showing top-level window whose accessible name or X
+ *      title contains q->window: depth first, the nodes that show (visible
+ *      and showing; GTK 4: visible inside the window, see wctx_shows) and
+ *      whose area meets the window's (a node with no area is passed
+ *      through). A node that manages its descendants (tables, sheets, long
+ *      lists) is listed itself, and its children are left for pass 2.
+ *   2. The children of those, only the ones inside the visible area
+ *      (managed.c), so a sheet of 2^31-1 cells costs the cells on screen,
+ *      after every window's toolbars, tabs and dialogs.
+ * "visible" counts the elements that showed with an area, matched or not.
+ *
+ * Budgets (each sets truncated true and truncated_by, the first one
+ * spent): max elements ("max": one more matched; the walk stops), nodes
+ * visited ("nodes"), depth ("depth": deeper nodes skipped, the rest
+ * walked), the reply's bytes ("bytes": the next element would pass
+ * q->bytes), time ("time"), windows ("windows": more than fit the table),
+ * and the children of one container ("containers": more visible ones than
+ * its cap). Every string is capped (node.c), so an element costs at most
+ * a few KB whatever the application sends.
  *
  * Does not: find what is under a point or act (point.c).
  */
@@ -23,12 +39,26 @@
 #include "helper.h"
 
 #define WIN_MAX 64              /* windows in the table */
+#define WALK_WINDOWS 256        /* windows walked */
 #define APPS_MAX 64             /* names in "applications" */
+#define DEFER_MAX 128           /* containers left for pass 2 */
+#define MANAGED_CAP 1000        /* children visited in one of them */
+
+struct deferred {
+	AtspiAccessible *a;
+	int win, depth;
+};
 
 struct walk {
 	const struct query *q;
 	json_object *elements, *windows, *apps;
+	struct xtops xs;
+	struct wctx wins[WALK_WINDOWS];
+	int nwins;
+	struct deferred def[DEFER_MAX];
+	int ndef;
 	int visited, visible;
+	int windows_seen;       /* showing top-level windows, wanted or not */
 	size_t bytes;           /* the reply so far, as JSON */
 	int64_t deadline_us;
 	const char *cut;        /* why the walk stopped short; NULL: it did not */
@@ -78,19 +108,11 @@ has_states(json_object *have, json_object *want)
 	return true;
 }
 
-/* c's entry in the windows table (added on first use). -1 when full. */
-static int
-window_index(struct walk *w, struct wctx *c)
+static json_object *
+window_json(const struct wctx *c)
 {
-	json_object *o;
+	json_object *o = json_object_new_object();
 
-	if (c->index >= 0)
-		return c->index;
-	if (json_object_array_length(w->windows) >= WIN_MAX) {
-		cut(w, "windows", false);
-		return -1;
-	}
-	o = json_object_new_object();
 	json_object_object_add(o, "name", jstr(c->name));
 	json_object_object_add(o, "application", jstr(c->app));
 	json_object_object_add(o, "pid", json_object_new_int(c->pid));
@@ -105,26 +127,44 @@ window_index(struct walk *w, struct wctx *c)
 		json_object_object_add(b, "height", json_object_new_int(c->area.h));
 		json_object_object_add(o, "bounds", b);
 	}
+	if (c->x != NULL) {
+		json_object_object_add(o, "x_title", jstr(c->x->title));
+		json_object_object_add(o, "xid", json_object_new_int64((int64_t)c->x->id));
+	}
+	return o;
+}
+
+/* c's entry in the windows table (added on first use). -1 when full. */
+static int
+window_index(struct walk *w, struct wctx *c)
+{
+	json_object *o;
+
+	if (c->index >= 0)
+		return c->index;
+	if (json_object_array_length(w->windows) >= WIN_MAX) {
+		cut(w, "windows", false);
+		return -1;
+	}
+	o = window_json(c);
 	w->bytes += json_len(o);
 	json_object_array_add(w->windows, o);
 	c->index = (int)json_object_array_length(w->windows) - 1;
 	return c->index;
 }
 
-/* Adds a, if it matches the query, to the elements. Takes states. */
+/* Adds a (area r), if it matches the query, to the elements. Takes states. */
 static void
-consider(struct walk *w, AtspiAccessible *a, struct wctx *c, json_object *states, int depth)
+consider(struct walk *w, AtspiAccessible *a, struct wctx *c, json_object *states, const struct rect *r,
+    int depth)
 {
 	const struct query *q = w->q;
 	gchar *role = atspi_accessible_get_role_name(a, NULL);
 	char *name = NULL, *desc = NULL;
 	json_object *el = NULL;
-	struct rect r;
 	size_t len;
 	int wi;
 
-	if (!node_extents(a, c, &r))
-		goto out;
 	w->visible++;
 	if (q->role != NULL && q->role[0] != '\0' && strcasecmp(role != NULL ? role : "", q->role) != 0)
 		goto out;
@@ -137,7 +177,7 @@ consider(struct walk *w, AtspiAccessible *a, struct wctx *c, json_object *states
 	}
 	if ((wi = window_index(w, c)) < 0)
 		goto out;
-	el = node_element(a, role != NULL ? role : "unknown", name, desc, json_object_get(states), &r, depth);
+	el = node_element(a, role != NULL ? role : "unknown", name, desc, json_object_get(states), r, depth);
 	json_object_object_add(el, "window_index", json_object_new_int(wi));
 	len = json_len(el);
 	if (w->bytes + len > q->bytes) {
@@ -155,38 +195,82 @@ out:
 	g_free(desc);
 }
 
-/* Depth-first over the showing part of the tree under a. */
-static void
-walk_node(struct walk *w, AtspiAccessible *a, struct wctx *c, int depth)
+/* A budget that ends the whole walk is spent (and recorded). */
+static bool
+spent(struct walk *w)
 {
-	json_object *states;
-	gint n;
-
 	if (w->stop)
-		return;
-	if (w->visited >= w->q->visit || now_us() > w->deadline_us) {
-		cut(w, w->visited >= w->q->visit ? "nodes" : "time", true);
+		return true;
+	if (w->visited >= w->q->visit)
+		cut(w, "nodes", true);
+	else if ((w->visited & 15) == 0 && now_us() > w->deadline_us)
+		cut(w, "time", true);
+	return w->stop;
+}
+
+static void
+defer(struct walk *w, AtspiAccessible *a, int win, int depth)
+{
+	if (w->ndef >= DEFER_MAX) {
+		cut(w, "containers", false);
 		return;
 	}
+	w->def[w->ndef++] = (struct deferred){ g_object_ref(a), win, depth };
+}
+
+/* Depth first over what shows of the tree under a, in window win. */
+static void
+walk_node(struct walk *w, AtspiAccessible *a, int win, int depth)
+{
+	struct wctx *c = &w->wins[win];
+	json_object *states;
+	struct rect r;
+	bool has_area;
+	unsigned f;
+	gint n;
+
+	if (spent(w))
+		return;
 	if (depth > w->q->depth) {
 		cut(w, "depth", false);
 		return;
 	}
 	w->visited++;
-	if ((node_flags(a, &states) & (NODE_VISIBLE | NODE_SHOWING)) != (NODE_VISIBLE | NODE_SHOWING)) {
+	f = node_flags(a, &states);
+	if (!wctx_shows(c, a, f)) {
 		json_object_put(states);        /* hidden: nothing under it shows either */
 		return;
 	}
-	consider(w, a, c, states, depth);
+	has_area = node_extents(a, c, &r);
+	if (has_area && depth > 0 && c->area.w > 0 && !rect_meets(&r, &c->area)) {
+		json_object_put(states);        /* outside its window: scrolled away or off screen */
+		return;
+	}
+	if (has_area)
+		consider(w, a, c, states, &r, depth);
+	else
+		json_object_put(states);
+	if ((f & NODE_MANAGES) && depth > 0) {
+		defer(w, a, win, depth);        /* its visible children after every window (pass 2) */
+		return;
+	}
 	n = atspi_accessible_get_child_count(a, NULL);
 	for (gint i = 0; i < n && !w->stop; i++) {
 		AtspiAccessible *k = atspi_accessible_get_child_at_index(a, i, NULL);
 
 		if (k != NULL) {
-			walk_node(w, k, c, depth + 1);
+			walk_node(w, k, win, depth + 1);
 			g_object_unref(k);
 		}
 	}
+}
+
+/* The window c is wanted by the query: its accessible name or X title. */
+static bool
+window_wanted(const struct walk *w, const struct wctx *c)
+{
+	return contains_ci(c->name, w->q->window) || (c->x != NULL && w->q->window != NULL &&
+	    w->q->window[0] != '\0' && contains_ci(c->x->title, w->q->window));
 }
 
 static void
@@ -204,58 +288,138 @@ walk_app(struct walk *w, AtspiAccessible *app)
 		json_object_array_add(w->apps, jstr(short_name));
 	}
 	n = atspi_accessible_get_child_count(app, NULL);
-	for (gint i = 0; i < n && !w->stop; i++) {
+	for (gint i = 0; i < n && !spent(w); i++) {
 		AtspiAccessible *win = atspi_accessible_get_child_at_index(app, i, NULL);
-		struct wctx c;
+		unsigned f;
 
 		if (win == NULL)
 			continue;
-		wctx_setup(&c, win, aname, pid, toolkit);
-		if (contains_ci(c.name, w->q->window))
-			walk_node(w, win, &c, 0);
-		else if (++w->visited >= w->q->visit)   /* windows filtered out count too */
-			cut(w, "nodes", true);
-		wctx_clear(&c);
+		w->visited++;   /* every window counts, walked or not */
+		f = node_flags(win, NULL);
+		if ((f & (NODE_VISIBLE | NODE_SHOWING)) != (NODE_VISIBLE | NODE_SHOWING)) {
+			g_object_unref(win);
+			continue;
+		}
+		w->windows_seen++;
+		if (w->nwins >= WALK_WINDOWS) {
+			cut(w, "windows", false);
+			g_object_unref(win);
+			break;
+		}
+		wctx_setup(&w->wins[w->nwins], win, aname, pid, toolkit, &w->xs);
+		if (window_wanted(w, &w->wins[w->nwins])) {
+			w->visited--;   /* walk_node counts it */
+			walk_node(w, win, w->nwins++, 0);
+		} else
+			wctx_clear(&w->wins[w->nwins]);
 		g_object_unref(win);
 	}
 	g_free(aname);
 	g_free(toolkit);
 }
 
+/* Pass 2: one deferred container's children, through managed.c. */
+struct pass2 {
+	struct walk *w;
+	int win, depth;
+};
+
+static void
+pass2_visit(void *ctx, AtspiAccessible *child)
+{
+	struct pass2 *p = ctx;
+
+	walk_node(p->w, child, p->win, p->depth + 1);
+}
+
+static bool
+pass2_stopped(void *ctx)
+{
+	return spent(((struct pass2 *)ctx)->w);
+}
+
+static void
+pass2(struct walk *w)
+{
+	for (int i = 0; i < w->ndef && !spent(w); i++) {   /* ndef grows with nested containers */
+		struct pass2 p = { w, w->def[i].win, w->def[i].depth };
+		struct wctx *c = &w->wins[p.win];
+		struct rect area;
+
+		if (!node_extents(w->def[i].a, c, &area))
+			continue;
+		if (c->area.w > 0) {    /* the part inside its window */
+			int x1 = area.x + area.w < c->area.x + c->area.w ? area.x + area.w : c->area.x + c->area.w;
+			int y1 = area.y + area.h < c->area.y + c->area.h ? area.y + area.h : c->area.y + c->area.h;
+
+			area.x = area.x > c->area.x ? area.x : c->area.x;
+			area.y = area.y > c->area.y ? area.y : c->area.y;
+			area.w = x1 - area.x;
+			area.h = y1 - area.y;
+			if (area.w <= 0 || area.h <= 0)
+				continue;
+		}
+		if (!managed_children(w->def[i].a, c, &area, MANAGED_CAP, pass2_visit, pass2_stopped, &p))
+			cut(w, "containers", false);
+	}
+}
+
+static json_object *
+reply_of(struct walk *w)
+{
+	json_object *r = json_object_new_object();
+
+	json_object_object_add(r, "count", json_object_new_int((int)json_object_array_length(w->elements)));
+	json_object_object_add(r, "truncated", json_object_new_boolean(w->cut != NULL));
+	if (w->cut != NULL)
+		json_object_object_add(r, "truncated_by", json_object_new_string(w->cut));
+	json_object_object_add(r, "visited", json_object_new_int(w->visited));
+	json_object_object_add(r, "visible", json_object_new_int(w->visible));
+	json_object_object_add(r, "windows_seen", json_object_new_int(w->windows_seen));
+	json_object_object_add(r, "windows_walked", json_object_new_int(w->nwins));
+	json_object_object_add(r, "applications", w->apps);
+	json_object_object_add(r, "windows", w->windows);
+	json_object_object_add(r, "elements", w->elements);
+	return r;
+}
+
 json_object *
 walk_elements(const struct query *q)
 {
 	AtspiAccessible *desk = atspi_get_desktop(0);
-	struct walk w = { .q = q, .elements = json_object_new_array(), .windows = json_object_new_array(),
-		.apps = json_object_new_array(), .deadline_us = now_us() + (int64_t)q->time_ms * 1000 };
-	json_object *r = json_object_new_object();
+	struct walk *w;
+	json_object *r;
 	gint n;
 
 	if (desk == NULL) {
-		json_object_put(w.elements);
-		json_object_put(w.windows);
-		json_object_put(w.apps);
+		r = json_object_new_object();
 		json_object_object_add(r, "error", json_object_new_string("no accessibility desktop (registry unreachable)"));
 		return r;
 	}
+	w = g_new0(struct walk, 1);
+	w->q = q;
+	w->elements = json_object_new_array();
+	w->windows = json_object_new_array();
+	w->apps = json_object_new_array();
+	w->deadline_us = now_us() + (int64_t)q->time_ms * 1000;
+	xtops_read(&w->xs);
 	n = atspi_accessible_get_child_count(desk, NULL);
-	for (gint i = 0; i < n && !w.stop; i++) {
+	for (gint i = 0; i < n && !spent(w); i++) {
 		AtspiAccessible *app = atspi_accessible_get_child_at_index(desk, i, NULL);
 
 		if (app != NULL) {
-			walk_app(&w, app);
+			walk_app(w, app);
 			g_object_unref(app);
 		}
 	}
 	g_object_unref(desk);
-	json_object_object_add(r, "count", json_object_new_int((int)json_object_array_length(w.elements)));
-	json_object_object_add(r, "truncated", json_object_new_boolean(w.cut != NULL));
-	if (w.cut != NULL)
-		json_object_object_add(r, "truncated_by", json_object_new_string(w.cut));
-	json_object_object_add(r, "visited", json_object_new_int(w.visited));
-	json_object_object_add(r, "visible", json_object_new_int(w.visible));
-	json_object_object_add(r, "applications", w.apps);
-	json_object_object_add(r, "windows", w.windows);
-	json_object_object_add(r, "elements", w.elements);
+	pass2(w);
+	r = reply_of(w);
+	for (int i = 0; i < w->ndef; i++)
+		g_object_unref(w->def[i].a);
+	for (int i = 0; i < w->nwins; i++)
+		wctx_clear(&w->wins[i]);
+	xtops_free(&w->xs);
+	g_free(w);
 	return r;
 }

@@ -24,6 +24,9 @@
 #               shutdown stops the others; after kill -9 the next detmd does
 #   hostile:    (hostile.sh, a detmd of its own) a 1 MB title and 900 labels
 #               with 10 KB names: replies capped, helper RSS bounded
+#   apps:       (apps.sh, a detmd of its own) a GTK 3 form (text, value, X
+#               titles, a 5000-row tree view), the three "no element" hints,
+#               gnome-calculator (GTK 4) and LibreOffice Calc's sheet
 #
 # Prints "N passed, N failed".
 set -u
@@ -337,6 +340,7 @@ daemon_stop
 total_pass=0
 total_fail=0
 run_part hostile tests/a11y/hostile.sh
+run_part apps tests/a11y/apps.sh
 PASS=$((PASS + total_pass))
 FAIL=$((FAIL + total_fail))
 finish

@@ -1,5 +1,6 @@
 /* test_a11yreply.c - detm-a11y's elements answers as detmd reads them
  * (daemon/x11/a11y_reply.c). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,7 +59,59 @@ test_expand_names_windows_once_and_cuts_the_copies(void)
 	free(title);
 }
 
+static json_object *
+reply_of(const char *json)
+{
+	char *t = strdup(json);
+	json_object *o;
+
+	for (char *p = t; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	o = json_tokener_parse(t);
+	free(t);
+	return o;
+}
+
+/* Three distinct hints: cut short, nothing accessible, the filter matched
+ * nothing (by window, or among the visible elements). */
+static void
+test_hint_tells_cut_short_from_nothing_from_no_match(void)
+{
+	static const struct {
+		const char *reply;
+		enum a11y_why why;
+		const char *says;
+	} cases[] = {
+		{ "{'count':0,'truncated':true,'truncated_by':'nodes','visited':20000,'visible':900,"
+		  "'windows_seen':2,'windows_walked':2,'applications':['a','b']}", A11Y_WHY_CUT, "cut short (budget: nodes)" },
+		{ "{'count':0,'truncated':false,'visited':0,'visible':0,'windows_seen':0,'windows_walked':0,"
+		  "'applications':[]}", A11Y_WHY_NOTHING, "nothing accessible runs on the display" },
+		{ "{'count':0,'truncated':false,'visited':3,'visible':0,'windows_seen':1,'windows_walked':1,"
+		  "'applications':['x']}", A11Y_WHY_NOTHING, "nothing accessible shows" },
+		{ "{'count':0,'truncated':false,'visited':30,'visible':12,'windows_seen':3,'windows_walked':0,"
+		  "'applications':['x']}", A11Y_WHY_NO_MATCH, "window filter matched none of the 3" },
+		{ "{'count':0,'truncated':false,'visited':30,'visible':12,'windows_seen':1,'windows_walked':1,"
+		  "'applications':['x']}", A11Y_WHY_NO_MATCH, "no button named \"ok\" among the 12 visible" },
+		{ "{'count':0}", A11Y_WHY_NOTHING, "nothing accessible runs" },
+	};
+	char out[480];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		json_object *r = reply_of(cases[i].reply);
+
+		CHECK(r != NULL);
+		CHECK(a11y_reply_hint(r, "button named \"ok\"", out, sizeof out) == cases[i].why);
+		CHECK(a11y_reply_why(r) == cases[i].why);
+		CHECK(strstr(out, cases[i].says) != NULL);
+		if (strstr(out, cases[i].says) == NULL)
+			fprintf(stderr, "case %zu: %s\n", i, out);
+		json_object_put(r);
+	}
+}
+
 const struct harness_test a11yreply_tests[] = {
+	{ "a11y reply: three hints for no element", test_hint_tells_cut_short_from_nothing_from_no_match },
 	{ "a11y reply: windows named once, copies cut", test_expand_names_windows_once_and_cuts_the_copies },
 	{ NULL, NULL },
 };
