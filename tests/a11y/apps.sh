@@ -24,7 +24,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
-suite_init a11y-apps --term
+suite_init a11y-apps --term --rm-data
 
 CALC_S=3        # a loose bound: measured ~0.3 s for a Calc window
 for t in xdotool jq; do
@@ -134,6 +134,8 @@ if command -v gnome-calculator >/dev/null; then
 			"[.elements[] | select(.role == \"push button\") | .bounds] | length > 10 and
 			 all(.[]; .x >= \$x and .y >= \$y and .x + .width <= \$x + \$w and .y + .height <= \$y + \$h)" "$tmp/resp")" = true ]'
 	api POST /api/desktop/action '{"task_id":"'"$T"'","action":"click","x":'"${cx:-0}"',"y":'"${cy:-0}"'}'
+	expect "the click is verified through GTK 4's tree: the element under the point is the 7" 200 \
+		'.verified == true and .verification.at_point.name == "7" and .verification.at_point.window == "Calculator"'
 	typed() { elements "$T" "window=Calculator&role=text" && [ "$(jqr '[.elements[] | select(.text == "7")] | length')" -ge 1 ] 2>/dev/null; }
 	if wait_for 20 typed; then ok "a click at the listed centre of \"7\" ($cx,$cy) types 7: its display's text is \"7\""; else
 		bad "a click at the listed centre of \"7\" types 7" "$(jq -c '[.elements[] | {name, text}]' "$tmp/resp")"; fi

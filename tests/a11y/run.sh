@@ -339,8 +339,9 @@ daemon_stop
 # ---- parts with a detmd of their own ----
 total_pass=0
 total_fail=0
-run_part hostile tests/a11y/hostile.sh
-run_part apps tests/a11y/apps.sh
+# (each starts its own detmd in a data dir of its own, and removes it)
+run_part hostile env -u DETM_DATA -u DETM_URL -u DETM_PID tests/a11y/hostile.sh
+run_part apps env -u DETM_DATA -u DETM_URL -u DETM_PID tests/a11y/apps.sh
 PASS=$((PASS + total_pass))
 FAIL=$((FAIL + total_fail))
 finish
