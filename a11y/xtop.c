@@ -80,19 +80,18 @@ prop(Window w, const char *name, Atom type, long longs, unsigned long *n, int *f
 	return data;
 }
 
-static long
-prop_card(Window w, const char *name, int idx)
+/* Up to nv CARDINALs of w's property into v (-1 for each one absent). */
+static void
+prop_cards(Window w, const char *name, int *v, int nv)
 {
 	unsigned long n;
 	int fmt;
-	unsigned char *d = prop(w, name, XA_CARDINAL, 4, &n, &fmt);
-	long v = -1;
+	unsigned char *d = prop(w, name, XA_CARDINAL, nv, &n, &fmt);
 
-	if (d != NULL && fmt == 32 && (unsigned long)idx < n)
-		v = (long)((unsigned long *)(void *)d)[idx];
+	for (int i = 0; i < nv; i++)
+		v[i] = d != NULL && fmt == 32 && (unsigned long)i < n ? (int)((unsigned long *)(void *)d)[i] : -1;
 	if (d != NULL)
 		XFree(d);
-	return v;
 }
 
 /* The title, capped: _NET_WM_NAME (UTF-8), else WM_NAME (Latin-1 read as
@@ -164,11 +163,10 @@ add_window(struct xtops *x, Window w)
 	t = &x->v[x->n++];
 	t->id = w;
 	t->title = title_of(w);
-	t->pid = (int)prop_card(w, "_NET_WM_PID", 0);
+	prop_cards(w, "_NET_WM_PID", &t->pid, 1);
 	t->pid = t->pid < 0 ? 0 : t->pid;
 	t->r = (struct rect){ rx, ry, at.width, at.height };
-	for (int i = 0; i < 4; i++)
-		t->margin[i] = (int)prop_card(w, "_GTK_FRAME_EXTENTS", i);
+	prop_cards(w, "_GTK_FRAME_EXTENTS", t->margin, 4);
 }
 
 void
