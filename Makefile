@@ -30,7 +30,7 @@ DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil libarchive
 PROXY_PKGS  = libcurl json-c
 # detm-a11y (a11y/): the one program that links libatspi; detmd runs one per
 # task display that is asked for its accessibility tree (daemon/x11/a11y.c).
-A11Y_PKGS   = atspi-2 gobject-2.0 json-c
+A11Y_PKGS   = atspi-2 gobject-2.0 json-c x11
 TEST_PKGS   = libcurl json-c sqlite3
 
 # Quiet by default (V=1 shows the commands).
@@ -181,7 +181,9 @@ $(BIN)/detm-mcp: $(PROXY_OBJS) $(PROXY_JSON_OBJS)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(filter-out libcurl,$(PROXY_PKGS))) -ldl -lpthread
 
-$(BIN)/detm-a11y: $(A11Y_OBJS)
+# detm-a11y links common/utf8.c alone (its caps cut strings between
+# characters); the rest of common/ is detmd's and detm-mcp's.
+$(BIN)/detm-a11y: $(A11Y_OBJS) $(B)/common/utf8.o
 	@mkdir -p $(BIN)
 	$(ECHO) LINK $@
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(call pc_libs,$(A11Y_PKGS))

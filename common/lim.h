@@ -39,6 +39,17 @@
 #define LIM_A11Y_VISIT     20000
 #define LIM_A11Y_REPLY_BYTES (8 * 1024 * 1024)
 #define LIM_A11Y_TIMEOUT_MS 20000
+/* Every string of the tree (names, descriptions, labels, titles, text) is
+ * cut to LIM_A11Y_STR bytes, between characters, ending with an ellipsis;
+ * the helper stops adding elements before its reply passes the byte cap it
+ * is given (LIM_A11Y_REPLY_BYTES less LIM_A11Y_REPLY_SLACK for the rest of
+ * the reply) and says truncated; elements name their window through the
+ * reply's windows table, and detmd copies at most LIM_A11Y_EL_WINDOW bytes
+ * of that name into each element; the walk stops after LIM_A11Y_WALK_MS. */
+#define LIM_A11Y_STR        4096
+#define LIM_A11Y_EL_WINDOW  256
+#define LIM_A11Y_REPLY_SLACK (1024 * 1024)
+#define LIM_A11Y_WALK_MS    8000
 #define LIM_TEXT_JSON      (256L * 1024)   /* a reply echoed as JSON text in a tool result */
 
 #endif

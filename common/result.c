@@ -161,13 +161,26 @@ res_elements_line(struct json_object *b, char *out, size_t len)
 {
 	struct json_object *arr = res_array(b, "elements"), *v;
 	size_t i, o, ne = arr ? json_object_array_length(arr) : 0;
-	char c1[84];
+	char c1[84], c2[404], c3[160];
+	const char *by, *state;
 
-	o = (size_t)snprintf(out, len, "%zu element%s on display %s (%s%s; screen pixels)",
-	                     ne, ne == 1 ? "" : "s", res_str(b, "display") ? res_str(b, "display") : "?",
-	                     json_object_object_get_ex(b, "truncated", &v) && json_object_get_boolean(v) ?
-	                     "truncated: ask with a filter or a larger max" : "complete",
-	                     ne == 0 ? "; none: is the program accessible and started with the display env?" : "");
+	by = res_str(b, "truncated_by");
+	if (!json_object_object_get_ex(b, "truncated", &v) || !json_object_get_boolean(v))
+		state = "complete";
+	else if (ne == 0 && res_str(b, "hint") != NULL)
+		state = "truncated";    /* the hint says how */
+	else if (by == NULL || strcmp(by, "max") == 0)
+		state = "truncated: ask with a filter or a larger max";
+	else {
+		snprintf(c3, sizeof c3, "truncated (budget: %s): narrow it with window, role or name",
+		         res_clip(by, c1, 40));
+		state = c3;
+	}
+	o = (size_t)snprintf(out, len, "%zu element%s on display %s (%s%s%s; screen pixels)",
+	                     ne, ne == 1 ? "" : "s", res_str(b, "display") ? res_str(b, "display") : "?", state,
+	                     ne == 0 ? "; " : "", ne == 0 ? (res_str(b, "hint") != NULL ?
+	                     res_clip(res_str(b, "hint"), c2, 400) :
+	                     "none: is the program accessible and started with the display env?") : "");
 	for (i = 0; i < ne && o + 100 < len; i++) {
 		struct json_object *el = json_object_array_get_idx(arr, i), *bd = NULL;
 		long long x = 0, y = 0, w = 0, h = 0;

@@ -301,15 +301,19 @@ static struct tool tools[] = {
 	"desktop_elements", "List accessible elements",
 	"List the visible elements of a task display from the accessibility tree (AT-SPI), "
 	"without a screenshot or a model: role (push button, text, menu item, check box...), name, "
-	"description, states (focused, checked, enabled...), actions (click, press...) and screen "
-	"bounds x, y, width, height in screen pixels (the centre is x + width/2, y + height/2; pass "
-	"it to desktop_action or gui_do). Works for programs that expose a tree (GTK, Qt, Firefox, "
-	"LibreOffice; Chromium and Electron when started with --force-renderer-accessibility) and "
-	"were started with the env of the task display (see the task display description). Filter "
-	"by window title, role, name or states; at most max elements.",
+	"description, states (focused, checked, enabled...), actions (click, press...), text (what a "
+	"text field or cell holds; never a password) or value (sliders, spin buttons), the window "
+	"and screen bounds x, y, width, height in screen pixels (the centre is x + width/2, "
+	"y + height/2; pass it to desktop_action or gui_do). Works for programs that expose a tree "
+	"(GTK 3 and 4, Qt, Firefox, LibreOffice; Chromium and Electron when started with "
+	"--force-renderer-accessibility) and were started with the env of the task display (see "
+	"the task display description). Tables and long lists (a spreadsheet) list only the cells "
+	"on screen. Filter by window, role, name or states; at most max elements. When nothing is "
+	"listed, the reply says why: the walk was cut short, nothing accessible runs, or the filter "
+	"matched nothing. Strings are cut at 4 KB (ending with an ellipsis).",
 	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{"
 	"'task_id':{'type':'string'," ID_PATTERN ",'description':'The task whose own display to read (task_register with display: true).'},"
-	"'window':{'type':'string','minLength':1,'maxLength':200,'description':'Only windows whose title contains this (any case).'},"
+	"'window':{'type':'string','minLength':1,'maxLength':200,'description':'Only windows whose title (the accessible name or the X title list_windows shows) contains this (any case).'},"
 	"'role':{'type':'string','minLength':1,'maxLength':200,'description':'Only this role, e.g. push button, text, check box, menu item.'},"
 	"'name':{'type':'string','minLength':1,'maxLength':200,'description':'Only elements whose name contains this (any case).'},"
 	"'states':{'type':'string','minLength':1,'maxLength':200,'description':'Comma-separated states that must all be set, e.g. focused or enabled,checked.'},"
@@ -436,7 +440,8 @@ static const struct {
 	{ "gui_agent", OUT(P_BOOL("success") "," P_STR("summary"), "") },
 	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," P_OBJ("verification"), "'action','observation'") },
 	{ "desktop_look", OUT(P_OBJ("image_size") "," P_OBJ("screen_size") "," P_NUM("scale"), "'screen_size','scale'") },
-	{ "desktop_elements", OUT(P_ARR("elements") "," P_INT("count") "," P_STR("display") "," P_BOOL("truncated"), "'elements','count','display'") },
+	{ "desktop_elements", OUT(P_ARR("elements") "," P_INT("count") "," P_STR("display") "," P_BOOL("truncated") ","
+	  P_ARR("windows") "," P_STR("hint"), "'elements','count','display'") },
 	{ "humanize_status", OUT(P_BOOL("enabled"), "'enabled'") },
 	{ "humanize_set", OUT(P_BOOL("enabled"), "'enabled'") },
 	{ "video_record", OUT(P_STR("clip_id") "," P_STR("status") "," P_NUM("duration_s") "," P_STR("path"), "'clip_id','status'") },

@@ -132,6 +132,34 @@ utf8_fix(char *dst, size_t cap, const char *src, size_t len)
 	return o;
 }
 
+size_t
+utf8_clip(char *dst, size_t cap, const char *src, size_t len, bool *cut)
+{
+	size_t i = 0, o = 0, k, out, fit_o = 0;
+
+	if (cut != NULL)
+		*cut = false;
+	while (i < len) {
+		k = utf8_seq(src + i, len - i);
+		out = k == 0 ? 3 : k;
+		if (o + out >= cap) {   /* does not fit whole: back to where the mark fits */
+			o = fit_o;
+			memcpy(dst + o, UTF8_ELLIPSIS, 3);
+			o += 3;
+			if (cut != NULL)
+				*cut = true;
+			break;
+		}
+		memcpy(dst + o, k == 0 ? UTF8_REPLACEMENT : src + i, out);
+		o += out;
+		i += k == 0 ? 1 : k;
+		if (o + 3 < cap)
+			fit_o = o;
+	}
+	dst[o] = '\0';
+	return o;
+}
+
 char *
 utf8_dup(const char *src, size_t len, size_t *out_len)
 {

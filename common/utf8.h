@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #define UTF8_REPLACEMENT "\xef\xbf\xbd"    /* U+FFFD */
+#define UTF8_ELLIPSIS "\xe2\x80\xa6"       /* U+2026, the mark of a cut text */
 
 /* True if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates). */
 bool utf8_valid(const char *s, size_t len);
@@ -36,6 +37,11 @@ int utf8_prec(const char *s, size_t max);
 /* Copies src[0..len) into dst[cap] (cap >= 1), repaired (see above) and cut
  * between characters so it fits with its NUL; returns the bytes written. */
 size_t utf8_fix(char *dst, size_t cap, const char *src, size_t len);
+/* Like utf8_fix, but a text that does not fit whole is cut between
+ * characters and ends with UTF8_ELLIPSIS, so a reader sees the cut (the
+ * result, with its NUL, still fits in cap; cap >= 4). Returns the bytes
+ * written; *cut (may be NULL) says whether it cut. */
+size_t utf8_clip(char *dst, size_t cap, const char *src, size_t len, bool *cut);
 /* A malloc'd, NUL-terminated repaired copy of src[0..len); *out_len (may be
  * NULL) gets its length. The allocation is 3 * len + 1 bytes, so a caller
  * may append one byte when the copy is shorter (or len >= 1). Never NULL. */

@@ -6,7 +6,9 @@
 #   test   build + what `make test` runs against (X clients, and xdotool,
 #          xwininfo, ImageMagick and jq as independent oracles in tests;
 #          node and npm for the suites that npm ci their oracles: dashboard,
-#          mcp's SDK interop, uitars)
+#          mcp's SDK interop, uitars; accessible programs for the a11y
+#          suite: zenity, python3-gi with GTK 3, gnome-calculator for GTK 4,
+#          LibreOffice Calc with its GTK 3 plugin)
 #   bench  test + the tools `make bench` compares against (wrk, ...)
 #
 # Idempotent: it asks dpkg which packages are missing and does nothing (and
@@ -26,7 +28,7 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libatspi2.0-dev at-spi2-core dbus-daemon)
 test_pkgs=(sqlite3 curl procps jq unzip xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
 	clang libclang-rt-14-dev python3 nodejs
-	zenity)
+	zenity python3-gi gir1.2-gtk-3.0 gnome-calculator libreoffice-calc libreoffice-gtk3)
 bench_pkgs=(wrk)
 
 case "$group" in

@@ -5,7 +5,9 @@
  * Query: task_id (required for now: only task displays have a bus of
  * detm's), window, role, name (filters, see a11y.h), states (comma-
  * separated names that must all be set), max (1..LIM_A11Y_ELEMENTS,
- * default LIM_A11Y_DEFAULT).
+ * default LIM_A11Y_DEFAULT). A reply with no element says why in "hint":
+ * the walk was cut short, nothing accessible shows, or the filter matched
+ * nothing (a11y_reply.h).
  *
  * Does not: ground or act (gui_find/gui_do still ground by vision), or
  * read the shared desktop's tree.
@@ -17,6 +19,7 @@
 #include "lim.h"
 #include "task/task.h"
 #include "x11/a11y.h"
+#include "x11/a11y_reply.h"
 #include "x11/display.h"
 
 #define FILTER_MAX 200
@@ -115,6 +118,13 @@ api_desktop_elements(struct req *r, struct derr *e)
 	q.max = (int)max;
 	if (a11y_elements(number, &q, &out, e) != 0)
 		goto out;
+	if (json_object_get_int(json_object_object_get(out, "count")) == 0) {
+		char hint[400];
+
+		a11y_reply_hint(out, q.window || q.role || q.name || q.states ? "element matching the filter" :
+		    "element", hint, sizeof hint);
+		json_object_object_add(out, "hint", json_object_new_string(hint));
+	}
 	json_object_object_add(out, "task_id", json_object_new_string(id));
 	json_object_object_add(out, "display", json_object_new_string(name));
 	json_object_object_add(out, "max", json_object_new_int((int)max));

@@ -29,6 +29,7 @@
 #include "waits_int.h"
 #include "x11/a11y.h"
 #include "x11/a11y_match.h"
+#include "x11/a11y_reply.h"
 #include "x11/display.h"
 #include "x11/xcap.h"
 
@@ -189,10 +190,11 @@ wjudge_is_a11y(const char *criteria)
 	return criteria != NULL && a11y_condition(criteria, &w, &gone);
 }
 
-/* How many elements of the tree match w (names contained); -1 with e. */
+/* How many elements of the tree match w (names contained); -1 with e.
+ * With none, *why and hint say why (a11y_reply_hint). */
 static int
 a11y_count(int number, const char *target, const struct a11y_words *w, char *seen, size_t len,
-    struct derr *e)
+    enum a11y_why *why, char *hint, size_t hlen, struct derr *e)
 {
 	struct a11y_query q = { .max = LIM_A11Y_ELEMENTS };
 	json_object *all = NULL, *arr;
@@ -214,6 +216,13 @@ a11y_count(int number, const char *target, const struct a11y_words *w, char *see
 			    json_object_get_string(json_object_object_get(el, "name")),
 			    json_object_get_string(json_object_object_get(el, "window")));
 	}
+	if (n == 0) {
+		char what[A11Y_NAME_MAX + 40];
+
+		snprintf(what, sizeof what, "%s%s\"%s\"", w->role_word[0] ? w->role_word : "element",
+		    w->name[0] ? " " : "", w->name);
+		*why = a11y_reply_hint(all, what, hint, hlen);
+	}
 	json_object_put(all);
 	return n;
 }
@@ -227,14 +236,16 @@ wjudge_a11y(struct job *j, const char *criteria, struct vision_result *vr, struc
 	struct a11y_words w;
 	bool gone = false;
 	int number = j->task_id[0] ? display_task_number(j->task_id) : -1, n = 0;
-	char seen[260] = "", what[A11Y_NAME_MAX + 40];
+	char seen[260] = "", what[A11Y_NAME_MAX + 40], hint[480] = "";
+	enum a11y_why why = A11Y_WHY_NOTHING;
 
 	memset(vr, 0, sizeof *vr);
 	if (!a11y_condition(criteria, &w, &gone))
 		return derr_set(e, DERR_INVALID, "wake_when", "not an element condition");
 	if (number < 0)
 		return derr_set(e, DERR_CONFLICT, "task_id", "the task's own display is not running");
-	if (a11y_active(number) && (n = a11y_count(number, j->target, &w, seen, sizeof seen, e)) < 0)
+	if (a11y_active(number) && (n = a11y_count(number, j->target, &w, seen, sizeof seen, &why, hint,
+	    sizeof hint, e)) < 0)
 		return -1;
 	snprintf(what, sizeof what, "%s%s\"%s\"", w.role_word[0] ? w.role_word : "element",
 	    w.name[0] ? " " : "", w.name);
@@ -243,9 +254,13 @@ wjudge_a11y(struct job *j, const char *criteria, struct vision_result *vr, struc
 	if (n > 0)
 		snprintf(vr->reason, sizeof vr->reason, "%s is in the accessibility tree (%s%s)%s", what,
 		    seen, n > 1 ? " and more" : "", gone ? "; waiting for it to go" : "");
-	else
-		snprintf(vr->reason, sizeof vr->reason, "no %s in the accessibility tree%s", what,
-		    !a11y_active(number) ? " (no accessible application on the display)" : "");
+	else if (gone && why == A11Y_WHY_CUT) {
+		vr->verdict = VISION_NO;        /* not seen is not gone when the walk stopped short */
+		snprintf(vr->reason, sizeof vr->reason, "cannot tell %s is gone: %s", what, hint);
+	} else
+		snprintf(vr->reason, sizeof vr->reason, "no %s in the accessibility tree: %s", what,
+		    !a11y_active(number) ? "nothing accessible runs on the display (its accessibility bus is "
+		    "not up)" : hint);
 	return 0;
 }
 

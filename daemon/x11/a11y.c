@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "a11y.h"
+#include "a11y_reply.h"
 #include "core/log.h"
 #include "core/proc.h"
 #include "core/util.h"
@@ -611,6 +612,8 @@ request_json(const struct a11y_query *q)
 	json_object_object_add(o, "max", json_object_new_int(q->max));
 	json_object_object_add(o, "depth", json_object_new_int(LIM_A11Y_DEPTH));
 	json_object_object_add(o, "visit", json_object_new_int(LIM_A11Y_VISIT));
+	json_object_object_add(o, "bytes", json_object_new_int(LIM_A11Y_REPLY_BYTES - LIM_A11Y_REPLY_SLACK));
+	json_object_object_add(o, "time_ms", json_object_new_int(LIM_A11Y_WALK_MS));
 	return o;
 }
 
@@ -705,6 +708,8 @@ a11y_elements(int n, const struct a11y_query *q, json_object **out, struct derr 
 	int rc = ask(n, req, out, e);
 
 	json_object_put(req);
+	if (rc == 0)
+		a11y_reply_expand(*out);
 	return rc;
 }
 

@@ -45,7 +45,7 @@ void a11y_stop(int n);
 void a11y_describe(int n, json_object *o);
 
 struct a11y_query {
-	const char *window;     /* top-level window name contains this (any case), or NULL */
+	const char *window;     /* top-level window's accessible name or X title contains this (any case), or NULL */
 	const char *role;       /* role name equals this (any case), e.g. "push button" */
 	const char *name;       /* element name contains this (any case) */
 	json_object *states;    /* array of state names that must all be set, or NULL (borrowed) */
@@ -53,11 +53,18 @@ struct a11y_query {
 };
 
 /* The visible, showing elements of display n matching q, with a screen
- * area: *out (caller owns) is {"elements":[{role,name,description,states,
- * actions,bounds{x,y,width,height},application,window,depth}],"count",
- * "truncated","visited","applications"}. Errors: DERR_CONFLICT (no bus
- * for n), DERR_UNAVAILABLE (the helper is missing, died or missed its
- * deadline; it is restarted on the next call). */
+ * area: *out (caller owns) is {"elements":[{role,name,label?,description,
+ * states,actions,bounds{x,y,width,height},depth,text?,value?,window_index,
+ * window,application,xid?}],"windows":[{name,application,pid,toolkit?,
+ * bounds?,x_title?,xid?}],"count","truncated","truncated_by"?,"visited",
+ * "visible","windows_seen","windows_walked","applications"} (what is
+ * walked, the budgets and a11y_reply_hint for an empty one: a11y/walk.c).
+ * Every string is capped (LIM_A11Y_STR; an element's window and
+ * application LIM_A11Y_EL_WINDOW), and the answer stops before
+ * LIM_A11Y_REPLY_BYTES with truncated true (a11y_reply.h, a11y/walk.c).
+ * Errors: DERR_CONFLICT (no bus for n), DERR_UNAVAILABLE (the helper is
+ * missing, died or missed its deadline; it is restarted on the next
+ * call). */
 int a11y_elements(int n, const struct a11y_query *q, json_object **out, struct derr *e);
 
 /* Whether display n's accessibility bus runs (an accessible application

@@ -15,6 +15,7 @@
 
 #include "a11y.h"
 #include "a11y_match.h"
+#include "a11y_reply.h"
 #include "a11y_verify.h"
 #include "core/jx.h"
 #include "core/util.h"
@@ -72,10 +73,13 @@ tree_ground(int number, const char *words, struct tree_pick *p)
 	idx = a11y_pick(&w, arr, &count);
 	p->ms = ms_since(t0);
 	if (idx < 0) {
-		if (idx == -1)
-			snprintf(p->why, sizeof p->why, "no %s named \"%.100s\" among the %d visible elements",
-			    w.role_word[0] ? w.role_word : "element", w.name, (int)json_object_array_length(arr));
-		else
+		if (idx == -1) {
+			char what[A11Y_NAME_MAX + 40];
+
+			snprintf(what, sizeof what, "%s named \"%.100s\"", w.role_word[0] ? w.role_word : "element",
+			    w.name);
+			a11y_reply_hint(all, what, p->why, sizeof p->why);
+		} else
 			snprintf(p->why, sizeof p->why, "%d elements match %s \"%.100s\"; not one to be sure of",
 			    count, w.role_word[0] ? w.role_word : "the name", w.name);
 		json_object_put(all);
@@ -243,7 +247,8 @@ verify_xtop(struct click_check *k, Display *d)
 		if (v[i].visible && k->x >= v[i].x && k->y >= v[i].y && k->x < v[i].x + v[i].width &&
 		    k->y < v[i].y + v[i].height) {
 			snprintf(k->xtop, sizeof k->xtop, "%s", v[i].title);
-			k->xtop_known = v[i].title[0] != '\0';
+			k->xtop_id = v[i].id;
+			k->xtop_known = v[i].title[0] != '\0' || v[i].id != 0;
 			break;
 		}
 	free(v);
@@ -253,8 +258,13 @@ bool
 verify_covered(const struct click_check *k, json_object *el)
 {
 	const char *win = el != NULL ? estr(el, "window") : "";
+	json_object *xid = el != NULL ? json_object_object_get(el, "xid") : NULL;
 
-	return k->xtop_known && win[0] != '\0' && strcmp(win, k->xtop) != 0;
+	if (!k->xtop_known)
+		return false;
+	if (xid != NULL && k->xtop_id != 0)
+		return (unsigned long)json_object_get_int64(xid) != k->xtop_id;
+	return k->xtop[0] != '\0' && win[0] != '\0' && strcmp(win, k->xtop) != 0;
 }
 
 /* The verdict (1, 0, -1 unknown) and its reason. */

@@ -45,7 +45,7 @@
 struct tree_pick {
 	json_object *element;   /* the match (caller owns), or NULL */
 	int x, y;               /* its bounds centre */
-	char why[300];          /* no match: why */
+	char why[480];          /* no match: why (a11y_reply_hint for none) */
 	double ms;
 };
 
@@ -61,6 +61,7 @@ struct click_check {
 	double ms;
 	bool xtop_known;        /* verify_xtop found the X window on top at the point: */
 	char xtop[256];         /* its title */
+	unsigned long xtop_id;  /* and its id */
 };
 
 /* Before a click at (x, y). Cheap no-op when the display has no tree. */
@@ -70,7 +71,8 @@ void verify_before(int number, int x, int y, struct click_check *k);
  * (a window without a tree covering the element gets the click). */
 void verify_xtop(struct click_check *k, Display *d);
 /* The element under the point (before) is not in the X window on top
- * there: the click would go elsewhere. */
+ * there: the click would go elsewhere. By X window id when detm-a11y tied
+ * the element's window to one ("xid"), else by title. */
 bool verify_covered(const struct click_check *k, json_object *el);
 /* After the element's own action ran instead of a click (it was covered):
  * like verify_after, judged by the effect on el alone. */

@@ -22,6 +22,11 @@
 #               button an xterm covers is pressed through its own action
 #   stop:       stopping a display leaves no process of its bus; detmd's
 #               shutdown stops the others; after kill -9 the next detmd does
+#   hostile:    (hostile.sh, a detmd of its own) a 1 MB title and 900 labels
+#               with 10 KB names: replies capped, helper RSS bounded
+#   apps:       (apps.sh, a detmd of its own) a GTK 3 form (text, value, X
+#               titles, a 5000-row tree view), the three "no element" hints,
+#               gnome-calculator (GTK 4) and LibreOffice Calc's sheet
 #
 # Prints "N passed, N failed".
 set -u
@@ -330,4 +335,13 @@ if wait_for 20 group_gone "$K_BUS"; then ok "a restart kills the bus group the c
 	bad "a restart kills the bus group the crashed detmd left" "$(group_ps "$K_BUS")"; fi
 check "and removes its a11y dir" [ ! -e "$K_DIR" ]
 daemon_stop
+
+# ---- parts with a detmd of their own ----
+total_pass=0
+total_fail=0
+# (each starts its own detmd in a data dir of its own, and removes it)
+run_part hostile env -u DETM_DATA -u DETM_URL -u DETM_PID tests/a11y/hostile.sh
+run_part apps env -u DETM_DATA -u DETM_URL -u DETM_PID tests/a11y/apps.sh
+PASS=$((PASS + total_pass))
+FAIL=$((FAIL + total_fail))
 finish

@@ -70,6 +70,40 @@ test_utf8_valid_finds_a_bad_byte_at_any_offset(void)
 	}
 }
 
+/* utf8_clip: whole text as utf8_fix; a cut one ends with the ellipsis, cut
+ * between characters, and still fits with its NUL. */
+static void
+test_utf8_clip_marks_a_cut_with_an_ellipsis(void)
+{
+	char out[16], big[3000];
+	bool cut = true;
+	size_t n;
+
+	n = utf8_clip(out, sizeof out, "short", 5, &cut);
+	CHECK(n == 5 && !cut && strcmp(out, "short") == 0);
+	n = utf8_clip(out, 16, "0123456789abcde", 15, &cut);        /* 15 + NUL: fits exactly */
+	CHECK(n == 15 && !cut);
+	n = utf8_clip(out, 16, "0123456789abcdef", 16, &cut);
+	CHECK(cut && n == 15 && strcmp(out, "0123456789ab" UTF8_ELLIPSIS) == 0);
+	/* never inside a character: 4-byte emoji that do not fit are dropped whole */
+	n = utf8_clip(out, 10, "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80", 12, &cut);
+	CHECK(cut && n == 7 && strcmp(out, "\xf0\x9f\x98\x80" UTF8_ELLIPSIS) == 0 && utf8_valid(out, n));
+	n = utf8_clip(out, 4, "abcdef", 6, &cut);
+	CHECK(cut && n == 3 && strcmp(out, UTF8_ELLIPSIS) == 0);
+	n = utf8_clip(out, sizeof out, "a\xff", 2, NULL);              /* repaired as utf8_fix */
+	CHECK(n == 4 && strcmp(out, "a\xef\xbf\xbd") == 0);
+	memset(big, 'x', sizeof big);
+	big[100] = '\xc3';
+	big[101] = '\xa9';
+	for (size_t cap = 4; cap < 200; cap++) {
+		char dst[200];
+
+		n = utf8_clip(dst, cap, big, sizeof big, &cut);
+		CHECK(cut && n < cap && utf8_valid(dst, n) && strlen(dst) == n &&
+		    strcmp(dst + n - 3, UTF8_ELLIPSIS) == 0);
+	}
+}
+
 static void
 test_utf8_fix_replaces_invalid_bytes_and_cuts_between_characters(void)
 {
@@ -461,6 +495,7 @@ const struct harness_test util_tests[] = {
 	  test_utf8_valid_rejects_overlongs_surrogates_and_truncation },
 	{ "utf8_fix_replaces_invalid_bytes_and_cuts_between_characters",
 	  test_utf8_fix_replaces_invalid_bytes_and_cuts_between_characters },
+	{ "utf8_clip_marks_a_cut_with_an_ellipsis", test_utf8_clip_marks_a_cut_with_an_ellipsis },
 	{ "utf8_valid_finds_a_bad_byte_at_any_offset", test_utf8_valid_finds_a_bad_byte_at_any_offset },
 	{ "ids_are_8_hex_digits_and_distinct", test_ids_are_8_hex_digits_and_distinct },
 	{ "row_ids_are_consecutive_until_a_jump", test_row_ids_are_consecutive_until_a_jump },

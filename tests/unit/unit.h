@@ -19,5 +19,6 @@ extern const struct harness_test usage_tests[];
 extern const struct harness_test checks_tests[];
 extern const struct harness_test a11ymatch_tests[];
 extern const struct harness_test jsjson_tests[];
+extern const struct harness_test a11yreply_tests[];
 
 #endif
