@@ -53,6 +53,18 @@ else
 	total_fail=$((total_fail + 1))
 fi
 
+# The OpenClaw skill carries detm's MCP instructions verbatim (OpenClaw
+# never shows a server's instructions): the two must not drift apart.
+instr=$(printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"skill-check","version":"1"}}}' |
+	timeout 10 "$DETM_BIN/detm-mcp" --url "$DETM_URL" 2>/dev/null | head -1 | jq -r '.result.instructions // empty')
+if [ -n "$instr" ] && grep -qxF -- "$instr" integrations/openclaw/SKILL.md; then
+	echo "ok   the OpenClaw skill (integrations/openclaw/SKILL.md) holds detm's MCP instructions verbatim"
+	total_pass=$((total_pass + 1))
+else
+	echo "FAIL the OpenClaw skill holds detm's MCP instructions verbatim (got ${#instr} bytes of instructions)"
+	total_fail=$((total_fail + 1))
+fi
+
 sdk=tests/mcp/sdk
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "FAIL sdk interop: node/npm not found on PATH; install Node.js >= 18 to run the MCP SDK interop test"
