@@ -1,7 +1,8 @@
 /*
  * waits_judge.c - who judges a wait's condition and what a judgement
  * records: OCR in process (tesseract, one engine per worker thread, over
- * the regions that changed) for text conditions, else the model backend;
+ * the regions that changed widened to their text lines, or the whole
+ * target) for text conditions, else the model backend;
  * a model YES under ACU_WAIT_MIN_CONFIDENCE becomes PARTIAL.
  *
  * Owns: the per-worker OCR engine (thread-local; wjudge_thread_end frees

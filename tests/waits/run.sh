@@ -368,6 +368,7 @@ done
 # then nothing while the screen is still.
 check "replaced in place: a NO on the changed line is followed by a re-read of the whole screen" \
 	wait_for_s 10 sh -c "curl -s $DETM_URL/api/waits/$WN | jq -e '.woken_by == \"reread\" and .status == \"watching\"' >/dev/null"
+sleep 1
 ev=$(curl -s "$DETM_URL/api/waits/$WN" | jq .evaluations)
 sleep 2
 api GET "/api/waits/$WN" >/dev/null
