@@ -442,6 +442,8 @@ tick(struct job *j)
 	j->wake = NULL;
 	j->peek_live = j->sched_valid;
 	pthread_mutex_unlock(&waits_engine.mu);
+	if (!t.use_ocr)         /* the condition went to the model since: nothing owed */
+		j->reread = false;
 	t.reread = j->reread;
 	t.pass = wjudge_passthrough(t.use_ocr);
 
