@@ -356,6 +356,9 @@ tick_judge(struct tick *t)
 	bool whole = t->reread && (!t->changed_ref || t->now - j->reread_us >= REREAD_MAX_US);
 	bool partial = false;
 
+	if (whole)              /* whatever woke this tick (drawing may have), it is the re-read */
+		t->cause = "reread";
+
 	r = grab(&t->l, j->target, t->use_ocr ? 0 : (int)t->cfg->frame_max_dim, &j->full, &t->e);
 	display_unlease(&t->l);
 	if (r != 0 || (!t->use_ocr &&

@@ -349,7 +349,7 @@ replaced_wait() {
 replaced_wait replace-export "Exporting, please wait..." "Export finished" -fa Mono -fs 12; TE=$RT WE=$RW
 replaced_wait replace-save "Saving..." "Saved"; WS=$RW
 replaced_wait replace-download "Downloading 40%" "Download complete"; WL=$RW
-WN=$(wait_create "$TE" "text:\\\"Export failed\\\"" 25)
+WN=$(wait_create "$TE" "text:\\\"Export failed\\\"" 40)
 for c in "$WE Export finished" "$WS Saved" "$WL Download complete"; do
 	w=${c%% *} phrase=${c#* }
 	api GET "/api/waits/$w?block_s=40" >/dev/null
