@@ -108,3 +108,28 @@ sort -n "$tmp/lat" | awk '{ v[NR] = $1; if ($2 == "damage") d++ } END {
 	if (NR == 0) { print "   no change resolved"; exit }
 	printf "   %d of 20 resolved; p50 %d ms, p95 %d ms, max %d ms; %d woken by XDamage\n",
 	    NR, v[int((NR + 1) / 2)], v[int(NR * 0.95 + 0.999)], v[NR], d }'
+
+echo "== latency from text replaced in place to verdict (20 lines overwritten with \\r on a 1280x720 xterm, OCR judge; issue 34)"
+t=$(api POST /api/tasks '{"name":"inplace","display":true}' | jq -r .task_id)
+disp=$(api GET "/api/tasks/$t/display" | jq -r .name); auth=$(api GET "/api/tasks/$t/display" | jq -r .xauthority)
+mkfifo "$tmp/inplace"
+DISPLAY=$disp XAUTHORITY=$auth xterm -geometry 80x24+0+0 -fa Mono -fs 12 -e sh -c \
+	"exec 3<>'$tmp/inplace'; while read -r l <&3; do date +%s%3N > '$tmp/drawn'; printf '\\r%-50s' \"\$l\"; done" 2>/dev/null &
+pids+=($!)
+exec 4>"$tmp/inplace"
+sleep 2
+: >"$tmp/lat"
+for i in $(seq 20); do
+	echo "Exporting $i, please wait..." >&4
+	w=$(api POST /api/waits "{\"task_id\":\"$t\",\"wake_when\":\"text:\\\"Export $i finished\\\"\",\"timeout\":30}" | jq -r .wait_id)
+	sleep 1.5
+	echo "Export $i finished" >&4
+	r=$(api GET "/api/waits/$w?block_s=20" | jq -r '"\(.status) \(.woken_by)"')
+	t1=$(date +%s%3N)
+	[ "${r%% *}" = resolved ] && echo "$((t1 - $(cat "$tmp/drawn"))) ${r#* }" >>"$tmp/lat"
+done
+exec 4>&-
+sort -n "$tmp/lat" | awk '{ v[NR] = $1; if ($2 == "reread") r++ } END {
+	if (NR == 0) { print "   no replacement resolved"; exit }
+	printf "   %d of 20 resolved; p50 %d ms, p95 %d ms, max %d ms; %d by the whole-target re-read\n",
+	    NR, v[int((NR + 1) / 2)], v[int(NR * 0.95 + 0.999)], v[NR], r }'

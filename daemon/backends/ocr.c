@@ -1,8 +1,9 @@
 /*
  * ocr.c - OCR for the wait engine: libtesseract (C API) in process and the
  * image preparation in front of it. The pure helpers around it have their
- * own files: ocr_phrase.c (condition parsing, tolerant matching) and
- * ocr_boxes.c (changed-region boxes).
+ * own files: ocr_phrase.c (condition parsing, tolerant matching),
+ * ocr_boxes.c (changed-region boxes) and ocr_line.c (a changed box widened
+ * to its text line).
  *
  * Owns: per struct ocr one TessBaseAPI, initialised once with the LSTM
  * engine and the model directory we checked ourselves (so a missing model is
@@ -36,7 +37,7 @@
  *
  * Threading: a struct ocr is not thread-safe (tesseract's API object is
  * not); one per thread. ocr_grey_thumb (here) and the helpers of
- * ocr_phrase.c and ocr_boxes.c are pure and reentrant.
+ * ocr_phrase.c, ocr_boxes.c and ocr_line.c are pure and reentrant.
  *
  * Does not: capture (xcap does), decide when to OCR (the wait engine does),
  * return word positions, or run tesseract's legacy engine.

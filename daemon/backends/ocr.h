@@ -4,9 +4,10 @@
  * The wait engine's `ocr` backend. A condition such as
  *     text:"Download complete"      "Saving..." disappears
  * is recognised by ocr_condition; the engine then OCRs the regions that
- * changed (ocr_changed_boxes on its greyscale diff thumbnails, then
- * ocr_text on the full-resolution frame, upscaled) and decides with
- * ocr_match, which tolerates OCR noise but not a different word.
+ * changed (ocr_changed_boxes on its greyscale diff thumbnails, widened to
+ * their text lines by ocr_line_boxes, then ocr_text on the full-resolution
+ * frame, upscaled) and decides with ocr_match, which tolerates OCR noise but
+ * not a different word.
  *
  * Measured on this machine (bench/ocr.sh): ~10 ms for a changed line
  * upscaled 2-3x, ~0.1 s for a terminal window, ~2.8 s for a full 1080p
@@ -108,6 +109,19 @@ bool ocr_match(const char *text, const char *phrase);
 int ocr_changed_boxes(const unsigned char *prev, const unsigned char *cur,
     int tw, int th, int full_w, int full_h, int threshold,
     struct ocr_box *boxes, int n);
+
+/* Widens the n boxes (full-resolution, inside the width x height RGB24
+ * frame) to the text line(s) they touch, in place (ocr_line.c): each box,
+ * on its own rows, sideways to the edges of the region it lies in (the
+ * first column left and right that is one flat tone other than the box's
+ * background, e.g. a window's edge; else the frame's edge), then pad rows
+ * up and down, clipped; boxes taller than half the frame stay as they are;
+ * boxes that overlap afterwards are merged. So a change that starts
+ * mid-word ("t finished" of "Export finished" written over "Exporting,
+ * please wait...") is read with the rest of its line. Returns the new count
+ * (<= n), or -1 on bad arguments (a box outside the frame, an empty one). */
+int ocr_line_boxes(const unsigned char *rgb, int width, int height, struct ocr_box *boxes, int n,
+    int pad);
 
 /* Area-averaged greyscale thumbnail (BT.601 luma) of an RGB24 frame, the
  * input ocr_changed_boxes expects. out has tw*th bytes; tw <= width,

@@ -64,6 +64,8 @@ struct job {
 	bool damage_valid;
 	uint64_t damage_judged; /* ... at the grab the model last judged */
 	bool judged_valid;
+	bool reread;            /* OCR said NO on changed regions only: read the whole target once */
+	int64_t reread_us;      /* ... since then */
 	/* the judge; under mu */
 	char judge[8];          /* asked: auto | ocr | model */
 	bool use_ocr;           /* in effect: OCR, else the model backend */
@@ -167,8 +169,12 @@ void wstore_resume(void);
 /* waits_judge.c: judges. */
 /* No model judges: the passthrough backend decides alone. */
 bool wjudge_passthrough(bool use_ocr);
-/* The OCR verdict on j's full-resolution frame (a worker's). */
-int wjudge_ocr(struct job *j, const char *criteria, struct vision_result *vr, struct derr *e);
+/* The OCR verdict on j's full-resolution frame (a worker's): the changed
+ * regions widened to their text lines, or the whole target (whole, the
+ * first look, "is gone" conditions). *partial: only changed regions were
+ * read, so a NO is no proof the phrase is not on the screen. */
+int wjudge_ocr(struct job *j, const char *criteria, bool whole, bool *partial, struct vision_result *vr,
+    struct derr *e);
 /* criteria is element:... or element-gone:... (a11y_match.h). */
 bool wjudge_is_a11y(const char *criteria);
 /* The verdict on an element condition from the task display's tree. */

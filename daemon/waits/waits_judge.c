@@ -1,7 +1,8 @@
 /*
  * waits_judge.c - who judges a wait's condition and what a judgement
  * records: OCR in process (tesseract, one engine per worker thread, over
- * the regions that changed) for text conditions, else the model backend;
+ * the regions that changed widened to their text lines, or the whole
+ * target) for text conditions, else the model backend;
  * a model YES under ACU_WAIT_MIN_CONFIDENCE becomes PARTIAL.
  *
  * Owns: the per-worker OCR engine (thread-local; wjudge_thread_end frees
@@ -36,6 +37,7 @@
 static _Thread_local struct ocr *tls_ocr;   /* one engine per worker */
 
 #define OCR_STRIP_OVERLAP 24
+#define OCR_LINE_PAD      3    /* rows above and below a changed line */
 
 #define TEXT_HOWTO "write text:\"Download complete\", text-gone:\"Saving...\", or quote the phrase " \
     "(wait until \"Build succeeded\" appears)"
@@ -110,10 +112,16 @@ content_boxes(struct job *j, struct ocr_box *boxes, int n)
 }
 
 /* The ocr backend's verdict on j's full-resolution frame: the regions that
- * changed since the last judged thumbnail (or everything, on the first
- * look and for "is gone" conditions, which need the whole screen). */
+ * changed since the last judged thumbnail, each widened to the text line(s)
+ * it touches (text replaced in place changes only the glyphs that differ);
+ * or the whole target (its content boxes) on the first look, for "is gone"
+ * conditions (which need the whole screen) and when `whole` asks for it.
+ * *partial says whether only changed regions were read (a NO from them is
+ * no proof: the caller reads the whole target again once the screen is
+ * still). */
 int
-wjudge_ocr(struct job *j, const char *criteria, struct vision_result *vr, struct derr *e)
+wjudge_ocr(struct job *j, const char *criteria, bool whole, bool *partial, struct vision_result *vr,
+    struct derr *e)
 {
 	char phrase[OCR_MAX_PHRASE], seen[160] = "";
 	struct ocr_box boxes[8];
@@ -121,18 +129,23 @@ wjudge_ocr(struct job *j, const char *criteria, struct vision_result *vr, struct
 	int nb = 0, i;
 
 	memset(vr, 0, sizeof *vr);
+	*partial = false;
 	if (!ocr_condition(criteria, phrase, sizeof phrase, &negate))
 		return derr_set(e, DERR_INVALID, "wake_when", "not a text condition");
 	if (tls_ocr == NULL && (tls_ocr = ocr_new("eng", e)) == NULL)
 		return -1;
-	if (j->ref != NULL && !negate)
+	if (j->ref != NULL && !negate && !whole)
 		nb = ocr_changed_boxes(j->ref, j->cur, j->thumb.width, j->thumb.height,
 		    j->full.width, j->full.height, 8, boxes, (int)ARRAY_LEN(boxes));
-	if (nb <= 0 || (nb == 1 && boxes[0].w * boxes[0].h > j->full.width * j->full.height / 2))
+	if (nb > 0 && !(nb == 1 && boxes[0].w * boxes[0].h > j->full.width * j->full.height / 2)) {
+		nb = ocr_line_boxes(j->full.rgb, j->full.width, j->full.height, boxes, nb, OCR_LINE_PAD);
+		*partial = nb > 0;
+	} else
 		nb = content_boxes(j, boxes, (int)ARRAY_LEN(boxes));
 	if (nb <= 0) {
 		boxes[0] = (struct ocr_box){ 0, 0, j->full.width, j->full.height };
 		nb = 1;
+		*partial = false;
 	}
 	for (i = 0; i < nb && !found; i++)
 		if (ocr_rect(&j->full, boxes[i], 2, phrase, &found, seen, sizeof seen, e) != 0)

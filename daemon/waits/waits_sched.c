@@ -17,6 +17,15 @@
  * an unchanged screen judged recently; else the frame is judged
  * (waits_judge.c) outside any lock and lease, and the verdict recorded.
  *
+ * The OCR re-read: OCR reads the regions that changed (widened to their
+ * lines); when that says NO, the wait owes one read of the whole target
+ * (j->reread), due REREAD_US later, which neither XDamage nor the gate may
+ * skip: text replaced in place on a screen that then stays still is read
+ * in full once, instead of never again. A tick that finds the screen still
+ * changing reads changed regions again and keeps the debt (the usual
+ * intervals and drawing bring the next tick), for at most REREAD_MAX_US; a
+ * whole read pays it, whatever it says.
+ *
  * Does not: write rows (waits_store.c), decide which judge takes a
  * condition (waits_judge.c), or talk HTTP.
  */
@@ -53,6 +62,8 @@
 #define DAMAGE_MAX_US     1000000   /* drawing goes on: judge at least this often */
 #define STATIC_DAMAGE_US 10000000   /* a still screen whose drawing the peeks see */
 #define A11Y_POLL_US      1000000   /* an element condition: read the tree every second */
+#define REREAD_US          300000   /* OCR said NO on changed regions: the whole target then */
+#define REREAD_MAX_US    10000000   /* ... even if the screen still changes, after this long */
 
 /* One tick: what it took under mu at its start, and what its steps share.
  * Each step returns the interval to the next tick, -1 when j finished, or
@@ -68,6 +79,7 @@ struct tick {
 	int64_t now;
 	size_t npix;
 	bool force, use_ocr, pass, changed_ref;
+	bool reread;            /* an OCR re-read is owed: nothing skips this tick */
 	char reason[600];
 };
 
@@ -181,7 +193,7 @@ tick_undrawn(struct tick *t)
 	struct job *j = t->j;
 
 	if (!(t->l.damage && j->damage_valid && t->l.damage_seq == j->damage_seen && j->ref != NULL &&
-	    !t->force && (t->pass || (j->judged_valid && t->l.damage_seq == j->damage_judged) ||
+	    !t->force && !t->reread && (t->pass || (j->judged_valid && t->l.damage_seq == j->damage_judged) ||
 	    t->now - j->last_eval_us < t->cfg->wait_rejudge_s * 1000000LL)))
 		return GO_ON;
 	display_unlease(&t->l);
@@ -230,8 +242,8 @@ tick_thumb(struct tick *t)
 		j->last_change_us = t->now;
 	}
 	gate_grey(&j->thumb, j->cur);
-	t->changed_ref = j->ref == NULL ||
-	    gate_diff(j->ref, j->cur, t->npix, GATE_PIXEL_THRESHOLD) > GATE_CHANGED_FRACTION;
+	t->changed_ref = j->ref == NULL || gate_diff(j->ref, j->cur, t->npix, GATE_PIXEL_THRESHOLD) >
+	    (t->use_ocr ? GATE_TEXT_FRACTION : GATE_CHANGED_FRACTION);
 	return GO_ON;
 }
 
@@ -272,7 +284,7 @@ tick_gate(struct tick *t)
 
 	if (t->changed_ref)
 		j->last_change_us = t->now;
-	eval = t->force || j->ref == NULL || t->changed_ref ||
+	eval = t->force || t->reread || j->ref == NULL || t->changed_ref ||
 	    t->now - j->last_eval_us >= t->cfg->wait_rejudge_s * 1000000LL;
 	held = eval && !t->use_ocr && usage_scope(j->task_id, "wait", &t->e) != 0;
 	if (eval && !held)
@@ -304,8 +316,33 @@ judge_failed(struct tick *t)
 	return backoff(j->fails);
 }
 
+/* After an OCR NO: a read of changed regions only owes a whole read, due
+ * REREAD_US later (woken as "reread"); owed already (the screen still
+ * changes), the usual interval, drawing waking it sooner. A whole read
+ * pays the debt. Returns the interval to the next tick. */
+static int64_t
+ocr_no(struct tick *t, bool partial, bool partial_verdict)
+{
+	struct job *j = t->j;
+
+	if (!partial) {
+		j->reread = false;
+		return next_interval(j, t->now, partial_verdict);
+	}
+	if (j->reread)
+		return next_interval(j, t->now, partial_verdict);
+	j->reread = true;
+	j->reread_us = t->now;
+	pthread_mutex_lock(&waits_engine.mu);
+	j->wake = "reread";
+	pthread_mutex_unlock(&waits_engine.mu);
+	return REREAD_US;
+}
+
 /* Step 5: the frame to judge (full resolution for OCR, <= frame_max_dim
- * for a model), judged with no lock and no lease; the verdict recorded. */
+ * for a model), judged with no lock and no lease; the verdict recorded.
+ * An owed OCR re-read reads the whole target once the screen is still
+ * (or REREAD_MAX_US after it was owed). */
 static int64_t
 tick_judge(struct tick *t)
 {
@@ -316,6 +353,11 @@ tick_judge(struct tick *t)
 	int64_t next;
 	size_t nimg = 0;
 	int r;
+	bool whole = t->reread && (!t->changed_ref || t->now - j->reread_us >= REREAD_MAX_US);
+	bool partial = false;
+
+	if (whole)              /* whatever woke this tick (drawing may have), it is the re-read */
+		t->cause = "reread";
 
 	r = grab(&t->l, j->target, t->use_ocr ? 0 : (int)t->cfg->frame_max_dim, &j->full, &t->e);
 	display_unlease(&t->l);
@@ -330,7 +372,7 @@ tick_judge(struct tick *t)
 	}
 	img[nimg].jpeg = jpeg.data;
 	img[nimg++].len = jpeg.len;
-	if ((t->use_ocr ? wjudge_ocr(j, t->criteria, &vr, &t->e) :
+	if ((t->use_ocr ? wjudge_ocr(j, t->criteria, whole, &partial, &vr, &t->e) :
 	    vision_eval_at(waits_engine.vision, t->criteria, (double)(now_ms() - j->created_ms) / 1e3, img, nimg,
 	    &vr, &t->e)) != 0) {
 		xcap_image_free(&jpeg);
@@ -355,7 +397,8 @@ tick_judge(struct tick *t)
 		next = -1;
 	} else {
 		wstore_progress_write(j);
-		next = next_interval(j, t->now, vr.verdict == VISION_PARTIAL);
+		next = t->use_ocr ? ocr_no(t, partial, vr.verdict == VISION_PARTIAL) :
+		    next_interval(j, t->now, vr.verdict == VISION_PARTIAL);
 	}
 	xcap_image_free(&jpeg);
 	return next;
@@ -402,6 +445,9 @@ tick(struct job *j)
 	j->wake = NULL;
 	j->peek_live = j->sched_valid;
 	pthread_mutex_unlock(&waits_engine.mu);
+	if (!t.use_ocr)         /* the condition went to the model since: nothing owed */
+		j->reread = false;
+	t.reread = j->reread;
 	t.pass = wjudge_passthrough(t.use_ocr);
 
 	if (wjudge_is_a11y(t.criteria))

@@ -24,5 +24,10 @@ double gate_diff(const uint8_t *a, const uint8_t *b, size_t n, int pixel_thresho
  * noise stay below it; a new line of text in a terminal does not). */
 #define GATE_PIXEL_THRESHOLD 24
 #define GATE_CHANGED_FRACTION 0.0005
+/* The gate of a text (OCR) judge, whose look costs milliseconds, not a
+ * model call: a few glyphs redrawn in place count ("Saving..." overwritten
+ * by "Saved" in xterm's 6x13 font moves 27 px of a 320x180 thumbnail, under
+ * GATE_CHANGED_FRACTION's 29); a blinking caret (~5 px) still does not. */
+#define GATE_TEXT_FRACTION (GATE_CHANGED_FRACTION / 3)
 
 #endif

@@ -324,6 +324,86 @@ api GET "/api/waits/$WG?block_s=40" >/dev/null
 expect "ocr: text-gone resolves when the window is gone" 200 '.status == "resolved" and (.detail | test("no longer"))'
 check "ocr: no model server was asked" [ "$(stub_count)" -eq 0 ]
 
+# ---- issue 34: text replaced in place on its line. OCR read only the
+# changed box ("t finished"), the screen then stayed still and every later
+# check was skipped: the wait timed out with the text on the screen. Now the
+# judge reads the whole line around a change, a text judge's gate counts a
+# few glyphs redrawn, and a NO on changed regions owes one read of the whole
+# target once the screen is still ----
+# xterm_replace TASK FIRST SECOND DELAY [FONT...]: an xterm showing FIRST,
+# overwritten in place DELAY s later (\r, then SECOND padded with spaces);
+# the time of the change (ms) goes to $tmp/replaced.TASK
+xterm_replace() {
+	local t=$1 a=$2 b=$3 d=$4; shift 4
+	xrun "$t" xterm -geometry 80x24+0+0 "$@" -e sh -c \
+		"printf '%s' '$a'; sleep $d; date +%s%3N > '$tmp/replaced.$t'; printf '\\r%-40s' '$b'; sleep 120"
+}
+# replaced_wait NAME FIRST SECOND [FONT...]: a task ($RT), its xterm, and a
+# wait for SECOND ($RW) made while FIRST is on the screen
+replaced_wait() {
+	local n=$1 a=$2 b=$3; shift 3
+	RT=$(new_task "$n")
+	xterm_replace "$RT" "$a" "$b" 6 "$@"
+	RW=$(wait_create "$RT" "text:\\\"$b\\\"" 30)
+}
+# Xft DejaVu Sans Mono 12 and xterm's default 6x13 bitmap font (its few
+# changed glyphs are under the model gate's threshold)
+replaced_wait replace-export "Exporting, please wait..." "Export finished" -fa Mono -fs 12; TE=$RT WE=$RW
+replaced_wait replace-save "Saving..." "Saved"; WS=$RW
+replaced_wait replace-download "Downloading 40%" "Download complete"; WL=$RW
+WN=$(wait_create "$TE" "text:\\\"Export failed\\\"" 40)
+for c in "$WE Export finished" "$WS Saved" "$WL Download complete"; do
+	w=${c%% *} phrase=${c#* }
+	api GET "/api/waits/$w?block_s=40" >/dev/null
+	expect "replaced in place: \"$phrase\" over the old text on its line resolves the wait" 200 \
+		".status == \"resolved\" and .verdict == \"YES\" and .judged_by == \"ocr\" and (.detail | test(\"$phrase\"))"
+	t=$(jqr .task_id)
+	ra=$(jqr 'select(.status == "resolved") | .resolved_at')
+	if [ -n "$ra" ] && [ -s "$tmp/replaced.$t" ]; then
+		lat=$(( $(date -d "$ra" +%s%3N) - $(cat "$tmp/replaced.$t") ))
+		echo "   \"$phrase\": resolved $lat ms after the change ($(jq -r '"woken_by \(.woken_by), evaluations \(.evaluations), skipped \(.skipped)"' "$tmp/resp"))"
+		check "and soon after the change, well within the wait's timeout ($lat ms < 5000)" [ "$lat" -lt 5000 ]
+	fi
+done
+# The wait for a phrase that never appears, on the "Export finished" screen:
+# its NO on the changed line is followed by one read of the whole screen,
+# then nothing while the screen is still.
+check "replaced in place: a NO on the changed line is followed by a re-read of the whole screen" \
+	wait_for_s 10 sh -c "curl -s $DETM_URL/api/waits/$WN | jq -e '.woken_by == \"reread\" and .status == \"watching\"' >/dev/null"
+sleep 1
+ev=$(curl -s "$DETM_URL/api/waits/$WN" | jq .evaluations)
+sleep 2
+api GET "/api/waits/$WN" >/dev/null
+expect "and only one: a still screen is not read again ($ev evaluations)" 200 ".status == \"watching\" and .evaluations == $ev and .verdict == \"NO\""
+api GET "/api/waits/$WN?block_s=40" >/dev/null
+expect "replaced in place: a phrase that never appears still times out (the re-read claims nothing)" 200 \
+	'.status == "timed_out" and .verdict == "TIMEOUT"'
+
+# ---- issue 34 in Chromium: a page whose script replaces a span's text on a
+# click ("Exporting" and "Export" share their first glyphs here too) ----
+if command -v chromium >/dev/null; then
+	TC=$(new_task replace-chromium)
+	page="data:text/html,<title>Export</title><body style='margin:40px;font:18px sans-serif'><p>Status: <span id=s>Exporting, please wait...</span></p>
+<script>document.addEventListener('click',()=>{document.getElementById('s').textContent='Export finished'})</script>"
+	xrun "$TC" setsid chromium --no-sandbox --no-first-run --disable-gpu --user-data-dir="$tmp/chromium" \
+		--window-position=0,0 --window-size=1280,720 --app="$page"
+	WU=$(wait_create "$TC" "text:\\\"Exporting, please wait\\\"" 120)
+	api GET "/api/waits/$WU?block_s=120" >/dev/null
+	expect "chromium: the page is up (an OCR wait saw its first text)" 200 '.status == "resolved"'
+	WC=$(wait_create "$TC" "text:\\\"Export finished\\\"" 30)
+	wait_for_s 10 sh -c "curl -s $DETM_URL/api/waits/$WC | jq -e '.evaluations >= 1' >/dev/null"
+	t0=$(ms_now)
+	api POST /api/desktop/action "{\"task_id\":\"$TC\",\"action\":\"click\",\"x\":640,\"y\":400}" >/dev/null
+	api GET "/api/waits/$WC?block_s=40" >/dev/null
+	expect "chromium: the span's text replaced by script resolves the wait" 200 \
+		'.status == "resolved" and .verdict == "YES" and (.detail | test("Export finished"))'
+	ra=$(jqr 'select(.status == "resolved") | .resolved_at')
+	[ -n "$ra" ] && echo "   chromium: resolved $(( $(date -d "$ra" +%s%3N) - t0 )) ms after the click ($(jq -r '"woken_by \(.woken_by), evaluations \(.evaluations)"' "$tmp/resp"))"
+	{ kill -9 -- "-${pids[-1]}"; wait "${pids[-1]}"; } 2>/dev/null
+else
+	bad "chromium is installed" "run scripts/install-deps.sh test"
+fi
+
 daemon_stop
 
 finish

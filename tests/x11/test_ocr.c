@@ -293,6 +293,140 @@ out:
 	free(after);
 }
 
+/* ---- text replaced in place: the changed box widened to its line -------- */
+
+static void
+ocr_line_in_place(void)
+{
+	enum { TW = 320, TH = 180 };
+	struct xh_server s;
+	struct xcap *c;
+	struct xcap_frame f = { 0 };
+	struct text_wait tw;
+	struct ocr_box boxes[4];
+	unsigned char *before = xmalloc(TW * TH), *after = xmalloc(TW * TH);
+	pid_t term;
+	Window w;
+	int r[4] = { 0 }, nb;
+	char *text;
+
+	if (shared_engine() == NULL || xh_server_start(&s, 1280, 720) != 0) {
+		CHECK(!"engine or Xvfb");
+		free(before);
+		free(after);
+		return;
+	}
+	c = xcap_new(s.d);
+	/* issue 34: a status overwritten in place (\r), as progress lines are. */
+	term = spawn(&s, (const char *const[]){ "xterm", "-name", "ocrline",
+	    "-geometry", "70x12+200+150", "-fa", "Mono", "-fs", "12", "-e", "sh", "-c",
+	    "printf 'Exporting, please wait...'; sleep 3; printf '\\rExport finished%25s' ''; sleep 60",
+	    NULL });
+	w = xh_wait_window(s.d, "ocrline", 5000);
+	CHECK(w != 0);
+	if (w == 0)
+		goto out;
+	rect_of(s.d, w, r);
+	tw = (struct text_wait){ c, &f, r, 2, "Exporting, please wait" };
+	CHECK(xh_wait_until(text_visible, &tw, 5000));
+	CHECK(ocr_grey_thumb(f.rgb, f.width, f.height, before, TW, TH) == 0);
+	tw.phrase = "Export finished";
+	CHECK(xh_wait_until(text_visible, &tw, 6000));
+	CHECK(ocr_grey_thumb(f.rgb, f.width, f.height, after, TW, TH) == 0);
+	/* The text, and the cursor that moved along the same line. */
+	nb = ocr_changed_boxes(before, after, TW, TH, f.width, f.height, 8, boxes, 4);
+	CHECK(nb >= 1 && nb <= 2);
+	if (nb < 1)
+		goto out;
+	/* The changed text starts after "Export", which did not change: read
+	 * alone, it is not the phrase (the bug: the wait never saw it). */
+	{
+		struct ocr_box b0 = boxes[nb == 2 && boxes[1].x < boxes[0].x];
+
+		text = ocr_rect(&f, (const int[4]){ b0.x, b0.y, b0.w, b0.h }, 2, NULL);
+		CHECK(text != NULL && !ocr_match(text, "Export finished"));
+		free(text);
+		CHECK(b0.x > r[0] + 5 * 8);
+		/* Widened to its line, the cursor's box merged in: from the
+		 * terminal's left edge to its right one, not onto the desktop
+		 * beside it; a few rows taller. */
+		CHECK(ocr_line_boxes(f.rgb, f.width, f.height, boxes, nb, 3) == 1);
+		if (verbose)
+			fprintf(stderr, "    changed %d,%d %dx%d -> line %d,%d %dx%d (xterm %d,%d %dx%d)\n",
+			    b0.x, b0.y, b0.w, b0.h, boxes[0].x, boxes[0].y, boxes[0].w, boxes[0].h,
+			    r[0], r[1], r[2], r[3]);
+		CHECK(boxes[0].x >= r[0] && boxes[0].x <= r[0] + 4);
+		CHECK(boxes[0].x + boxes[0].w <= r[0] + r[2] && boxes[0].x + boxes[0].w >= r[0] + r[2] - 4);
+		CHECK(boxes[0].y <= b0.y - 3 && boxes[0].y + boxes[0].h >= b0.y + b0.h + 3);
+		CHECK(boxes[0].h <= b0.h + 2 * 3 + 8);
+	}
+	text = ocr_rect(&f, (const int[4]){ boxes[0].x, boxes[0].y, boxes[0].w, boxes[0].h }, 2, NULL);
+	CHECK(text != NULL && ocr_match(text, "Export finished"));
+	CHECK(text != NULL && !ocr_match(text, "Exporting"));
+	free(text);
+out:
+	xh_kill(term);
+	xcap_frame_free(&f);
+	xcap_free(c);
+	xh_server_stop(&s);
+	free(before);
+	free(after);
+}
+
+/* ---- synthetic line boxes ----------------------------------------------- */
+
+static void
+fill(unsigned char *rgb, int width, int x, int y, int w, int h, unsigned char v)
+{
+	for (int r = y; r < y + h; r++)
+		memset(rgb + ((size_t)r * (size_t)width + (size_t)x) * 3, v, (size_t)w * 3);
+}
+
+static void
+ocr_line_boxes_synthetic(void)
+{
+	enum { W = 400, H = 200 };
+	unsigned char *rgb = xmalloc(W * H * 3);
+	struct ocr_box bx[3];
+
+	/* A dark desktop, a light window at x 100..299 with a 1 px grey
+	 * border, "text" (short dark bars with gaps) on two of its lines. */
+	fill(rgb, W, 0, 0, W, H, 20);
+	fill(rgb, W, 100, 50, 200, 100, 128);
+	fill(rgb, W, 101, 51, 198, 98, 240);
+	for (int x = 110; x < 290; x += 9)
+		fill(rgb, W, x, 62, 5, 10, 30);
+	for (int x = 110; x < 200; x += 9)
+		fill(rgb, W, x, 92, 5, 10, 30);
+	/* A change mid-line: the line of the window, not the desktop. */
+	bx[0] = (struct ocr_box){ 200, 60, 30, 14 };
+	CHECK(ocr_line_boxes(rgb, W, H, bx, 1, 2) == 1);
+	CHECK(bx[0].x == 101 && bx[0].w == 198 && bx[0].y == 58 && bx[0].h == 18);
+	/* Two changes on the same line become one box; another line stays apart. */
+	bx[0] = (struct ocr_box){ 120, 60, 20, 14 };
+	bx[1] = (struct ocr_box){ 250, 61, 20, 12 };
+	bx[2] = (struct ocr_box){ 150, 90, 20, 14 };
+	CHECK(ocr_line_boxes(rgb, W, H, bx, 3, 2) == 2);
+	CHECK(bx[0].x == 101 && bx[0].w == 198 && bx[0].y == 58 && bx[0].h == 18);
+	CHECK(bx[1].x == 101 && bx[1].w == 198 && bx[1].y == 88);
+	/* No edge on the way: the frame's edges; padding clipped at the top. */
+	fill(rgb, W, 0, 0, W, H, 240);
+	bx[0] = (struct ocr_box){ 10, 1, 10, 10 };
+	CHECK(ocr_line_boxes(rgb, W, H, bx, 1, 4) == 1);
+	CHECK(bx[0].x == 0 && bx[0].w == W && bx[0].y == 0 && bx[0].h == 15);
+	/* A box taller than half the frame stays as it is. */
+	bx[0] = (struct ocr_box){ 10, 10, 10, 150 };
+	CHECK(ocr_line_boxes(rgb, W, H, bx, 1, 4) == 1 && bx[0].x == 10 && bx[0].w == 10);
+	/* Bad arguments. */
+	bx[0] = (struct ocr_box){ 390, 10, 20, 10 };
+	CHECK(ocr_line_boxes(rgb, W, H, bx, 1, 2) == -1);
+	bx[0] = (struct ocr_box){ 10, 10, 0, 10 };
+	CHECK(ocr_line_boxes(rgb, W, H, bx, 1, 2) == -1);
+	CHECK(ocr_line_boxes(NULL, W, H, bx, 1, 2) == -1);
+	CHECK(ocr_line_boxes(rgb, W, H, bx, 0, 2) == 0);
+	free(rgb);
+}
+
 /* ---- synthetic changed boxes ------------------------------------------- */
 
 static void
@@ -549,6 +683,8 @@ const struct harness_test ocr_tests[] = {
 	{ "ocr_errors", ocr_errors },
 	{ "ocr_xterm_text", ocr_xterm_text },
 	{ "ocr_changed_region", ocr_changed_region },
+	{ "ocr_line_boxes_synthetic", ocr_line_boxes_synthetic },
+	{ "ocr_line_in_place", ocr_line_in_place },
 	{ NULL, NULL },
 };
 
