@@ -114,5 +114,15 @@ done
 # 6. No function over 100 lines (tools/funclen.sh --check, with its own
 #    shrink-only list of files that still have some).
 if tools/funclen.sh --check; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+# 7. No merge conflict left in a tracked text file (one once landed in
+#    README.md: no compiler reads it, so nothing else catches it).
+if [ -d .git ] || git rev-parse --git-dir >/dev/null 2>&1; then
+	left=$(git grep -lI -E '^(<<<<<<< |>>>>>>> )' -- . ':!tests/*/node_modules' 2>/dev/null || true)
+	if [ -z "$left" ]; then
+		pass=$((pass + 1))
+	else
+		bad "merge conflict markers left in: $(echo $left)"
+	fi
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
