@@ -236,3 +236,11 @@ CREATE TABLE recordings (
     updated_at  INTEGER NOT NULL
 );
 CREATE INDEX recordings_task ON recordings (task_id);
+
+-- migration 8
+-- Done, checked (issue 38 item 2): the verdict on a task's or an item's
+-- completion against the evidence detm holds (daemon/task/completion.c), as
+-- JSON {completion: evidenced|unchecked|contradicted, completion_why:
+-- {sentence, reasons}, checked_at}; NULL until it is completed.
+ALTER TABLE tasks ADD COLUMN completion TEXT;
+ALTER TABLE plan_items ADD COLUMN completion TEXT;

@@ -74,6 +74,34 @@ res_array(struct json_object *o, const char *key)
 	return NULL;
 }
 
+/* A completion's verdict first (completion.h): "Item 2 completed:
+ * contradicted: 1 failed action ... . " or "Task completed: ...". How many
+ * bytes written (0 when b has no verdict). */
+static size_t
+res_completion_line(struct json_object *b, char *out, size_t len)
+{
+	struct json_object *why = NULL, *s = NULL;
+	const char *v = res_str(b, "completion");
+	char c[404];
+	long long ord;
+	size_t o;
+
+	if (v == NULL || len == 0)
+		return 0;
+	if (json_object_object_get_ex(b, "completion_why", &why) && why != NULL)
+		json_object_object_get_ex(why, "sentence", &s);
+	if (res_int(b, "completion_item", &ord))
+		o = (size_t)snprintf(out, len, "Item %lld completed: %s", ord, v);
+	else
+		o = (size_t)snprintf(out, len, "Task completed: %s", v);
+	if (o < len && s != NULL && json_object_is_type(s, json_type_string))
+		o += (size_t)snprintf(out + o, len - o, ": %s",
+		    res_clip(json_object_get_string(s), c, 400));
+	if (o < len)
+		o += (size_t)snprintf(out + o, len - o, ". ");
+	return o < len ? o : len - 1;
+}
+
 /* "Task 3f2a9c1b "Export": active, 33% (1 of 3 items completed); current item 1 "Export" (active)." */
 static void
 res_task_line(struct json_object *b, char *out, size_t len)
@@ -85,6 +113,7 @@ res_task_line(struct json_object *b, char *out, size_t len)
 	size_t i, n = items ? json_object_array_length(items) : 0, done = 0, o;
 
 	res_int(b, "progress_pct", &pct);
+	o = res_completion_line(b, out, len);
 	/* The current item, as the daemon defines it: the first active item by
 	 * ordinal, else the first pending one. */
 	for (i = 0; i < n; i++) {
@@ -101,7 +130,8 @@ res_task_line(struct json_object *b, char *out, size_t len)
 			res_int(it, "ordinal", &cur);
 		}
 	}
-	o = (size_t)snprintf(out, len, "Task %s \"%s\": %s, %lld%% (%zu of %zu items completed)",
+	if (o < len)
+		o += (size_t)snprintf(out + o, len - o, "Task %s \"%s\": %s, %lld%% (%zu of %zu items completed)",
 	                     res_str(b, "task_id"), res_clip(res_str(b, "name"), c1, 80),
 	                     res_str(b, "status") ? res_str(b, "status") : "?", pct, done, n);
 	if (o < len && cur_status != NULL)

@@ -58,7 +58,8 @@ static struct tool tools[] = {
 	"'plan':{'type':'array','maxItems':500,'items':{'type':'string','minLength':1,'maxLength':500},'description':'Step titles in order; ordinals start at 0.'},"
 	"'metadata':{'type':'object','description':'Free-form key/value context stored with the task.'},"
 	"'display':{'type':'boolean','description':'Give the task its own virtual display (Xvfb), isolated from other tasks; desktop tools with this task_id act there.'},"
-	"'display_resolution':{'type':'string','pattern':'^[0-9]+x[0-9]+$','description':'Size of its own display, e.g. 1920x1080; default 1280x720.'}," BUDGET "}}",
+	"'display_resolution':{'type':'string','pattern':'^[0-9]+x[0-9]+$','description':'Size of its own display, e.g. 1920x1080; default 1280x720.'},"
+	"'done_when':{'type':'array','maxItems':16,'items':{'type':'string','minLength':1,'maxLength':1024},'description':'Conditions checked when the task is set to completed: file:/path/that/exists (absolute, or relative to the workspace), text:Exported, element:button OK (text and element are reported unchecked for now).'}," BUDGET "}}",
 	0, "POST", "/api/tasks", NULL, "tasks", 0, NULL
 },
 {
@@ -67,7 +68,11 @@ static struct tool tools[] = {
 	"stands. `message` is logged as a reasoning step under the current plan item and added to "
 	"the task thread; `query` adds a one-sentence summary of done, current and remaining items. "
 	"Status moves: active -> paused|completed|failed|cancelled, paused -> active|cancelled; "
-	"completed, failed and cancelled are final. Give at least one field besides task_id.",
+	"completed, failed and cancelled are final. Give at least one field besides task_id. "
+	"Completing is checked against the evidence: the reply says completion evidenced, unchecked "
+	"or contradicted (failed actions not followed by a success, a smart wait still watching, a "
+	"no-op effect, a done_when condition false) and why; a contradicted completion is kept and "
+	"shown to the operator.",
 	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{" TASK_ID ","
 	"'status':{'type':'string'," TASK_STATUS ",'description':'New task status, in any case; canceled is cancelled.'},"
 	"'message':{'type':'string','minLength':1,'description':'Reasoning note or progress message to record.'},"
@@ -83,7 +88,9 @@ static struct tool tools[] = {
 	"are done. Allowed moves: pending -> active|completed|failed|skipped|scrapped (completed "
 	"or failed straight from pending takes 0 s), active -> completed|failed|skipped|scrapped, "
 	"failed -> active (retry). A `note` is logged as a "
-	"reasoning step under this item. Returns the task summary.",
+	"reasoning step under this item. Returns the task summary; completing an item also returns "
+	"completion (evidenced, unchecked or contradicted) and completion_why, judged from the "
+	"actions logged since it started.",
 	"{'type':'object','additionalProperties':false,'required':['task_id','ordinal'],'properties':{" TASK_ID ","
 	ORDINAL("0-based position of the plan item.") ","
 	"'status':{'type':'string','enum':['pending','active','completed','failed','skipped','scrapped'],'description':'New item status, in any case.'},"

@@ -14,6 +14,7 @@
 #include "lim.h"
 #include "recorder/recorder.h"
 #include "task/budget.h"
+#include "task/completion.h"
 #include "task/task.h"
 #include "task/taskstate.h"
 #include "task/usage.h"
@@ -76,12 +77,21 @@ body_task_status(json_object *body, int *out, struct derr *e)
  * the summary is missing and why. Only "the task is gone" (deleted
  * meanwhile) stays an error. */
 static int
-reply_summary(struct req *r, const char *id, int status, bool sentence, struct derr *e)
+reply_summary_judged(struct req *r, const char *id, int status, bool sentence,
+    struct completion_rec *rec, struct derr *e)
 {
 	json_object *sum = task_summary(r->app->store, id, DETAIL_ITEMS, sentence, e);
 
 	if (sum == NULL && e->code == DERR_NOT_FOUND)
 		return -1;
+	/* This call's verdict (completion.h), on top: the reply says at once
+	 * whether the evidence bears the claim out. */
+	if (sum != NULL && rec != NULL && rec->done) {
+		json_object_object_add(sum, "completion", json_object_new_string(completion_name(rec->verdict)));
+		json_object_object_add(sum, "completion_why", json_object_get(rec->why));
+		json_object_object_add(sum, "completion_item",
+		    rec->ordinal >= 0 ? json_object_new_int64(rec->ordinal) : NULL);
+	}
 	if (sum == NULL) {
 		sum = json_object_new_object();
 		json_object_object_add(sum, "task_id", json_object_new_string(id));
@@ -92,6 +102,12 @@ reply_summary(struct req *r, const char *id, int status, bool sentence, struct d
 		derr_clear(e);
 	}
 	return req_reply(r, status, sum);
+}
+
+static int
+reply_summary(struct req *r, const char *id, int status, bool sentence, struct derr *e)
+{
+	return reply_summary_judged(r, id, status, sentence, NULL, e);
 }
 
 /* The ordinal path parameter (index 1). */
@@ -123,6 +139,26 @@ want_display(struct req *r, json_object *meta, bool *want, int *w, int *h, struc
 	return 0;
 }
 
+/* done_when (a list of conditions, completion.h) goes into the metadata
+ * (the body's own object, or a new one the body then holds), where the
+ * completion check reads it. */
+static int
+body_done_when(json_object *body, json_object **meta, struct derr *e)
+{
+	json_object *dw;
+
+	if (jx_strarray(body, "done_when", false, 1, 16, 1, 1024, &dw, e) != 0)
+		return -1;
+	if (dw == NULL)
+		return 0;
+	if (*meta == NULL) {
+		*meta = json_object_new_object();
+		json_object_object_add(body, "metadata", *meta);
+	}
+	json_object_object_add(*meta, "done_when", json_object_get(dw));
+	return 0;
+}
+
 int
 api_task_create(struct req *r, struct derr *e)
 {
@@ -139,6 +175,8 @@ api_task_create(struct req *r, struct derr *e)
 	    jx_strarray(r->body, "plan", false, 0, LIM_PLAN_ITEMS, 1, LIM_ITEM_TITLE, &in.plan, e) != 0 ||
 	    jx_obj(r->body, "metadata", &in.metadata, e) != 0 ||
 	    jx_str(r->body, "agent_id", false, 0, LIM_AGENT_ID, &in.agent_id, e) != 0)
+		return -1;
+	if (body_done_when(r->body, &in.metadata, e) != 0)
 		return -1;
 	if (in.metadata != NULL && strlen(jx_string(in.metadata, NULL)) > LIM_METADATA_BYTES)
 		return derr_set(e, DERR_INVALID, "metadata", "metadata is larger than %d bytes as JSON",
@@ -230,9 +268,11 @@ int
 api_task_patch(struct req *r, struct derr *e)
 {
 	struct task_patch p = { .status = -1 };
+	struct completion_rec rec = { .ordinal = -1 };
 	const char *id, *query = NULL;
 	struct budget bud;
 	bool has_bud;
+	int rc;
 
 	if (api_body_check(r, api_task_patch, e) != 0 || budget_parse(r->body, &bud, &has_bud, e) != 0)
 		return -1;
@@ -248,10 +288,14 @@ api_task_patch(struct req *r, struct derr *e)
 	    p.budget == NULL)
 		return derr_set(e, DERR_INVALID, NULL,
 		    "nothing to update: give status, name, metadata, message, budget or query");
+	p.workspace = r->app->cfg->workspace;
+	p.completion = &rec;
 	if ((p.name || p.status >= 0 || p.metadata || p.message || p.budget) &&
 	    task_update(r->app->store, id, &p, e) != 0)
 		return -1;
-	return reply_summary(r, id, 200, query != NULL, e);
+	rc = reply_summary_judged(r, id, 200, query != NULL, &rec, e);
+	json_object_put(rec.why);
+	return rc;
 }
 
 int
@@ -337,8 +381,10 @@ int
 api_item_patch(struct req *r, struct derr *e)
 {
 	struct item_patch p = { .status = -1 };
+	struct completion_rec rec = { .ordinal = -1 };
 	const char *id, *status = NULL;
 	int64_t ord;
+	int rc;
 
 	if (api_body_check(r, api_item_patch, e) != 0 ||
 	    req_task_id(r, 0, &id, e) != 0 || path_ordinal(r, &ord, e) != 0 ||
@@ -351,9 +397,12 @@ api_item_patch(struct req *r, struct derr *e)
 		    utf8_prec(status, 32), status, item_status_all());
 	if (p.status < 0 && p.title == NULL && p.note == NULL)
 		return derr_set(e, DERR_INVALID, NULL, "nothing to update: give status, title or note");
+	p.completion = &rec;
 	if (task_item_update(r->app->store, id, ord, &p, e) != 0)
 		return -1;
-	return reply_summary(r, id, 200, false, e);
+	rc = reply_summary_judged(r, id, 200, false, &rec, e);
+	json_object_put(rec.why);
+	return rc;
 }
 
 /* Checks a logs array: at most LIM_LOGS_PER_CALL objects with content. */

@@ -30,7 +30,7 @@ const struct route api_routes[] = {
 	{ "GET",    "/api/capabilities",                        api_capabilities,   0, "what this daemon can do" },
 	{ "GET",    "/api/routes",                              api_routes_list,    0, "this table" },
 	{ "POST",   "/api/tasks",                               api_task_create,    LIM_BODY_PLAN, "register a task",
-	    0, F("name", "plan", "metadata", "agent_id", "display", "display_width", "display_height", "display_resolution", "budget") },
+	    0, F("name", "plan", "metadata", "agent_id", "display", "display_width", "display_height", "display_resolution", "budget", "done_when") },
 	{ "GET",    "/api/tasks",                               api_task_list,      0, "list tasks" },
 	{ "GET",    "/api/tasks/{id}",                          api_task_get,       0, "task summary" },
 	{ "PATCH",  "/api/tasks/{id}",                          api_task_patch,     B, "update a task",

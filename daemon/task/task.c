@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "budget_rows.h"
+#include "completion.h"
 #include "core/buf.h"
 #include "core/jx.h"
 #include "events.h"
@@ -226,6 +227,7 @@ struct update_tx {
 	const char *id;
 	const struct task_patch *p;
 	int cur;
+	struct completion_rec rec;      /* the verdict of a move to completed */
 };
 
 /* The task's row for an update: status, the new name and merged metadata
@@ -289,6 +291,9 @@ update_tx(struct store *st, int64_t now, void *arg, struct derr *e)
 	if (p->status >= 0 && p->status != t->cur &&
 	    lifecycle_msg(st, id, t->cur, p->status, now, e) != 0)
 		goto out;
+	if (p->status == TASK_COMPLETED && t->cur != TASK_COMPLETED &&
+	    completion_tx(st, id, NULL, -1, 0, p->workspace, now, &t->rec, e) != 0)
+		goto out;
 	if (p->budget != NULL && (budget_write_tx(st, id, p->budget, now, e) != 0 ||
 	    trow_sys_msg(st, id, "control", "Budget changed (GET the task for the limits and what is spent)", now, e) != 0))
 		goto out;
@@ -319,6 +324,13 @@ task_update(struct store *st, const char *id, const struct task_patch *p,
 		events_publish("task", "updated", id, NULL);
 	if (rc == 0 && p->status >= 0 && p->status != t.cur)
 		run_hooks(id, t.cur, p->status);
+	if (rc == 0)
+		completion_publish(id, &t.rec);
+	if (rc == 0 && p->completion != NULL) {
+		*p->completion = t.rec;
+		t.rec.why = NULL;
+	}
+	json_object_put(t.rec.why);
 	return rc;
 }
 

@@ -29,6 +29,7 @@
 #include "store/store.h"
 
 struct budget;
+struct completion_rec;
 
 /* ---- writes (task.c) ---- */
 
@@ -48,6 +49,12 @@ struct task_patch {
 	json_object *metadata;      /* merged key by key; null values remove */
 	const char *message;        /* a reasoning note, or NULL */
 	const struct budget *budget;    /* or NULL: merged (budget.h) */
+	/* A move to completed is judged against the evidence (completion.h)
+	 * in the same transaction: its verdict into *completion (may be NULL:
+	 * judged and recorded all the same); done_when files relative to
+	 * workspace (may be NULL). */
+	const char *workspace;
+	struct completion_rec *completion;
 };
 int task_update(struct store *st, const char *id, const struct task_patch *p,
     struct derr *e) DETM_NODISCARD;
@@ -81,6 +88,8 @@ struct item_patch {
 	int status;                 /* enum item_status, or -1 */
 	const char *title;
 	const char *note;
+	/* As task_patch: a move to completed is judged (completion.h). */
+	struct completion_rec *completion;
 };
 int task_item_update(struct store *st, const char *id, int64_t ordinal,
     const struct item_patch *p, struct derr *e) DETM_NODISCARD;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "completion.h"
 #include "core/buf.h"
 #include "events.h"
 #include "task_int.h"
@@ -81,6 +82,7 @@ struct item_tx {
 	const char *id;
 	int64_t ordinal;
 	const struct item_patch *p;
+	struct completion_rec rec;      /* the verdict of a move to completed */
 };
 
 /* The item's row after a move from cur to to (or a rename when equal). */
@@ -154,6 +156,12 @@ item_tx(struct store *st, int64_t now, void *arg, struct derr *e)
 		if (trow_sys_msg(st, t->id, "progress", msg, now, e) != 0)
 			goto out;
 	}
+	/* Judged before the note of this same call is logged (a note is no
+	 * evidence), since the item started (a pending item: all its actions). */
+	if (to == ITEM_COMPLETED && cur != to &&
+	    completion_tx(st, t->id, item_id, t->ordinal, started > 0 ? started : 0, NULL, now,
+	    &t->rec, e) != 0)
+		goto out;
 	if (p->note != NULL && trow_note_insert(st, t->id, item_id, p->note, now, e) != 0)
 		goto out;
 	rc = trow_touch(st, t->id, now, true, e);
@@ -175,6 +183,12 @@ task_item_update(struct store *st, const char *id, int64_t ordinal,
 
 		snprintf(ref, sizeof ref, "%lld", (long long)ordinal);
 		events_publish("item", "updated", id, ref);
+		completion_publish(id, &t.rec);
 	}
+	if (rc == 0 && p->completion != NULL) {
+		*p->completion = t.rec;
+		t.rec.why = NULL;
+	}
+	json_object_put(t.rec.why);
 	return rc;
 }

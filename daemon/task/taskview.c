@@ -21,16 +21,16 @@
 #include "taskstate.h"
 
 static const char SQL_TASK_ROW[] =
-    "SELECT id, name, status, agent_id, metadata, created_at, updated_at FROM tasks WHERE id = ?1";
+    "SELECT id, name, status, agent_id, metadata, created_at, updated_at, completion FROM tasks WHERE id = ?1";
 static const char SQL_ITEMS[] =
     "SELECT p.id, p.ordinal, p.title, p.status, p.started_at, p.completed_at, p.duration_seconds, "
-    "p.action_count "
+    "p.action_count, p.completion "
     "FROM plan_items p WHERE p.task_id = ?1 ORDER BY p.ordinal";
 static const char SQL_UNASSIGNED[] =
     "SELECT count(*) FROM actions WHERE task_id = ?1 AND plan_item_id IS NULL";
 static const char SQL_ITEM_ROW[] =
     "SELECT p.id, p.ordinal, p.title, p.status, p.started_at, p.completed_at, p.duration_seconds, "
-    "p.action_count "
+    "p.action_count, p.completion "
     "FROM plan_items p WHERE p.task_id = ?1 AND p.ordinal = ?2";
 static const char SQL_ACTIONS_PAGE[] =
     "SELECT id, action_type, summary, status, input_data, output_data, duration_ms, created_at "
@@ -185,6 +185,22 @@ fail:
 	return NULL;
 }
 
+/* A stored completion verdict (column i, JSON or NULL) as o's
+ * "completion" and "completion_why"; nothing when there is none. */
+static void
+add_completion(json_object *o, sqlite3_stmt *s, int i)
+{
+	json_object *c = jx_parse_stored(col_text(s, i)), *v;
+
+	if (c == NULL)
+		return;
+	if (json_object_object_get_ex(c, "completion", &v))
+		json_object_object_add(o, "completion", json_object_get(v));
+	if (json_object_object_get_ex(c, "completion_why", &v))
+		json_object_object_add(o, "completion_why", json_object_get(v));
+	json_object_put(c);
+}
+
 /* The columns of SQL_ITEMS / SQL_ITEM_ROW as an item-summary entry. */
 static json_object *
 item_json(sqlite3_stmt *s)
@@ -198,6 +214,7 @@ item_json(sqlite3_stmt *s)
 	add_col_time(it, "completed_at", s, 5);
 	add_col_num(it, "duration_s", s, 6);
 	json_object_object_add(it, "actions", json_object_new_int64(sqlite3_column_int64(s, 7)));
+	add_completion(it, s, 8);
 	return it;
 }
 
@@ -341,6 +358,7 @@ summary_locked(struct store *st, const char *id, enum task_detail detail,
 	json_object_object_add(sum, "metadata", meta ? meta : json_object_new_object());
 	add_col_time(sum, "created_at", s, 5);
 	add_col_time(sum, "last_update", s, 6);
+	add_completion(sum, s, 7);
 	sqlite3_reset(s);
 
 	if (detail == DETAIL_FOCUSED &&

@@ -20,5 +20,6 @@ extern const struct harness_test checks_tests[];
 extern const struct harness_test a11ymatch_tests[];
 extern const struct harness_test jsjson_tests[];
 extern const struct harness_test a11yreply_tests[];
+extern const struct harness_test completion_tests[];
 
 #endif
