@@ -187,6 +187,15 @@ async function loadTasks() {
   renderTasks();
 }
 
+// A completion the evidence contradicts (api.md "Done, checked"): a badge
+// whose title says why. Only contradicted ones are flagged: unchecked is the
+// common case and evidenced needs no attention.
+function completionBadge(o) {
+  if (!o || o.completion !== "contradicted") return null;
+  const why = (o.completion_why && o.completion_why.sentence) || "";
+  return el("span", { class: "badge contradicted", title: why, text: "done? contradicted" });
+}
+
 function renderTasks() {
   const ul = $("tasks");
   ul.replaceChildren();
@@ -203,6 +212,7 @@ function renderTasks() {
       el("span", { class: "name", text: t.name }),
       el("span", { class: "row" },
         el("span", { class: `badge ${t.status}`, text: t.status }),
+        ...[completionBadge(t)].filter(Boolean),
         bar(pct),
         el("span", { class: "count", text: `${done}/${total}` }),
         el("span", { class: "age", text: age(t.created_at), title: t.created_at })));
@@ -264,6 +274,8 @@ function renderTask(t) {
   const st = $("t-status");
   st.className = `badge ${t.status}`;
   st.textContent = t.status;
+  st.title = t.completion === "contradicted" && t.completion_why ? `done? contradicted: ${t.completion_why.sentence}` : "";
+  if (t.completion === "contradicted") st.textContent += " · contradicted";
   const { done, total } = counts(t);
   $("t-meta").textContent = `${t.task_id} · ${done}/${total} done · started ${age(t.created_at)} ago` +
     (t.metadata && t.metadata.display ? ` · display ${t.metadata.display}` : "");
@@ -339,6 +351,7 @@ function renderItems(t) {
       el("span", { class: "ord muted", text: String(it.ordinal) }),
       el("span", { class: "t", text: it.title }),
       el("span", { class: `badge ${it.status}`, text: it.status }),
+      ...[completionBadge(it)].filter(Boolean),
       el("span", { class: "muted", text: `${it.actions} action${it.actions === 1 ? "" : "s"}${it.duration_s ? " · " + dur(it.duration_s) : ""}` })],
       it.action_details, { "data-ordinal": String(it.ordinal) }));
   }

@@ -82,6 +82,9 @@ expect "task completed with a wait still watching: contradicted" 200 \
 	 and (.completion_why.sentence | contains("smart wait on the task still watching"))'
 api GET "/api/tasks/$W"
 expect "GET task shows the task's completion" 200 '.completion == "contradicted"'
+api GET "/api/tasks?status=completed"
+expect "the task list shows it too (the dashboard flags it)" 200 \
+	"any(.tasks[]; .task_id == \"$W\" and .completion == \"contradicted\")"
 
 # ---- done_when ----
 D=$(new_task file "\"done_when\":[\"file:\\\"$tmp/export.csv\\\"\"]")
