@@ -39,7 +39,7 @@
 #define FILES_TASK_BYTES   (256L * 1024 * 1024)   /* all of one task's files */
 #define FILES_TASK_ENTRIES 1000                   /* files and folders in one task's folder */
 #define FILES_NAME_MAX     255                    /* bytes of one path component */
-#define FILES_PATH_MAX     1024                   /* bytes of a path */
+#define FILES_PATH_MAX     512                    /* bytes of a path (fits a URL escaped) */
 #define FILES_DEPTH_MAX    16                     /* folders deep */
 #define FILES_INLINE_MAX   (8L * 1024 * 1024)     /* a download answered as JSON (tools) */
 

@@ -514,6 +514,11 @@ owner_main(void *arg)
 		while (read(o->wake[0], junk, sizeof junk) > 0)
 			;
 	}
+	/* Closed here, on the thread that met the I/O error if there was one:
+	 * Xlib leaves a dead connection's lock to that thread, so another
+	 * thread's XCloseDisplay would wait for it forever. */
+	display_close_extra(o->d);
+	o->d = NULL;
 	pthread_mutex_lock(&o->mu);
 	o->dead = true;
 	o->owned[0] = o->owned[1] = false;
@@ -536,7 +541,8 @@ owner_wake(struct owner *o)
 	(void)n;        /* a full pipe already wakes it */
 }
 
-/* The last reference: the thread is stopped and joined, X and memory freed. */
+/* The last reference: the thread is stopped and joined (it closed its
+ * connection), memory freed. */
 static void
 owner_destroy(struct owner *o)
 {
