@@ -269,23 +269,6 @@ clip_write(const struct display_lease *l, enum clip_sel sel, enum clip_kind kind
 	return rc;
 }
 
-bool
-clip_holds(const struct display_lease *l, enum clip_sel sel)
-{
-	struct clip_owner *o;
-	bool r = false;
-
-	pthread_mutex_lock(&reg);
-	o = find_locked(l->name, display_lease_gen(l));
-	if (o != NULL) {
-		pthread_mutex_lock(&o->mu);
-		r = !o->dead && o->owned[sel];
-		pthread_mutex_unlock(&o->mu);
-	}
-	pthread_mutex_unlock(&reg);
-	return r;
-}
-
 unsigned long
 clip_owner_window(const char *name, int64_t gen)
 {

@@ -75,10 +75,6 @@ void clip_data_free(struct clip_data *c);
 int clip_write(const struct display_lease *l, enum clip_sel sel, enum clip_kind kind,
     const unsigned char *data, size_t len, struct derr *e) DETM_NODISCARD;
 
-/* Whether detmd still owns sel on l's display (another client may have
- * taken it since clip_write). */
-bool clip_holds(const struct display_lease *l, enum clip_sel sel);
-
 /* Stops every owner (their selections end) and joins their threads.
  * Daemon shutdown, before the displays stop. */
 void clip_shutdown(void);

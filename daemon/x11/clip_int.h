@@ -65,10 +65,9 @@ struct clip_owner {
 	size_t chunk;           /* the most one plain ChangeProperty carries */
 	pthread_t th;
 	int wake[2];
-	pthread_mutex_t mu;     /* stop, dead, cmd, owned */
+	pthread_mutex_t mu;     /* stop, dead, cmd */
 	pthread_cond_t cv;
 	bool stop, dead;
-	bool owned[2];          /* mirror of held[i].b != NULL, for clip_holds */
 	struct clip_cmd cmd;
 	struct clip_held held[2];    /* owner thread */
 	struct clip_xfer xf[CLIP_XFERS];

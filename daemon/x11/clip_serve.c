@@ -128,14 +128,12 @@ held_drop(struct clip_owner *o, enum clip_sel sel)
 {
 	clip_blob_unref(o->held[sel].b);
 	o->held[sel].b = NULL;
-	pthread_mutex_lock(&o->mu);
-	o->owned[sel] = false;
-	pthread_mutex_unlock(&o->mu);
 }
 
 /* Takes the selection for the command's blob (owner thread). */
 static int
-do_set(struct clip_owner *o, enum clip_sel sel, enum clip_kind kind, struct clip_blob *b, struct derr *e)
+do_set(struct clip_owner *o, enum clip_sel sel, enum clip_kind kind, struct clip_blob *b,
+    struct derr *e)
 {
 	Atom s = clip_sel_atom(o->a, sel);
 	Window now;
@@ -154,9 +152,6 @@ do_set(struct clip_owner *o, enum clip_sel sel, enum clip_kind kind, struct clip
 	}
 	clip_blob_unref(o->held[sel].b);
 	o->held[sel] = (struct clip_held){ b, kind, ts };
-	pthread_mutex_lock(&o->mu);
-	o->owned[sel] = true;
-	pthread_mutex_unlock(&o->mu);
 	log_debug("clipboard: detmd owns %s on %s (%zu bytes of %s)", clip_sel_name(sel), o->name,
 	    b->len, kind == CLIP_PNG ? "PNG" : "text");
 	return 0;
@@ -425,7 +420,6 @@ clip_owner_main(void *arg)
 	o->d = NULL;
 	pthread_mutex_lock(&o->mu);
 	o->dead = true;
-	o->owned[0] = o->owned[1] = false;
 	stopped = o->stop;
 	pthread_cond_broadcast(&o->cv);
 	pthread_mutex_unlock(&o->mu);
