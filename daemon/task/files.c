@@ -144,6 +144,21 @@ files_dir(const char *task_id, char out[PATH_MAX])
 	snprintf(out, PATH_MAX, "%s/%s", files_root, task_id);
 }
 
+int
+files_folder(const char *task_id, char out[PATH_MAX], struct derr *e)
+{
+	int fd;
+
+	pthread_mutex_lock(stripe(task_id));
+	fd = fpath_task_fd(task_id, true, e);
+	pthread_mutex_unlock(stripe(task_id));
+	if (fd < 0)
+		return -1;
+	close(fd);
+	files_dir(task_id, out);
+	return 0;
+}
+
 /* Writes data into a new temporary file in pfd, fsync'd; its name in tmp. */
 static int
 write_tmp(int pfd, const unsigned char *data, size_t len, char tmp[64])

@@ -47,9 +47,13 @@
  * task's folder. 0, or -1 with e. */
 int files_init(const char *data_dir, struct derr *e) DETM_NODISCARD;
 
-/* The absolute path of task_id's folder into out (it may not exist yet).
- * For whoever starts programs on the task's display. */
+/* The absolute path of task_id's folder into out (it may not exist yet). */
 void files_dir(const char *task_id, char out[PATH_MAX]);
+/* The same, the folder made first if it is not there (0700): for whoever
+ * starts programs on the task's display with it as their working folder.
+ * 0, or -1 with e (a link or a file in its place is DERR_FORBIDDEN /
+ * DERR_CONFLICT). */
+int files_folder(const char *task_id, char out[PATH_MAX], struct derr *e) DETM_NODISCARD;
 
 /* Stores len bytes as path (created or replaced, its folders made).
  * *out (caller owns): {ok, task_id, path, bytes, created, folder,

@@ -127,8 +127,12 @@ sync_dir(int dfd)
 int
 fpath_task_fd(const char *task_id, bool create, struct derr *e)
 {
-	int top = open(files_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = -1, err;
+	int top, fd = -1, err;
 
+	if (!id_valid(task_id))         /* a folder's name is a task id, nothing else */
+		return derr_set(e, DERR_NOT_FOUND, "task_id", "no task with id '%.*s'",
+		    utf8_prec(task_id, 64), task_id);
+	top = open(files_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (top < 0)
 		return fpath_errno(errno, task_id, "open the folder of task", e);
 	if (create && mkdirat(top, task_id, 0700) == 0 && sync_dir(top) != 0) {

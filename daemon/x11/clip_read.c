@@ -268,8 +268,8 @@ take(struct clip_data *out, struct buf *b, enum clip_kind kind, Atom type)
 		u[o] = '\0';
 		out->data = u;
 		out->len = o;
-	} else if (kind == CLIP_TEXT) {
-		out->data = (unsigned char *)utf8_dup(b->data != NULL ? b->data : "", b->len, &out->len);
+	} else if (kind == CLIP_TEXT && !utf8_valid(b->data != NULL ? b->data : "", b->len)) {
+		out->data = (unsigned char *)utf8_dup(b->data, b->len, &out->len);   /* repaired */
 	} else {
 		out->len = b->len;
 		out->data = (unsigned char *)buf_take(b);
