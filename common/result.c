@@ -250,6 +250,49 @@ res_grounding(struct json_object *b, char *out, size_t len)
 	         json_object_get_boolean(v) ? "true" : "false", res_clip(why, c1, 160));
 }
 
+/* clipboard_* and file_*: what is where now. */
+static void
+res_transfer_line(const char *n, struct json_object *b, char *out, size_t len)
+{
+	struct json_object *v;
+	char c1[260], c2[260];
+	long long bytes = 0, chars = 0, count = 0;
+	const char *sel = res_str(b, "selection") ? res_str(b, "selection") : "clipboard";
+	const char *disp = res_str(b, "display") ? res_str(b, "display") : "?";
+	bool img = res_str(b, "format") != NULL && strcmp(res_str(b, "format"), "image") == 0;
+
+	res_int(b, "bytes", &bytes);
+	res_int(b, "chars", &chars);
+	if (strcmp(n, "clipboard_get") == 0 && json_object_object_get_ex(b, "empty", &v) &&
+	    json_object_get_boolean(v))
+		snprintf(out, len, "The %s of display %s is empty: no program owns it.", sel, disp);
+	else if (strcmp(n, "clipboard_get") == 0)
+		snprintf(out, len, "The %s of display %s holds %lld character(s) of text (%lld bytes, "
+		         "as %s); the text is in structuredContent.text.", sel, disp, chars, bytes,
+		         res_str(b, "target") ? res_str(b, "target") : "?");
+	else if (strcmp(n, "clipboard_set") == 0)
+		snprintf(out, len, "The %s of display %s now holds %s (%lld bytes); detmd serves it to "
+		         "any program that pastes, until another program copies something.", sel, disp,
+		         img ? "a PNG image" : "your text", bytes);
+	else if (strcmp(n, "file_upload") == 0)
+		snprintf(out, len, "Stored %s (%lld bytes, %s) in the task's folder: %s.",
+		         res_clip(res_str(b, "path"), c1, 256), bytes,
+		         json_object_object_get_ex(b, "created", &v) && json_object_get_boolean(v) ?
+		         "new" : "replaced", res_clip(res_str(b, "absolute_path"), c2, 256));
+	else if (strcmp(n, "file_download") == 0)
+		snprintf(out, len, "Read %s (%lld bytes) from the task's folder: %s.",
+		         res_clip(res_str(b, "path"), c1, 256), bytes,
+		         res_str(b, "encoding") && strcmp(res_str(b, "encoding"), "utf-8") == 0 ?
+		         "UTF-8 text in structuredContent.content" : "bytes as base64 in structuredContent.content_base64");
+	else {
+		res_int(b, "count", &count);
+		res_int(b, "total_bytes", &bytes);
+		snprintf(out, len, "%lld file(s) and folder(s), %lld bytes, in the task's folder %s "
+		         "(type that path into a file dialog).", count, bytes,
+		         res_clip(res_str(b, "folder"), c1, 256));
+	}
+}
+
 /* One sentence for the tools whose reply is not a task, keyed by tool. */
 static bool
 res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len)
@@ -302,6 +345,8 @@ res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len
 		         "input is refused while they drive.",
 		         res_str(b, "task_id") ? res_str(b, "task_id") : "?",
 		         res_str(b, "request_id") ? res_str(b, "request_id") : "?");
+	} else if (strncmp(n, "clipboard_", 10) == 0 || strncmp(n, "file_", 5) == 0) {
+		res_transfer_line(n, b, out, len);
 	} else if (strcmp(n, "memory_search") == 0) {
 		snprintf(out, len, "Memory search found %zu match(es), best first.",
 		         res_array(b, "results") ? json_object_array_length(res_array(b, "results")) : 0);
@@ -489,11 +534,16 @@ result_image(const struct tool *t, struct json_object *body)
 		scale = json_object_get_double(sz);
 	else if (iw > 0 && sw > 0)
 		scale = (double)sw / (double)iw;
-	snprintf(text, sizeof text, "%s: a %lldx%lld image of the %lldx%lld screen, scale %.4g "
-	         "(screen pixel = image pixel x %.4g, origin top-left). Tools take screen pixels; "
-	         "pass coords: image to desktop_action to use this image's pixels.",
-	         strcmp(t->name, "desktop_look") == 0 ? "Screenshot" : t->name,
-	         iw, ih, sw, sh, scale, scale);
+	if (strcmp(t->name, "clipboard_get") == 0)
+		snprintf(text, sizeof text, "The %s of display %s holds a %lldx%lld PNG image; here it is.",
+		         res_str(body, "selection") ? res_str(body, "selection") : "clipboard",
+		         res_str(body, "display") ? res_str(body, "display") : "?", iw, ih);
+	else
+		snprintf(text, sizeof text, "%s: a %lldx%lld image of the %lldx%lld screen, scale %.4g "
+		         "(screen pixel = image pixel x %.4g, origin top-left). Tools take screen pixels; "
+		         "pass coords: image to desktop_action to use this image's pixels.",
+		         strcmp(t->name, "desktop_look") == 0 ? "Screenshot" : t->name,
+		         iw, ih, sw, sh, scale, scale);
 	res_add_text(content, text);
 	json_object_array_add(content, res_take_image(body));
 	return res_new(content, body, false);
@@ -538,10 +588,51 @@ result_clip(const struct tool *t, struct json_object *status)
 	return res;
 }
 
+/* file_download of bytes that are not text: an image block for an image,
+ * else an embedded resource (blob), never base64 in a text block; the
+ * JSON text block has the rest of the reply. structuredContent = body. */
+static struct json_object *
+result_file(const struct tool *t, struct json_object *body)
+{
+	struct json_object *content = json_object_new_array(), *blk, *res, *meta;
+	const char *mime = res_str(body, "mime_type") ? res_str(body, "mime_type") : "application/octet-stream";
+	char line[SUMMARY_MAX], uri[1200];
+
+	res_summary(t, body, line, sizeof line);
+	utf8_fix_in_place(line, sizeof line);
+	res_add_text(content, line);
+	blk = json_object_new_object();
+	if (strncmp(mime, "image/", 6) == 0 && strcmp(mime, "image/svg+xml") != 0) {
+		json_object_object_add(blk, "type", json_object_new_string("image"));
+		json_object_object_add(blk, "data", json_object_new_string(res_str(body, "content_base64")));
+		json_object_object_add(blk, "mimeType", json_object_new_string(mime));
+	} else {
+		res = json_object_new_object();
+		snprintf(uri, sizeof uri, "file://%s", res_str(body, "absolute_path") ?
+		         res_str(body, "absolute_path") : "/unknown");
+		json_object_object_add(res, "uri", json_object_new_string(uri));
+		json_object_object_add(res, "mimeType", json_object_new_string(mime));
+		json_object_object_add(res, "blob", json_object_new_string(res_str(body, "content_base64")));
+		json_object_object_add(blk, "type", json_object_new_string("resource"));
+		json_object_object_add(blk, "resource", res);
+	}
+	json_object_array_add(content, blk);
+	if (json_object_deep_copy(body, &meta, NULL) == 0) {
+		json_object_object_del(meta, "content_base64");
+		res_add_text(content, json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PLAIN |
+		                                                     JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(meta);
+	}
+	return res_new(content, body, false);
+}
+
 struct json_object *
 result_shape(const struct tool *t, struct json_object *body)
 {
 	struct json_object *v;
+
+	if (strcmp(t->name, "file_download") == 0 && res_str(body, "content_base64") != NULL)
+		return result_file(t, body);
 
 	/* gui_find and gui_do positions are screen pixels: say so */
 	if (strncmp(t->name, "gui_", 4) == 0 && json_object_object_get_ex(body, "x", &v) &&

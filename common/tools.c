@@ -328,6 +328,66 @@ static struct tool tools[] = {
 	RO | IDEM, "GET", "/api/desktop/elements", "task_id,window,role,name,states,max", "desktop", 0, NULL
 },
 {
+	"clipboard_get", "Read the clipboard",
+	"Read the clipboard of the desktop: the text, or the PNG image (returned as an image), that "
+	"a program there copied. With task_id it is the display the task uses (its own, else the "
+	"shared desktop). selection: clipboard (what ctrl+c copies, the default) or primary (the "
+	"text last selected with the mouse). format: auto (text when the owner offers any, else a "
+	"PNG), text or image. An empty clipboard is not an error: the reply says empty: true. "
+	"Each read is logged on the task with its size and format, never its content.",
+	"{'type':'object','additionalProperties':false,'properties':{" OPT_TASK_ID ","
+	"'selection':{'type':'string','enum':['clipboard','primary'],'description':'Which selection; default clipboard.'},"
+	"'format':{'type':'string','enum':['auto','text','image'],'description':'What to read; default auto.'}}}",
+	RO | IDEM | TOOL_IMAGE, "GET", "/api/clipboard", "task_id,selection,format", "clipboard", 0, NULL
+},
+{
+	"clipboard_set", "Set the clipboard",
+	"Put text, or a PNG image given as base64, on the clipboard of the desktop so that a "
+	"program there can paste it (ctrl+v; with selection primary, the middle button). detmd "
+	"holds it itself and answers every paste until another program copies something. Give "
+	"exactly one of text and image_base64; at most 16 MiB. With task_id it is the display the "
+	"task uses. Logged on the task with its size and format, never its content.",
+	"{'type':'object','additionalProperties':false,'properties':{" OPT_TASK_ID ","
+	"'selection':{'type':'string','enum':['clipboard','primary'],'description':'Which selection; default clipboard.'},"
+	"'text':{'type':'string','description':'The text to put there (UTF-8).'},"
+	"'image_base64':{'type':'string','minLength':1,'description':'A PNG image, base64-encoded.'}}}",
+	IDEM, "PUT", "/api/clipboard", NULL, "clipboard", 0, NULL
+},
+{
+	"file_upload", "Upload a file to the task",
+	"Put a file into the task's own folder, for a program on the task's display to open (a "
+	"document to attach, an image to upload in a browser). path is relative to that folder: "
+	"subfolders are made, .. and absolute paths are refused, symbolic links are never followed. "
+	"Give content for text or content_base64 for any bytes; a file already there is replaced. "
+	"At most 32 MiB a file and 256 MiB a task (one MCP message carries less: use "
+	"PUT /api/tasks/{task_id}/files/{path} over HTTP for big files). The file is on disk for "
+	"good when this answers; the reply gives its absolute_path to type into a file dialog.",
+	"{'type':'object','additionalProperties':false,'required':['task_id','path'],'properties':{" TASK_ID ","
+	"'path':{'type':'string','minLength':1,'maxLength':512,'description':'File path inside the task folder, e.g. report.txt or in/photo.png.'},"
+	"'content':{'type':'string','description':'The file as text (UTF-8).'},"
+	"'content_base64':{'type':'string','description':'The file as base64, for any bytes.'}}}",
+	DES | IDEM, "PUT", "/api/tasks/{task_id}/files/{path}", NULL, "files", 0, NULL
+},
+{
+	"file_download", "Download a file of the task",
+	"Read a file from the task's own folder, for example one a program on the task's display "
+	"saved there (a downloaded report, an exported image). Returns its text (encoding utf-8, "
+	"content) when the file is valid UTF-8, else its bytes as base64 (content_base64); at most "
+	"8 MiB (bigger files: GET /api/tasks/{task_id}/files/{path} over HTTP).",
+	"{'type':'object','additionalProperties':false,'required':['task_id','path'],'properties':{" TASK_ID ","
+	"'path':{'type':'string','minLength':1,'maxLength':512,'description':'File path inside the task folder, as file_list shows it.'}}}",
+	RO | IDEM, "GET", "/api/tasks/{task_id}/files/{path}?format=json", NULL, "files", 0, NULL
+},
+{
+	"file_list", "List the files of the task",
+	"List the task's own folder: every file and subfolder with its path, type, size in bytes "
+	"and modification time, and the folder's absolute path, which you can type into an open "
+	"or save dialog of a program on the task's display. The folder is made if it is not there "
+	"yet.",
+	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{" TASK_ID "}}",
+	RO | IDEM, "GET", "/api/tasks/{task_id}/files", NULL, "files", 0, NULL
+},
+{
 	"humanize_status", "Is input humanised",
 	"Tell whether detm moves the pointer and types like a person (curved, timed pointer paths, "
 	"held clicks, uneven typing gaps) or instantly, since when, why, and the timing used.",
@@ -449,6 +509,13 @@ static const struct {
 	{ "desktop_look", OUT(P_OBJ("image_size") "," P_OBJ("screen_size") "," P_NUM("scale"), "'screen_size','scale'") },
 	{ "desktop_elements", OUT(P_ARR("elements") "," P_INT("count") "," P_STR("display") "," P_BOOL("truncated") ","
 	  P_ARR("windows") "," P_STR("hint"), "'elements','count','display'") },
+	{ "clipboard_get", OUT(P_STR("selection") "," P_BOOL("empty") "," P_STR("display") "," P_STR("text") ","
+	    P_INT("bytes"), "'selection','empty'") },
+	{ "clipboard_set", OUT(P_BOOL("ok") "," P_STR("selection") "," P_STR("display") "," P_INT("bytes"), "'ok','selection'") },
+	{ "file_upload", OUT(P_STR("path") "," P_INT("bytes") "," P_STR("absolute_path") "," P_BOOL("created"), "'path','bytes'") },
+	{ "file_download", OUT(P_STR("path") "," P_INT("bytes") "," P_STR("encoding") "," P_STR("content") ","
+	    P_STR("content_base64"), "'path','encoding'") },
+	{ "file_list", OUT(P_STR("folder") "," P_ARR("files") "," P_INT("count"), "'folder','files'") },
 	{ "humanize_status", OUT(P_BOOL("enabled"), "'enabled'") },
 	{ "humanize_set", OUT(P_BOOL("enabled"), "'enabled'") },
 	{ "video_record", OUT(P_STR("clip_id") "," P_STR("status") "," P_NUM("duration_s") "," P_STR("path"), "'clip_id','status'") },
@@ -503,6 +570,8 @@ static const struct {
 	{ "gui", "GUI automation" },
 	{ "recording", "screen recording" },
 	{ "memory", "workspace memory" },
+	{ "clipboard", "the clipboard" },
+	{ "files", "task files" },
 };
 
 static const char instructions[] =
@@ -516,6 +585,8 @@ static const char instructions[] =
 	"desktop_action clicks and types at coordinates. Every coordinate in and out of detm is a "
 	"screen pixel (gui_find returns what desktop_action and gui_do take) unless you pass "
 	"coords: image to desktop_action to use pixels of the last desktop_look image. "
+	"clipboard_get and clipboard_set read and fill the clipboard of the desktop; file_upload, "
+	"file_download and file_list move files into and out of the task's own folder. "
 	"After a pause or a context reset, task_summary and task_thread tell you where you were "
 	"and whether the user left instructions. Tool errors say what to fix; a tool that the "
 	"daemon does not support yet says so.";
@@ -571,7 +642,8 @@ static int
 tools_check(struct tool *t, char *err, size_t errlen)
 {
 	struct json_object *props;
-	bool body_ok = strcmp(t->method, "POST") == 0 || strcmp(t->method, "PATCH") == 0;
+	bool body_ok = strcmp(t->method, "POST") == 0 || strcmp(t->method, "PATCH") == 0 ||
+	    strcmp(t->method, "PUT") == 0;
 	bool opt;
 
 	if (!json_object_object_get_ex(t->input_schema, "properties", &props))

@@ -9,7 +9,7 @@
  * ("/api/waits/{wait_id?}" -> "/api/waits"). A template may carry a fixed
  * query ("?format=json"). `query` lists the arguments sent as query
  * parameters, comma-separated, each "arg" or "arg:param" to rename. Every
- * other argument goes into the JSON body (POST/PATCH only; tools_init
+ * other argument goes into the JSON body (POST/PUT/PATCH only; tools_init
  * rejects a table where a GET/DELETE tool has body arguments).
  *
  * Part of common/: used by detm-mcp (forwarding) and detmd (the tool
@@ -49,7 +49,7 @@ struct tool {
 	const char *description;     /* one paragraph, written for the model */
 	const char *schema;          /* JSON with ' for ", parsed by tools_init */
 	unsigned flags;              /* enum tool_flag */
-	const char *method;          /* GET POST PATCH DELETE */
+	const char *method;          /* GET POST PUT PATCH DELETE */
 	const char *route;           /* template, see above */
 	const char *query;           /* "arg[:param],..." or NULL */
 	const char *capability;      /* key in GET /api/capabilities */

@@ -4,7 +4,7 @@
  * Owns: the order only. Starting: the store, wake-ups, displays (after the
  * data-dir lock, so only one detmd cleans up displays), recordings (before
  * the task-change hook, so a recording ends before its display stops),
- * screenshots, the tool table, grounding, usage and budgets, smart waits,
+ * screenshots, task files, the tool table, grounding, usage and budgets, smart waits,
  * takeover. Stopping: the engines that hold requests open first, then (after
  * the HTTP server, which the caller stops) the rest, the store last.
  * Every module's lifecycle is one verb pair, X_init and X_shutdown (a
@@ -23,6 +23,7 @@
 #include "recorder/recorder.h"
 #include "task/budget.h"
 #include "task/events.h"
+#include "task/files.h"
 #include "task/shots.h"
 #include "task/task.h"
 #include "task/taskstate.h"
@@ -30,6 +31,7 @@
 #include "task/wake.h"
 #include "tools.h"
 #include "waits/waits.h"
+#include "x11/clip.h"
 #include "x11/display.h"
 #include "x11/humanize.h"
 
@@ -61,6 +63,8 @@ modules_start(struct app *app, const char **what, struct derr *e)
 		return *what = "recordings: ", -1;
 	if (shots_init(cfg->data_dir, e) != 0)
 		return *what = "screenshots: ", -1;
+	if (files_init(cfg->data_dir, e) != 0)
+		return *what = "task files: ", -1;
 	task_hook_add(on_task_change, NULL);
 	humanize_configure(cfg->humanize);
 	if (tools_init(tool_err, sizeof tool_err) != 0)
@@ -93,6 +97,7 @@ modules_stop(struct app *app)
 	budget_shutdown();      /* after the requests: no pause is queued any more */
 	usage_shutdown();
 	wake_shutdown();
+	clip_shutdown();        /* before the displays: detmd's selections end on live servers */
 	display_shutdown();
 	store_close(app->store);
 	app->store = NULL;

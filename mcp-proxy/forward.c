@@ -546,7 +546,8 @@ forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
 	struct json_object *body = json_object_new_object(), *query = json_object_new_object();
 	struct json_object *res = NULL, *msg = NULL, *post;
 	char path[CAP_URL_BYTES], full[CAP_URL_BYTES];
-	bool has_body = strcmp(t->method, "POST") == 0 || strcmp(t->method, "PATCH") == 0;
+	bool has_body = strcmp(t->method, "POST") == 0 || strcmp(t->method, "PATCH") == 0 ||
+	    strcmp(t->method, "PUT") == 0;
 	bool ok;
 
 	ctl->tool = t->name;

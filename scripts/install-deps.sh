@@ -4,7 +4,8 @@
 # Usage: scripts/install-deps.sh [build|test|bench|all]   (default: build)
 #   build  compilers, headers and libraries to build detmd and detm-mcp
 #   test   build + what `make test` runs against (X clients, and xdotool,
-#          xwininfo, ImageMagick and jq as independent oracles in tests;
+#          xwininfo, xclip, ImageMagick and jq as independent oracles in tests
+#          (detmd itself never runs xclip);
 #          node and npm for the suites that npm ci their oracles: dashboard,
 #          mcp's SDK interop, uitars; accessible programs for the a11y
 #          suite: zenity, python3-gi with GTK 3, gnome-calculator for GTK 4,
@@ -28,7 +29,7 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libatspi2.0-dev at-spi2-core dbus-daemon)
 test_pkgs=(sqlite3 curl procps jq unzip xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
 	clang libclang-rt-14-dev python3 nodejs
-	zenity python3-gi gir1.2-gtk-3.0 gnome-calculator libreoffice-calc libreoffice-gtk3)
+	zenity python3-gi gir1.2-gtk-3.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip)
 bench_pkgs=(wrk)
 
 case "$group" in

@@ -339,3 +339,73 @@ b64_encode(const unsigned char *p, size_t n, size_t *out_len)
 		*out_len = o;
 	return out;
 }
+
+/* The value of a base64 digit (standard or URL-safe alphabet), or -1. */
+static int
+b64_digit(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+' || c == '-')
+		return 62;
+	if (c == '/' || c == '_')
+		return 63;
+	return -1;
+}
+
+int
+b64_decode(const char *s, size_t n, size_t max, unsigned char **out, size_t *out_len)
+{
+	unsigned char *buf;
+	uint32_t acc = 0;
+	size_t o = 0, digits = 0, pad = 0, i;
+
+	*out = NULL;
+	*out_len = 0;
+	if (n / 4 * 3 > max + 3)
+		return -2;
+	buf = xmalloc(n / 4 * 3 + 3);
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		int v;
+
+		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+			continue;
+		if (c == '=') {
+			pad++;
+			continue;
+		}
+		if (pad > 0 || (v = b64_digit(c)) < 0)
+			goto bad;       /* a digit after padding, or not a digit */
+		acc = acc << 6 | (uint32_t)v;
+		if (++digits % 4 == 0) {
+			buf[o++] = (unsigned char)(acc >> 16);
+			buf[o++] = (unsigned char)(acc >> 8);
+			buf[o++] = (unsigned char)acc;
+			acc = 0;
+		}
+	}
+	/* A last group of 2 or 3 digits holds 1 or 2 bytes (padding optional). */
+	if (digits % 4 == 1 || pad > 2 || (pad > 0 && (digits + pad) % 4 != 0))
+		goto bad;
+	if (digits % 4 == 2)
+		buf[o++] = (unsigned char)(acc >> 4);
+	else if (digits % 4 == 3) {
+		buf[o++] = (unsigned char)(acc >> 10);
+		buf[o++] = (unsigned char)(acc >> 2);
+	}
+	if (o > max) {
+		free(buf);
+		return -2;
+	}
+	*out = buf;
+	*out_len = o;
+	return 0;
+bad:
+	free(buf);
+	return -1;
+}

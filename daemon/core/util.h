@@ -75,6 +75,12 @@ bool fd_peer_closed(int fd);
  * *out_len (may be NULL) gets its length. */
 char *b64_encode(const unsigned char *p, size_t n, size_t *out_len);
 
+/* Decodes base64 s[0..n) (standard or URL-safe alphabet, padding
+ * optional, whitespace skipped) into *out (malloc'd, the caller frees it)
+ * and *out_len. 0; -1 when s is not base64 (*out NULL); -2 when it decodes
+ * to more than max bytes (*out NULL). */
+int b64_decode(const char *s, size_t n, size_t max, unsigned char **out, size_t *out_len);
+
 /* Constant-time comparison of two NUL-terminated strings (token checks). */
 bool secure_streq(const char *a, const char *b);
 

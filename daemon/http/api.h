@@ -43,6 +43,9 @@ struct req {
 	const char *params[ROUTE_MAX_PARAMS];   /* {placeholders}, in order */
 	int nparams;
 	json_object *body;      /* the parsed body object; {} when empty */
+	const char *in_raw;     /* a ROUTE_RAW route's body sent as bytes (not JSON):
+	                         * borrowed, in_raw_len bytes (may be 0); NULL otherwise */
+	size_t in_raw_len;
 	json_object *query;     /* set by http_dispatch: the query (strings) */
 
 	int status;             /* reply */
@@ -73,10 +76,14 @@ typedef int (*route_fn)(struct req *r, struct derr *e);
                                  * refusal runs it again on a side worker (http_side.c) */
 #define ROUTE_STREAM  0x10u     /* a long-lived stream (SSE, MJPEG): counts against the
                                  * stream cap (--max-streams, http_conns.c) */
+#define ROUTE_RAW     0x20u     /* the body may be bytes of any Content-Type (a file):
+                                 * sent as application/json it is parsed as usual,
+                                 * otherwise it is left in req.in_raw and body is {} */
 
 struct route {
-	const char *method;     /* GET (also answers HEAD), POST, PATCH, DELETE */
-	const char *pattern;    /* "/api/tasks/{id}/items/{ordinal}" */
+	const char *method;     /* GET (also answers HEAD), POST, PUT, PATCH, DELETE */
+	const char *pattern;    /* "/api/tasks/{id}/items/{ordinal}"; a last "{name*}"
+	                         * takes the rest of the path, slashes included */
 	route_fn fn;
 	size_t max_body;        /* 0: the route takes no body */
 	const char *summary;    /* one line, for docs and 404 hints */
@@ -172,6 +179,16 @@ int api_device(struct req *r, struct derr *e);
 int api_usage_stats(struct req *r, struct derr *e);
 int api_usage_prices(struct req *r, struct derr *e);
 int api_metrics(struct req *r, struct derr *e);
+/* api_clip.c */
+int api_clip_task_get(struct req *r, struct derr *e);
+int api_clip_task_put(struct req *r, struct derr *e);
+int api_clip_get(struct req *r, struct derr *e);
+int api_clip_put(struct req *r, struct derr *e);
+/* api_files.c */
+int api_files_list(struct req *r, struct derr *e);
+int api_file_get(struct req *r, struct derr *e);
+int api_file_put(struct req *r, struct derr *e);
+int api_file_delete(struct req *r, struct derr *e);
 /* api_a11y.c */
 int api_desktop_elements(struct req *r, struct derr *e);
 /* api_gui.c */

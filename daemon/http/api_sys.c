@@ -20,6 +20,7 @@
 static const struct { const char *name; int on; } capabilities[] = {
 	{ "tasks", 1 }, { "waits", 1 }, { "desktop", 1 }, { "commands", 1 }, { "gui", 1 },
 	{ "recording", 1 }, { "dashboard", 1 }, { "events", 1 }, { "ocr", 1 }, { "memory", 1 },
+	{ "clipboard", 1 }, { "files", 1 },
 };
 
 int

@@ -5,7 +5,7 @@
  * and UTF-8, Host and Origin (403), the bearer token (401), the route
  * (404/405, matched on the raw path so "%2F" stays inside a parameter),
  * the body's declared size against the route's cap (413) and its
- * Content-Type (415). Also whether an early error is answered at once or
+ * Content-Type (415; a ROUTE_RAW route takes any). Also whether an early error is answered at once or
  * after the body is drained.
  *
  * Invariant: every check reads only the headers and the request target;
@@ -32,7 +32,10 @@ http_route_match(const char *pattern, const char *path,
 	while (*p != '\0' && *u != '\0') {
 		if (*p == '{') {
 			const char *close = strchr(p, '}');
-			size_t n = strcspn(u, "/");
+			/* "{name*}" (last in a pattern) takes the rest of the path,
+			 * slashes and all: a file's path below a folder. */
+			bool rest = close != NULL && close > p && close[-1] == '*';
+			size_t n = rest ? strlen(u) : strcspn(u, "/");
 
 			if (close == NULL || n == 0 || *nparams >= ROUTE_MAX_PARAMS)
 				return 0;
@@ -331,6 +334,8 @@ http_check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 			    hr->route->max_body);
 		return;
 	}
+	if (hr->route->flags & ROUTE_RAW)
+		return;                 /* any bytes; JSON when sent as JSON (http_req.c) */
 	ctype = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
 	if (ctype == NULL || strncasecmp(ctype, "application/json", 16) != 0 ||
 	    (ctype[16] != '\0' && ctype[16] != ';' && ctype[16] != ' ')) {

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core/cancel.h"
@@ -144,6 +145,20 @@ http_defers(const struct hreq *hr)
 	return false;
 }
 
+/* A ROUTE_RAW route's body sent as anything but application/json (or
+ * with no Content-Type): bytes for the handler, not JSON to parse. */
+static bool
+raw_body(const struct hreq *hr, struct MHD_Connection *conn)
+{
+	const char *ct;
+
+	if (!(hr->route->flags & ROUTE_RAW))
+		return false;
+	ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+	return ct == NULL || strncasecmp(ct, "application/json", 16) != 0 ||
+	    (ct[16] != '\0' && ct[16] != ';' && ct[16] != ' ');
+}
+
 /* Runs hr's handler into hr->r / hr->rc / hr->e (on an HTTP worker or a
  * side worker): parses the body, calls the route. */
 void
@@ -163,7 +178,11 @@ http_handler_call(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	r->nparams = hr->nparams;
 	r->status = 200;
 	hr->rc = -1;
-	if (hr->body.len > 0) {
+	if (raw_body(hr, conn)) {
+		r->in_raw = hr->body.data != NULL ? hr->body.data : "";
+		r->in_raw_len = hr->body.len;
+		r->body = json_object_new_object();
+	} else if (hr->body.len > 0) {
 		r->body = jx_parse(hr->body.data, hr->body.len, &hr->e);
 		if (hr->route->flags & ROUTE_RPC)
 			derr_clear(&hr->e);     /* JSON-RPC answers it: NULL body = parse error, or a batch */

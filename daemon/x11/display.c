@@ -787,6 +787,44 @@ display_unlease(struct display_lease *l)
 	unref(de);
 }
 
+int64_t
+display_lease_gen(const struct display_lease *l)
+{
+	const struct dentry *de = l->entry;
+
+	return de != NULL && de->managed ? de->started_at : 0;
+}
+
+Display *
+display_open_extra(const struct display_lease *l)
+{
+	const struct dentry *de = l->entry;
+	Display *d;
+
+	if (de == NULL)
+		return NULL;
+	pthread_mutex_lock(&auth_lock);
+	if (de->managed)
+		XSetAuthorization((char *)(uintptr_t)"MIT-MAGIC-COOKIE-1", 18,
+		    (char *)(uintptr_t)de->cookie, COOKIE_LEN);
+	d = XOpenDisplay(de->name);
+	if (de->managed)
+		XSetAuthorization(NULL, 0, NULL, 0);
+	pthread_mutex_unlock(&auth_lock);
+	if (d != NULL)
+		xerr_watch(d);
+	return d;
+}
+
+void
+display_close_extra(Display *d)
+{
+	if (d == NULL)
+		return;
+	xerr_forget(d);
+	XCloseDisplay(d);
+}
+
 /* ---- listing ---- */
 
 json_object *

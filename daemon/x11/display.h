@@ -85,6 +85,17 @@ int display_lease(const char *task_id, enum display_pick pick,
     struct display_lease *l, struct derr *e);
 void display_unlease(struct display_lease *l);   /* NULL or unleased ok */
 
+/* Under a lease: a new connection of the caller's own to l's display
+ * (with its cookie), not the lease's cached one, for a module that needs
+ * its own event stream or a thread of its own (the clipboard, clip.c).
+ * NULL when the server refuses. The caller owns it, may use it after the
+ * lease ends, and closes it with display_close_extra (NULL ok). */
+Display *display_open_extra(const struct display_lease *l);
+void display_close_extra(Display *d);
+/* Under a lease: what tells l's display from a later one of the same name
+ * (a per-task display's start time; 0 for the shared desktop). */
+int64_t display_lease_gen(const struct display_lease *l);
+
 /* Without blocking: reads what the X server sent on the display a lease
  * for task_id would pick (its own running display, else the shared one)
  * and sets *seq to its damage counter (see display_lease.damage_seq).

@@ -115,6 +115,7 @@ test_tools_list_has_every_tool_with_strict_schemas(void)
 		"video_record", "memory_search", "memory_read", "memory_append", "health_check",
 		"request_human",
 		"desktop_elements",
+		"clipboard_get", "clipboard_set", "file_upload", "file_download", "file_list",
 	};
 	struct json_object *r = NULL, *tools, *t;
 	struct mproc p;

@@ -37,6 +37,12 @@ test_route_match_binds_placeholders(void)
 	CHECK(!match("/api/tasks", "/api/taskss", 0, NULL, NULL));
 	CHECK(!match("/api/tasks/{id}/items", "/api/tasks/x/item", 1, NULL, NULL));
 	CHECK(!match("/api/health", "/api", 0, NULL, NULL));
+	/* "{name*}" takes the rest of the path, slashes and all, never nothing */
+	CHECK(match("/api/tasks/{id}/files/{path*}", "/api/tasks/abc/files/a/b/c.txt", 2, "abc", "a/b/c.txt"));
+	CHECK(match("/api/tasks/{id}/files/{path*}", "/api/tasks/abc/files/x", 2, "abc", "x"));
+	CHECK(match("/api/tasks/{id}/files/{path*}", "/api/tasks/abc/files/a%2Fb", 2, "abc", "a%2Fb"));
+	CHECK(!match("/api/tasks/{id}/files/{path*}", "/api/tasks/abc/files/", 2, NULL, NULL));
+	CHECK(!match("/api/tasks/{id}/files/{path*}", "/api/tasks/abc/files", 2, NULL, NULL));
 }
 
 static void

@@ -489,7 +489,42 @@ test_events_records_are_json_with_every_field(void)
 	events_sub_close(sub);
 }
 
+static void
+test_b64_decode_round_trips_and_refuses_what_is_not_base64(void)
+{
+	unsigned char in[256], *out = NULL;
+	size_t n = 0;
+	char *enc;
+
+	for (int i = 0; i < 256; i++)
+		in[i] = (unsigned char)(255 - i);
+	for (size_t len = 0; len < 8; len++) {      /* every padding case */
+		enc = b64_encode(in, len, NULL);
+		CHECK(b64_decode(enc, strlen(enc), 256, &out, &n) == 0 && n == len &&
+		    memcmp(out, in, len) == 0);
+		free(out);
+		free(enc);
+	}
+	enc = b64_encode(in, sizeof in, NULL);
+	CHECK(b64_decode(enc, strlen(enc), 256, &out, &n) == 0 && n == 256 && memcmp(out, in, 256) == 0);
+	free(out);
+	CHECK(b64_decode(enc, strlen(enc), 255, &out, &n) == -2 && out == NULL);
+	free(enc);
+	CHECK(b64_decode("aGk", 3, 16, &out, &n) == 0 && n == 2 && memcmp(out, "hi", 2) == 0);
+	free(out);
+	CHECK(b64_decode("aG\nk=", 5, 16, &out, &n) == 0 && n == 2);      /* whitespace, padding */
+	free(out);
+	CHECK(b64_decode("-_8=", 4, 16, &out, &n) == 0 && n == 2 && out[0] == 0xfb && out[1] == 0xff);
+	free(out);
+	CHECK(b64_decode("aGk=a", 5, 16, &out, &n) == -1 && out == NULL);  /* a digit after padding */
+	CHECK(b64_decode("a", 1, 16, &out, &n) == -1);                     /* 6 bits are no byte */
+	CHECK(b64_decode("aGk%", 4, 16, &out, &n) == -1);
+	CHECK(b64_decode("aG===", 5, 16, &out, &n) == -1);
+}
+
 const struct harness_test util_tests[] = {
+	{ "b64_decode_round_trips_and_refuses_what_is_not_base64",
+	  test_b64_decode_round_trips_and_refuses_what_is_not_base64 },
 	{ "iso_time_round_trips_through_time_parse", test_iso_time_round_trips_through_time_parse },
 	{ "utf8_valid_rejects_overlongs_surrogates_and_truncation",
 	  test_utf8_valid_rejects_overlongs_surrogates_and_truncation },
