@@ -8,6 +8,7 @@
 #define LIM_BODY_DEFAULT   (64 * 1024)     /* request body, most routes */
 #define LIM_BODY_ACTION    (1024 * 1024)   /* POST .../actions (data + logs) */
 #define LIM_BODY_PLAN      (1024 * 1024)   /* a plan of 500 titles of 500 chars */
+#define LIM_BODY_COMPUTER  (512 * 1024)    /* POST /api/computer/{dialect}: a provider's calls */
 #define LIM_URL_BYTES      2048
 #define LIM_DRAIN_BYTES    (16 * 1024 * 1024) /* body read and dropped before an early error reply */
 #define LIM_TASK_NAME      200

@@ -275,7 +275,8 @@ route_fields(json_object *o, const struct route *rt)
 	if (rt->max_body > 0)
 		json_object_object_add(o, "unknown_fields", json_object_new_string(
 		    (rt->flags & ROUTE_LENIENT) ? "ignore" : (rt->flags & ROUTE_TOOL) ? "tool" :
-		    (rt->flags & ROUTE_RPC) ? "json-rpc" : "reject"));
+		    (rt->flags & ROUTE_RPC) ? "json-rpc" : (rt->flags & ROUTE_FOREIGN) ? "dialect" :
+		    "reject"));
 }
 
 int
