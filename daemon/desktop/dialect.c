@@ -56,6 +56,12 @@ dialect_known(const char *name)
 	return family(name) != NULL;
 }
 
+const char *
+dialect_name(size_t i)
+{
+	return i < ARRAY_LEN(families) ? families[i].name : NULL;
+}
+
 void
 dl_oneline(const char *text, char *out, size_t cap)
 {

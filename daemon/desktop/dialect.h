@@ -33,6 +33,7 @@
 #define DETM_DIALECT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include <json-c/json.h>
 
@@ -67,6 +68,8 @@ struct dialect_out {
 
 /* Whether name is a dialect ("anthropic", "openai", "gemini"). */
 bool dialect_known(const char *name);
+/* The dialects' names in table order (NULL past the end). */
+const char *dialect_name(size_t i);
 
 /* Runs the provider's calls in body (each dialect's forms: dialect_*.c) in
  * order on the task's display and fills *out. 0, or -1 with e:

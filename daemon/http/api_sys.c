@@ -14,6 +14,7 @@
 #include "api.h"
 #include "backends/ground.h"
 #include "desktop/desktop.h"
+#include "desktop/dialect.h"
 #include "waits/waits.h"
 #include "x11/display.h"
 
@@ -101,6 +102,10 @@ desktop_manifest(void)
 	    (int)json_object_array_length(json_object_object_get(dl, "displays"))));
 	json_object_object_add(d, "task_displays_max", json_object_get(json_object_object_get(dl, "max")));
 	json_object_object_add(d, "screenshot_formats", json_tokener_parse("[\"jpeg\",\"png\",\"json\"]"));
+	acts = json_object_new_array();
+	for (i = 0; (name = dialect_name(i)) != NULL; i++)
+		json_object_array_add(acts, json_object_new_string(name));
+	json_object_object_add(d, "computer_dialects", acts);
 	json_object_put(dl);
 	return d;
 }

@@ -382,6 +382,9 @@ post gemini '{"parts":[{"text":"no calls here"}]}'
 expect "gemini: no function call is 400" 400
 
 # ================= first looks, the task's log =================
+api GET /api/capabilities >/dev/null
+expect "capabilities list the computer dialects" 200 '.desktop.computer_dialects == ["anthropic","openai","gemini"]'
+
 for d in anthropic openai gemini; do
 	api GET "/api/computer/$d?task_id=$T" >/dev/null
 	cp "$tmp/resp" "$tmp/answers/look-$d.json"
