@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/cancel.h"
 #include "core/jx.h"
 #include "desktop.h"
 #include "dialect_int.h"
@@ -175,6 +176,45 @@ dl_fail(struct dl *d, const char *what, const struct derr *e)
 		utf8_fix(d->error, sizeof d->error, e->message, strlen(e->message));
 	d->err_recorded = true;
 	d->failed = true;
+}
+
+int
+dl_wait(struct dl *d, long ms, struct dl_res *r, struct derr *e)
+{
+	json_object *in = json_object_new_object(), *out = json_object_new_object();
+	int64_t t0 = mono_us();
+	long left = ms;
+	double took;
+	int rc = 0;
+
+	memset(r, 0, sizeof *r);
+	while (left > 0) {
+		long step = left > 100 ? 100 : left;
+
+		if (cancel_requested()) {
+			rc = derr_set(e, DERR_UNAVAILABLE, NULL, "the wait was cut short: the client left");
+			break;
+		}
+		sleep_ms(step);
+		left -= step;
+	}
+	took = (double)(mono_us() - t0) / 1000.0;
+	snprintf(r->line, sizeof r->line, "waited %ld ms", ms - left);
+	json_object_object_add(in, "action", json_object_new_string("wait"));
+	json_object_object_add(in, "ms", json_object_new_int64(ms));
+	if (rc == 0)
+		json_object_object_add(out, "ms", json_object_new_int64(ms));
+	else
+		derr_add_json(out, e);
+	if (d->o->task_id != NULL)
+		desktop_log(d->app, d->o->task_id, "wait", rc == 0 ? "wait: waited" : "wait: cut short",
+		    rc == 0, in, out, took);
+	json_object_put(in);
+	json_object_put(out);
+	record(d, "wait", r, took, rc == 0 ? NULL : e);
+	if (rc != 0)
+		d->err_recorded = true;
+	return rc;
 }
 
 void

@@ -378,23 +378,16 @@ m_hold_key(struct an_ctx *c, const struct member *m, struct derr *e)
 static int
 m_wait(struct an_ctx *c, const struct member *m, struct derr *e)
 {
+	struct dl_res r;
+	char line[600];
 	double s;
-	long ms;
 
 	(void)m;
-	if (dl_num(c->in, "duration", true, 0, DL_WAIT_MAX_S, &s, NULL, e) != 0)
+	if (dl_num(c->in, "duration", true, 0, DL_WAIT_MAX_S, &s, NULL, e) != 0 ||
+	    dl_wait(c->d, lround(s * 1000), &r, e) != 0)
 		return -1;
-	for (ms = lround(s * 1000); ms >= 0;) {
-		json_object *p = json_object_new_object();
-		long part = ms > 60000 ? 60000 : ms;
-
-		json_object_object_add(p, "ms", json_object_new_int((int)part));
-		if (act(c, "sleep", p, false, e) != 0)
-			return -1;
-		ms -= part;
-		if (ms == 0)
-			break;
-	}
+	snprintf(line, sizeof line, "detm: %s", r.line);
+	add_text(c, line);
 	return 0;
 }
 

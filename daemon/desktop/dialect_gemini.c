@@ -126,10 +126,12 @@ f_open_browser(struct gm_ctx *c, struct derr *e)
 static int
 f_wait5(struct gm_ctx *c, struct derr *e)
 {
-	json_object *p = json_object_new_object();
+	struct dl_res r;
 
-	json_object_object_add(p, "ms", json_object_new_int(5000));
-	return act(c, "sleep", p, false, e);
+	if (dl_wait(c->d, 5000, &r, e) != 0)
+		return -1;
+	snprintf(c->line, sizeof c->line, "%s", r.line);
+	return 0;
 }
 
 static int

@@ -62,6 +62,10 @@ struct dl_img {
 int dl_act(struct dl *d, const char *action, json_object *params, bool image_coords,
     struct dl_res *r, struct derr *e);
 void dl_res_free(struct dl_res *r);
+/* A wait of ms: no display is held meanwhile (the recorder, the live view
+ * and smart waits go on), a client that hangs up ends it; logged on the
+ * task as a `wait` gui action. 0, or -1 with e (cancelled). */
+int dl_wait(struct dl *d, long ms, struct dl_res *r, struct derr *e);
 /* A call of the provider's failed (e): marks the run failed and records
  * the error in d->detm unless dl_act did already. */
 void dl_fail(struct dl *d, const char *what, const struct derr *e);

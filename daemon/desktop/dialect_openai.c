@@ -299,11 +299,10 @@ a_type(struct dl *d, json_object *a, struct derr *e)
 static int
 a_wait(struct dl *d, json_object *a, struct derr *e)
 {
-	json_object *p = json_object_new_object();
+	struct dl_res r;
 
 	(void)a;
-	json_object_object_add(p, "ms", json_object_new_int(OA_WAIT_MS));
-	return run(d, "sleep", p, false, e);
+	return dl_wait(d, OA_WAIT_MS, &r, e);
 }
 
 static int

@@ -185,6 +185,15 @@ check "anthropic: after a zoom, coordinates still mean the last screenshot's pix
 req="[$(tu t1 wait '{"duration":0.2}')]"
 post anthropic "$req"
 expect "anthropic: wait acknowledges its duration" 200 '.[0].content[0].text == "Waited 0.2s."'
+# A wait holds no display: a screenshot taken meanwhile is not kept waiting.
+curl -sS -o "$tmp/wait.out" -X POST "$DETM_URL/api/computer/anthropic?task_id=$T" -H 'Content-Type: application/json' \
+	--data-binary "$(tu t2 wait '{"duration":4}')" &
+waiter=$!
+sleep 0.5
+curl -sS -o /dev/null "$DETM_URL/api/desktop/screenshot?task_id=$T"
+check "anthropic: a screenshot during a wait is answered before the wait ends" kill -0 "$waiter"
+wait "$waiter"
+check "anthropic: the wait then ends as asked" jqok '.[0].content[0].text == "Waited 4s."' "$tmp/wait.out"
 
 # refusals: the dialect's own error form, and what follows is not run
 mark
@@ -304,7 +313,7 @@ req='{"id":"resp_1","object":"response","output":[{"type":"reasoning","id":"rs_1
 post openai "$req"
 expect "openai: a whole response answers an array of outputs" 200 'type == "array" and length == 1 and .[0].call_id == "call9"'
 post openai "$(cc call10 '[{"type":"wait"}]')" 'detm=1'
-expect "openai: ?detm=1 gives detm's record beside the answer" 200 '.answer.call_id == "call10" and .detm[0].action == "sleep" and .detm[0].ok == true and .calls == 1'
+expect "openai: ?detm=1 gives detm's record beside the answer" 200 '.answer.call_id == "call10" and .detm[0].action == "wait" and .detm[0].ok == true and .calls == 1'
 
 # ================= Gemini =================
 grid() { awk -v p="$1" -v s="$2" 'BEGIN { printf "%d", p * 1000 / s + 0.5 }'; }
