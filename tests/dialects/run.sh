@@ -261,6 +261,11 @@ settle
 check "openai: right, wheel, double and shift-click reach the pad at its pixels" \
 	jqok -s '[.[] | select(.ev == "press")] | (.[0].button == 3 and .[1].button == 2 and (map(select(.n == 2)) | length == 1) and (last.mods | index("shift") != null) and (.[0].x == 300 and .[0].y == 200))' <(since)
 loc=$(xenv "$T" xdotool getmouselocation --shell | tr '\n' ' ')
+mark
+post openai "$(cc call2b "[{\"type\":\"click\",\"button\":\"back\",$q},{\"type\":\"click\",\"button\":\"forward\",$q}]")"
+settle
+check "openai: back and forward press buttons 8 and 9" \
+	jqok -s '[.[] | select(.ev == "press") | .button] == [8, 9]' <(since)
 check "openai: move puts the pointer there ($loc)" sh -c "echo '$loc' | grep -q 'X=$((PX + 400)) Y=$((PY + 210))'"
 
 mark
