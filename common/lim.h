@@ -10,6 +10,7 @@
 #define LIM_BODY_PLAN      (1024 * 1024)   /* a plan of 500 titles of 500 chars */
 #define LIM_BODY_CLIP      (22L * 1024 * 1024) /* PUT .../clipboard: 16 MiB (the clipboard's cap) as base64 */
 #define LIM_BODY_FILE      (44L * 1024 * 1024) /* PUT .../files/{path}: 32 MiB (a file's cap) as base64 */
+#define LIM_BODY_COMPUTER  (512 * 1024)    /* POST /api/computer/{dialect}: a provider's calls */
 #define LIM_URL_BYTES      2048
 #define LIM_DRAIN_BYTES    (16 * 1024 * 1024) /* body read and dropped before an early error reply */
 #define LIM_TASK_NAME      200

@@ -18,7 +18,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist faults mcp desktop clip typing vision waits wake gui uitars agent record dashboard takeover memory usage done ops a11y hostile load fuzz)
+all_suites=(layers unit x11 http persist faults mcp desktop clip dialects typing vision waits wake gui uitars agent record dashboard takeover memory usage done ops a11y hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -30,6 +30,7 @@ declare -A cmd=(
 	[x11]="$DETM_BIN/test-x11"
 	[desktop]="tests/desktop/run.sh"
 	[clip]="tests/clip/run.sh"
+	[dialects]="tests/dialects/run.sh"
 	[typing]="tests/typing/run.sh"
 	[vision]="tests/vision/run.sh"
 	[waits]="tests/waits/run.sh"

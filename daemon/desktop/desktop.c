@@ -58,6 +58,7 @@ struct act {
 /* Every parameter any action takes; anything else is a typo worth a 400. */
 const char *const desktop_params[] = {
 	"action", "task_id", "x", "y", "x2", "y2", "button", "text", "keys", "key",
+	"hold", "hold_ms", "count",
 	"direction", "amount", "window_id", "window_name", "width", "height", "force",
 	"ms", "max_width", "quality", "format", "w", "h", "coords", NULL
 };
@@ -242,21 +243,31 @@ a_click(struct dctx *c, struct derr *e)
 {
 	int x = 0, y = 0, button = c->button;
 	bool at = false;
+	int count = c->count;
 
 	if (p_point(c, "x", "y", false, &x, &y, &at, e) != 0)
 		return -1;
+	/* Plain click: any button but the wheel's (8 back, 9 forward), and a
+	 * count (3: a triple click). */
 	if (c->button == 1 && c->count == 1 &&
-	    p_int(c, "button", false, 1, 3, 1, &button, NULL, e) != 0)
+	    (p_int(c, "button", false, 1, 9, 1, &button, NULL, e) != 0 ||
+	    p_int(c, "count", false, 1, 3, 1, &count, NULL, e) != 0))
 		return -1;
-	if (at && xinput_click_at(c->l->d, x, y, button, c->count, e) != 0)
+	if (button >= 4 && button <= 7)
+		return derr_set(e, DERR_INVALID, "button",
+		    "buttons 4-7 are the wheel's: use the scroll action");
+	if (at && xinput_click_at(c->l->d, x, y, button, count, e) != 0)
 		return -1;
 	if (!at && (xinput_pointer(c->l->d, &x, &y, e) != 0 ||
-	    xinput_click(c->l->d, button, c->count, e) != 0))
+	    xinput_click(c->l->d, button, count, e) != 0))
 		return -1;
 	add_xy(c, x, y);
 	json_object_object_add(c->data, "button", json_object_new_int(button));
-	observe(c, "%s at (%d,%d)", c->count == 2 ? "double-clicked" :
-	    button == 3 ? "right-clicked" : button == 2 ? "middle-clicked" : "clicked", x, y);
+	if (count != 1)
+		json_object_object_add(c->data, "count", json_object_new_int(count));
+	observe(c, "%s at (%d,%d)", count == 3 ? "triple-clicked" : count == 2 ? "double-clicked" :
+	    button == 3 ? "right-clicked" : button == 2 ? "middle-clicked" : button == 8 ?
+	    "back-clicked" : button == 9 ? "forward-clicked" : "clicked", x, y);
 	return 0;
 }
 
@@ -348,10 +359,31 @@ a_type(struct dctx *c, struct derr *e)
 	return 0;
 }
 
+/* hold_ms: one chord held down that long, then released (released also
+ * when the wait is cut short). */
+static int
+key_hold(struct dctx *c, const char *keys, int hold_ms, struct derr *e)
+{
+	struct derr e2;
+
+	if (xinput_keys_hold(c->l->d, keys, 1, e) != 0) {
+		(void)xinput_keys_hold(c->l->d, keys, 0, &e2);
+		return -1;
+	}
+	sleep_ms(hold_ms);
+	if (xinput_keys_hold(c->l->d, keys, 0, e) != 0)
+		return -1;
+	json_object_object_add(c->data, "keys", json_object_new_string(keys));
+	json_object_object_add(c->data, "hold_ms", json_object_new_int(hold_ms));
+	observe(c, "held %s for %d ms", keys, hold_ms);
+	return 0;
+}
+
 static int
 a_key(struct dctx *c, struct derr *e)
 {
 	const char *keys = NULL;
+	int hold_ms;
 
 	/* `keys` (detm), `key` or `text` (the Python DETM's name). */
 	if (jx_str(c->p, "keys", false, 1, 256, &keys, e) != 0)
@@ -362,6 +394,10 @@ a_key(struct dctx *c, struct derr *e)
 		return -1;
 	if (keys == NULL)
 		keys = "Return";
+	if (p_int(c, "hold_ms", false, 0, SLEEP_MAX_MS, -1, &hold_ms, NULL, e) != 0)
+		return -1;
+	if (hold_ms >= 0)
+		return key_hold(c, keys, hold_ms, e);
 	if (xinput_keys(c->l->d, keys, e) != 0)
 		return -1;
 	json_object_object_add(c->data, "keys", json_object_new_string(keys));
@@ -811,6 +847,47 @@ click_probe(const char *task_id, json_object *params, bool image_coords, struct 
 	verify_before(number, json_object_get_int(x), json_object_get_int(y), k);
 }
 
+/* "hold": keys held down during a pointer action (a shift-click, a
+ * ctrl-drag): one chord, checked before anything is sent. */
+static int
+hold_check(const struct act *a, json_object *params, const char **hold, struct derr *e)
+{
+	*hold = NULL;
+	if (jx_str(params, "hold", false, 1, 256, hold, e) != 0)
+		return -1;
+	if (*hold == NULL)
+		return 0;
+	if (a->fn != a_click && a->fn != a_move && a->fn != a_drag && a->fn != a_scroll &&
+	    a->fn != a_button)
+		return derr_set(e, DERR_INVALID, "hold",
+		    "hold (keys held during the action) is for pointer actions, not %s", a->name);
+	if (xinput_keys_check(*hold, e) != 0)
+		return derr_refield(e, "hold");
+	return 0;
+}
+
+/* The action, with its hold keys down around it: released whatever the
+ * action did. */
+static int
+run_held(struct dctx *c, const struct act *a, const char *hold, struct derr *e)
+{
+	struct derr e2;
+	int rc;
+
+	if (hold == NULL)
+		return a->fn(c, e);
+	if (xinput_keys_hold(c->l->d, hold, 1, e) != 0) {
+		(void)xinput_keys_hold(c->l->d, hold, 0, &e2);
+		return derr_refield(e, "hold");
+	}
+	rc = a->fn(c, e);
+	if (xinput_keys_hold(c->l->d, hold, 0, rc == 0 ? e : &e2) != 0 && rc == 0)
+		rc = derr_refield(e, "hold");
+	if (rc == 0)
+		json_object_object_add(c->data, "hold", json_object_new_string(hold));
+	return rc;
+}
+
 /* In nowait mode (nowait.h: run on an HTTP worker), only a quick action
  * goes ahead; every other one is refused before anything happens. */
 static int
@@ -835,6 +912,7 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 	const struct act *a;
 	struct display_lease l;
 	struct dctx c = { 0 };
+	const char *hold = NULL;
 	int64_t t0 = mono_us();
 	int rc = -1;
 
@@ -848,8 +926,11 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 		return derr_set(e, DERR_INVALID, "action", "unknown action '%.*s' (one of: %s)",
 		    utf8_prec(action, 64), action, list);
 	}
-	if (check_params(params, e) != 0 || nowait_check(a, task_id, e) != 0)
+	if (check_params(params, e) != 0 || hold_check(a, params, &hold, e) != 0 ||
+	    nowait_check(a, task_id, e) != 0)
 		return -1;
+	if (nowait_active() && (hold != NULL || json_object_object_get_ex(params, "hold_ms", NULL)))
+		return nowait_refuse(e, "keys are held");
 	if (a->fn == a_click)
 		click_probe(task_id, params, image_coords, &k);
 	if (desktop_lease_agent(app, task_id, true, &l, e) != 0) {
@@ -869,7 +950,7 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 	c.button = a->button;
 	c.count = a->count;
 	snprintf(out->display, sizeof out->display, "%s", l.name);
-	rc = a->fn(&c, e);
+	rc = run_held(&c, a, hold, e);
 	/* Input went out (or may have): a rerun would send it again, so the
 	 * rest (the log write) finishes here even if it has to wait. */
 	if (!nowait_refused())

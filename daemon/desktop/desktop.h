@@ -8,6 +8,12 @@
  * image looked at on that display (struct display_look), mapped back to the
  * screen before use. Off-screen points are DERR_INVALID on "x"/"y".
  *
+ * Held keys: a pointer action (the click family, mouse_move, drag, scroll,
+ * mouse_down/up) takes "hold" ("shift", "ctrl+alt": one chord), held down
+ * around it and always released; press_key takes "hold_ms" (one chord
+ * held that long). click takes "count" (1..3) and buttons 1-3, 8 (back) and
+ * 9 (forward).
+ *
  * Does not: parse HTTP, pick routes, or format errors.
  */
 #ifndef DETM_DESKTOP_H

@@ -79,6 +79,8 @@ typedef int (*route_fn)(struct req *r, struct derr *e);
 #define ROUTE_RAW     0x20u     /* the body may be bytes of any Content-Type (a file):
                                  * sent as application/json it is parsed as usual,
                                  * otherwise it is left in req.in_raw and body is {} */
+#define ROUTE_FOREIGN 0x40u     /* the body is a provider's own JSON (an object or an array:
+                                 * a computer dialect, api_computer.c), checked by its dialect */
 
 struct route {
 	const char *method;     /* GET (also answers HEAD), POST, PUT, PATCH, DELETE */
@@ -89,8 +91,9 @@ struct route {
 	const char *summary;    /* one line, for docs and 404 hints */
 	unsigned flags;         /* ROUTE_* */
 	const char *const *fields;  /* the body's fields, NULL-terminated; NULL: no
-	                         * body (max_body 0), a tool's (ROUTE_TOOL) or
-	                         * a JSON-RPC message (ROUTE_RPC) */
+	                         * body (max_body 0), a tool's (ROUTE_TOOL),
+	                         * a JSON-RPC message (ROUTE_RPC) or a
+	                         * provider's (ROUTE_FOREIGN) */
 };
 
 /* The route table (routes.c). */
@@ -242,6 +245,9 @@ int api_wait_patch(struct req *r, struct derr *e);
 int api_wait_delete(struct req *r, struct derr *e);
 /* api_desktop.c */
 int api_desktop_action(struct req *r, struct derr *e);
+/* api_computer.c: the provider computer dialects. */
+int api_computer_post(struct req *r, struct derr *e);
+int api_computer_get(struct req *r, struct derr *e);
 int api_desktop_screenshot(struct req *r, struct derr *e);
 int api_commands(struct req *r, struct derr *e);
 int api_displays(struct req *r, struct derr *e);

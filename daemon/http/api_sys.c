@@ -14,6 +14,7 @@
 #include "api.h"
 #include "backends/ground.h"
 #include "desktop/desktop.h"
+#include "desktop/dialect.h"
 #include "waits/waits.h"
 #include "x11/display.h"
 
@@ -102,6 +103,10 @@ desktop_manifest(void)
 	    (int)json_object_array_length(json_object_object_get(dl, "displays"))));
 	json_object_object_add(d, "task_displays_max", json_object_get(json_object_object_get(dl, "max")));
 	json_object_object_add(d, "screenshot_formats", json_tokener_parse("[\"jpeg\",\"png\",\"json\"]"));
+	acts = json_object_new_array();
+	for (i = 0; (name = dialect_name(i)) != NULL; i++)
+		json_object_array_add(acts, json_object_new_string(name));
+	json_object_object_add(d, "computer_dialects", acts);
 	json_object_put(dl);
 	return d;
 }
@@ -276,7 +281,8 @@ route_fields(json_object *o, const struct route *rt)
 	if (rt->max_body > 0)
 		json_object_object_add(o, "unknown_fields", json_object_new_string(
 		    (rt->flags & ROUTE_LENIENT) ? "ignore" : (rt->flags & ROUTE_TOOL) ? "tool" :
-		    (rt->flags & ROUTE_RPC) ? "json-rpc" : "reject"));
+		    (rt->flags & ROUTE_RPC) ? "json-rpc" : (rt->flags & ROUTE_FOREIGN) ? "dialect" :
+		    "reject"));
 }
 
 int

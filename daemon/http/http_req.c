@@ -188,7 +188,7 @@ http_handler_call(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 			derr_clear(&hr->e);     /* JSON-RPC answers it: NULL body = parse error, or a batch */
 		else if (r->body == NULL)
 			return;
-		if (r->body != NULL && !(hr->route->flags & ROUTE_RPC) &&
+		if (r->body != NULL && !(hr->route->flags & (ROUTE_RPC | ROUTE_FOREIGN)) &&
 		    !json_object_is_type(r->body, json_type_object)) {
 			derr_set(&hr->e, DERR_INVALID, NULL, "the body must be a JSON object");
 			return;

@@ -109,6 +109,9 @@ const struct route api_routes[] = {
 	{ "PUT",    "/api/clipboard",                           api_clip_put,       LIM_BODY_CLIP, "set the clipboard (text or a PNG; task_id: its display)",
 	    0, F("task_id", "selection", "text", "image_base64") },
 	{ "GET",    "/api/desktop/elements",                    api_desktop_elements, 0, "a task display's accessibility tree (AT-SPI)" },
+	{ "POST",   "/api/computer/{dialect}",                  api_computer_post,  LIM_BODY_COMPUTER, "a provider's computer calls (anthropic, openai, gemini), answered in its form",
+	    ROUTE_FOREIGN, NULL },
+	{ "GET",    "/api/computer/{dialect}",                  api_computer_get,   0, "a first look in a provider's image form, with its tool declaration" },
 	{ "GET",    "/api/humanize",                            api_humanize_get,   0, "is input humanised" },
 	{ "POST",   "/api/humanize",                            api_humanize_set,   B, "turn humanised input on/off",
 	    0, F("enabled", "reason") },
@@ -203,7 +206,7 @@ api_body_check(struct req *r, route_fn self, struct derr *e)
 
 	if (rt == NULL)
 		return derr_set(e, DERR_INTERNAL, NULL, "no route for %s %s", r->method, r->path);
-	if ((rt->flags & (ROUTE_LENIENT | ROUTE_TOOL)) || r->body == NULL)
+	if ((rt->flags & (ROUTE_LENIENT | ROUTE_TOOL | ROUTE_FOREIGN)) || r->body == NULL)
 		return 0;
 	json_object_object_foreach(r->body, k, v) {
 		size_t i = 0;

@@ -108,7 +108,7 @@ check_button(int button, struct derr *e)
 {
 	if (button < 1 || button > BUTTON_MAX)
 		return derr_set(e, DERR_INVALID, "button",
-		    "button must be 1..%d (1 left, 2 middle, 3 right)", BUTTON_MAX);
+		    "button must be 1..%d (1 left, 2 middle, 3 right, 8 back, 9 forward)", BUTTON_MAX);
 	return 0;
 }
 

@@ -22,7 +22,8 @@
 #include "core/util.h"
 #include "derr.h"
 
-/* Buttons: 1 left, 2 middle, 3 right (4-7 are the scroll buttons). */
+/* Buttons: 1 left, 2 middle, 3 right (4-7 are the scroll buttons), 8 back,
+ * 9 forward. */
 
 /* Moves the pointer to (x, y). */
 int xinput_move(Display *d, int x, int y, struct derr *e);
@@ -62,6 +63,12 @@ int xinput_type(Display *d, const char *s, size_t len, size_t *sent, struct derr
  * character. All pressed keys are released before returning, even on error.
  * DERR_INVALID field "keys" for an unknown key name. */
 int xinput_keys(Display *d, const char *combo, struct derr *e);
+/* Presses (down != 0) the keys of one chord ("ctrl+shift", "a") in order
+ * and leaves them down, or releases (down 0) that chord's keys in reverse
+ * order. The caller releases what it pressed, also when what it did in
+ * between failed. DERR_INVALID field "keys" as xinput_keys, and for more
+ * than one chord. */
+int xinput_keys_hold(Display *d, const char *combo, int down, struct derr *e);
 /* What xinput_type / xinput_keys would refuse before touching a display
  * (bad UTF-8, a control character, an unknown key name, too long): 0, or
  * -1 with e filled as they fill it (field "text" / "keys"). Pure. */

@@ -31,7 +31,7 @@
 #define CACHE_MAX        256           /* displays with kept bindings */
 #define QUIET_MS         500           /* a binding's last use, before rebinding it */
 #define CLICK_MAX        3
-#define BUTTON_MAX       7
+#define BUTTON_MAX       9             /* 8 back, 9 forward */
 #define SCROLL_MAX       100
 #define DRAG_STEPS       10
 #define DRAG_STEP_MS     5

@@ -1,13 +1,15 @@
 /*
  * xinput_keys.c - text and key chords through XTest: xinput_type (UTF-8 to
  * keysyms, typed in chunks, bound to spare keycodes when the map lacks
- * them) and xinput_keys ("ctrl+shift+t", "ctrl+a BackSpace": names to
- * keysyms, modifiers held, every key released in reverse order).
+ * them), xinput_keys ("ctrl+shift+t", "ctrl+a BackSpace": names to
+ * keysyms, modifiers held, every key released in reverse order) and
+ * xinput_keys_hold (one chord pressed, or released, across calls).
  *
  * Invariants: text is at most TYPE_MAX_BYTES and synced every TYPE_CHUNK
  * characters; a combo is at most KEYS_MAX_BYTES, KEYS_MAX_CHORDS chords and
- * CHORD_MAX_KEYS names per chord; whatever fails, every key pressed is
- * released in the same call.
+ * CHORD_MAX_KEYS names per chord; whatever fails, every key xinput_keys
+ * pressed is released in the same call (xinput_keys_hold's caller releases
+ * what it held).
  *
  * Does not: own the keyboard map (xinput_keymap.c) or move the pointer.
  */
@@ -460,31 +462,15 @@ struct resolved {
 	unsigned need;
 };
 
-int
-xinput_keys(Display *d, const char *combo, struct derr *e)
+/* Resolves every key of chords[0..nchords) to a keycode (binding spares
+ * as one batch, written before returning) into res, in order. Nothing is
+ * sent. 0, or -1 with e (too many keys missing from the map). */
+static int
+keys_resolve(struct keymap *km, XModifierKeymap *mm, const struct chord *chords, int nchords,
+    struct resolved *res, struct derr *e)
 {
-	struct chord *chords = NULL;
-	struct resolved *res = NULL;
-	XModifierKeymap *mm = NULL;
-	struct keymap km;
-	int nchords = 0, nkeys = 0, rc = -1;
-	bool loaded = false, sent = false;
+	int nkeys = 0;
 
-	chords = xcalloc(KEYS_MAX_CHORDS, sizeof *chords);
-	if (parse_combo(combo, chords, &nchords, e) != 0)
-		goto out;
-	if (xkm_load(d, &km, e) != 0)
-		goto out;
-	loaded = true;
-	xerr_begin();
-	mm = XGetModifierMapping(d);
-	if (mm == NULL) {
-		derr_set(e, DERR_INTERNAL, NULL, "cannot read the modifier map");
-		goto out;
-	}
-	res = xcalloc((size_t)KEYS_MAX_CHORDS * CHORD_MAX_KEYS, sizeof *res);
-	/* Resolve everything (binding spares as one batch) before any key goes
-	 * down. */
 	for (int c = 0; c < nchords; c++)
 		for (int k = 0; k < chords[c].n; k++) {
 			const struct key *key = &chords[c].keys[k];
@@ -494,65 +480,150 @@ xinput_keys(Display *d, const char *combo, struct derr *e)
 
 			r->need = 0;
 			if (key->modifier)
-				found = modifier_find(&km, mm, key->sym, &r->kc);
+				found = modifier_find(km, mm, key->sym, &r->kc);
 			else
-				found = xkm_find(&km, key->sym, &r->kc, &r->need);
+				found = xkm_find(km, key->sym, &r->kc, &r->need);
 			if (found)
 				continue;
-			slot = xkm_pool_find(&km, key->sym);
-			while (slot < 0 && (slot = xkm_pool_take(&km, key->sym, 1, &wait_ms)) < 0 &&
+			slot = xkm_pool_find(km, key->sym);
+			while (slot < 0 && (slot = xkm_pool_take(km, key->sym, 1, &wait_ms)) < 0 &&
 			    wait_ms > 0)
 				sleep_ms(wait_ms);      /* nothing sent yet: safe to wait */
-			if (slot < 0) {
-				derr_set(e, DERR_INVALID, "keys",
+			if (slot < 0)
+				return derr_set(e, DERR_INVALID, "keys",
 				    "too many keys missing from the keyboard map (at most %d)",
-				    km.npool);
-				goto out;
-			}
-			km.stamp[slot] = 1;
-			r->kc = km.pool[slot];
+				    km->npool);
+			km->stamp[slot] = 1;
+			r->kc = km->pool[slot];
 		}
-	xkm_pool_write(&km);
-	nkeys = 0;
-	for (int c = 0; c < nchords; c++) {
+	xkm_pool_write(km);
+	return 0;
+}
+
+/* The keycodes one chord presses, in order (implied Shift and Level3
+ * before the key that needs them, each keycode once): *n of them. */
+static void
+chord_press_list(const struct keymap *km, const struct chord *c, const struct resolved *res,
+    KeyCode *down, int *n)
+{
+	int ndown = 0;
+
+	for (int k = 0; k < c->n; k++) {
+		const struct resolved *r = &res[k];
+		KeyCode want[3];
+		int nwant = 0;
+
+		if (r->need & NEED_SHIFT)
+			want[nwant++] = km->shift;
+		if (r->need & NEED_LEVEL3)
+			want[nwant++] = km->level3;
+		want[nwant++] = r->kc;
+		for (int w = 0; w < nwant; w++) {
+			if (ndown == CHORD_MAX_PRESS || pressed_has(down, ndown, want[w]))
+				continue;
+			down[ndown++] = want[w];
+		}
+	}
+	*n = ndown;
+}
+
+/* One call of xinput_keys or xinput_keys_hold: the combo parsed, the map
+ * loaded and every key resolved; keys_end undoes it. */
+struct keys_call {
+	struct chord *chords;
+	struct resolved *res;
+	XModifierKeymap *mm;
+	struct keymap km;
+	int nchords;
+	bool loaded;
+};
+
+static int
+keys_begin(Display *d, const char *combo, struct keys_call *k, struct derr *e)
+{
+	memset(k, 0, sizeof *k);
+	k->chords = xcalloc(KEYS_MAX_CHORDS, sizeof *k->chords);
+	if (parse_combo(combo, k->chords, &k->nchords, e) != 0)
+		return -1;
+	if (xkm_load(d, &k->km, e) != 0)
+		return -1;
+	k->loaded = true;
+	xerr_begin();
+	k->mm = XGetModifierMapping(d);
+	if (k->mm == NULL)
+		return derr_set(e, DERR_INTERNAL, NULL, "cannot read the modifier map");
+	k->res = xcalloc((size_t)KEYS_MAX_CHORDS * CHORD_MAX_KEYS, sizeof *k->res);
+	/* Resolve everything (binding spares as one batch) before any key
+	 * goes down. */
+	return keys_resolve(&k->km, k->mm, k->chords, k->nchords, k->res, e);
+}
+
+/* rc: the call's outcome so far; sent: whether any key event went out. */
+static int
+keys_end(Display *d, struct keys_call *k, int rc, bool sent, struct derr *e)
+{
+	if (k->mm != NULL)
+		XFreeModifiermap(k->mm);
+	if (k->loaded) {
+		if (rc == 0)
+			rc = xerr_end(d, e, "keys");
+		else
+			XSync(d, False);
+		if (sent)
+			xkm_pool_used(&k->km, 1);
+		xkm_done(&k->km);
+	}
+	free(k->res);
+	free(k->chords);
+	return rc;
+}
+
+int
+xinput_keys(Display *d, const char *combo, struct derr *e)
+{
+	struct keys_call k;
+	int rc = -1, nkeys = 0;
+	bool sent = false;
+
+	if (keys_begin(d, combo, &k, e) != 0)
+		goto out;
+	for (int c = 0; c < k.nchords; c++) {
 		KeyCode down[CHORD_MAX_PRESS];
 		int ndown = 0;
 
-		for (int k = 0; k < chords[c].n; k++) {
-			const struct resolved *r = &res[nkeys++];
-			KeyCode want[3];
-			int nwant = 0;
-
-			if (r->need & NEED_SHIFT)
-				want[nwant++] = km.shift;
-			if (r->need & NEED_LEVEL3)
-				want[nwant++] = km.level3;
-			want[nwant++] = r->kc;
-			for (int w = 0; w < nwant; w++) {
-				if (ndown == CHORD_MAX_PRESS || pressed_has(down, ndown, want[w]))
-					continue;
-				XTestFakeKeyEvent(d, want[w], True, 0);
-				down[ndown++] = want[w];
-			}
-		}
+		chord_press_list(&k.km, &k.chords[c], &k.res[nkeys], down, &ndown);
+		nkeys += k.chords[c].n;
+		for (int i = 0; i < ndown; i++)
+			XTestFakeKeyEvent(d, down[i], True, 0);
 		while (ndown > 0)
 			XTestFakeKeyEvent(d, down[--ndown], False, 0);
 		sent = true;
 	}
 	rc = 0;
 out:
-	if (mm != NULL)
-		XFreeModifiermap(mm);
-	if (loaded) {
-		if (rc == 0)
-			rc = xerr_end(d, e, "keys");
-		else
-			XSync(d, False);
-		if (sent)
-			xkm_pool_used(&km, 1);
-		xkm_done(&km);
+	return keys_end(d, &k, rc, sent, e);
+}
+
+int
+xinput_keys_hold(Display *d, const char *combo, int down, struct derr *e)
+{
+	struct keys_call k;
+	KeyCode list[CHORD_MAX_PRESS];
+	int rc = -1, n = 0;
+	bool sent = false;
+
+	if (keys_begin(d, combo, &k, e) != 0)
+		goto out;
+	if (k.nchords != 1) {
+		derr_set(e, DERR_INVALID, "keys", "give one chord to hold (like ctrl+shift), not %d",
+		    k.nchords);
+		goto out;
 	}
-	free(res);
-	free(chords);
-	return rc;
+	chord_press_list(&k.km, &k.chords[0], k.res, list, &n);
+	for (int i = 0; i < n; i++)
+		XTestFakeKeyEvent(d, list[down ? i : n - 1 - i], down ? True : False, 0);
+	sent = n > 0;
+	rc = 0;
+out:
+	return keys_end(d, &k, rc, sent, e);
 }

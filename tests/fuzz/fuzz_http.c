@@ -2,7 +2,8 @@
  * fuzz_http.c - libFuzzer target: detmd's request handling below the
  * socket. Input byte 0 picks a route of the table (or, 0xff, runs the rest
  * as a URL path through the route matcher against every pattern); byte 1
- * picks the path parameters (a real task id, an unknown id, ordinals, junk);
+ * picks the path parameters (a real task id, an unknown id, ordinals, junk,
+ * the computer dialects' names);
  * the rest is the request body, parsed as the HTTP layer does (jx_parse,
  * object only) and handed to the route's handler with a real store in a
  * temporary data dir. Every module starts as in detmd (modules_start: the
@@ -80,7 +81,8 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
 	static const char *const ids[] = { NULL, "deadbeef", "0", "1", "-1", "99999999999", "zz/..",
-		"clip", "index.html", "abcd1234%2Fitems%2F1", "ab%00cd", "%00" };
+		"clip", "index.html", "abcd1234%2Fitems%2F1", "ab%00cd", "%00",
+		"anthropic", "openai", "gemini" };      /* /api/computer/{dialect} */
 	const char *params[ROUTE_MAX_PARAMS];
 	size_t lens[ROUTE_MAX_PARAMS];
 	const struct route *rt;
