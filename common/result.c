@@ -239,6 +239,10 @@ res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len
 		         a, m, res_clip(res_str(b, "summary"), c1, 256));
 	} else if (strcmp(n, "desktop_elements") == 0) {
 		res_elements_line(b, out, len);
+	} else if (strcmp(n, "desktop_launch") == 0) {
+		char obs[704];
+
+		snprintf(out, len, "desktop_launch %s.", res_clip(res_str(b, "observation"), obs, 700));
 	} else if (strcmp(n, "video_record") == 0) {
 		res_int(b, "frames", &a);
 		snprintf(out, len, "Clip %s is %s: %.1f s, %lld frame(s), saved to %s (URL %s).",

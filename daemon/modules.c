@@ -4,8 +4,8 @@
  * Owns: the order only. Starting: the store, wake-ups, displays (after the
  * data-dir lock, so only one detmd cleans up displays), recordings (before
  * the task-change hook, so a recording ends before its display stops),
- * screenshots, the tool table, grounding, usage and budgets, smart waits,
- * takeover. Stopping: the engines that hold requests open first, then (after
+ * screenshots, launched programs, the tool table, grounding, usage and
+ * budgets, smart waits, takeover. Stopping: the engines that hold requests open first, then (after
  * the HTTP server, which the caller stops) the rest, the store last.
  * Every module's lifecycle is one verb pair, X_init and X_shutdown (a
  * display, a recording or a wait is what X_start and X_stop act on).
@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "backends/ground.h"
+#include "desktop/launch.h"
 #include "desktop/live.h"
 #include "desktop/takeover.h"
 #include "modules.h"
@@ -33,14 +34,17 @@
 #include "x11/display.h"
 #include "x11/humanize.h"
 
-/* A task that ends (or is deleted) gives its display back. */
+/* A task that ends (or is deleted) stops the programs it launched and
+ * gives its display back. */
 static void
 on_task_change(const char *task_id, int from, int to, void *arg)
 {
 	(void)from;
 	(void)arg;
-	if (to == TASK_HOOK_DELETED || task_status_final(to))
+	if (to == TASK_HOOK_DELETED || task_status_final(to)) {
+		launch_stop_task(task_id);
 		display_stop(task_id);
+	}
 }
 
 int
@@ -61,6 +65,7 @@ modules_start(struct app *app, const char **what, struct derr *e)
 		return *what = "recordings: ", -1;
 	if (shots_init(cfg->data_dir, e) != 0)
 		return *what = "screenshots: ", -1;
+	launch_init(app);
 	task_hook_add(on_task_change, NULL);
 	humanize_configure(cfg->humanize);
 	if (tools_init(tool_err, sizeof tool_err) != 0)
@@ -93,6 +98,7 @@ modules_stop(struct app *app)
 	budget_shutdown();      /* after the requests: no pause is queued any more */
 	usage_shutdown();
 	wake_shutdown();
+	launch_shutdown();      /* launched programs end before their displays */
 	display_shutdown();
 	store_close(app->store);
 	app->store = NULL;

@@ -174,6 +174,9 @@ int api_usage_prices(struct req *r, struct derr *e);
 int api_metrics(struct req *r, struct derr *e);
 /* api_a11y.c */
 int api_desktop_elements(struct req *r, struct derr *e);
+/* api_launch.c */
+int api_task_launch(struct req *r, struct derr *e);
+int api_task_launched(struct req *r, struct derr *e);
 /* api_gui.c */
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);

@@ -113,6 +113,10 @@ record_display(struct req *r, const char *task_id, json_object *info, struct der
 	    json_object_get(json_object_object_get(info, "resolution")));
 	json_object_object_add(m, "isolated_display", json_object_new_boolean(1));
 	json_object_object_add(m, "xauthority", json_object_get(json_object_object_get(info, "xauthority")));
+	/* What a program of the agent's own shell needs there (the
+	 * accessibility bus and switches too); desktop_launch sets it itself. */
+	if (json_object_object_get(info, "env") != NULL)
+		json_object_object_add(m, "display_env", json_object_get(json_object_object_get(info, "env")));
 	p.metadata = m;
 	rc = task_update(r->app->store, task_id, &p, e);
 	json_object_put(m);

@@ -262,6 +262,25 @@ write_pidfile(const struct dentry *de)
 	return fclose(f);
 }
 
+/* The switches a11y_describe's env leaves to us: Gecko shows its tree
+ * only with GNOME_ACCESSIBILITY, LibreOffice through its GTK3 plugin, and
+ * GTK and Qt pick X11 even when the host session is Wayland. */
+static void
+env_extra(json_object *o)
+{
+	static const char *const kv[][2] = {
+		{ "GNOME_ACCESSIBILITY", "1" }, { "SAL_USE_VCLPLUGIN", "gtk3" },
+		{ "GDK_BACKEND", "x11" }, { "QT_QPA_PLATFORM", "xcb" },
+	};
+	json_object *env;
+
+	if (!json_object_object_get_ex(o, "env", &env) || !json_object_is_type(env, json_type_object))
+		return;
+	for (size_t i = 0; i < ARRAY_LEN(kv); i++)
+		if (!json_object_object_get_ex(env, kv[i][0], NULL))
+			json_object_object_add(env, kv[i][0], json_object_new_string(kv[i][1]));
+}
+
 static json_object *
 entry_json(const struct dentry *de)
 {
@@ -289,6 +308,7 @@ entry_json(const struct dentry *de)
 		json_object_object_add(o, "window_manager", de->wm_pid > 0 ?
 		    json_object_new_string(cfg->window_manager) : NULL);
 		a11y_describe(de->number, o);   /* "env", "a11y" (a11y.h; its lock is a leaf) */
+		env_extra(o);
 	}
 	return o;
 }
