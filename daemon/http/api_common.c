@@ -166,6 +166,7 @@ api_health_reply(struct req *r)
 	json_object_object_add(o, "wake", wake_stats());
 	json_object_object_add(o, "vision", waits_health());
 	json_object_object_add(o, "humanize", json_object_new_boolean(humanize_enabled()));
+	json_object_object_add(o, "window_manager", display_wm_json());
 	return req_reply(r, ok ? 200 : 503, o);
 }
 

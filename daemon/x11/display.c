@@ -956,7 +956,7 @@ display_init(const struct config *c, struct derr *e)
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", dir, strerror(errno));
 	table = xcalloc((size_t)c->max_displays, sizeof *table);
-	dwm_init(c, dir);
+	dwm_init(c, c->data_dir);      /* not displays/: that holds only live displays' files */
 	cleanup_stale();
 	a11y_cleanup(dir);      /* the accessibility buses an earlier detmd left */
 	shared_autostart();

@@ -67,7 +67,7 @@ int dproc_xvfb_launch(struct dentry *de, const struct config *cfg, const char *l
     struct derr *e);
 /* ---- the window manager (display_wm.c) ---- */
 /* Once at init: the configuration, and detm's openbox configuration file
- * in dir (DATA_DIR/displays) when the command is openbox. */
+ * in dir (DATA_DIR) when the command is openbox. */
 void dwm_init(const struct config *cfg, const char *dir);
 /* Starts the configured window manager on de (de->wm_pid, 0 when none
  * started: none configured, not installed, or it failed; logged) and,

@@ -10,8 +10,8 @@
  * nowhere. openbox (the default, from Debian) places every new top-level
  * inside the screen and focuses it.
  *
- * openbox runs with detm's own configuration (DATA_DIR/displays/
- * openbox-rc.xml, written at start) unless the command names a
+ * openbox runs with detm's own configuration (DATA_DIR/openbox-rc.xml,
+ * written at start) unless the command names a
  * --config-file: one desktop (the scroll wheel over the desktop would
  * switch desktops and hide every window), no root menus on right or
  * middle clicks on the desktop, only Alt+F4 (close) and Alt+Tab (next
