@@ -458,7 +458,7 @@ static const struct {
 	{ "desktop_look", OUT(P_OBJ("image_size") "," P_OBJ("screen_size") "," P_NUM("scale"), "'screen_size','scale'") },
 	{ "desktop_elements", OUT(P_ARR("elements") "," P_INT("count") "," P_STR("display") "," P_BOOL("truncated"), "'elements','count','display'") },
 	{ "desktop_launch", OUT(P_INT("pid") "," P_STR("program") "," P_STR("command") "," P_STR("display") ","
-	    P_STR("status") "," "'window':{'type':['object','null']}," P_STR("observation"), "'pid','display','status'") },
+	    P_STR("status") "," P_STR("observation"), "'pid','display','status'") },
 	{ "humanize_status", OUT(P_BOOL("enabled"), "'enabled'") },
 	{ "humanize_set", OUT(P_BOOL("enabled"), "'enabled'") },
 	{ "video_record", OUT(P_STR("clip_id") "," P_STR("status") "," P_NUM("duration_s") "," P_STR("path"), "'clip_id','status'") },

@@ -679,6 +679,25 @@ key_chain(const struct ctx *c, Window *chain)
 	return n;
 }
 
+/* Whether root child w is something keys could be meant for: mapped, on
+ * the screen, and not the window manager's own focus holder (openbox
+ * focuses its 1x1 check window at -100,-100 when no client has focus). */
+static bool
+shown(const struct ctx *c, Window w)
+{
+	XWindowAttributes wa;
+	unsigned long check = 0;
+
+	if (c->wm && prop_long(c, c->root, c->a[A_NET_SUPPORTING_WM_CHECK], XA_WINDOW, &check) &&
+	    (Window)check == w)
+		return false;
+	if (!XGetWindowAttributes(c->d, w, &wa) || wa.map_state != IsViewable)
+		return false;
+	return wa.x + wa.width > 0 && wa.y + wa.height > 0 &&
+	    wa.x < DisplayWidth(c->d, DefaultScreen(c->d)) &&
+	    wa.y < DisplayHeight(c->d, DefaultScreen(c->d));
+}
+
 int
 xwin_key_target(Display *d, struct xwin *out, struct derr *e)
 {
@@ -700,7 +719,8 @@ xwin_key_target(Display *d, struct xwin *out, struct derr *e)
 			for (int k = 0; k < n && !found; k++)
 				if (tops[i].client == chain[k] || tops[i].frame == chain[k])
 					found = info_fill(&c, &tops[i], &f, out) ? 1 : 0;
-		if (!found) {   /* not a listed top-level (a popup): name what it is */
+		if (!found && shown(&c, chain[n - 1])) {
+			/* not a listed top-level (a popup menu): name what it is */
 			out->id = chain[n - 1];
 			read_title(&c, chain[0], out->title, sizeof out->title);
 			found = 1;
