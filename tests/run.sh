@@ -18,7 +18,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist faults mcp desktop typing vision waits wake gui uitars agent record dashboard takeover memory usage ops a11y hostile load fuzz)
+all_suites=(layers unit x11 http persist faults mcp desktop launch typing vision waits wake gui uitars agent record dashboard takeover memory usage ops a11y hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -29,6 +29,7 @@ declare -A cmd=(
 	[mcp]="tests/mcp/run.sh"
 	[x11]="$DETM_BIN/test-x11"
 	[desktop]="tests/desktop/run.sh"
+	[launch]="tests/launch/run.sh"
 	[typing]="tests/typing/run.sh"
 	[vision]="tests/vision/run.sh"
 	[waits]="tests/waits/run.sh"

@@ -407,6 +407,10 @@ observe(const struct lproc *p, json_object *win, int waited_ms, int wait_ms, cha
 		    json_object_get_int(json_object_object_get(win, "height")),
 		    json_object_get_boolean(v) ? " and has the keyboard focus" :
 		    ", without the keyboard focus");
+	} else if (p->state != L_RUNNING && p->sig == 0 && p->exit_code == 0) {
+		snprintf(out + o, cap - o, "; it ended (exit status 0) and no new window appeared: a "
+		    "program may hand its work to an instance already running (mousepad, a browser), "
+		    "whose window then changes; desktop_action list_windows shows the windows");
 	} else if (p->state != L_RUNNING) {
 		snprintf(out + o, cap - o, "; it ended (%s %d) before any window appeared: its output "
 		    "lines are in the task's log (task_drill_down)", p->sig ? "signal" : "exit status",

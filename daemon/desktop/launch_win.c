@@ -170,13 +170,18 @@ launch_win_wait(struct app *app, struct lproc *p, const unsigned long *before, s
 
 	*win = NULL;
 	while (wait_ms > 0 && mono_us() < deadline) {
-		bool gone;
+		bool gone, failed;
 
 		sleep_ms(POLL_MS);
 		launch_lock();
 		gone = !p->watching;    /* it and everything holding its output ended */
+		failed = p->state != L_RUNNING && (p->exit_code != 0 || p->sig != 0);
 		launch_unlock();
-		if (gone || look(app, p, before, nb, &f) != 0 || f.has_mine)
+		if ((gone && failed) || look(app, p, before, nb, &f) != 0 || f.has_mine)
+			break;
+		/* Ended well: it may have handed its work to a running instance
+		 * (a browser, mousepad), whose new window is not of its session. */
+		if (gone && (f.has_other || f.has_weak))
 			break;
 		if (f.has_other && other_since == 0)
 			other_since = mono_us();
