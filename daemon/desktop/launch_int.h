@@ -1,8 +1,9 @@
 /*
  * launch_int.h - what the files of desktop_launch share (launch.h is the
  * contract): one launched process (struct lproc, in launch.c's registry),
- * its watcher thread (launch_watch.c), resolving `open` into a command
- * (launch_open.c) and finding its window (launch_win.c).
+ * its watcher thread (launch_watch.c), its argv and env (launch_argv.c),
+ * resolving `open` into a command (launch_open.c) and finding its window
+ * (launch_win.c).
  *
  * Locking: every field of a registered lproc that changes after the start
  * (state, exit_code, sig, counters, window) is read and written under
@@ -71,6 +72,26 @@ int launch_watch_start(struct app *app, struct lproc *p);
 int launch_open_resolve(const struct config *cfg, const char *open, json_object *args,
     char ***argv, const char **kind, struct derr *e);
 void launch_argv_free(char **argv);
+
+/* ---- launch_argv.c ---- */
+/* argv (NULL-terminated, with room for 2 added flags) from command and
+ * args (already checked by launch_args_valid). 0, or -1 (too many). */
+int launch_argv_command(const char *command, json_object *args, char ***out, struct derr *e);
+/* args: NULL, or an array of at most LAUNCH_ARGS strings without NUL, each
+ * at most LAUNCH_ARG_BYTES. 0, or -1 with DERR_INVALID on "args". */
+int launch_args_valid(json_object *args, struct derr *e);
+/* Chromium and Electron: --force-renderer-accessibility, and --no-sandbox
+ * as root, unless given; each added one is appended to `added`. argv must
+ * have room for two more. */
+void launch_argv_flags(char **argv, json_object *added);
+/* argv joined with blanks into out[cap], cut, valid UTF-8. */
+void launch_argv_join(char *const *argv, char *out, size_t cap);
+/* The child's environment (see launch.c's top comment), a new
+ * NULL-terminated "K=V" array (launch_argv_free). */
+char **launch_env(json_object *denv);
+/* The task's own running display (display.h's description; caller owns),
+ * or NULL with DERR_CONFLICT. */
+json_object *launch_task_display(const char *task_id, struct derr *e);
 
 /* Top-level window ids of the task's display now (*ids malloc'd). 0 or -1. */
 int launch_win_snapshot(struct app *app, const char *task_id, unsigned long **ids, size_t *n,

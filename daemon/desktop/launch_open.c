@@ -44,16 +44,6 @@ static const char *const browsers[] = {
 	"chromium", "firefox-esr", "firefox", "google-chrome", "chromium-browser",
 };
 
-void
-launch_argv_free(char **argv)
-{
-	if (argv == NULL)
-		return;
-	for (size_t i = 0; argv[i] != NULL; i++)
-		free(argv[i]);
-	free(argv);
-}
-
 static char **
 argv_new(void)
 {

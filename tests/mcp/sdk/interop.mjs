@@ -57,7 +57,7 @@ async function main() {
 
 	await step("tools/list", async () => {
 		const { tools } = await client.listTools();
-		check("27 tools listed", tools.length === 27, String(tools.length));
+		check("28 tools listed", tools.length === 28, String(tools.length));
 		const ajv = new Ajv({ strict: false, allErrors: true });
 		const bad = [];
 		for (const t of tools) {
