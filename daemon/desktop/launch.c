@@ -148,7 +148,7 @@ start_proc(struct app *app, const char *task_id, char **argv, char **env, const 
 {
 	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, running;
 	struct lproc *p;
-	char summary[700];
+	char summary[700], aid[ID_LEN];
 	pid_t pid;
 
 	launch_lock();
@@ -178,6 +178,7 @@ start_proc(struct app *app, const char *task_id, char **argv, char **env, const 
 		    utf8_prec(argv[0], 128), argv[0], strerror(errno));
 		goto fail;
 	}
+	launch_lock();          /* listed (and stoppable) from here on */
 	snprintf(p->task_id, sizeof p->task_id, "%s", task_id);
 	snprintf(p->program, sizeof p->program, "%s", strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0]);
 	launch_argv_join(argv, p->command, sizeof p->command);
@@ -188,10 +189,14 @@ start_proc(struct app *app, const char *task_id, char **argv, char **env, const 
 	p->fd_err = err[0];
 	p->started_ms = now_ms();
 	p->started_mono_us = mono_us();
+	launch_unlock();
 	json_object_object_add(in, "pid", json_object_new_int(pid));
 	snprintf(summary, sizeof summary, "launch %.*s on %s (pid %ld)", utf8_prec(p->command, 400),
 	    p->command, display, (long)pid);
-	audit(app, task_id, summary, "started", in, NULL, p->action_id);
+	audit(app, task_id, summary, "started", in, NULL, aid);
+	launch_lock();
+	memcpy(p->action_id, aid, sizeof aid);  /* fixed before the watcher reads it */
+	launch_unlock();
 	if (launch_watch_start(app, p) != 0) {
 		launch_kill_session(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
@@ -345,6 +350,26 @@ prepare(struct app *app, const struct launch_req *q, json_object *in, json_objec
 	return 0;
 }
 
+/* The task ended while its program started (its stop did not see it
+ * yet): stop it too. 0, or -1 with DERR_CONFLICT. */
+static int
+ended_meanwhile(struct app *app, struct lproc *p, struct derr *e)
+{
+	json_object *meta = NULL;
+	struct derr e2;
+	int st;
+
+	derr_clear(&e2);
+	if (task_meta(app->store, p->task_id, &st, &meta, &e2) == 0 && !task_status_final(st)) {
+		json_object_put(meta);
+		return 0;
+	}
+	json_object_put(meta);
+	launch_stop_task(p->task_id);
+	return derr_set(e, DERR_CONFLICT, "task_id", "task %s ended while %s started; it was stopped",
+	    p->task_id, p->program);
+}
+
 int
 launch_start(struct app *app, const struct launch_req *q, json_object **out, struct derr *e)
 {
@@ -372,6 +397,8 @@ launch_start(struct app *app, const struct launch_req *q, json_object **out, str
 		audit_refusal(app, q->task_id, in, e);
 		goto out;
 	}
+	if (ended_meanwhile(app, p, e) != 0)
+		goto out;
 	launch_win_wait(app, p, before, nb, q->wait_ms, &win, &waited);
 	*out = result(p, argv, added, win, waited, q->wait_ms);
 	rc = 0;
