@@ -2,7 +2,7 @@
 // (1.x, tests/mcp/sdk's node_modules) over bin/detm-mcp, as an agent with
 // only MCP tools would: register a task with a display, start mousepad,
 // see it in desktop_elements, type into it, cancel the task and find the
-// process gone. The SDK checks every structuredContent against the tool's
+// process gone; then xlogo through detmd's own /mcp (Streamable HTTP). The SDK checks every structuredContent against the tool's
 // outputSchema. Needs DETM_URL and DETM_BIN. Prints "N passed, N failed".
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -12,6 +12,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.resolve(here, "../mcp/sdk/package.json"));
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
+const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
 const bin = path.resolve(here, "../..", process.env.DETM_BIN || "bin", "detm-mcp");
 const url = process.env.DETM_URL;
 let passed = 0, failed = 0;
@@ -58,6 +59,21 @@ async function main() {
 	for (let i = 0; i < 50 && !gone; i++) { gone = !alive(s.pid); if (!gone) await sleep(100); }
 	check("cancelling the task stopped mousepad", gone);
 	await client.close();
+
+	// The same tool served by detmd's own /mcp (no proxy).
+	const direct = new Client({ name: "detm-launch-http", version: "1.0.0" });
+	await direct.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+	r = await direct.callTool({ name: "task_register", arguments: { name: "sdk launch over /mcp", display: true } });
+	const t2 = r.structuredContent.task_id;
+	r = await direct.callTool({ name: "desktop_launch", arguments: { task_id: t2, command: "xlogo", args: ["-geometry", "200x200"] } });
+	const x = r.structuredContent || {};
+	check("/mcp: desktop_launch starts xlogo and names its window", !r.isError && x.window && x.window.class === "XLogo" &&
+		first(r).startsWith("desktop_launch started xlogo"), JSON.stringify(r));
+	await direct.callTool({ name: "task_update", arguments: { task_id: t2, status: "completed" } });
+	gone = false;
+	for (let i = 0; i < 50 && !gone; i++) { gone = !alive(x.pid); if (!gone) await sleep(100); }
+	check("/mcp: completing the task stopped xlogo", gone);
+	await direct.close();
 }
 
 main().catch((e) => { failed++; console.log(`FAIL sdk: ${e.stack || e}`); }).finally(() => {

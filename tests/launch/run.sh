@@ -116,8 +116,8 @@ check "and nothing of it ran" sh -c "[ ! -e $tmp/pwned ] && [ ! -e $tmp/pwned2 ]
 ZW=$(jqr .window.id)
 in_screen() { # in_screen WID: the frame xwininfo reports is inside 1280x720
 	local g
-	[ -n "$1" ] || return 1         # (xwininfo without an id waits for a click)
-	g=$(x_of "$T" xwininfo -id "$1" -frame)
+	case $1 in 0x*) ;; *) return 1 ;; esac     # (xwininfo without an id waits for a click)
+	g=$(x_of "$T" timeout 10 xwininfo -id "$1" -frame)
 	local x y w h
 	x=$(awk '/Absolute upper-left X/ {print $NF}' <<<"$g"); y=$(awk '/Absolute upper-left Y/ {print $NF}' <<<"$g")
 	w=$(awk '/  Width:/ {print $NF}' <<<"$g"); h=$(awk '/  Height:/ {print $NF}' <<<"$g")
@@ -239,6 +239,21 @@ launch "$N" '{"command":"mousepad"}'
 expect "a default program dropped from the list is refused" 403 '.error.code == "launch_denied"'
 launch "$N" '{"command":"xlogo","wait_window":0}'
 expect "and a listed one starts (wait_window 0: no wait)" 201 '.window == null and (.observation | test("not waiting"))'
+
+# ---- a window manager that is not installed ----
+daemon_stop
+daemon_start --window-manager "no-such-wm --replace" || { bad "daemon start with a missing window manager"; finish; exit 1; }
+api GET /api/health
+expect "health says the window manager is not installed" 200 \
+	'.window_manager.found == false and (.window_manager.note | test("not installed"))'
+api POST /api/tasks '{"name":"no wm","display":true}'
+expect "and task displays still start, without one" 201 '.metadata.display != null'
+M=$(jqr .task_id)
+api GET "/api/tasks/$M/display"
+expect "(its display runs none)" 200 '.window_manager == null'
+api GET /api/doctor
+expect "the doctor warns about it" 200 \
+	'[.results[] | select(.name == "window_manager")][0] | .status == "warn" and (.detail | test("not installed"))'
 
 # ---- --window-manager none ----
 daemon_stop
