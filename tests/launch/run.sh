@@ -70,6 +70,16 @@ expect "the display runs the window manager (openbox by default)" 200 \
 api GET /api/health
 expect "health says which window manager and that it is installed" 200 '.window_manager.found == true'
 
+in_screen() { # in_screen WID: the frame xwininfo reports is inside 1280x720
+	local g
+	case $1 in 0x*) ;; *) return 1 ;; esac     # (xwininfo without an id waits for a click)
+	g=$(x_of "$T" timeout 10 xwininfo -id "$1" -frame)
+	local x y w h
+	x=$(awk '/Absolute upper-left X/ {print $NF}' <<<"$g"); y=$(awk '/Absolute upper-left Y/ {print $NF}' <<<"$g")
+	w=$(awk '/  Width:/ {print $NF}' <<<"$g"); h=$(awk '/  Height:/ {print $NF}' <<<"$g")
+	[ "$x" -ge 0 ] && [ "$y" -ge 0 ] && [ $((x + w)) -le 1280 ] && [ $((y + h)) -le 720 ]
+}
+
 # ---- a keyboard with no window ----
 api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"type\",\"text\":\"lost\"}"
 expect "type with no window says the keys went nowhere" 200 \
@@ -104,6 +114,16 @@ expect "type names the window that had the keyboard focus" 200 \
 	".focus_window.id == \"$MW\" and (.observation | test(\"into \\\"Untitled 1 - Mousepad\\\"\"))"
 api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"press_key\",\"keys\":\"ctrl+a\"}"
 expect "press_key names it too" 200 ".focus_window.id == \"$MW\" and (.observation | test(\"in \\\"\"))"
+# The issue's case: ctrl+o opens a dialog, and what is typed next must reach it.
+api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"press_key\",\"keys\":\"ctrl+o\"}"
+dialog_up() { x_of "$T" xdotool search --name '^Open File$' >/dev/null; }
+check "ctrl+o opened mousepad's file dialog" wait_for 10 dialog_up
+sleep 0.5
+api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"type\",\"text\":\"/tmp/\"}"
+expect "the dialog got the focus: typing goes into it and says so" 200 \
+	'.focus_window.title == "Open File" and (.observation | test("into \"Open File\""))'
+check "the dialog is inside the screen" in_screen "$(jqr .focus_window.id)"
+api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"press_key\",\"keys\":\"Escape\"}"
 
 # ---- no shell: arguments verbatim ----
 weird='a;b $(touch '"$tmp"'/pwned) `touch '"$tmp"'/pwned2` | c && d'
@@ -114,15 +134,6 @@ check "the argument reached the program verbatim (/proc/PID/cmdline)" sh -c \
 	"tr '\\0' '\\n' </proc/$ZP/cmdline | grep -qxF -- '$weird'"
 check "and nothing of it ran" sh -c "[ ! -e $tmp/pwned ] && [ ! -e $tmp/pwned2 ]"
 ZW=$(jqr .window.id)
-in_screen() { # in_screen WID: the frame xwininfo reports is inside 1280x720
-	local g
-	case $1 in 0x*) ;; *) return 1 ;; esac     # (xwininfo without an id waits for a click)
-	g=$(x_of "$T" timeout 10 xwininfo -id "$1" -frame)
-	local x y w h
-	x=$(awk '/Absolute upper-left X/ {print $NF}' <<<"$g"); y=$(awk '/Absolute upper-left Y/ {print $NF}' <<<"$g")
-	w=$(awk '/  Width:/ {print $NF}' <<<"$g"); h=$(awk '/  Height:/ {print $NF}' <<<"$g")
-	[ "$x" -ge 0 ] && [ "$y" -ge 0 ] && [ $((x + w)) -le 1280 ] && [ $((y + h)) -le 720 ]
-}
 check "a GTK dialog is placed inside the screen" in_screen "$ZW"
 api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"close_window\",\"window_id\":\"$ZW\"}"
 
