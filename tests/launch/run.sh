@@ -69,6 +69,9 @@ expect "the display runs the window manager (openbox by default)" 200 \
 	".window_manager.command == \"openbox\" and .window_manager.found and ([.displays[] | select(.task_id == \"$T\")][0] | .window_manager == \"openbox\" and .wm_pid > 0)"
 api GET /api/health
 expect "health says which window manager and that it is installed" 200 '.window_manager.found == true'
+api GET /api/capabilities
+expect "capabilities say launching is on and what it may start" 200 \
+	'.desktop.launch.enabled == true and (.desktop.launch.allow | index("mousepad") != null) and (.desktop.launch.allow | index("sh") == null)'
 
 in_screen() { # in_screen WID: the frame xwininfo reports is inside 1280x720
 	local g
@@ -240,6 +243,8 @@ api POST /api/tasks '{"name":"off","display":true}'
 O=$(jqr .task_id)
 launch "$O" '{"command":"xlogo"}'
 expect "--launch off refuses every launch" 403 '.error.code == "launch_denied" and (.error.message | test("off"))'
+api GET /api/capabilities
+expect "and capabilities say so" 200 '.desktop.launch.enabled == false and (.desktop.launch.why | test("--launch off"))'
 daemon_stop
 daemon_start --launch-allow "xlogo zenity" || { bad "daemon start --launch-allow"; finish; exit 1; }
 api POST /api/tasks '{"name":"narrow","display":true}'
