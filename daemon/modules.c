@@ -4,7 +4,7 @@
  * Owns: the order only. Starting: the store, wake-ups, displays (after the
  * data-dir lock, so only one detmd cleans up displays), recordings (before
  * the task-change hook, so a recording ends before its display stops),
- * screenshots, launched programs, the tool table, grounding, usage and
+ * screenshots, the tool table, grounding, usage and
  * budgets, smart waits, takeover. Stopping: the engines that hold requests open first, then (after
  * the HTTP server, which the caller stops) the rest, the store last.
  * Every module's lifecycle is one verb pair, X_init and X_shutdown (a
@@ -65,7 +65,6 @@ modules_start(struct app *app, const char **what, struct derr *e)
 		return *what = "recordings: ", -1;
 	if (shots_init(cfg->data_dir, e) != 0)
 		return *what = "screenshots: ", -1;
-	launch_init(app);
 	task_hook_add(on_task_change, NULL);
 	humanize_configure(cfg->humanize);
 	if (tools_init(tool_err, sizeof tool_err) != 0)

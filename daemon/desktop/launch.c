@@ -46,7 +46,6 @@
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static struct lproc procs[LAUNCH_MAX];
-static struct app *the_app;
 
 void
 launch_lock(void)
@@ -64,12 +63,6 @@ void
 launch_signal(void)
 {
 	pthread_cond_broadcast(&cv);
-}
-
-void
-launch_init(struct app *app)
-{
-	the_app = app;
 }
 
 /* ---- the audit row ---- */

@@ -32,8 +32,6 @@ struct launch_req {
 	int wait_ms;            /* how long to wait for its window (0: do not wait) */
 };
 
-/* Once, before the server starts (the store must be open). */
-void launch_init(struct app *app);
 /* Stops every launched process (daemon shutdown). */
 void launch_shutdown(void);
 
