@@ -4,9 +4,10 @@
  * Owns: the order only. Starting: the store, wake-ups, displays (after the
  * data-dir lock, so only one detmd cleans up displays), recordings (before
  * the task-change hook, so a recording ends before its display stops),
- * screenshots, the tool table, grounding, usage and
- * budgets, smart waits, takeover. Stopping: the engines that hold requests open first, then (after
- * the HTTP server, which the caller stops) the rest, the store last.
+ * screenshots, the tool table, grounding, usage and budgets, smart waits,
+ * takeover. Stopping: the engines that hold requests open first, then (after
+ * the HTTP server, which the caller stops) the rest, launched programs
+ * before the displays they run on, the store last.
  * Every module's lifecycle is one verb pair, X_init and X_shutdown (a
  * display, a recording or a wait is what X_start and X_stop act on).
  * Does not: take the data-dir lock, bind the socket or run the HTTP server
