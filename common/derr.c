@@ -29,6 +29,7 @@ static const struct {
 	[DERR_NO_SPACE] = { 507, "no_space" },
 	[DERR_IO_ERROR] = { 500, "io_error" },
 	[DERR_NOT_DURABLE] = { 500, "not_durable" },
+	[DERR_LAUNCH_DENIED] = { 403, "launch_denied" },
 };
 
 int

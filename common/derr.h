@@ -36,6 +36,7 @@ enum derr_code {
 	DERR_NO_SPACE,          /* 507 no_space: the disk is full, nothing was stored */
 	DERR_IO_ERROR,          /* 500 io_error: the disk failed, nothing was stored */
 	DERR_NOT_DURABLE,       /* 500 not_durable: stored and visible, its fsync failed */
+	DERR_LAUNCH_DENIED,     /* 403 launch_denied: desktop_launch refused the program (allow-list, off) */
 	DERR__COUNT
 };
 

@@ -143,6 +143,24 @@ res_task_line(struct json_object *b, char *out, size_t len)
 		snprintf(out + o, len - o, ".");
 }
 
+/* task_register: " It has its own display :101 (1280x720): ..." after the
+ * task line, when the task got one. */
+static void
+res_display_note(struct json_object *b, char *out, size_t len)
+{
+	struct json_object *meta;
+	const char *disp, *res;
+	size_t o = strlen(out);
+
+	if (!json_object_object_get_ex(b, "metadata", &meta) || (disp = res_str(meta, "display")) == NULL ||
+	    o >= len)
+		return;
+	res = res_str(meta, "display_resolution");
+	snprintf(out + o, len - o, " It has its own display %s%s%s%s: start programs there with "
+	         "desktop_launch (metadata.display_env is the env for a program of your own).",
+	         disp, res ? " (" : "", res ? res : "", res ? ")" : "");
+}
+
 /* "Wait 1a2b3c4d is watching (screen: "the dialog says Done"), 12 s, 3 evaluations, last verdict NO." */
 static void
 res_wait_line(const char *verb, struct json_object *b, char *out, size_t len)
@@ -327,6 +345,10 @@ res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len
 		         a, m, res_clip(res_str(b, "summary"), c1, 256));
 	} else if (strcmp(n, "desktop_elements") == 0) {
 		res_elements_line(b, out, len);
+	} else if (strcmp(n, "desktop_launch") == 0) {
+		char obs[704];
+
+		snprintf(out, len, "desktop_launch %s.", res_clip(res_str(b, "observation"), obs, 700));
 	} else if (strcmp(n, "video_record") == 0) {
 		res_int(b, "frames", &a);
 		snprintf(out, len, "Clip %s is %s: %.1f s, %lld frame(s), saved to %s (URL %s).",
@@ -389,6 +411,8 @@ res_summary(const struct tool *t, struct json_object *b, char *out, size_t len)
 	} else if (res_str(b, "task_id") && res_str(b, "status") && res_array(b, "items") &&
 	    !res_array(b, "messages")) {
 		res_task_line(b, out, len);
+		if (strcmp(t->name, "task_register") == 0)
+			res_display_note(b, out, len);
 	} else if ((arr = res_array(b, "tasks")) != NULL) {
 		size_t i, o, nt = json_object_array_length(arr);
 		o = (size_t)snprintf(out, len, "%zu task(s)%s", nt, nt ? ":" : ".");

@@ -388,6 +388,26 @@ static struct tool tools[] = {
 	RO | IDEM, "GET", "/api/tasks/{task_id}/files", NULL, "files", 0, NULL
 },
 {
+	"desktop_launch", "Start a program",
+	"Start a program on the task's own display with everything it needs to be seen and driven: "
+	"DISPLAY, XAUTHORITY, the accessibility bus and the switches GTK, Qt, Firefox, LibreOffice and "
+	"Chromium/Electron need (desktop_elements then lists its buttons and fields). Give command (a "
+	"program the daemon allows, e.g. mousepad, chromium, soffice, xterm, zenity) with args (each one "
+	"argument exactly as given: no shell, so ; | $ and quotes are not interpreted), or open: an http(s) "
+	"URL (opens in an allowed browser), a file path or file:// URL, or a desktop id such as "
+	"org.xfce.mousepad.desktop. It runs until the task ends or is cancelled (then it and its child "
+	"processes are stopped); its output lines go to the task log (task_drill_down). Returns the pid and "
+	"the window that appeared (waits up to wait_window seconds, default 5) or says that none did yet. "
+	"A program not on the allow-list is refused (launch_denied).",
+	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{"
+	"'task_id':{'type':'string'," ID_PATTERN ",'description':'The task whose own display runs the program (task_register with display: true).'},"
+	"'command':{'type':'string','minLength':1,'maxLength':256,'description':'The program: a name on the allow-list, e.g. mousepad.'},"
+	"'args':{'type':'array','maxItems':64,'items':{'type':'string','maxLength':4096},'description':'Its arguments, each passed as one argument, never through a shell.'},"
+	"'open':{'type':'string','minLength':1,'maxLength':4096,'description':'Instead of command: an http(s) URL, a file path, a file:// URL or a desktop id (args then fill its file arguments).'},"
+	"'wait_window':{'type':'number','minimum':0,'maximum':20,'description':'Seconds to wait for its window; default 5, 0 to return at once.'}}}",
+	DES | OPEN, "POST", "/api/tasks/{task_id}/launch", NULL, "desktop", TOOL_LONG_CALL_S, NULL
+},
+{
 	"humanize_status", "Is input humanised",
 	"Tell whether detm moves the pointer and types like a person (curved, timed pointer paths, "
 	"held clicks, uneven typing gaps) or instantly, since when, why, and the timing used.",
@@ -516,6 +536,8 @@ static const struct {
 	{ "file_download", OUT(P_STR("path") "," P_INT("bytes") "," P_STR("encoding") "," P_STR("content") ","
 	    P_STR("content_base64"), "'path','encoding'") },
 	{ "file_list", OUT(P_STR("folder") "," P_ARR("files") "," P_INT("count"), "'folder','files'") },
+	{ "desktop_launch", OUT(P_INT("pid") "," P_STR("program") "," P_STR("command") "," P_STR("display") ","
+	    P_STR("status") "," P_STR("observation"), "'pid','display','status'") },
 	{ "humanize_status", OUT(P_BOOL("enabled"), "'enabled'") },
 	{ "humanize_set", OUT(P_BOOL("enabled"), "'enabled'") },
 	{ "video_record", OUT(P_STR("clip_id") "," P_STR("status") "," P_NUM("duration_s") "," P_STR("path"), "'clip_id','status'") },

@@ -6,7 +6,8 @@
  * the task-change hook, so a recording ends before its display stops),
  * screenshots, task files, the tool table, grounding, usage and budgets, smart waits,
  * takeover. Stopping: the engines that hold requests open first, then (after
- * the HTTP server, which the caller stops) the rest, the store last.
+ * the HTTP server, which the caller stops) the rest, launched programs
+ * before the displays they run on, the store last.
  * Every module's lifecycle is one verb pair, X_init and X_shutdown (a
  * display, a recording or a wait is what X_start and X_stop act on).
  * Does not: take the data-dir lock, bind the socket or run the HTTP server
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "backends/ground.h"
+#include "desktop/launch.h"
 #include "desktop/live.h"
 #include "desktop/takeover.h"
 #include "modules.h"
@@ -35,14 +37,17 @@
 #include "x11/display.h"
 #include "x11/humanize.h"
 
-/* A task that ends (or is deleted) gives its display back. */
+/* A task that ends (or is deleted) stops the programs it launched and
+ * gives its display back. */
 static void
 on_task_change(const char *task_id, int from, int to, void *arg)
 {
 	(void)from;
 	(void)arg;
-	if (to == TASK_HOOK_DELETED || task_status_final(to))
+	if (to == TASK_HOOK_DELETED || task_status_final(to)) {
+		launch_stop_task(task_id);
 		display_stop(task_id);
+	}
 }
 
 int
@@ -97,6 +102,7 @@ modules_stop(struct app *app)
 	budget_shutdown();      /* after the requests: no pause is queued any more */
 	usage_shutdown();
 	wake_shutdown();
+	launch_shutdown();      /* launched programs end before their displays */
 	clip_shutdown();        /* before the displays: detmd's selections end on live servers */
 	display_shutdown();
 	store_close(app->store);

@@ -2,10 +2,13 @@
 # install-deps.sh - install the Debian packages detm needs, and nothing else.
 #
 # Usage: scripts/install-deps.sh [build|test|bench|all]   (default: build)
-#   build  compilers, headers and libraries to build detmd and detm-mcp
-#   test   build + what `make test` runs against (X clients, and xdotool,
-#          xwininfo, xclip, ImageMagick and jq as independent oracles in tests
-#          (detmd itself never runs xclip);
+#   build  compilers, headers and libraries to build detmd and detm-mcp, and
+#          what it runs on: Xvfb, openbox (the task displays' window
+#          manager), the AT-SPI bus
+#   test   build + what `make test` runs against (X clients: xterm, zenity,
+#          mousepad for desktop_launch; and xdotool, xwininfo, xclip,
+#          ImageMagick and jq as independent oracles in tests (detmd itself
+#          never runs xclip);
 #          node and npm for the suites that npm ci their oracles: dashboard,
 #          mcp's SDK interop, uitars; accessible programs for the a11y
 #          suite: zenity, python3-gi with GTK 3, gnome-calculator for GTK 4,
@@ -25,11 +28,11 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libtesseract-dev tesseract-ocr-eng
 	libavcodec-dev libavformat-dev libavutil-dev
 	libarchive-dev
-	xvfb
+	xvfb openbox
 	libatspi2.0-dev at-spi2-core dbus-daemon)
 test_pkgs=(sqlite3 curl procps jq unzip xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
 	clang libclang-rt-14-dev python3 nodejs
-	zenity python3-gi gir1.2-gtk-3.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip)
+	zenity python3-gi gir1.2-gtk-3.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip mousepad)
 bench_pkgs=(wrk)
 
 case "$group" in

@@ -64,8 +64,12 @@ static const struct opt opts[] = {
 	  "per-task Xvfb displays running at once" },
 	{ "xvfb", "ACU_XVFB", OPT_STR, O(xvfb), "Xvfb", 0, 0,
 	  "the Xvfb program (looked up in PATH)" },
-	{ "window-manager", "ACU_WINDOW_MANAGER", OPT_STR, O(window_manager), "", 0, 0,
-	  "command started on each task display (e.g. 'openbox'); empty: none" },
+	{ "window-manager", "ACU_WINDOW_MANAGER", OPT_STR, O(window_manager), "openbox", 0, 0,
+	  "window manager started on each task display (and a shared one detmd starts): places new windows on screen and focuses them; none: no window manager" },
+	{ "launch", "ACU_LAUNCH", OPT_STR, O(launch), "auto", 0, 0,
+	  "desktop_launch: on, off, or auto (on while detmd listens on loopback only, off beyond it)" },
+	{ "launch-allow", "ACU_LAUNCH_ALLOW", OPT_STR, O(launch_allow), CONFIG_LAUNCH_ALLOW_DEFAULT, 0, 0,
+	  "programs desktop_launch may start (names looked up in PATH, or absolute paths; comma or blank separated); a shell only if listed (sh)" },
 	{ "display-glx", "ACU_DISPLAY_GLX", OPT_BOOL, O(display_glx), "0", 0, 1,
 	  "enable the GLX extension on task displays (off: smaller, faster start)" },
 	{ "shared-xvfb", "ACU_SHARED_XVFB", OPT_STR, O(shared_xvfb), "", 0, 0,
@@ -285,6 +289,15 @@ finish(struct config *c)
 		fprintf(stderr, "detmd: --display-resolution must be WIDTHxHEIGHT from %dx%d to %dx%d, not '%s'\n",
 		    CONFIG_DISPLAY_MIN, CONFIG_DISPLAY_MIN, CONFIG_DISPLAY_MAX, CONFIG_DISPLAY_MAX, c->display_res);
 		return -1;
+	}
+	if (strcmp(c->launch, "auto") != 0 && strcmp(c->launch, "on") != 0 &&
+	    strcmp(c->launch, "off") != 0) {
+		fprintf(stderr, "detmd: --launch must be 'auto', 'on' or 'off', not '%s'\n", c->launch);
+		return -1;
+	}
+	if (strcmp(c->window_manager, "none") == 0) {
+		free(c->window_manager);
+		c->window_manager = xstrdup("");
 	}
 	/* --gui-agent-backend and --uitars-coords: ground_check (ground.c's table). */
 	if (c->display[0] == '\0') {

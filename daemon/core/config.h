@@ -13,6 +13,12 @@
 
 #define DETM_VERSION "0.1.0"
 
+/* The programs desktop_launch may start unless ACU_LAUNCH_ALLOW says
+ * otherwise: desktop applications from Debian, no shell. */
+#define CONFIG_LAUNCH_ALLOW_DEFAULT \
+	"mousepad,gedit,gnome-text-editor,galculator,gnome-calculator,chromium,firefox-esr,firefox," \
+	"libreoffice,soffice,evince,xterm,xdg-open,zenity,xlogo,xeyes,xclock,xcalc"
+
 struct config {
 	char *listen;           /* listen address */
 	long port;              /* 0: any free port */
@@ -34,7 +40,9 @@ struct config {
 	int display_w, display_h;   /* parsed from display_res */
 	long max_displays;      /* per-task Xvfb servers at once */
 	char *xvfb;             /* the Xvfb binary */
-	char *window_manager;   /* command started on each task display; "" none */
+	char *window_manager;   /* command started on each task display; "" none ("none" given) */
+	char *launch;           /* desktop_launch: "auto" | "on" | "off" */
+	char *launch_allow;     /* programs desktop_launch may start (launch.c parses it) */
 	bool display_glx;       /* give task displays GLX */
 	bool humanize;          /* start value of the humanize switch */
 	bool mcp_conformance_tools; /* /mcp also serves the conformance fixtures */

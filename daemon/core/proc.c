@@ -7,14 +7,20 @@
  * appended to a log file, fd 0 never inherited by accident (a given fd or
  * /dev/null).
  *
+ * proc_find: a program looked up in PATH as execvp would (for checks and
+ * for the doctor, before anything is started).
+ *
  * Does not: wait for, reap or stop children (the callers do: a11y.c,
- * display_proc.c, wake.c), or close the caller's fds.
+ * display_proc.c, wake.c, launch.c), or close the caller's fds.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "proc.h"
@@ -32,7 +38,10 @@ proc_spawn(char *const argv[], char *const envp[], const struct proc_io *io)
 	sigfillset(&all);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&at);
-	posix_spawn_file_actions_addopen(&fa, 2, io->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	if (io->err_fd > 0)
+		posix_spawn_file_actions_adddup2(&fa, io->err_fd, 2);
+	else
+		posix_spawn_file_actions_addopen(&fa, 2, io->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
 	if (io->in_fd >= 0)
 		posix_spawn_file_actions_adddup2(&fa, io->in_fd, 0);
 	else
@@ -46,8 +55,9 @@ proc_spawn(char *const argv[], char *const envp[], const struct proc_io *io)
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &all);
 	posix_spawnattr_setpgroup(&at, 0);
+	/* A new session makes a new process group as well (pgid = sid = pid). */
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-	    POSIX_SPAWN_SETPGROUP);
+	    (io->new_session ? POSIX_SPAWN_SETSID : POSIX_SPAWN_SETPGROUP));
 	if (io->search_path)
 		err = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp);
 	else
@@ -61,4 +71,30 @@ proc_spawn(char *const argv[], char *const envp[], const struct proc_io *io)
 		return -1;
 	}
 	return pid;
+}
+
+bool
+proc_find(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	if (prog == NULL || prog[0] == '\0') {
+		if (len > 0)
+			out[0] = '\0';
+		return false;
+	}
+	if (strchr(prog, '/') != NULL) {
+		snprintf(out, len, "%s", prog);
+		return access(prog, X_OK) == 0;
+	}
+	for (p = path ? path : "/usr/bin:/bin"; *p != '\0'; p = *end ? end + 1 : end) {
+		end = strchr(p, ':');
+		if (end == NULL)
+			end = p + strlen(p);
+		snprintf(out, len, "%.*s/%s", (int)(end - p), p, prog);
+		if (end > p && access(out, X_OK) == 0)
+			return true;
+	}
+	snprintf(out, len, "%s", prog);
+	return false;
 }

@@ -16,9 +16,12 @@ struct proc_io {
 	const char *log;        /* required: stderr, opened O_APPEND|O_CREAT, 0600 */
 	int in_fd;              /* becomes fd 0; < 0: /dev/null */
 	int out_fd;             /* becomes fd 1; < 0: the log (same open file as fd 2) */
+	int err_fd;             /* > 0: becomes fd 2 instead of the log; 0 (unset): the log */
 	int extra_fd;           /* becomes fd 3; < 0: none */
 	bool search_path;       /* argv[0] looked up in PATH (posix_spawnp) */
 	bool quiet_missing;     /* a program that does not exist is not logged */
+	bool new_session;       /* setsid(): its own session too (no controlling
+	                         * terminal; the session id is its pid) */
 };
 
 /* Starts argv (argv[0] the program) with envp, in its own process group
@@ -29,5 +32,9 @@ struct proc_io {
  * unless errno is ENOENT and io->quiet_missing). */
 pid_t proc_spawn(char *const argv[], char *const envp[], const struct proc_io *io)
     DETM_NODISCARD;
+
+/* Whether prog (a name looked up in PATH, or a path with a slash) is an
+ * executable file; its full path into out[len] either way. */
+bool proc_find(const char *prog, char *out, size_t len);
 
 #endif

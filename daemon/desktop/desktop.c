@@ -341,21 +341,52 @@ a_button(struct dctx *c, struct derr *e)
 	return 0;
 }
 
+void
+desktop_key_focus(Display *d, json_object *data, const char *prep, char *out, size_t cap)
+{
+	struct xwin w;
+	struct derr e;
+	json_object *o;
+	char id[24], title[160];
+	int r;
+
+	out[0] = '\0';
+	derr_clear(&e);
+	if ((r = xwin_key_target(d, &w, &e)) < 0)
+		return;         /* unknown: said nothing */
+	if (r == 0) {
+		json_object_object_add(data, "focus_window", NULL);
+		snprintf(out, cap, "; no window had the keyboard focus: the keys went nowhere");
+		return;
+	}
+	o = json_object_new_object();
+	snprintf(id, sizeof id, "0x%lx", w.id);
+	snprintf(title, sizeof title, "%.*s", utf8_prec(w.title, sizeof title - 1), w.title);
+	utf8_fix_in_place(title, sizeof title);
+	json_object_object_add(o, "id", json_object_new_string(id));
+	json_object_object_add(o, "title", json_object_new_string(title));
+	json_object_object_add(o, "class", json_object_new_string(w.wm_class));
+	json_object_object_add(data, "focus_window", o);
+	snprintf(out, cap, " %s \"%s\" (%s)", prep, title[0] ? title : "(untitled)", id);
+}
+
 static int
 a_type(struct dctx *c, struct derr *e)
 {
 	const char *text = NULL;
 	size_t len, sent = 0;
+	char where[260];
 
 	if (jx_str(c->p, "text", true, 1, TYPE_MAX_BYTES, &text, e) != 0)
 		return -1;
 	len = strlen(text);
+	desktop_key_focus(c->l->d, c->data, "into", where, sizeof where);
 	if (xinput_type(c->l->d, text, len, &sent, e) != 0)
 		return -1;
 	json_object_object_add(c->data, "chars", json_object_new_int64((int64_t)utf8_chars(text)));
 	/* Keys sent and processed by the server ("\r\n" is one Return). */
 	json_object_object_add(c->data, "chars_sent", json_object_new_int64((int64_t)sent));
-	observe(c, "typed %zu characters", utf8_chars(text));
+	observe(c, "typed %zu characters%s", utf8_chars(text), where);
 	return 0;
 }
 
@@ -384,6 +415,7 @@ a_key(struct dctx *c, struct derr *e)
 {
 	const char *keys = NULL;
 	int hold_ms;
+	char where[260];
 
 	/* `keys` (detm), `key` or `text` (the Python DETM's name). */
 	if (jx_str(c->p, "keys", false, 1, 256, &keys, e) != 0)
@@ -398,10 +430,11 @@ a_key(struct dctx *c, struct derr *e)
 		return -1;
 	if (hold_ms >= 0)
 		return key_hold(c, keys, hold_ms, e);
+	desktop_key_focus(c->l->d, c->data, "in", where, sizeof where);
 	if (xinput_keys(c->l->d, keys, e) != 0)
 		return -1;
 	json_object_object_add(c->data, "keys", json_object_new_string(keys));
-	observe(c, "pressed %s", keys);
+	observe(c, "pressed %s%s", keys, where);
 	return 0;
 }
 

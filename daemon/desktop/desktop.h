@@ -96,6 +96,12 @@ int desktop_lease(struct app *app, const char *task_id, struct display_lease *l,
 int desktop_lease_agent(struct app *app, const char *task_id, bool input,
     struct display_lease *l, struct derr *e) DETM_NODISCARD;
 
+/* Before keys are sent on d: which window gets them (xwin_key_target).
+ * Adds "focus_window" to data ({id, title, class}, or null when none had
+ * the keyboard focus) and writes the observation's phrase into out:
+ * ` <prep> "Title" (0x...)`, or "; no window had the keyboard focus: the
+ * keys went nowhere"; "" (and no key) when X could not tell. */
+void desktop_key_focus(Display *d, json_object *data, const char *prep, char *out, size_t cap);
 /* Window id from "0x1a00003", "27262979" or a JSON integer. */
 int desktop_window_id(json_object *v, unsigned long *out, struct derr *e) DETM_NODISCARD;
 

@@ -313,6 +313,7 @@ act(struct display_lease *l, const struct gui_cmd *c, json_object *r, char *obs,
 {
 	int x = c->x, y = c->y, button = 1, count = 1;
 	size_t sent = 0;
+	char where[260];
 
 	switch (c->verb) {
 	case GUI_CLICK: case GUI_DOUBLE_CLICK: case GUI_RIGHT_CLICK: case GUI_MIDDLE_CLICK:
@@ -334,20 +335,23 @@ act(struct display_lease *l, const struct gui_cmd *c, json_object *r, char *obs,
 	case GUI_TYPE:
 		if (c->at && xinput_click_at(l->d, x, y, 1, 1, e) != 0)
 			return -1;
+		desktop_key_focus(l->d, r, "into", where, sizeof where);
 		if (xinput_type(l->d, c->text, strlen(c->text), &sent, e) != 0)
 			return -1;
 		json_object_object_add(r, "chars", json_object_new_int64((int64_t)utf8_chars(c->text)));
 		json_object_object_add(r, "chars_sent", json_object_new_int64((int64_t)sent));
 		if (c->at)
-			snprintf(obs, obslen, "clicked (%d,%d) and typed %zu characters", x, y, utf8_chars(c->text));
+			snprintf(obs, obslen, "clicked (%d,%d) and typed %zu characters%s", x, y,
+			    utf8_chars(c->text), where);
 		else
-			snprintf(obs, obslen, "typed %zu characters", utf8_chars(c->text));
+			snprintf(obs, obslen, "typed %zu characters%s", utf8_chars(c->text), where);
 		break;
 	case GUI_PRESS:
+		desktop_key_focus(l->d, r, "in", where, sizeof where);
 		if (xinput_keys(l->d, c->text, e) != 0)
 			return -1;
 		json_object_object_add(r, "keys", json_object_new_string(c->text));
-		snprintf(obs, obslen, "pressed %.*s", utf8_prec(c->text, 100), c->text);
+		snprintf(obs, obslen, "pressed %.*s%s", utf8_prec(c->text, 100), c->text, where);
 		break;
 	case GUI_SCROLL:
 		if (c->at && xinput_move(l->d, x, y, e) != 0)

@@ -194,6 +194,9 @@ int api_file_put(struct req *r, struct derr *e);
 int api_file_delete(struct req *r, struct derr *e);
 /* api_a11y.c */
 int api_desktop_elements(struct req *r, struct derr *e);
+/* api_launch.c */
+int api_task_launch(struct req *r, struct derr *e);
+int api_task_launched(struct req *r, struct derr *e);
 /* api_gui.c */
 int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);

@@ -113,6 +113,10 @@ record_display(struct req *r, const char *task_id, json_object *info, struct der
 	    json_object_get(json_object_object_get(info, "resolution")));
 	json_object_object_add(m, "isolated_display", json_object_new_boolean(1));
 	json_object_object_add(m, "xauthority", json_object_get(json_object_object_get(info, "xauthority")));
+	/* What a program of the agent's own shell needs there (the
+	 * accessibility bus and switches too); desktop_launch sets it itself. */
+	if (json_object_object_get(info, "env") != NULL)
+		json_object_object_add(m, "display_env", json_object_get(json_object_object_get(info, "env")));
 	p.metadata = m;
 	rc = task_update(r->app->store, task_id, &p, e);
 	json_object_put(m);
@@ -162,6 +166,7 @@ api_health_reply(struct req *r)
 	json_object_object_add(o, "wake", wake_stats());
 	json_object_object_add(o, "vision", waits_health());
 	json_object_object_add(o, "humanize", json_object_new_boolean(humanize_enabled()));
+	json_object_object_add(o, "window_manager", display_wm_json());
 	return req_reply(r, ok ? 200 : 503, o);
 }
 

@@ -15,6 +15,7 @@
 #include "core/jx.h"
 #include "core/log.h"
 #include "desktop/desktop.h"
+#include "desktop/launch.h"
 #include "desktop/takeover.h"
 #include "task/task.h"
 #include "task/taskstate.h"
@@ -346,6 +347,7 @@ api_task_display_delete(struct req *r, struct derr *e)
 	if (req_task_id(r, 0, &id, e) != 0 || task_meta(r->app->store, id, &st, &meta, e) != 0)
 		return -1;
 	json_object_put(meta);
+	launch_stop_task(id);   /* its programs go with the display */
 	stopped = display_stop(id) == 0;
 	o = json_object_new_object();
 	json_object_object_add(o, "ok", json_object_new_boolean(1));

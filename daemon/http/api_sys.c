@@ -13,6 +13,7 @@
 
 #include "api.h"
 #include "backends/ground.h"
+#include "core/launchpol.h"
 #include "desktop/desktop.h"
 #include "desktop/dialect.h"
 #include "waits/waits.h"
@@ -42,7 +43,7 @@ api_version(struct req *r, struct derr *e)
 	return req_reply(r, 200, o);
 }
 
-static json_object *desktop_manifest(void);
+static json_object *desktop_manifest(const struct config *cfg);
 
 /* The GUI agent's configuration (no calls are made). */
 static json_object *
@@ -79,7 +80,7 @@ api_capabilities(struct req *r, struct derr *e)
 	json_object_object_add(o, "api_version", json_object_new_int(DETM_API_VERSION));
 	json_object_object_add(o, "version", json_object_new_string(DETM_VERSION));
 	json_object_object_add(o, "capabilities", caps);
-	json_object_object_add(o, "desktop", desktop_manifest());
+	json_object_object_add(o, "desktop", desktop_manifest(r->app->cfg));
 	json_object_object_add(o, "vision", waits_health());
 	json_object_object_add(o, "gui", gui_manifest(r->app->cfg));
 	return req_reply(r, 200, o);
@@ -87,10 +88,11 @@ api_capabilities(struct req *r, struct derr *e)
 
 /* What the desktop layer offers right now. */
 static json_object *
-desktop_manifest(void)
+desktop_manifest(const struct config *cfg)
 {
-	json_object *d = json_object_new_object(), *acts = json_object_new_array(), *dl;
+	json_object *d = json_object_new_object(), *acts = json_object_new_array(), *dl, *l;
 	const char *name;
+	char why[300];
 	size_t i;
 
 	for (i = 0; (name = desktop_action_name(i)) != NULL; i++)
@@ -107,7 +109,13 @@ desktop_manifest(void)
 	for (i = 0; (name = dialect_name(i)) != NULL; i++)
 		json_object_array_add(acts, json_object_new_string(name));
 	json_object_object_add(d, "computer_dialects", acts);
+	json_object_object_add(d, "window_manager", json_object_get(json_object_object_get(dl, "window_manager")));
 	json_object_put(dl);
+	l = json_object_new_object();   /* desktop_launch: on or off, why, what it may start */
+	json_object_object_add(l, "enabled", json_object_new_boolean(launchpol_enabled(cfg, why, sizeof why)));
+	json_object_object_add(l, "why", json_object_new_string(why));
+	json_object_object_add(l, "allow", launchpol_list(cfg));
+	json_object_object_add(d, "launch", l);
 	return d;
 }
 

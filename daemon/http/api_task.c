@@ -10,6 +10,7 @@
 #include "api.h"
 #include "core/jx.h"
 #include "core/log.h"
+#include "desktop/launch.h"
 #include "desktop/takeover.h"
 #include "lim.h"
 #include "recorder/recorder.h"
@@ -242,7 +243,7 @@ api_task_get(struct req *r, struct derr *e)
 		{ "full", DETAIL_ACTIONS }, { "focused", DETAIL_FOCUSED } };
 	const char *id, *detail = req_query(r, "detail");
 	enum task_detail d = DETAIL_ITEMS;
-	json_object *sum;
+	json_object *sum, *launched;
 	size_t i;
 
 	if (req_task_id(r, 0, &id, e) != 0)
@@ -260,6 +261,8 @@ api_task_get(struct req *r, struct derr *e)
 		return -1;
 	json_object_object_add(sum, "recording", rec_task_status(id));
 	json_object_object_add(sum, "driver", takeover_status(id));
+	if ((launched = launch_list(id)) != NULL)
+		json_object_object_add(sum, "launched", launched);    /* desktop_launch's programs */
 	usage_summary_add(r->app->store, id, sum);     /* usage totals and budget */
 	return req_reply(r, 200, sum);
 }

@@ -25,6 +25,7 @@
 #include "backends/ground.h"
 #include "backends/httpc.h"
 #include "backends/ocr.h"
+#include "core/launchpol.h"
 #include "core/util.h"
 #include "x11/display.h"
 
@@ -213,6 +214,41 @@ check_xvfb(struct dctx *c)
 		dres(c, "x11", "xvfb", "fail", "apt-get install xvfb (or point --xvfb at the binary)",
 		    "%s not found in PATH: tasks cannot get their own displays%s", c->cfg->xvfb,
 		    c->cfg->shared_xvfb[0] ? " and the shared display cannot be started" : "");
+}
+
+/* The window manager started on detmd's displays (display_wm.c). */
+static void
+check_wm(struct dctx *c)
+{
+	const char *cmd = c->cfg->window_manager + strspn(c->cfg->window_manager, " \t");
+	char prog[256], path[PATH_MAX];
+	size_t n = strcspn(cmd, " \t");
+
+	if (n == 0) {
+		dres(c, "x11", "window_manager", "skip", "drop --window-manager none to get openbox back",
+		    "none (--window-manager none): new windows open where programs put them (GTK "
+		    "dialogs partly off screen) and do not get the keyboard focus");
+		return;
+	}
+	snprintf(prog, sizeof prog, "%.*s", (int)(n < sizeof prog ? n : sizeof prog - 1), cmd);
+	if (on_path(prog, path, sizeof path))
+		dres(c, "x11", "window_manager", "ok", NULL, "%s (%s) runs on every task display", prog, path);
+	else
+		dres(c, "x11", "window_manager", "warn", "apt-get install openbox (or --window-manager none)",
+		    "%s is not installed: task displays run without a window manager, so new windows "
+		    "may open off screen and keys typed for a new dialog go nowhere", prog);
+}
+
+/* desktop_launch's switch and allow-list (launchpol.h). */
+static void
+check_launch(struct dctx *c)
+{
+	char why[300];
+	bool on = launchpol_enabled(c->cfg, why, sizeof why);
+
+	dres(c, "desktop", "launch", on ? "ok" : "skip", on ? NULL :
+	    "--launch on allows it (the allow-list still applies)", "desktop_launch is %s; allowed: %s",
+	    why, c->cfg->launch_allow);
 }
 
 static void
@@ -748,6 +784,7 @@ const struct dcheck doctor_checks[] = {
 	{ "database", "integrity", check_db },
 	{ "storage", "data_dir", check_storage },
 	{ "x11", "xvfb", check_xvfb },
+	{ "x11", "window_manager", check_wm },
 	{ "x11", "shared_display", check_x_shared },
 	{ "x11", "stale_displays", check_stale },
 	{ "vision", "backend", check_vision },
@@ -756,6 +793,7 @@ const struct dcheck doctor_checks[] = {
 	{ "libraries", "ocr", check_libs },
 	{ "wake", "openclaw", check_wake },
 	{ "mcp", "openclaw_config", check_openclaw },
+	{ "desktop", "launch", check_launch },
 	{ "log", "recent_errors", check_log },
 };
 const size_t doctor_nchecks = ARRAY_LEN(doctor_checks);

@@ -50,6 +50,7 @@
 #include "a11y.h"
 #include "core/log.h"
 #include "core/nowait.h"
+#include "core/proc.h"
 #include "display.h"
 #include "display_int.h"
 #include "xcap.h"
@@ -261,6 +262,25 @@ write_pidfile(const struct dentry *de)
 	return fclose(f);
 }
 
+/* The switches a11y_describe's env leaves to us: Gecko shows its tree
+ * only with GNOME_ACCESSIBILITY, LibreOffice through its GTK3 plugin, and
+ * GTK and Qt pick X11 even when the host session is Wayland. */
+static void
+env_extra(json_object *o)
+{
+	static const char *const kv[][2] = {
+		{ "GNOME_ACCESSIBILITY", "1" }, { "SAL_USE_VCLPLUGIN", "gtk3" },
+		{ "GDK_BACKEND", "x11" }, { "QT_QPA_PLATFORM", "xcb" },
+	};
+	json_object *env;
+
+	if (!json_object_object_get_ex(o, "env", &env) || !json_object_is_type(env, json_type_object))
+		return;
+	for (size_t i = 0; i < ARRAY_LEN(kv); i++)
+		if (!json_object_object_get_ex(env, kv[i][0], NULL))
+			json_object_object_add(env, kv[i][0], json_object_new_string(kv[i][1]));
+}
+
 static json_object *
 entry_json(const struct dentry *de)
 {
@@ -285,7 +305,10 @@ entry_json(const struct dentry *de)
 		json_object_object_add(o, "start_ms", json_object_new_double_s((double)de->start_us / 1000.0, res));
 		if (de->wm_pid > 0)
 			json_object_object_add(o, "wm_pid", json_object_new_int(de->wm_pid));
+		json_object_object_add(o, "window_manager", de->wm_pid > 0 ?
+		    json_object_new_string(cfg->window_manager) : NULL);
 		a11y_describe(de->number, o);   /* "env", "a11y" (a11y.h; its lock is a leaf) */
+		env_extra(o);
 	}
 	return o;
 }
@@ -415,7 +438,9 @@ display_start(const char *task_id, int width, int height, json_object **info,
 		log_warn("cannot write the pid file for %s", de->name);
 	if (xvfb_connect(de, e) != 0)
 		goto out;
-	dproc_start_wm(de, cfg, log_dir);
+	pthread_mutex_lock(&de->mu);
+	dwm_start(de, de->d, log_dir);
+	pthread_mutex_unlock(&de->mu);
 	(void)a11y_start(de->number, de->name, de->auth_path, dir);     /* logs; works without */
 	pthread_mutex_lock(&reg_lock);
 	de->state = D_RUNNING;
@@ -567,6 +592,10 @@ display_shutdown(void)
 	pthread_mutex_lock(&shared.mu);
 	close_conn(&shared);
 	pthread_mutex_unlock(&shared.mu);
+	if (shared.wm_pid > 0) {
+		dproc_kill_wait(shared.wm_pid);
+		shared.wm_pid = 0;
+	}
 	if (shared.pid > 0) {
 		log_info("stopping the shared display %s (Xvfb pid %ld)", shared.name, (long)shared.pid);
 		dproc_kill_wait(shared.pid);
@@ -844,6 +873,7 @@ display_list(void)
 	json_object_object_add(out, "shared", sh);
 	json_object_object_add(out, "max", json_object_new_int64(cfg ? cfg->max_displays : 0));
 	json_object_object_add(out, "xvfb", json_object_new_boolean(display_xvfb_found()));
+	json_object_object_add(out, "window_manager", display_wm_json());
 	return out;
 }
 
@@ -856,21 +886,9 @@ display_shared_name(void)
 bool
 display_xvfb_found(void)
 {
-	const char *path = getenv("PATH");
-	char *copy, *tok, *save = NULL, full[PATH_MAX];
-	bool found = false;
+	char full[PATH_MAX];
 
-	if (cfg == NULL)
-		return false;
-	if (strchr(cfg->xvfb, '/') != NULL)
-		return access(cfg->xvfb, X_OK) == 0;
-	copy = xstrdup(path ? path : "/usr/bin:/bin");
-	for (tok = strtok_r(copy, ":", &save); tok && !found; tok = strtok_r(NULL, ":", &save)) {
-		snprintf(full, sizeof full, "%s/%s", tok, cfg->xvfb);
-		found = access(full, X_OK) == 0;
-	}
-	free(copy);
-	return found;
+	return cfg != NULL && proc_find(cfg->xvfb, full, sizeof full);
 }
 
 /* ---- startup ---- */
@@ -958,6 +976,11 @@ shared_autostart(void)
 	}
 	log_info("started the shared display %s (%dx%d, Xvfb pid %ld)", shared.name, w, h,
 	    (long)shared.pid);
+	/* Ours, so it gets the window manager task displays get. */
+	if ((d = XOpenDisplay(shared.name)) != NULL) {
+		dwm_start(&shared, d, log_dir);
+		XCloseDisplay(d);
+	}
 }
 
 int
@@ -971,6 +994,7 @@ display_init(const struct config *c, struct derr *e)
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
 		return derr_set(e, DERR_INTERNAL, NULL, "cannot create %s: %s", dir, strerror(errno));
 	table = xcalloc((size_t)c->max_displays, sizeof *table);
+	dwm_init(c, c->data_dir);      /* not displays/: that holds only live displays' files */
 	cleanup_stale();
 	a11y_cleanup(dir);      /* the accessibility buses an earlier detmd left */
 	shared_autostart();

@@ -7,7 +7,8 @@
  * started by display_start with -displayfd (numbers from :100 up),
  * -nolisten tcp, its own MIT-MAGIC-COOKIE (DATA_DIR/displays/N.auth, also
  * the XAUTHORITY for clients the agent starts there), GLX off unless
- * configured, and the configured window manager if any. Its pid is written
+ * configured, and the configured window manager (openbox by default, which
+ * places new windows on screen and focuses them). Its pid is written
  * to DATA_DIR/displays/N.pid so a later detmd can remove what a crashed one
  * left behind (display_init).
  *
@@ -112,6 +113,10 @@ int display_task_number(const char *task_id);
 json_object *display_list(void);
 /* Xvfb found in PATH (or as configured). */
 bool display_xvfb_found(void);
+/* The window manager of detmd's displays (display_wm.c): {"command"
+ * (null: none), "found", "path"?, "note"? (what is missing and what that
+ * means), "config"? (detm's openbox configuration)}. Caller owns it. */
+json_object *display_wm_json(void);
 /* The shared desktop's name (":99"). */
 const char *display_shared_name(void);
 

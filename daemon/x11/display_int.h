@@ -7,6 +7,7 @@
  * the table or under the locks display.c names; display_proc.c only fills
  * the process fields (pid, wm_pid, start_us) of an entry being started,
  * which nothing else sees yet (or the static shared entry at init).
+ * display_wm.c starts the window manager of an entry being started.
  */
 #ifndef DETM_DISPLAY_INT_H
 #define DETM_DISPLAY_INT_H
@@ -64,8 +65,18 @@ void dproc_kill_wait(pid_t pid);
  * another); -1 with e. */
 int dproc_xvfb_launch(struct dentry *de, const struct config *cfg, const char *log_dir,
     struct derr *e);
-/* Starts cfg->window_manager on de, if one is configured (de->wm_pid). */
-void dproc_start_wm(struct dentry *de, const struct config *cfg, const char *log_dir);
+/* ---- the window manager (display_wm.c) ---- */
+/* Once at init: the configuration, and detm's openbox configuration file
+ * in dir (DATA_DIR) when the command is openbox. */
+void dwm_init(const struct config *cfg, const char *dir);
+/* Starts the configured window manager on de (de->wm_pid, 0 when none
+ * started: none configured, not installed, or it failed; logged) and,
+ * given d (a connection to de), waits up to 3 s until it manages the
+ * screen. */
+void dwm_start(struct dentry *de, Display *d, const char *log_dir);
+/* Whether a window manager is configured and its program installed; its
+ * full path into path[cap] (path may be NULL). */
+bool dwm_found(char *path, size_t cap);
 /* True if pid is an X server started with -auth auth_path. */
 bool dproc_is_our_server(pid_t pid, const char *auth_path);
 /* Alive and not a zombie. */

@@ -1,8 +1,8 @@
 /*
  * display_proc.c - the X server processes behind task displays: Xvfb
- * launched with -displayfd and waited for, its cookie file, the window
- * manager, stopping a process group, and reading /proc to tell our own
- * leftover servers from others'.
+ * launched with -displayfd and waited for, its cookie file, stopping a
+ * process group, and reading /proc to tell our own leftover servers from
+ * others' (the window manager is display_wm.c's).
  *
  * Owns: nothing across calls; every child is spawned with signals unblocked
  * and default, in its own process group (so a stop kills its children
@@ -207,35 +207,6 @@ dproc_xvfb_launch(struct dentry *de, const struct config *cfg, const char *log_d
 out:
 	close(p[0]);
 	return rc;
-}
-
-void
-dproc_start_wm(struct dentry *de, const struct config *cfg, const char *log_dir)
-{
-	char logpath[PATH_MAX], disp[32], xauth[PATH_MAX + 16];
-	char *argv[16], *envp[256], *copy, *tok, *save = NULL;
-	size_t n = 0, i;
-
-	if (cfg->window_manager[0] == '\0')
-		return;
-	copy = xstrdup(cfg->window_manager);
-	for (tok = strtok_r(copy, " \t", &save); tok && n < ARRAY_LEN(argv) - 1;
-	    tok = strtok_r(NULL, " \t", &save))
-		argv[n++] = tok;
-	argv[n] = NULL;
-	snprintf(disp, sizeof disp, "DISPLAY=%s", de->name);
-	snprintf(xauth, sizeof xauth, "XAUTHORITY=%s", de->auth_path);
-	n = 0;
-	envp[n++] = disp;
-	envp[n++] = xauth;
-	for (i = 0; environ[i] != NULL && n < ARRAY_LEN(envp) - 1; i++)
-		if (strncmp(environ[i], "DISPLAY=", 8) != 0 && strncmp(environ[i], "XAUTHORITY=", 11) != 0)
-			envp[n++] = environ[i];
-	envp[n] = NULL;
-	snprintf(logpath, sizeof logpath, "%s/wm-%d.log", log_dir, de->number);
-	if (argv[0] != NULL)
-		de->wm_pid = spawn(argv, logpath, -1, envp);
-	free(copy);
 }
 
 /* Reads /proc/PID/WHAT into buf (NUL-terminated); bytes read, or -1. */

@@ -644,6 +644,95 @@ out:
 	return rc;
 }
 
+/* The windows typed keys reach now, innermost first (at most
+ * FOCUS_CHAIN_MAX): the focus window and its ancestors, or (focus on
+ * PointerRoot or the root) the root's child under the pointer. 0 of them:
+ * the keys go nowhere (focus None, or the pointer over the bare root). */
+static int
+key_chain(const struct ctx *c, Window *chain)
+{
+	Window w = None, root, child = 0;
+	int revert, n = 0, rx, ry, wx, wy;
+	unsigned int mask;
+
+	XGetInputFocus(c->d, &w, &revert);
+	if (w == None)
+		return 0;
+	if (w == PointerRoot || w == c->root) {
+		if (!XQueryPointer(c->d, c->root, &root, &child, &rx, &ry, &wx, &wy, &mask) ||
+		    child == None)
+			return 0;
+		chain[0] = child;
+		return 1;
+	}
+	while (w != None && w != c->root && n < FOCUS_CHAIN_MAX) {
+		Window parent = 0, *kids = NULL;
+		unsigned int nk = 0;
+
+		chain[n++] = w;
+		if (!XQueryTree(c->d, w, &root, &parent, &kids, &nk))
+			break;
+		if (kids)
+			XFree(kids);
+		w = parent;
+	}
+	return n;
+}
+
+/* Whether root child w is something keys could be meant for: mapped, on
+ * the screen, and not the window manager's own focus holder (openbox
+ * focuses its 1x1 check window at -100,-100 when no client has focus). */
+static bool
+shown(const struct ctx *c, Window w)
+{
+	XWindowAttributes wa;
+	unsigned long check = 0;
+
+	if (c->wm && prop_long(c, c->root, c->a[A_NET_SUPPORTING_WM_CHECK], XA_WINDOW, &check) &&
+	    (Window)check == w)
+		return false;
+	if (!XGetWindowAttributes(c->d, w, &wa) || wa.map_state != IsViewable)
+		return false;
+	return wa.x + wa.width > 0 && wa.y + wa.height > 0 &&
+	    wa.x < DisplayWidth(c->d, DefaultScreen(c->d)) &&
+	    wa.y < DisplayHeight(c->d, DefaultScreen(c->d));
+}
+
+int
+xwin_key_target(Display *d, struct xwin *out, struct derr *e)
+{
+	Window chain[FOCUS_CHAIN_MAX];
+	struct ctx c;
+	struct focus f;
+	struct top *tops = NULL;
+	size_t nt = 0;
+	int n, found = 0;
+
+	memset(out, 0, sizeof *out);
+	ctx_init(&c, d);
+	xerr_begin();
+	n = key_chain(&c, chain);
+	if (n > 0) {
+		tops_list(&c, &tops, &nt);
+		focus_read(&c, &f);
+		for (size_t i = 0; i < nt && !found; i++)
+			for (int k = 0; k < n && !found; k++)
+				if (tops[i].client == chain[k] || tops[i].frame == chain[k])
+					found = info_fill(&c, &tops[i], &f, out) ? 1 : 0;
+		if (!found && shown(&c, chain[n - 1])) {
+			/* not a listed top-level (a popup menu): name what it is */
+			out->id = chain[n - 1];
+			read_title(&c, chain[0], out->title, sizeof out->title);
+			found = 1;
+		}
+		free(tops);
+	}
+	xerr_begin();           /* a window gone meanwhile is no error; a dead server is */
+	if (xerr_end(d, e, "read the keyboard focus") != 0)
+		return -1;
+	return found;
+}
+
 /* ---- actions ---- */
 
 static void

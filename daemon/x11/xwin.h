@@ -43,6 +43,13 @@ int xwin_get(Display *d, unsigned long id, struct xwin *out, struct derr *e);
 int xwin_find(Display *d, const char *needle, struct xwin *out, struct derr *e);
 /* The focused/active top-level window; DERR_NOT_FOUND if none. */
 int xwin_active(Display *d, struct xwin *out, struct derr *e);
+/* The top-level window typed keys reach now: the one holding the input
+ * focus (XGetInputFocus, up to its top-level), or with the focus on
+ * PointerRoot or the root, the one under the pointer. 1 with *out filled
+ * (a window that is not a listed top-level, such as a popup menu, gets
+ * only id and title); 0 when no window gets them (the focus is None, or
+ * the pointer is over the bare root): keys typed now go nowhere. */
+int xwin_key_target(Display *d, struct xwin *out, struct derr *e);
 /* Raise and give input focus (maps it if minimised). */
 int xwin_focus(Display *d, unsigned long id, struct derr *e);
 int xwin_move(Display *d, unsigned long id, int x, int y, struct derr *e);

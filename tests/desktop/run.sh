@@ -169,8 +169,13 @@ api POST /api/humanize '{"enabled":false}' >/dev/null
 expect "humanize off again" 200 '.enabled == false'
 
 # ---- windows ----
+# Positions are the client's (inside openbox's frame): xwininfo is the oracle.
+LEFT_X=$(xenv "$A" xwininfo -name left | awk '/Absolute upper-left X/ {print $NF}')
+LEFT_Y=$(xenv "$A" xwininfo -name left | awk '/Absolute upper-left Y/ {print $NF}')
 act "$A" '"action":"list_windows"'
-expect "list_windows" 200 '.count >= 2 and ([.windows[].title] | index("left") != null and index("right") != null) and ([.windows[] | select(.title == "left")][0] | .class == "XTerm" and .x == 0 and .y == 0 and .pid > 0)'
+expect "list_windows" 200 ".count >= 2 and ([.windows[].title] | index(\"left\") != null and index(\"right\") != null) and ([.windows[] | select(.title == \"left\")][0] | .class == \"XTerm\" and .x == ${LEFT_X:-0} and .y == ${LEFT_Y:-0} and .pid > 0)"
+check "under the window manager a window placed at +0+0 is framed inside the screen ($LEFT_X,$LEFT_Y)" \
+	sh -c "[ ${LEFT_X:--1} -ge 0 ] && [ ${LEFT_Y:--1} -gt 0 ]"
 act "$A" '"action":"find_window","window_name":"RIGH"'
 expect "find_window is a case-insensitive substring match" 200 '.found and .window.title == "right"'
 WID=$(jqr .window.id)
@@ -181,8 +186,14 @@ pos_is() { xenv "$A" xwininfo -id "$WID" | grep -q "Absolute upper-left X: *$1" 
 check "the window moved (xwininfo)" wait_for 3 pos_is 300 250
 act "$A" "\"action\":\"resize_window\",\"window_id\":\"$WID\",\"width\":500,\"height\":300"
 expect "resize_window" 200
-size_is() { xenv "$A" xwininfo -id "$WID" | grep -q "Width: $1" && xenv "$A" xwininfo -id "$WID" | grep -q "Height: $2"; }
-check "the window resized (xwininfo)" wait_for 3 size_is 500 300
+# openbox applies xterm's size hints (whole character cells): within a cell.
+size_is() {
+	local w h
+	w=$(xenv "$A" xwininfo -id "$WID" | awk '/  Width:/ {print $NF}')
+	h=$(xenv "$A" xwininfo -id "$WID" | awk '/  Height:/ {print $NF}')
+	[ "${w:-0}" -gt $(($1 - 20)) ] && [ "${w:-0}" -le "$1" ] && [ "${h:-0}" -gt $(($2 - 30)) ] && [ "${h:-0}" -le "$2" ]
+}
+check "the window resized (xwininfo, to whole cells)" wait_for 3 size_is 500 300
 act "$A" "\"action\":\"focus_window\",\"window_name\":\"left\""
 expect "focus_window by name" 200
 check "focus_window focused it" wait_for 3 focus_is left
@@ -202,6 +213,10 @@ check "the xterm exited" wait_for 5 gone "$XT1"
 xstart "$B" xterm -bg red -fg red -geometry 20x5+200+150 -T redwin -e sleep 600
 xwait "$B" redwin
 sleep 0.3
+# Where it is (openbox frames it: the client sits below its title bar).
+RX=$(xenv "$B" xwininfo -name redwin | awk '/Absolute upper-left X/ {print $NF}')
+RY=$(xenv "$B" xwininfo -name redwin | awk '/Absolute upper-left Y/ {print $NF}')
+RX=${RX:-200} RY=${RY:-150}
 curl -s -D "$tmp/h" -o "$tmp/shot.jpg" "$DETM_URL/api/desktop/screenshot?task_id=$B&max_width=800"
 check "screenshot is a JPEG" sh -c "head -c 3 $tmp/shot.jpg | od -An -tx1 | grep -q 'ff d8 ff'"
 check "screenshot headers carry sizes and scale" sh -c "grep -qi '^X-Image-Width: 800' $tmp/h && grep -qi '^X-Screen-Width: 800' $tmp/h && grep -qi '^X-Scale: 1' $tmp/h"
@@ -209,13 +224,13 @@ red_at() { # red_at FILE X Y: the pixel is (nearly) red
 	convert "$1" -format '%[fx:int(255*p{'"$2,$3"'}.r)] %[fx:int(255*p{'"$2,$3"'}.g)] %[fx:int(255*p{'"$2,$3"'}.b)]' info: |
 		awk '{ exit !($1 > 200 && $2 < 60 && $3 < 60) }'
 }
-check "a known window's pixels are where it is" red_at "$tmp/shot.jpg" 230 170
+check "a known window's pixels are where it is" red_at "$tmp/shot.jpg" $((RX + 30)) $((RY + 20))
 not_red_at() { ! red_at "$@"; }
 check "and not elsewhere" not_red_at "$tmp/shot.jpg" 50 400
 curl -s -o "$tmp/half.jpg" "$DETM_URL/api/desktop/screenshot?task_id=$B&max_width=400"
-check "scaled capture: the window lands at screen/scale" red_at "$tmp/half.jpg" 115 85
+check "scaled capture: the window lands at screen/scale" red_at "$tmp/half.jpg" $(((RX + 30) / 2)) $(((RY + 20) / 2))
 check "scaled image is 400x300" sh -c "identify $tmp/half.jpg | grep -q ' 400x300 '"
-curl -s -o "$tmp/shot.png" "$DETM_URL/api/desktop/screenshot?task_id=$B&format=png&x=200&y=150&w=100&h=50"
+curl -s -o "$tmp/shot.png" "$DETM_URL/api/desktop/screenshot?task_id=$B&format=png&x=$((RX + 5))&y=$((RY + 5))&w=100&h=50"
 check "PNG region decodes and is red" sh -c "identify $tmp/shot.png | grep -q 'PNG 100x50' && convert $tmp/shot.png -format '%[fx:int(255*mean.r)] %[fx:int(255*mean.g)]' info: | awk '{ exit !(\$1 > 240 && \$2 < 20) }'"
 api GET "/api/desktop/screenshot?task_id=$B&format=json" >/dev/null
 expect "JSON screenshot" 200 '.mime_type == "image/jpeg" and (.image_b64 | length) > 1000 and .screen_size.height == 600 and .bytes < 1048576'

@@ -114,7 +114,7 @@ test_tools_list_has_every_tool_with_strict_schemas(void)
 		"desktop_action", "desktop_look", "humanize_status", "humanize_set",
 		"video_record", "memory_search", "memory_read", "memory_append", "health_check",
 		"request_human",
-		"desktop_elements",
+		"desktop_elements", "desktop_launch",
 		"clipboard_get", "clipboard_set", "file_upload", "file_download", "file_list",
 	};
 	struct json_object *r = NULL, *tools, *t;

@@ -21,5 +21,6 @@ extern const struct harness_test a11ymatch_tests[];
 extern const struct harness_test jsjson_tests[];
 extern const struct harness_test a11yreply_tests[];
 extern const struct harness_test completion_tests[];
+extern const struct harness_test launch_tests[];
 
 #endif
