@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <X11/Xatom.h>
 #include <X11/Xlib.h>
@@ -876,6 +877,28 @@ xwin_resize(Display *d, unsigned long id, int width, int height,
 	return xerr_end(d, e, "resize window");
 }
 
+/* A WM iconifies a window when it gets to the request: wait (at most
+ * MINIMIZE_SETTLE_MS) until the client is no longer viewable, so the
+ * window state the caller reads next is the outcome, not the moment
+ * before it. A WM that never does it leaves the window visible, and the
+ * reply says so. */
+#define MINIMIZE_SETTLE_MS 1000
+static void
+minimize_settle(Display *d, Window client)
+{
+	XWindowAttributes wa;
+
+	for (int waited = 0; waited < MINIMIZE_SETTLE_MS; waited += 5) {
+		int ok;
+
+		xerr_begin();
+		ok = XGetWindowAttributes(d, client, &wa);
+		if (xerr_end(d, NULL, "minimise settle") != 0 || !ok || wa.map_state != IsViewable)
+			return;
+		usleep(5000);
+	}
+}
+
 int
 xwin_minimize(Display *d, unsigned long id, struct derr *e)
 {
@@ -893,7 +916,10 @@ xwin_minimize(Display *d, unsigned long id, struct derr *e)
 		set_wm_state(&c, t.client, IconicState);
 		XUnmapWindow(d, t.client);
 	}
-	return xerr_end(d, e, "minimise window");
+	if (xerr_end(d, e, "minimise window") != 0)
+		return -1;
+	minimize_settle(d, t.client);
+	return 0;
 }
 
 int
