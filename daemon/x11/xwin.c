@@ -887,13 +887,14 @@ static void
 minimize_settle(Display *d, Window client)
 {
 	XWindowAttributes wa;
+	struct derr ignored = { 0 };
 
 	for (int waited = 0; waited < MINIMIZE_SETTLE_MS; waited += 5) {
 		int ok;
 
 		xerr_begin();
 		ok = XGetWindowAttributes(d, client, &wa);
-		if (xerr_end(d, NULL, "minimise settle") != 0 || !ok || wa.map_state != IsViewable)
+		if (xerr_end(d, &ignored, "minimise settle") != 0 || !ok || wa.map_state != IsViewable)
 			return;
 		usleep(5000);
 	}
