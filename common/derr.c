@@ -11,6 +11,7 @@
 static const struct {
 	int status;
 	const char *name;
+	int retry_after;        /* seconds, 0: no Retry-After */
 } derr_table[DERR__COUNT] = {
 	[DERR_OK] = { 200, "ok" },
 	[DERR_INVALID] = { 400, "invalid_argument" },
@@ -29,6 +30,7 @@ static const struct {
 	[DERR_NO_SPACE] = { 507, "no_space" },
 	[DERR_IO_ERROR] = { 500, "io_error" },
 	[DERR_NOT_DURABLE] = { 500, "not_durable" },
+	[DERR_BUSY] = { 503, "unavailable", 5 },
 };
 
 int
@@ -61,6 +63,12 @@ int
 derr_status(enum derr_code code)
 {
 	return (unsigned)code < DERR__COUNT ? derr_table[code].status : 500;
+}
+
+int
+derr_retry_after(enum derr_code code)
+{
+	return (unsigned)code < DERR__COUNT ? derr_table[code].retry_after : 0;
 }
 
 const char *

@@ -36,6 +36,7 @@ enum derr_code {
 	DERR_NO_SPACE,          /* 507 no_space: the disk is full, nothing was stored */
 	DERR_IO_ERROR,          /* 500 io_error: the disk failed, nothing was stored */
 	DERR_NOT_DURABLE,       /* 500 not_durable: stored and visible, its fsync failed */
+	DERR_BUSY,              /* 503 unavailable, with Retry-After: a cap is full for now */
 	DERR__COUNT
 };
 
@@ -58,6 +59,9 @@ void derr_clear(struct derr *e);
 int derr_refield(struct derr *e, const char *field);
 
 int derr_status(enum derr_code code);
+/* Seconds a client should wait before asking again (the reply's
+ * Retry-After), 0 when the error says nothing about it. */
+int derr_retry_after(enum derr_code code);
 const char *derr_name(enum derr_code code);
 /* A new {"error":{...}} object (caller owns it). */
 json_object *derr_to_json(const struct derr *e) DETM_NODISCARD;
