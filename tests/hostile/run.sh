@@ -293,7 +293,7 @@ rm -rf "$tmp/bigx" && mkdir "$tmp/bigx" && (cd "$tmp/bigx" && unzip -q ../big.zi
 check "its export is a whole ZIP whose task.json is GET ?detail=full, byte for byte" sh -c \
 	"unzip -tq '$tmp/big.zip' >/dev/null && cmp -s '$tmp/bigx/task.json' '$tmp/big.json'"
 check "the full view holds the 50 actions (48 MB)" sh -c \
-	"[ \$(jq '[.items[].action_details | length] | add' '$tmp/big.json') = 50 ] && [ \$(stat -c %s '$tmp/big.json') -gt 45000000 ]"
+	"[ \$(grep -o '\"action_id\":' '$tmp/big.json' | wc -l) = 50 ] && [ \$(stat -c %s '$tmp/big.json') -gt 45000000 ]"
 tests/hostile/bigtask.py "$port" exports "$BT" 8 "$DETM_PID" >"$tmp/exports.log" 2>&1
 read -r _ _ rss0 _ rss1 _ xs < <(grep '^rss before' "$tmp/exports.log")
 rss2=$(sed -n 's/^rss closed //p' "$tmp/exports.log")
@@ -307,11 +307,20 @@ check "a 9th export meanwhile is 503 unavailable with Retry-After ($(grep '^extr
 check "once they are closed, an export is 200 again (the slots came back)" grep -q '^after 200$' "$tmp/exports.log"
 tests/hostile/bigtask.py "$port" views "$BT" 4 "$tmp/view" >"$tmp/views.log" 2>&1
 read -r _ _ hmax _ _ hn _ < <(grep '^health max' "$tmp/views.log")
-# issue 33 asks for quick; asserted generously (2 busy loops): 500 ms.
-check "while 4 full views are written, /api/health answers within 500 ms ($(head -1 "$tmp/views.log"))" \
-	sh -c "[ '${hn:-0}' -gt 0 ] && [ '${hmax:-99999}' -lt 500 ]"
+# issue 33 asks for quick; asserted generously: 300 ms (2 busy loops: 44 ms; old: 1.5 s).
+check "while 4 full views are written, /api/health answers within 300 ms ($(head -1 "$tmp/views.log"))" \
+	sh -c "[ '${hn:-0}' -gt 0 ] && [ '${hmax:-99999}' -lt 300 ]"
 check "and the 4 views are whole: $(tail -1 "$tmp/views.log")" sh -c \
 	"grep -q '^views ok 4 ' '$tmp/views.log' && cmp -s '$tmp/view.0' '$tmp/big.json' && cmp -s '$tmp/view.3' '$tmp/big.json'"
+# In process (/mcp tools/call) a view is built in memory: capped at 8 MiB.
+bm() { curl -s -D "$tmp/bm.h" -o "$tmp/bm" -X POST "$DETM_URL/mcp" -H 'Content-Type: application/json' \
+	-H 'Accept: application/json' ${2:+-H "Mcp-Session-Id: $2"} --data-binary "$1"; }
+bm '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"big","version":"1"}}}'
+bsid=$(tr -d '\r' <"$tmp/bm.h" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+bm '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$bsid"
+bm '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task_summary","arguments":{"task_id":"'"$BT"'","detail_level":"full"}}}' "$bsid"
+check "on /mcp, task_summary full of it is a tool error naming the 8 MiB cap and what to do instead" \
+	sh -c "jq -e '.result.isError and (.result.content[0].text | test(\"larger than 8 MiB\") and test(\"export\"))' '$tmp/bm' >/dev/null"
 daemon_stop
 check "and detmd stops cleanly after the big task (exit 0)" [ "${DETM_RC:-1}" = 0 ]
 
