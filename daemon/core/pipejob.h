@@ -13,9 +13,10 @@
  * the key). Closing the read end stops the producer at its next write
  * (EPIPE; SIGPIPE is ignored by detmd).
  *
- * States: running -> ended (the write end closed: the reader sees EOF) ->
- * joined (freed). pipejob_ok tells, after EOF, whether the producer wrote
- * everything it meant to (its function returned 0).
+ * States: running -> ended (the write end closed: the reader sees EOF);
+ * the reader releases it once, whenever it likes (pipejob_release), and it
+ * is freed when both happened. pipejob_ok tells, after EOF, whether the
+ * producer wrote everything it meant to (its function returned 0).
  *
  * Not here: what is produced (zipout.h, taskview_full.c through the HTTP
  * layer), the reading (the HTTP layer's stream reader).
@@ -45,12 +46,19 @@ int pipejob_fd(const struct pipejob *j);
  * notifies after each part. 0, or -1 once the reader left (then every
  * later call fails at once). */
 int pipejob_write(struct pipejob *j, const void *p, size_t n);
-/* Tells the reader there is something to read. */
+/* Tells the reader there is something to read (no-op once released). */
 void pipejob_notify(struct pipejob *j);
+/* Whether the reader released the job: a producer busy between writes
+ * asks it to stop early (pipejob_write fails then too). */
+bool pipejob_cancelled(const struct pipejob *j);
 /* After the reader saw EOF: whether fn returned 0. */
 bool pipejob_ok(const struct pipejob *j);
-/* Waits for the producer's thread and frees the job; call once, after the
- * read end is closed or read to EOF. NULL ok. */
-void pipejob_join(struct pipejob *j);
+/* The reader is done (call once, after closing the read end): the
+ * producer is cancelled, and the job freed now if it has ended, else by
+ * its own thread when it does. Never waits for the producer. NULL ok. */
+void pipejob_release(struct pipejob *j);
+/* Waits until no producer thread runs, or timeout_ms passed (shutdown).
+ * Returns how many still run. */
+int pipejob_wait_all(int timeout_ms);
 
 #endif

@@ -175,13 +175,26 @@ zipout_error(const struct zipout *z)
 	return z->err;
 }
 
+/* The reader released the job (zipout_spawn): stop now, not at the next
+ * byte deflate happens to let out (a compressible entry lets out little). */
+static bool
+zreader_gone(struct zipout *z)
+{
+	if (z->pj == NULL || !pipejob_cancelled(z->pj))
+		return false;
+	if (z->err[0] == '\0')
+		snprintf(z->err, sizeof z->err, "writing the archive: the reader left");
+	z->gone = true;
+	return true;
+}
+
 int
 zipout_begin(struct zipout *z, const char *name, int64_t size, bool deflate, int64_t mtime_ms)
 {
 	struct archive_entry *en;
 	int rc = 0;
 
-	if (z->err[0] != '\0' || z->in_entry)
+	if (zreader_gone(z) || z->err[0] != '\0' || z->in_entry)
 		return z->in_entry ? zfail(z, "entry already open") : -1;
 	if ((deflate || size < 0 ? la.deflate(z->a) : la.store(z->a)) != ARCHIVE_OK)
 		return zfail(z, name);
@@ -203,6 +216,8 @@ zipout_begin(struct zipout *z, const char *name, int64_t size, bool deflate, int
 int
 zipout_write(struct zipout *z, const void *p, size_t n)
 {
+	if (zreader_gone(z))
+		return -1;
 	if (z->err[0] != '\0' || !z->in_entry)
 		return z->in_entry ? -1 : zfail(z, "write outside an entry");
 	if (n == 0)

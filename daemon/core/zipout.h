@@ -66,7 +66,8 @@ int zipout_add_file(struct zipout *z, const char *name, const char *path, bool d
  * each write and at the end). The job is ok (pipejob_ok) when build
  * returned 0 and the archive was closed whole. free_arg (may be NULL) is
  * called with arg on that thread when it ends. Pass the job to
- * pipejob_join once, after the read end is closed or read to EOF. NULL
+ * pipejob_release once, after closing the read end. The build stops at its
+ * next write once the job is released. NULL
  * (nothing started, free_arg not called) on failure, with err filled. */
 typedef int (*zipout_build_fn)(struct zipout *z, void *arg);
 struct pipejob *zipout_spawn(zipout_build_fn build, void *arg, void (*free_arg)(void *),

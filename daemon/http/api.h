@@ -128,7 +128,7 @@ int req_bulk_take(enum req_bulk k, struct derr *e) DETM_NODISCARD;
 void req_bulk_give(enum req_bulk k);
 /* Streams what job (pipejob.h; notify: req_streams_wake) writes into the
  * pipe whose read end is fd as r's reply of type (chunked), and takes fd,
- * job and the slot of kind k: the fd is closed, the job joined and the
+ * job and the slot of kind k: the fd is closed, the job released and the
  * slot given back when the reply ends (read whole, or the client left). A
  * job that did not end ok closes the connection without the chunked end.
  * job NULL (its spawn failed, err says why): the slot is given back and e

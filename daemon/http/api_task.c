@@ -211,6 +211,8 @@ vj_sink(void *cls, const char *p, size_t n)
 {
 	struct vjob *j = cls;
 
+	if (pipejob_cancelled(j->pj))
+		return -1;
 	if (j->len + n > sizeof j->buf && vj_flush(j) != 0)
 		return -1;
 	if (n >= sizeof j->buf)

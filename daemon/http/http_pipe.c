@@ -9,7 +9,10 @@
  * empty pipe is REQ_STREAM_WAIT, and each write of the producer wakes the
  * stream (keyed by its job). A producer that did not end ok (the
  * database failed mid-way) ends its reply as broken (REQ_STREAM_ABORT),
- * never as a short reply that looks whole.
+ * never as a short reply that looks whole. When the reply ends (or the
+ * client leaves) the job is released, not joined: a producer busy between
+ * two writes (a long field being redacted) stops at its next check and
+ * frees itself, and the worker goes on at once.
  *
  * Slots: at most LIM_BIG_VIEWS views and LIM_ARCHIVES archives at once
  * (each holds a thread, a pipe and a database connection while its client
@@ -95,7 +98,7 @@ ps_done(void *cls)
 	struct pstream *s = cls;
 
 	close(s->fd);           /* a producer still writing gets EPIPE and stops */
-	pipejob_join(s->job);
+	pipejob_release(s->job);        /* never waits: a worker must not */
 	req_bulk_give(s->kind);
 	free(s);
 }

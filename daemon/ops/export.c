@@ -226,9 +226,12 @@ build(struct zipout *z, struct export_job *j, sqlite3 *db, char *notes, size_t n
 	        "a.status, a.input_data, a.output_data, a.duration_ms, a.created_at FROM actions a "
 	        "LEFT JOIN plan_items p ON p.id = a.plan_item_id WHERE a.task_id = ?1 ORDER BY a.rowid",
 	        j->task_id, NULL, notes, nlen) != 0 ||
+	    /* In rowid order by a list of the task's log rowids (small): a sort
+	     * of the rows themselves would hold every line (50 MB) at once. */
 	    add_rows(z, db, "action_logs.json", "SELECT l.action_id, l.id AS log_id, l.log_type, l.content, "
-	        "l.created_at FROM action_logs l JOIN actions a ON a.id = l.action_id "
-	        "WHERE a.task_id = ?1 ORDER BY l.rowid", j->task_id, NULL, notes, nlen) != 0 ||
+	        "l.created_at FROM action_logs l WHERE l.rowid IN (SELECT k.rowid FROM action_logs k "
+	        "JOIN actions a ON a.id = k.action_id WHERE a.task_id = ?1) ORDER BY l.rowid",
+	        j->task_id, NULL, notes, nlen) != 0 ||
 	    add_rows(z, db, "messages.json", "SELECT id, role, msg_type, content, created_at FROM "
 	        "task_messages WHERE task_id = ?1 ORDER BY rowid", j->task_id, NULL, notes, nlen) != 0 ||
 	    add_rows(z, db, "waits.json", "SELECT * FROM wait_jobs WHERE task_id = ?1 ORDER BY rowid",

@@ -1011,8 +1011,12 @@ store_defer_ticket(void)
 }
 
 /* Opens a reader's connection (its lock held): query_only, a small cache. */
+/* temp_mem: sorts and temporary tables in memory (the pool's readers:
+ * their views are small); else in files, so that a private reader's long
+ * query (an export's every log line in order) spills a big sort to disk
+ * instead of holding it. */
 static int
-reader_open(struct store *rd, int cache_kb)
+reader_open(struct store *rd, int cache_kb, bool temp_mem)
 {
 	char pragmas[160];
 
@@ -1026,7 +1030,7 @@ reader_open(struct store *rd, int cache_kb)
 	}
 	sqlite3_busy_timeout(rd->db, 5000);
 	snprintf(pragmas, sizeof pragmas, "PRAGMA query_only = 1; PRAGMA cache_size = -%d; "
-	    "PRAGMA temp_store = MEMORY;", cache_kb);
+	    "PRAGMA temp_store = %s;", cache_kb, temp_mem ? "MEMORY" : "FILE");
 	if (sqlite3_exec(rd->db, pragmas, NULL, NULL, NULL) != SQLITE_OK)
 		log_warn("read connection pragmas: %s", sqlite3_errmsg(rd->db));
 	return 0;
@@ -1054,7 +1058,7 @@ store_read_begin(struct store *st)
 		rd = st->readers[start % READERS];
 		pthread_mutex_lock(&rd->lock);
 	}
-	if (rd->db == NULL && reader_open(rd, READER_CACHE_KB) != 0) {
+	if (rd->db == NULL && reader_open(rd, READER_CACHE_KB, true) != 0) {
 		/* Still correct, only slower: read under the writer's lock. */
 		pthread_mutex_unlock(&rd->lock);
 		store_lock(st);
@@ -1092,7 +1096,7 @@ store_reader_open(struct store *st)
 	pthread_mutex_init(&rd->s_mu, NULL);
 	pthread_cond_init(&rd->c_work, NULL);
 	pthread_cond_init(&rd->c_cond, NULL);
-	if (reader_open(rd, PRIVATE_CACHE_KB) != 0) {
+	if (reader_open(rd, PRIVATE_CACHE_KB, false) != 0) {
 		store_close(rd);
 		return NULL;
 	}
