@@ -44,7 +44,11 @@
  * its lock and statement cache; no queue, no checkpointer), opened at first
  * use. store_read_begin takes a free one (or waits for one), BEGINs a read
  * transaction (a WAL snapshot of committed data), store_read_end COMMITs it
- * so the next read sees the newest commit.
+ * so the next read sees the newest commit. A private reader
+ * (store_reader_open: is_private) is one such struct store outside the
+ * pool, for one owner that may hold its snapshot for long; it is never
+ * locked (one thread at a time uses it), keeps a small page cache and its
+ * sorts in files (a long query must not hold a big sort in memory).
  */
 #include "store.h"
 
