@@ -6,7 +6,9 @@
  * handful of queries (no N+1 per action: logs for a page of actions come
  * from one query). input_data and
  * output_data are stored as JSON text and parsed back, so a client gets
- * the same JSON value it sent.
+ * the same JSON value it sent. The big views (DETAIL_ACTIONS, _FOCUSED)
+ * are served by taskview_full.c, written as they are read; built here in
+ * memory they are what those must equal byte for byte (tests/unit).
  */
 #include "task.h"
 #include "task_int.h"
