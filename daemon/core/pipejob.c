@@ -147,6 +147,7 @@ job_main(void *p)
 	struct pipejob *j = p;
 	bool orphan;
 
+	pthread_setname_np(pthread_self(), "detm-reply");      /* not its spawner's name */
 	atomic_store(&j->ok, j->fn(j, j->arg) == 0 && !j->gone);
 	close(j->wfd);
 	j->wfd = -1;
