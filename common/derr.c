@@ -11,6 +11,7 @@
 static const struct {
 	int status;
 	const char *name;
+	int retry_after;        /* seconds, 0: no Retry-After */
 } derr_table[DERR__COUNT] = {
 	[DERR_OK] = { 200, "ok" },
 	[DERR_INVALID] = { 400, "invalid_argument" },
@@ -30,6 +31,7 @@ static const struct {
 	[DERR_IO_ERROR] = { 500, "io_error" },
 	[DERR_NOT_DURABLE] = { 500, "not_durable" },
 	[DERR_LAUNCH_DENIED] = { 403, "launch_denied" },
+	[DERR_BUSY] = { 503, "unavailable", 5 },
 };
 
 int
@@ -62,6 +64,12 @@ int
 derr_status(enum derr_code code)
 {
 	return (unsigned)code < DERR__COUNT ? derr_table[code].status : 500;
+}
+
+int
+derr_retry_after(enum derr_code code)
+{
+	return (unsigned)code < DERR__COUNT ? derr_table[code].retry_after : 0;
 }
 
 const char *

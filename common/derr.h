@@ -37,6 +37,7 @@ enum derr_code {
 	DERR_IO_ERROR,          /* 500 io_error: the disk failed, nothing was stored */
 	DERR_NOT_DURABLE,       /* 500 not_durable: stored and visible, its fsync failed */
 	DERR_LAUNCH_DENIED,     /* 403 launch_denied: desktop_launch refused the program (allow-list, off) */
+	DERR_BUSY,              /* 503 unavailable, with Retry-After: a cap is full for now */
 	DERR__COUNT
 };
 
@@ -59,6 +60,9 @@ void derr_clear(struct derr *e);
 int derr_refield(struct derr *e, const char *field);
 
 int derr_status(enum derr_code code);
+/* Seconds a client should wait before asking again (the reply's
+ * Retry-After), 0 when the error says nothing about it. */
+int derr_retry_after(enum derr_code code);
 const char *derr_name(enum derr_code code);
 /* A new {"error":{...}} object (caller owns it). */
 json_object *derr_to_json(const struct derr *e) DETM_NODISCARD;

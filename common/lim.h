@@ -34,6 +34,14 @@
 #define LIM_THREAD_MAX     1000
 #define LIM_THREAD_DEFAULT 50
 #define LIM_DETAIL_ACTIONS 200             /* actions per item in detail views */
+/* Replies written by a thread of their own into a pipe (http_pipe.c), at
+ * once: big task views (detail=actions/full/focused), and archives (the
+ * export bundle, the dump). Past a cap: 503 with Retry-After. */
+#define LIM_BIG_VIEWS      8
+#define LIM_ARCHIVES       8
+/* A big view asked in process (an MCP tool call on /mcp) is built in
+ * memory: at most this much JSON (over HTTP it is streamed, uncapped). */
+#define LIM_VIEW_INPROC_BYTES (8L * 1024 * 1024)
 /* GET /api/desktop/elements: elements per reply (?max, default below), tree
  * depth walked, nodes visited, the helper's reply line and its deadline. */
 #define LIM_A11Y_ELEMENTS  1000

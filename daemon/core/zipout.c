@@ -4,8 +4,9 @@
  * libarchive is opened with dlopen at the first archive; its writer is
  * unblocked (bytes_per_block 0: every piece goes straight to our write
  * callback, no 10 KiB tar padding at the end). Our callback writes to the
- * fd, retrying short writes; EPIPE (the reader left) is the usual way an
- * archive ends early. Then the callback keeps telling libarchive its
+ * fd, retrying short writes (through pipejob_write for zipout_spawn's
+ * archives); EPIPE (the reader left) is the usual way an archive ends
+ * early. Then the callback keeps telling libarchive its
  * writes succeeded and drops them (`gone`): the error is ours (z->err, so
  * the builder stops at its next write), and libarchive, never put in its
  * fatal state, can still finish the open entry. It frees an entry's zlib
@@ -97,8 +98,7 @@ struct zipout {
 	int fd;
 	bool in_entry;
 	bool gone;              /* the reader left: writes are dropped */
-	zipout_notify_fn notify; /* after each write (zipout_spawn), or NULL */
-	const void *key;
+	struct pipejob *pj;     /* written through (zipout_spawn), or NULL: fd */
 	int64_t left;           /* bytes still owed to a sized entry; -1 unsized */
 	char err[256];
 };
@@ -121,6 +121,14 @@ on_write(struct archive *a, void *cls, const void *p, size_t n)
 	size_t done = 0;
 
 	(void)a;
+	if (z->pj != NULL) {
+		if (!z->gone && pipejob_write(z->pj, p, n) != 0) {
+			if (z->err[0] == '\0')
+				snprintf(z->err, sizeof z->err, "writing the archive: the reader left");
+			z->gone = true;
+		}
+		return (la_ssize_t)n;
+	}
 	while (done < n && !z->gone) {
 		ssize_t w = write(z->fd, (const char *)p + done, n - done);
 
@@ -135,8 +143,6 @@ on_write(struct archive *a, void *cls, const void *p, size_t n)
 		}
 		done += (size_t)w;
 	}
-	if (done > 0 && z->notify != NULL)
-		z->notify(z->key);
 	return (la_ssize_t)n;
 }
 
@@ -169,13 +175,26 @@ zipout_error(const struct zipout *z)
 	return z->err;
 }
 
+/* The reader released the job (zipout_spawn): stop now, not at the next
+ * byte deflate happens to let out (a compressible entry lets out little). */
+static bool
+zreader_gone(struct zipout *z)
+{
+	if (z->pj == NULL || !pipejob_cancelled(z->pj))
+		return false;
+	if (z->err[0] == '\0')
+		snprintf(z->err, sizeof z->err, "writing the archive: the reader left");
+	z->gone = true;
+	return true;
+}
+
 int
 zipout_begin(struct zipout *z, const char *name, int64_t size, bool deflate, int64_t mtime_ms)
 {
 	struct archive_entry *en;
 	int rc = 0;
 
-	if (z->err[0] != '\0' || z->in_entry)
+	if (zreader_gone(z) || z->err[0] != '\0' || z->in_entry)
 		return z->in_entry ? zfail(z, "entry already open") : -1;
 	if ((deflate || size < 0 ? la.deflate(z->a) : la.store(z->a)) != ARCHIVE_OK)
 		return zfail(z, name);
@@ -197,6 +216,8 @@ zipout_begin(struct zipout *z, const char *name, int64_t size, bool deflate, int
 int
 zipout_write(struct zipout *z, const void *p, size_t n)
 {
+	if (zreader_gone(z))
+		return -1;
 	if (z->err[0] != '\0' || !z->in_entry)
 		return z->in_entry ? -1 : zfail(z, "write outside an entry");
 	if (n == 0)
@@ -318,81 +339,53 @@ zipout_close(struct zipout *z)
 /* ---- a builder on its own thread, writing into a pipe ---- */
 
 struct zipjob {
-	pthread_t th;
-	int wfd;
 	zipout_build_fn build;
 	void *arg;
 	void (*free_arg)(void *);
-	zipout_notify_fn notify;
-	const void *key;
 };
 
-static void *
-job_main(void *p)
+static int
+zip_main(struct pipejob *pj, void *p)
 {
 	struct zipjob *j = p;
 	char err[256];
-	struct zipout *z = zipout_open(j->wfd, err, sizeof err);
+	struct zipout *z = zipout_open(pipejob_fd(pj), err, sizeof err);
+	int rc;
 
-	if (z == NULL)
+	if (z == NULL) {
 		log_warn("%s", err);
-	else {
-		z->notify = j->notify;
-		z->key = j->key;
-		j->build(z, j->arg);
-		zipout_close(z);
+		return -1;
 	}
-	close(j->wfd);
-	j->wfd = -1;
-	if (j->notify != NULL)
-		j->notify(j->key);      /* the reader sees the end */
-	if (j->free_arg != NULL)
-		j->free_arg(j->arg);
-	return NULL;
+	z->pj = pj;
+	rc = j->build(z, j->arg);
+	return zipout_close(z) == 0 ? rc : -1;
 }
 
-struct zipjob *
+static void
+zip_free(void *p)
+{
+	struct zipjob *j = p;
+
+	if (j->free_arg != NULL)
+		j->free_arg(j->arg);
+	free(j);
+}
+
+struct pipejob *
 zipout_spawn(zipout_build_fn build, void *arg, void (*free_arg)(void *),
-    zipout_notify_fn notify, const void *key, int *read_fd, char *err, size_t errlen)
+    pipejob_notify_fn notify, int *read_fd, char *err, size_t errlen)
 {
 	struct zipjob *j;
-	int fds[2];
+	struct pipejob *pj;
 
 	if (!zipout_available(err, errlen))
 		return NULL;
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		return NULL;
-	}
-	if (fcntl(fds[0], F_SETFL, O_NONBLOCK) != 0) {     /* the reader's end only */
-		snprintf(err, errlen, "pipe: %s", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		return NULL;
-	}
 	j = xcalloc(1, sizeof *j);
-	j->wfd = fds[1];
 	j->build = build;
 	j->arg = arg;
 	j->free_arg = free_arg;
-	j->notify = notify;
-	j->key = key;
-	if (pthread_create(&j->th, NULL, job_main, j) != 0) {
-		snprintf(err, errlen, "cannot start the archive thread");
-		close(fds[0]);
-		close(fds[1]);
+	pj = pipejob_spawn(zip_main, j, zip_free, notify, read_fd, err, errlen);
+	if (pj == NULL)
 		free(j);
-		return NULL;
-	}
-	*read_fd = fds[0];
-	return j;
-}
-
-void
-zipout_join(struct zipjob *j)
-{
-	if (j == NULL)
-		return;
-	pthread_join(j->th, NULL);
-	free(j);
+	return pj;
 }

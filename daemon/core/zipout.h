@@ -14,8 +14,8 @@
  * fast with zipout_error saying why; zipout_close then only frees.
  *
  * zipout_spawn runs a builder on a thread of its own that writes into a
- * pipe; the caller reads the other end (the HTTP connection's thread).
- * Closing the read end stops the builder at its next write.
+ * pipe (pipejob.h); the caller reads the other end (the HTTP connection's
+ * thread). Closing the read end stops the builder at its next write.
  *
  * Not thread-safe: one thread builds one archive. Does not: redact (redact.h),
  * read the database (export.c, dump.c).
@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "cdefs.h"
+#include "pipejob.h"
 
 struct zipout;
 
@@ -60,21 +61,16 @@ int zipout_add_mem(struct zipout *z, const char *name, const void *p, size_t n);
  * does not exist (nothing written); -1 on an archive error. */
 int zipout_add_file(struct zipout *z, const char *name, const char *path, bool deflate);
 
-/* Runs build(z, arg) on a new thread writing to a pipe; *read_fd gets the
- * read end (caller closes it), non-blocking, so a reader on an event loop
- * never waits on the builder: notify(key) (may be NULL) is called on the
- * builder's thread after each write into the pipe and once more after the
- * write end is closed, so the reader knows when to read again. build's
- * return value is ignored; free_arg (may be NULL) is called with arg on
- * that thread when it ends. The returned handle must be passed to
- * zipout_join once, after the read end is closed or read to EOF. NULL
+/* Runs build(z, arg) on a producer thread writing into a pipe
+ * (pipejob.h: *read_fd gets the read end, non-blocking; notify(job) after
+ * each write and at the end). The job is ok (pipejob_ok) when build
+ * returned 0 and the archive was closed whole. free_arg (may be NULL) is
+ * called with arg on that thread when it ends. Pass the job to
+ * pipejob_release once, after closing the read end. The build stops at its
+ * next write once the job is released. NULL
  * (nothing started, free_arg not called) on failure, with err filled. */
-struct zipjob;
 typedef int (*zipout_build_fn)(struct zipout *z, void *arg);
-typedef void (*zipout_notify_fn)(const void *key);
-struct zipjob *zipout_spawn(zipout_build_fn build, void *arg, void (*free_arg)(void *),
-    zipout_notify_fn notify, const void *key, int *read_fd, char *err, size_t errlen);
-/* Waits for the builder thread and frees the handle. NULL ok. */
-void zipout_join(struct zipjob *j);
+struct pipejob *zipout_spawn(zipout_build_fn build, void *arg, void (*free_arg)(void *),
+    pipejob_notify_fn notify, int *read_fd, char *err, size_t errlen);
 
 #endif

@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "core/app.h"
+#include "core/pipejob.h"
 #include "core/util.h"
 #include "derr.h"
 
@@ -30,9 +31,12 @@ struct MHD_Connection;
  * pos on; must not block; returns how many it put in buf (1..max),
  * REQ_STREAM_WAIT when it has nothing yet (the connection is suspended
  * until req_streams_wake names the stream's key, or a second passes: then
- * it is asked again), or REQ_STREAM_END. */
+ * it is asked again), REQ_STREAM_END, or REQ_STREAM_ABORT (the reply is
+ * incomplete: the connection is closed without the chunked end, so the
+ * client sees a broken reply rather than a short one). */
 typedef long (*req_stream_fn)(void *cls, uint64_t pos, char *buf, size_t max);
 #define REQ_STREAM_END (-1L)
+#define REQ_STREAM_ABORT (-2L)
 #define REQ_STREAM_WAIT 0L
 
 struct req {
@@ -125,6 +129,22 @@ int req_reply_fd(struct req *r, int status, const char *type, int fd, uint64_t o
  * client left, or the handler failed after setting it. Returns 0. */
 int req_reply_stream(struct req *r, int status, const char *type, req_stream_fn read,
     void (*done)(void *cls), void *cls);
+/* Replies a producer thread writes into a pipe (http_pipe.c), by kind;
+ * each kind has a cap on how many run at once (lim.h). */
+enum req_bulk { REQ_BULK_VIEW, REQ_BULK_ARCHIVE, REQ_BULK__COUNT };
+/* Takes a slot of kind k: 0, or -1 with e (DERR_BUSY: 503, Retry-After)
+ * when the cap is reached. Hand it to req_reply_pipe, or give it back. */
+int req_bulk_take(enum req_bulk k, struct derr *e) DETM_NODISCARD;
+void req_bulk_give(enum req_bulk k);
+/* Streams what job (pipejob.h; notify: req_streams_wake) writes into the
+ * pipe whose read end is fd as r's reply of type (chunked), and takes fd,
+ * job and the slot of kind k: the fd is closed, the job released and the
+ * slot given back when the reply ends (read whole, or the client left). A
+ * job that did not end ok closes the connection without the chunked end.
+ * job NULL (its spawn failed, err says why): the slot is given back and e
+ * set (503). Returns 0 or -1. */
+int req_reply_pipe(struct req *r, enum req_bulk k, struct pipejob *job, int fd, const char *type,
+    const char *err, struct derr *e);
 /* Names the key a waiting stream of r is woken by (default NULL: only by
  * req_streams_wake(NULL) and the one-second tick). */
 void req_stream_key(struct req *r, const void *key);
@@ -284,6 +304,16 @@ int api_task_display_start(struct req *r, const char *task_id, int w, int h,
 /* The health reply (GET /api/health) set on r: 200, or 503 when the
  * store is not usable. Returns 0. */
 int api_health_reply(struct req *r);
+/* The keys GET /api/tasks/{id} adds after the task summary's own:
+ * recording, driver, usage (and budget). */
+void api_task_view_tail(struct req *r, const char *id, json_object *sum);
+/* Task id's view of detail (enum task_detail; task.h task_view_*, with
+ * api_task_view_tail's keys) on a read connection of its own (*rd: the
+ * caller closes it after the view). NULL with e (404 for an unknown task). */
+struct task_view;
+struct store;
+struct task_view *api_task_view_open(struct req *r, const char *id, int detail,
+    struct store **rd, struct derr *e);
 /* Calls tool `name` (or its Python alias) with r->body as its MCP
  * arguments: checked against its inputSchema (an argument it does not
  * name is an error, or dropped when lenient), then run in process through

@@ -3,8 +3,9 @@
  * that no api_*.c calls into another: a request's optional task_id, a
  * task route's known task, a display's size and a task display's start
  * (task registration and /api/tasks/{id}/display), the health reply
- * (/api/health and the doctor's health_check), and a tool call (the tool
- * router's routes and /mcp's tools/call).
+ * (/api/health and the doctor's health_check), a tool call (the tool
+ * router's routes and /mcp's tools/call), and a task's big view as GET
+ * /api/tasks/{id} answers it (that route and the export bundle's task.json).
  *
  * Invariant: every helper fills e and returns -1 on failure, and leaves
  * nothing running or half-recorded (a display that could not be recorded
@@ -19,11 +20,14 @@
 
 #include "api.h"
 #include "core/jx.h"
+#include "desktop/launch.h"
+#include "desktop/takeover.h"
 #include "lim.h"
 #include "recorder/recorder.h"
 #include "schema.h"
 #include "store/store.h"
 #include "task/task.h"
+#include "task/usage.h"
 #include "task/wake.h"
 #include "toolreq.h"
 #include "waits/waits.h"
@@ -282,4 +286,38 @@ out:
 	json_object_put(query);
 	json_object_put(body);
 	return rc;
+}
+
+/* ---- a task's view ---- */
+
+void
+api_task_view_tail(struct req *r, const char *id, json_object *sum)
+{
+	json_object *launched;
+
+	json_object_object_add(sum, "recording", rec_task_status(id));
+	json_object_object_add(sum, "driver", takeover_status(id));
+	if ((launched = launch_list(id)) != NULL)
+		json_object_object_add(sum, "launched", launched);    /* desktop_launch's programs */
+	usage_summary_add(r->app->store, id, sum);     /* usage totals and budget */
+}
+
+struct task_view *
+api_task_view_open(struct req *r, const char *id, int detail, struct store **rd, struct derr *e)
+{
+	struct task_view *v;
+
+	*rd = store_reader_open(r->app->store);
+	if (*rd == NULL) {
+		derr_set(e, DERR_UNAVAILABLE, NULL, "cannot open a read connection to the database");
+		return NULL;
+	}
+	v = task_view_open(*rd, id, (enum task_detail)detail, e);
+	if (v == NULL) {
+		store_reader_close(*rd);
+		*rd = NULL;
+		return NULL;
+	}
+	api_task_view_tail(r, id, task_view_head(v));
+	return v;
 }

@@ -4,12 +4,12 @@
  * a window, redacted). The work happens elsewhere: doctor.c runs its
  * checks on threads of their own while this handler only waits (capped);
  * export.c and dump.c build their ZIP on a thread of their own, writing
- * into a pipe this reply streams from, so the archive is never whole in
- * memory and the connection thread only copies bytes: it never waits for
- * the builder (an empty pipe is REQ_STREAM_WAIT; each write of the builder
- * wakes the stream, keyed by its struct zstream).
+ * into a pipe this reply streams from (http_pipe.c), so the archive is
+ * never whole in memory and the connection thread only copies bytes; at
+ * most LIM_ARCHIVES are built at once (503 past it). The export's
+ * task.json is the task's view written as it is read (taskview_full.c),
+ * opened here so that an unknown task is a 404 before any byte goes.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,7 @@
 #include "ops/dump.h"
 #include "ops/export.h"
 #include "recorder/recorder.h"
+#include "task/task.h"
 
 #define DOCTOR_CAP_MS 15000
 
@@ -44,52 +45,22 @@ api_doctor(struct req *r, struct derr *e)
 
 /* ---- streamed archives ---- */
 
-struct zstream {
-	int fd;
-	struct zipjob *job;
-};
-
-static long
-zs_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct zstream *s = cls;
-	ssize_t n;
-
-	(void)pos;
-	do
-		n = read(s->fd, buf, max);
-	while (n < 0 && errno == EINTR);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-		return REQ_STREAM_WAIT;         /* the builder wakes us (zs_notify) */
-	return n > 0 ? (long)n : REQ_STREAM_END;
-}
-
-static void
-zs_done(void *cls)
-{
-	struct zstream *s = cls;
-
-	close(s->fd);           /* a builder still writing gets EPIPE and stops */
-	zipout_join(s->job);
-	free(s);
-}
-
+/* Starts build on a thread of its own and streams the ZIP it writes
+ * (http_pipe.c); the archive slot (taken by the caller) goes with it. */
 static int
 stream_zip(struct req *r, zipout_build_fn build, void *job, void (*job_free)(void *),
     const char *filename, struct derr *e)
 {
-	struct zstream *s = xcalloc(1, sizeof *s);
-	char err[256];
+	struct pipejob *pj;
+	char err[256] = "";
+	int fd = -1;
 
-	s->job = zipout_spawn(build, job, job_free, req_streams_wake, s, &s->fd, err, sizeof err);
-	if (s->job == NULL) {
-		free(s);
+	pj = zipout_spawn(build, job, job_free, req_streams_wake, &fd, err, sizeof err);
+	if (pj == NULL)
 		job_free(job);
-		return derr_set(e, DERR_UNAVAILABLE, NULL, "%s", err);
-	}
-	req_header(r, "Content-Disposition", "attachment; filename=\"%s\"", filename);
-	req_stream_key(r, s);
-	return req_reply_stream(r, 200, "application/zip", zs_read, zs_done, s);
+	else
+		req_header(r, "Content-Disposition", "attachment; filename=\"%s\"", filename);
+	return req_reply_pipe(r, REQ_BULK_ARCHIVE, pj, fd, "application/zip", err, e);
 }
 
 /* "20261123T013000Z" */
@@ -123,25 +94,24 @@ summary_time(json_object *sum, const char *key)
 	return ms;
 }
 
-/* task.json: exactly what GET /api/tasks/{id}?detail=full answers (the
- * route itself runs, so whatever it adds is in the bundle too). */
-static json_object *
-task_full(struct req *r, const char *id, struct derr *e)
+/* task_export (MCP): where to download the bundle, without building it. */
+static int
+export_info(struct req *r, const char *id, const char *name)
 {
-	json_object *q = json_object_new_object(), *body = json_object_new_object(), *sum = NULL;
-	char path[64];
+	json_object *o = json_object_new_object();
+	const char *host = strcmp(r->app->cfg->listen, "0.0.0.0") == 0 ? "127.0.0.1" : r->app->cfg->listen;
+	char path[512];
 
-	json_object_object_add(q, "detail", json_object_new_string("full"));
-	snprintf(path, sizeof path, "/api/tasks/%s", id);
-	if (req_dispatch(r, "GET", path, q, body, e) == 0 && r->reply != NULL && r->status == 200)
-		sum = json_object_get(r->reply);
-	else if (e->code == DERR_OK)
-		derr_set(e, DERR_INTERNAL, NULL, "the task summary did not answer");
-	req_reply(r, 200, NULL);
-	r->nhdr = 0;
-	json_object_put(q);
-	json_object_put(body);
-	return sum;
+	json_object_object_add(o, "task_id", json_object_new_string(id));
+	json_object_object_add(o, "filename", json_object_new_string(name));
+	snprintf(path, sizeof path, "/api/tasks/%s/export", id);
+	json_object_object_add(o, "path", json_object_new_string(path));
+	snprintf(path, sizeof path, "http://%s:%d/api/tasks/%s/export", host, r->app->port, id);
+	json_object_object_add(o, "url", json_object_new_string(path));
+	json_object_object_add(o, "contents", json_object_new_string(
+	    "README.txt task.json actions.json action_logs.json messages.json waits.json usage.json "
+	    "screenshots/ recording/ logs/detmd.log"));
+	return req_reply(r, 200, o);
 }
 
 int
@@ -149,44 +119,38 @@ api_task_export(struct req *r, struct derr *e)
 {
 	struct export_job *j;
 	const char *id, *st;
-	json_object *sum;
+	json_object *head;
 	char path[4096], name[96], ts[20];
 	struct derr ie;
 
-	if (req_task_id(r, 0, &id, e) != 0 || (sum = task_full(r, id, e)) == NULL)
+	if (req_task_id(r, 0, &id, e) != 0)
+		return -1;
+	stamp(ts);
+	snprintf(name, sizeof name, "detm-task-%s-%s.zip", id, ts);
+	if (req_query(r, "info") != NULL && strcmp(req_query(r, "info"), "1") == 0)
+		return api_known_task(r, &id, e) != 0 ? -1 : export_info(r, id, name);
+	if (req_bulk_take(REQ_BULK_ARCHIVE, e) != 0)
 		return -1;
 	j = xcalloc(1, sizeof *j);
+	/* task.json: what GET /api/tasks/{id}?detail=full answers, in one snapshot. */
+	j->view = api_task_view_open(r, id, DETAIL_ACTIONS, &j->reader, e);
+	if (j->view == NULL) {
+		free(j);
+		req_bulk_give(REQ_BULK_ARCHIVE);
+		return -1;
+	}
 	snprintf(j->task_id, sizeof j->task_id, "%s", id);
 	j->data_dir = xstrdup(r->app->cfg->data_dir);
-	j->task = sum;
 	derr_clear(&ie);
 	j->rec_index = rec_task_index(r->app, id, &ie);
 	if (rec_task_file(id, path, sizeof path) == 0)
 		j->mp4_path = xstrdup(path);
-	st = json_object_get_string(json_object_object_get(sum, "status"));
-	j->from_ms = summary_time(sum, "created_at") - 60000;
+	head = task_view_head(j->view);
+	st = json_object_get_string(json_object_object_get(head, "status"));
+	j->from_ms = summary_time(head, "created_at") - 60000;
 	j->to_ms = (st != NULL && (strcmp(st, "active") == 0 || strcmp(st, "paused") == 0)
-	    ? now_ms() : summary_time(sum, "last_update")) + 60000;
+	    ? now_ms() : summary_time(head, "last_update")) + 60000;
 	j->rd = redactor(r->app->cfg);
-	stamp(ts);
-	snprintf(name, sizeof name, "detm-task-%s-%s.zip", id, ts);
-	if (req_query(r, "info") != NULL && strcmp(req_query(r, "info"), "1") == 0) {
-		/* task_export (MCP): where to download it, without building it. */
-		json_object *o = json_object_new_object();
-		const char *host = strcmp(r->app->cfg->listen, "0.0.0.0") == 0 ? "127.0.0.1" : r->app->cfg->listen;
-
-		json_object_object_add(o, "task_id", json_object_new_string(id));
-		json_object_object_add(o, "filename", json_object_new_string(name));
-		snprintf(path, sizeof path, "/api/tasks/%s/export", id);
-		json_object_object_add(o, "path", json_object_new_string(path));
-		snprintf(path, sizeof path, "http://%s:%d/api/tasks/%s/export", host, r->app->port, id);
-		json_object_object_add(o, "url", json_object_new_string(path));
-		json_object_object_add(o, "contents", json_object_new_string(
-		    "README.txt task.json actions.json action_logs.json messages.json waits.json usage.json "
-		    "screenshots/ recording/ logs/detmd.log"));
-		export_job_free(j);
-		return req_reply(r, 200, o);
-	}
 	return stream_zip(r, export_build, j, export_job_free, name, e);
 }
 
@@ -215,6 +179,8 @@ api_dump(struct req *r, struct derr *e)
 		return -1;
 	if (until < since)
 		return derr_set(e, DERR_INVALID, "until", "until is before since");
+	if (req_bulk_take(REQ_BULK_ARCHIVE, e) != 0)
+		return -1;
 	j = xcalloc(1, sizeof *j);
 	j->data_dir = xstrdup(r->app->cfg->data_dir);
 	j->since_ms = since;

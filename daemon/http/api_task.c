@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "api.h"
+#include "core/buf.h"
 #include "core/jx.h"
 #include "core/log.h"
 #include "desktop/launch.h"
@@ -235,6 +236,129 @@ api_task_list(struct req *r, struct derr *e)
 	return req_reply(r, 200, out);
 }
 
+/* ---- the big views (detail=actions/full/focused): written by a thread of
+ * their own into the reply as they are read (http_pipe.c), so neither an
+ * HTTP worker nor memory pays for a task's size; in process (an MCP call
+ * on /mcp: no connection) built in memory, up to LIM_VIEW_INPROC_BYTES. */
+
+#define VIEW_CHUNK (64 * 1024)  /* one write into the pipe: as much as it holds */
+
+struct vjob {
+	struct store *rd;
+	struct task_view *v;
+	struct pipejob *pj;
+	size_t len;
+	char buf[VIEW_CHUNK];
+};
+
+static int
+vj_flush(struct vjob *j)
+{
+	int rc = pipejob_write(j->pj, j->buf, j->len);
+
+	j->len = 0;
+	return rc;
+}
+
+static int
+vj_sink(void *cls, const char *p, size_t n)
+{
+	struct vjob *j = cls;
+
+	if (pipejob_cancelled(j->pj))
+		return -1;
+	if (j->len + n > sizeof j->buf && vj_flush(j) != 0)
+		return -1;
+	if (n >= sizeof j->buf)
+		return pipejob_write(j->pj, p, n);
+	memcpy(j->buf + j->len, p, n);
+	j->len += n;
+	return 0;
+}
+
+static int
+vj_main(struct pipejob *pj, void *arg)
+{
+	struct vjob *j = arg;
+	struct derr e;
+
+	j->pj = pj;
+	derr_clear(&e);
+	if (task_view_write(j->v, vj_sink, j, &e) != 0) {
+		if (e.code != DERR_OK)
+			log_warn("a task view ended early: %s", e.message);
+		return -1;
+	}
+	return vj_flush(j);
+}
+
+static void
+vj_free(void *arg)
+{
+	struct vjob *j = arg;
+
+	task_view_close(j->v);
+	store_reader_close(j->rd);
+	free(j);
+}
+
+static int
+cap_sink(void *cls, const char *p, size_t n)
+{
+	return buf_append(cls, p, n);
+}
+
+/* In process: the view as a JSON object, if it fits the cap. */
+static int
+view_inproc(struct req *r, struct task_view *v, const char *id, struct derr *e)
+{
+	struct buf b;
+	json_object *o = NULL;
+
+	buf_init(&b, LIM_VIEW_INPROC_BYTES);
+	if (task_view_write(v, cap_sink, &b, e) == 0)
+		o = jx_parse(b.data, b.len, e);
+	else if (e->code == DERR_OK)
+		derr_set(e, DERR_TOO_LARGE, "detail", "the view of task %s is larger than %ld MiB: ask "
+		    "GET /api/tasks/%s?detail=full over HTTP (streamed), drill into one item "
+		    "(task_drill_down, GET /api/tasks/%s/items/{ordinal}?limit=&offset=), or "
+		    "export the task", id, LIM_VIEW_INPROC_BYTES >> 20, id, id);
+	buf_free(&b);
+	return o != NULL ? req_reply(r, 200, o) : -1;
+}
+
+static int
+big_view(struct req *r, const char *id, enum task_detail d, struct derr *e)
+{
+	struct vjob *j;
+	struct store *rd;
+	struct task_view *v;
+	struct pipejob *pj;
+	char err[256] = "";
+	int fd = -1, rc;
+
+	if (req_bulk_take(REQ_BULK_VIEW, e) != 0)
+		return -1;
+	if ((v = api_task_view_open(r, id, (int)d, &rd, e)) == NULL) {
+		req_bulk_give(REQ_BULK_VIEW);
+		return -1;
+	}
+	if (r->conn == NULL) {
+		rc = view_inproc(r, v, id, e);
+		task_view_close(v);
+		store_reader_close(rd);
+		req_bulk_give(REQ_BULK_VIEW);
+		return rc;
+	}
+	j = xcalloc(1, sizeof *j);
+	j->rd = rd;
+	j->v = v;
+	pj = pipejob_spawn(vj_main, j, vj_free, req_streams_wake, &fd, err, sizeof err);
+	if (pj == NULL)
+		vj_free(j);
+	return req_reply_pipe(r, REQ_BULK_VIEW, pj, fd, "application/json; charset=utf-8", err, e);
+}
+
 int
 api_task_get(struct req *r, struct derr *e)
 {
@@ -243,7 +367,7 @@ api_task_get(struct req *r, struct derr *e)
 		{ "full", DETAIL_ACTIONS }, { "focused", DETAIL_FOCUSED } };
 	const char *id, *detail = req_query(r, "detail");
 	enum task_detail d = DETAIL_ITEMS;
-	json_object *sum, *launched;
+	json_object *sum;
 	size_t i;
 
 	if (req_task_id(r, 0, &id, e) != 0)
@@ -257,13 +381,11 @@ api_task_get(struct req *r, struct derr *e)
 			    utf8_prec(detail, 32), detail);
 		d = levels[i].d;
 	}
+	if (d != DETAIL_ITEMS)
+		return big_view(r, id, d, e);
 	if ((sum = task_summary(r->app->store, id, d, false, e)) == NULL)
 		return -1;
-	json_object_object_add(sum, "recording", rec_task_status(id));
-	json_object_object_add(sum, "driver", takeover_status(id));
-	if ((launched = launch_list(id)) != NULL)
-		json_object_object_add(sum, "launched", launched);    /* desktop_launch's programs */
-	usage_summary_add(r->app->store, id, sum);     /* usage totals and budget */
+	api_task_view_tail(r, id, sum);
 	return req_reply(r, 200, sum);
 }
 

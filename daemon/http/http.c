@@ -28,7 +28,10 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/pipejob.h"
 #include "lim.h"
+
+#define PIPEJOB_STOP_MS 5000    /* http_stop waits this long for reply producers */
 #include "ops/metrics.h"
 #include "store/store.h"
 #include "task/events.h"
@@ -273,11 +276,18 @@ http_start(struct app *app, int listen_fd, struct derr *e)
 void
 http_stop(struct http *h)
 {
+	int n;
+
 	if (h == NULL)
 		return;
 	http_streams_stop(h);
 	http_side_stop(h);
 	MHD_stop_daemon(h->mhd);
+	/* Producers of replies (http_pipe.c) whose connections just closed stop
+	 * at their next write: let them close their files and connections
+	 * before the process ends. */
+	if ((n = pipejob_wait_all(PIPEJOB_STOP_MS)) > 0)
+		log_warn("%d reply producers still run after %d ms", n, PIPEJOB_STOP_MS);
 	/* MHD has closed every connection: a request object still live was
 	 * never completed (issue 33: one leaked at shutdown under LSan). */
 	while (h->live != NULL) {

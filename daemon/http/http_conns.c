@@ -208,7 +208,7 @@ http_stream_admit(struct http *h, struct hreq *hr)
 		hr->stream_slot = true;
 		return;
 	}
-	derr_set(&hr->err, DERR_UNAVAILABLE, NULL,
+	derr_set(&hr->err, DERR_BUSY, NULL,
 	    "too many streams: %ld event streams and live views are open, the cap "
 	    "(ACU_MAX_STREAMS / --max-streams); close one, or retry later", h->stream_cap);
 }

@@ -79,7 +79,7 @@ send_raw(struct MHD_Connection *conn, struct req *r)
 }
 
 static enum MHD_Result
-send_json(struct MHD_Connection *conn, int status, json_object *obj, const char *allow)
+send_json(struct MHD_Connection *conn, int status, json_object *obj, const char *allow, int retry_s)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -109,6 +109,12 @@ send_json(struct MHD_Connection *conn, int status, json_object *obj, const char 
 		MHD_add_response_header(resp, "Allow", allow);
 	if (status == 401)
 		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"detm\"");
+	if (retry_s > 0) {
+		char v[16];
+
+		snprintf(v, sizeof v, "%d", retry_s);
+		MHD_add_response_header(resp, "Retry-After", v);
+	}
 	ret = MHD_queue_response(conn, (unsigned)status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -118,7 +124,8 @@ enum MHD_Result
 http_send_error(struct MHD_Connection *conn, const struct derr *e, const char *allow)
 {
 	json_object *obj = derr_to_json(e);
-	enum MHD_Result ret = send_json(conn, derr_status(e->code), obj, allow);
+	enum MHD_Result ret = send_json(conn, derr_status(e->code), obj, allow,
+	    derr_retry_after(e->code));
 
 	json_object_put(obj);
 	return ret;
@@ -224,7 +231,7 @@ http_handler_reply(struct hreq *hr, struct MHD_Connection *conn, const char *met
 		return ret;
 	}
 	if (hr->rc == 0 && r->reply != NULL) {
-		ret = send_json(conn, r->status, r->reply, NULL);
+		ret = send_json(conn, r->status, r->reply, NULL, 0);
 		log_debug("%s %s -> %d (%lld us)", method, url, r->status, (long long)(mono_us() - hr->t0));
 		json_object_put(r->reply);
 		r->reply = NULL;
@@ -385,6 +392,7 @@ req_dispatch(struct req *r, const char *method, const char *path,
 	r->stream = sub.stream;
 	r->stream_done = sub.stream_done;
 	r->stream_cls = sub.stream_cls;
+	r->stream_key = sub.stream_key;
 	r->nhdr = sub.nhdr;
 	memcpy(r->hdr_name, sub.hdr_name, sizeof r->hdr_name);
 	memcpy(r->hdr_val, sub.hdr_val, sizeof r->hdr_val);

@@ -8,7 +8,7 @@
  * the connection is then suspended (on http.waiting) until
  * req_streams_wake names its key, or the ticker's second passes. wake_gen
  * counts wakes, so a wake between the reader's answer and the suspension
- * is not lost (the reader is asked again at once). Invariants: a stream
+ * is not lost (the reader is asked again at once, in the same call). Invariants: a stream
  * is on http.waiting exactly when `waiting` is set, and then its
  * connection is suspended; after http_streams_stop none waits again.
  * Lock order: a module's own lock may be held when calling
@@ -27,36 +27,50 @@
 
 #define TICK_MS         1000    /* waiting streams are asked again at least this often */
 
-/* Suspends s's connection until a wake, unless one came since gen. */
-static void
+/* Suspends s's connection until a wake, unless one came since gen:
+ * true if it did (or never will: stopping), false if the reader should be
+ * asked again now. */
+static bool
 stream_park(struct stream *s, uint64_t gen)
 {
 	struct http *h = http_server;
+	bool parked = true;
 
 	pthread_mutex_lock(&h->s_mu);
-	if (!h->streams_down && h->wake_gen == gen && s->r.conn != NULL) {
-		s->waiting = true;
-		s->next = h->waiting;
-		h->waiting = s;
-		MHD_suspend_connection(s->r.conn);
+	if (!h->streams_down && s->r.conn != NULL) {
+		parked = h->wake_gen == gen;
+		if (parked) {
+			s->waiting = true;
+			s->next = h->waiting;
+			h->waiting = s;
+			MHD_suspend_connection(s->r.conn);
+		}
 	}
 	pthread_mutex_unlock(&h->s_mu);
+	return parked;
 }
 
 static ssize_t
 stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct stream *s = cls;
-	uint64_t gen = __atomic_load_n(&http_server->wake_gen, __ATOMIC_ACQUIRE);
-	long n = s->r.stream(s->r.stream_cls, pos, buf, max);
+	uint64_t gen;
+	long n;
 
-	if (n > 0)
-		return (ssize_t)n;
-	if (n != REQ_STREAM_WAIT)
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	/* Nothing yet: 0 makes MHD ask again, after the resume. */
-	stream_park(s, gen);
-	return 0;
+	/* A wake between the reader's "nothing yet" and the suspension asks
+	 * it again at once: a 0 returned without a suspension would leave the
+	 * connection waiting for an unrelated event of its worker. */
+	do {
+		gen = __atomic_load_n(&http_server->wake_gen, __ATOMIC_ACQUIRE);
+		n = s->r.stream(s->r.stream_cls, pos, buf, max);
+		if (n > 0)
+			return (ssize_t)n;
+		if (n == REQ_STREAM_ABORT)
+			return MHD_CONTENT_READER_END_WITH_ERROR;
+		if (n != REQ_STREAM_WAIT)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+	} while (!stream_park(s, gen));
+	return 0;       /* MHD asks again after the resume */
 }
 
 static void

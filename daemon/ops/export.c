@@ -1,8 +1,8 @@
 /*
  * export.c - the export bundle's entries, in order (export.h). A part that
- * cannot be read (a file gone, a database error) is noted in README.txt's
- * closing lines rather than failing the archive; an archive error (the
- * client left) ends the build at once.
+ * cannot be read (a file gone, a database error) is noted in NOTES.txt
+ * rather than failing the archive; an archive error (the client left)
+ * ends the build at once.
  */
 #include "export.h"
 
@@ -173,7 +173,41 @@ task_str(const struct export_job *j, const char *key)
 {
 	json_object *v;
 
-	return json_object_object_get_ex(j->task, key, &v) ? json_object_get_string(v) : "";
+	if (j->view == NULL || !json_object_object_get_ex(task_view_head(j->view), key, &v))
+		return "";
+	return json_object_get_string(v);
+}
+
+static int
+zip_sink(void *cls, const char *p, size_t n)
+{
+	return zipout_write(cls, p, n);
+}
+
+/* task.json: the view, written as it is read; then its snapshot ends. A
+ * database error mid-way leaves the entry cut short, and a note says so. */
+static int
+add_task(struct zipout *z, struct export_job *j, char *notes, size_t nlen)
+{
+	struct derr e;
+	size_t l;
+	int rc;
+
+	derr_clear(&e);
+	if (zipout_begin(z, "task.json", -1, true, 0) != 0)
+		return -1;
+	rc = task_view_write(j->view, zip_sink, z, &e);
+	if (zipout_end(z) != 0 || (rc != 0 && e.code == DERR_OK))
+		rc = -1;
+	else if (rc != 0) {
+		l = strlen(notes);
+		snprintf(notes + l, nlen - l, "  task.json: cut short, the database failed (%s)\n",
+		    e.message);
+		rc = 0;
+	}
+	task_view_close(j->view);
+	j->view = NULL;
+	return rc;
 }
 
 static int
@@ -187,14 +221,17 @@ build(struct zipout *z, struct export_job *j, sqlite3 *db, char *notes, size_t n
 	    zipout_printf(z, README, j->task_id, task_str(j, "name"), now, DETM_VERSION,
 	        j->task_id) != 0 || zipout_end(z) != 0)
 		return -1;
-	if (add_json(z, "task.json", j->task) != 0 ||
+	if (add_task(z, j, notes, nlen) != 0 ||
 	    add_rows(z, db, "actions.json", "SELECT a.id AS action_id, p.ordinal, a.action_type, a.summary, "
 	        "a.status, a.input_data, a.output_data, a.duration_ms, a.created_at FROM actions a "
 	        "LEFT JOIN plan_items p ON p.id = a.plan_item_id WHERE a.task_id = ?1 ORDER BY a.rowid",
 	        j->task_id, NULL, notes, nlen) != 0 ||
+	    /* In rowid order by a list of the task's log rowids (small): a sort
+	     * of the rows themselves would hold every line (50 MB) at once. */
 	    add_rows(z, db, "action_logs.json", "SELECT l.action_id, l.id AS log_id, l.log_type, l.content, "
-	        "l.created_at FROM action_logs l JOIN actions a ON a.id = l.action_id "
-	        "WHERE a.task_id = ?1 ORDER BY l.rowid", j->task_id, NULL, notes, nlen) != 0 ||
+	        "l.created_at FROM action_logs l WHERE l.rowid IN (SELECT k.rowid FROM action_logs k "
+	        "JOIN actions a ON a.id = k.action_id WHERE a.task_id = ?1) ORDER BY l.rowid",
+	        j->task_id, NULL, notes, nlen) != 0 ||
 	    add_rows(z, db, "messages.json", "SELECT id, role, msg_type, content, created_at FROM "
 	        "task_messages WHERE task_id = ?1 ORDER BY rowid", j->task_id, NULL, notes, nlen) != 0 ||
 	    add_rows(z, db, "waits.json", "SELECT * FROM wait_jobs WHERE task_id = ?1 ORDER BY rowid",
@@ -216,20 +253,16 @@ int
 export_build(struct zipout *z, void *arg)
 {
 	struct export_job *j = arg;
-	char err[256] = "", notes[1024] = "";
-	sqlite3 *db = opsdata_open(j->data_dir, err, sizeof err);
+	char notes[1024] = "";
 	int rc;
 
-	if (db == NULL)
-		log_warn("export of task %s: %s", j->task_id, err);
-	rc = build(z, j, db, notes, sizeof notes);
+	rc = build(z, j, store_db(j->reader), notes, sizeof notes);
 	if (rc == 0 && notes[0] != '\0')
 		rc = zipout_begin(z, "NOTES.txt", -1, true, 0) == 0 &&
 		    zipout_printf(z, "Parts that could not be included:\n%s", notes) == 0 &&
 		    zipout_end(z) == 0 ? 0 : -1;
 	if (rc != 0)
 		log_warn("export of task %s ended early: %s", j->task_id, zipout_error(z));
-	sqlite3_close(db);
 	return rc;
 }
 
@@ -241,7 +274,8 @@ export_job_free(void *arg)
 	if (j == NULL)
 		return;
 	free(j->data_dir);
-	json_object_put(j->task);
+	task_view_close(j->view);
+	store_reader_close(j->reader);
 	json_object_put(j->rec_index);
 	free(j->mp4_path);
 	redact_free(j->rd);

@@ -13,8 +13,12 @@
  * redacted).
  *
  * The caller (api_ops.c) gathers what needs the daemon's modules (the
- * summary, the recording's file and index) and hands them over; this file
- * reads the database through its own read-only connection and the files.
+ * task's view opened on a read connection of its own, the recording's
+ * file and index) and hands them over; this file writes the view as
+ * task.json (a row at a time: task_view_write), reads the other rows
+ * through that same connection, and the files. Nothing of the bundle is
+ * whole in memory: what the builder holds is one row or one 64 KiB piece
+ * of a file, and it blocks while its client does not read.
  */
 #ifndef DETM_EXPORT_H
 #define DETM_EXPORT_H
@@ -26,11 +30,14 @@
 #include "core/redact.h"
 #include "core/util.h"
 #include "core/zipout.h"
+#include "store/store.h"
+#include "task/task.h"
 
 struct export_job {
 	char task_id[ID_LEN];
 	char *data_dir;             /* owned */
-	json_object *task;          /* detail=full summary (owned) */
+	struct store *reader;       /* a private reader (store_reader_open; owned) */
+	struct task_view *view;     /* the detail=full view on it (owned): task.json */
 	json_object *rec_index;     /* or NULL (owned) */
 	char *mp4_path;             /* or NULL (owned) */
 	int64_t from_ms, to_ms;     /* the log window */

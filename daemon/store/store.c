@@ -44,7 +44,11 @@
  * its lock and statement cache; no queue, no checkpointer), opened at first
  * use. store_read_begin takes a free one (or waits for one), BEGINs a read
  * transaction (a WAL snapshot of committed data), store_read_end COMMITs it
- * so the next read sees the newest commit.
+ * so the next read sees the newest commit. A private reader
+ * (store_reader_open: is_private) is one such struct store outside the
+ * pool, for one owner that may hold its snapshot for long; it is never
+ * locked (one thread at a time uses it), keeps a small page cache and its
+ * sorts in files (a long query must not hold a big sort in memory).
  */
 #include "store.h"
 
@@ -1011,8 +1015,12 @@ store_defer_ticket(void)
 }
 
 /* Opens a reader's connection (its lock held): query_only, a small cache. */
+/* temp_mem: sorts and temporary tables in memory (the pool's readers:
+ * their views are small); else in files, so that a private reader's long
+ * query (an export's every log line in order) spills a big sort to disk
+ * instead of holding it. */
 static int
-reader_open(struct store *rd)
+reader_open(struct store *rd, int cache_kb, bool temp_mem)
 {
 	char pragmas[160];
 
@@ -1026,7 +1034,7 @@ reader_open(struct store *rd)
 	}
 	sqlite3_busy_timeout(rd->db, 5000);
 	snprintf(pragmas, sizeof pragmas, "PRAGMA query_only = 1; PRAGMA cache_size = -%d; "
-	    "PRAGMA temp_store = MEMORY;", READER_CACHE_KB);
+	    "PRAGMA temp_store = %s;", cache_kb, temp_mem ? "MEMORY" : "FILE");
 	if (sqlite3_exec(rd->db, pragmas, NULL, NULL, NULL) != SQLITE_OK)
 		log_warn("read connection pragmas: %s", sqlite3_errmsg(rd->db));
 	return 0;
@@ -1035,10 +1043,16 @@ reader_open(struct store *rd)
 struct store *
 store_read_begin(struct store *st)
 {
-	unsigned start = __atomic_fetch_add(&st->next_reader, 1, __ATOMIC_RELAXED);
+	unsigned start;
 	struct store *rd = NULL;
 	int i;
 
+	if (st->is_private) {  /* its owner's alone: no pool, no lock */
+		if (sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+			log_warn("read BEGIN: %s", sqlite3_errmsg(st->db));
+		return st;
+	}
+	start = __atomic_fetch_add(&st->next_reader, 1, __ATOMIC_RELAXED);
 	/* A free reader if there is one, else wait for the first tried. */
 	for (i = 0; i < READERS && rd == NULL; i++) {
 		if (pthread_mutex_trylock(&st->readers[(start + (unsigned)i) % READERS]->lock) == 0)
@@ -1048,7 +1062,7 @@ store_read_begin(struct store *st)
 		rd = st->readers[start % READERS];
 		pthread_mutex_lock(&rd->lock);
 	}
-	if (rd->db == NULL && reader_open(rd) != 0) {
+	if (rd->db == NULL && reader_open(rd, READER_CACHE_KB, true) != 0) {
 		/* Still correct, only slower: read under the writer's lock. */
 		pthread_mutex_unlock(&rd->lock);
 		store_lock(st);
@@ -1066,7 +1080,41 @@ store_read_end(struct store *rd)
 		return;
 	if (rd->is_reader && !sqlite3_get_autocommit(rd->db))
 		sqlite3_exec(rd->db, "COMMIT", NULL, NULL, NULL);
-	pthread_mutex_unlock(&rd->lock);
+	if (!rd->is_private)
+		pthread_mutex_unlock(&rd->lock);
+}
+
+struct store *
+store_reader_open(struct store *st)
+{
+	struct store *rd = xcalloc(1, sizeof *rd);
+
+	rd->wal_fd = -1;
+	rd->is_reader = true;
+	rd->is_private = true;
+	rd->path = xstrdup(st->path);
+	pthread_mutex_init(&rd->lock, NULL);
+	pthread_mutex_init(&rd->ckpt_lock, NULL);
+	pthread_cond_init(&rd->ckpt_cond, NULL);
+	pthread_mutex_init(&rd->c_mu, NULL);
+	pthread_mutex_init(&rd->s_mu, NULL);
+	pthread_cond_init(&rd->c_work, NULL);
+	pthread_cond_init(&rd->c_cond, NULL);
+	if (reader_open(rd, PRIVATE_CACHE_KB, false) != 0) {
+		store_close(rd);
+		return NULL;
+	}
+	return rd;
+}
+
+void
+store_reader_close(struct store *rd)
+{
+	if (rd == NULL)
+		return;
+	if (rd->db != NULL && !sqlite3_get_autocommit(rd->db))
+		sqlite3_exec(rd->db, "ROLLBACK", NULL, NULL, NULL);
+	store_close(rd);
 }
 
 bool

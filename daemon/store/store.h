@@ -173,6 +173,17 @@ struct store *store_read_begin(struct store *st);
 /* Ends the snapshot and frees the reader. NULL is a no-op. */
 void store_read_end(struct store *rd);
 
+/* A read connection of the caller's own, outside the pool, for a reader
+ * that may hold a snapshot for long (a reply streamed at its client's
+ * pace) without taking a pool reader from the requests. store_read_begin
+ * on it BEGINs a snapshot on it (no waiting, no locking) and returns it;
+ * store_read_end ends it. One thread at a time uses it (it may be handed
+ * to another thread between calls). NULL when it cannot be opened
+ * (logged). */
+struct store *store_reader_open(struct store *st);
+/* Ends a snapshot still open, closes, frees. NULL ok. */
+void store_reader_close(struct store *rd);
+
 /* Cheap liveness check for /api/health (a read connection). */
 bool store_ok(struct store *st);
 /* Runs a prepared statement that returns no rows (lock held), then resets

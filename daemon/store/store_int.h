@@ -30,6 +30,7 @@ struct store_outcome {
 #define STMT_CACHE_MAX 128
 #define READERS 4                   /* read connections (one per HTTP worker and spare) */
 #define READER_CACHE_KB 1024        /* page cache of each (the writer keeps SQLite's default) */
+#define PRIVATE_CACHE_KB 256        /* of a private reader (store_reader_open): a stream's, read in order */
 #define CHECKPOINT_INTERVAL_MS 100
 #define CHECKPOINT_RESTART_FRAMES 4096   /* ~16 MB of WAL */
 #define CHECKPOINT_FORCE_FRAMES 6144     /* ~24 MB: the writer restarts it itself */
@@ -92,6 +93,7 @@ struct store {
 	struct store *readers[READERS];
 	unsigned next_reader;       /* round robin start (atomic, a hint only) */
 	bool is_reader;
+	bool is_private;            /* store_reader_open's: not in the pool, no locking */
 	struct {
 		const char *sql;
 		sqlite3_stmt *stmt;

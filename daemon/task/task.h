@@ -168,6 +168,35 @@ json_object *task_thread(struct store *st, const char *id, int limit, struct der
  * "takeover" or "release"). NOT_FOUND for an unknown task. */
 json_object *task_timeline(struct store *st, const char *id, int limit, struct derr *e);
 
+/* ---- the big views, streamed (taskview_full.c) ----
+ * detail=actions/full (every item with its latest LIM_DETAIL_ACTIONS
+ * actions and their logs, and the task-level ones) and detail=focused
+ * grow with what a task logged: tens of MB. A task_view writes one as
+ * JSON through a sink, an action and a log line at a time, so what it
+ * holds stays flat (one action, one log line) whatever the task holds; a
+ * sink that blocks (a full pipe) paces it. */
+
+/* Where a view is written: 0, or -1 to stop (its reader left). */
+typedef int (*task_sink_fn)(void *cls, const char *p, size_t n);
+
+struct task_view;
+/* Begins a snapshot on rd (a private reader, store_reader_open: the view
+ * uses it alone until task_view_close) and reads the task's row and items
+ * in it. NULL with e (NOT_FOUND for an unknown task, a database error). */
+struct task_view *task_view_open(struct store *rd, const char *id, enum task_detail detail,
+    struct derr *e);
+/* The view without its actions (borrowed): what task_summary(detail)
+ * answers minus action_details and task_actions. The caller may read it
+ * and add keys: they are written after the task's own, in order. */
+json_object *task_view_head(struct task_view *v);
+/* Writes the whole view: the same JSON text as jx_string of
+ * task_summary(id, detail) with the head's added keys, read in the
+ * snapshot (invalid UTF-8 repaired). On any one thread at a time. 0, or
+ * -1 (the sink stopped: e untouched; a database error: e). */
+int task_view_write(struct task_view *v, task_sink_fn sink, void *cls, struct derr *e);
+/* Ends the snapshot and frees v (not its reader). NULL ok. */
+void task_view_close(struct task_view *v);
+
 /* Shared by task.c and taskview.c (lock held): the current item (first
  * active, else first pending) as its id and ordinal; 0 if found, 1 if the
  * task has none, -1 on error. */

@@ -10,6 +10,7 @@
  *   task_actions.c actions, logs, messages, driver notes, verdicts
  *   task_rows.c    the row writers and lookups all of them use (trow_*,
  *                  titem_insert, task_lookup, task_current_item)
+ *   taskview.c     views; taskview_full.c streams the big ones (tview_*)
  */
 #ifndef DETM_TASK_INT_H
 #define DETM_TASK_INT_H
@@ -60,5 +61,15 @@ int titem_insert(struct store *st, const char *task_id, json_object *titles,
  * frees; title may be NULL) and started_at; 0, or -1 with NOT_FOUND. */
 int trow_item_get(struct store *st, const char *task_id, int64_t ordinal, char id[ID_LEN],
     int *status, char **title, int64_t *started, struct derr *e);
+
+/* taskview.c, for taskview_full.c (a read snapshot held): the summary
+ * (task_summary without its snapshot), an action row's columns 0..7 of
+ * SQL "id, action_type, summary, status, input_data, output_data,
+ * duration_ms, created_at" as its view without logs and ordinal, and a log
+ * row "action_id, id, log_type, content, created_at" as its view. */
+json_object *tview_summary(struct store *st, const char *id, enum task_detail detail,
+    bool sentence, struct derr *e);
+json_object *tview_action_head(sqlite3_stmt *s);
+json_object *tview_log(sqlite3_stmt *s);
 
 #endif

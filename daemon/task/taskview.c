@@ -6,9 +6,12 @@
  * handful of queries (no N+1 per action: logs for a page of actions come
  * from one query). input_data and
  * output_data are stored as JSON text and parsed back, so a client gets
- * the same JSON value it sent.
+ * the same JSON value it sent. The big views (DETAIL_ACTIONS, _FOCUSED)
+ * are served by taskview_full.c, written as they are read; built here in
+ * memory they are what those must equal byte for byte (tests/unit).
  */
 #include "task.h"
+#include "task_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -100,8 +103,8 @@ add_col_json(json_object *o, const char *key, sqlite3_stmt *s, int i)
 	json_object_object_add(o, key, jx_parse_stored(t));
 }
 
-static json_object *
-log_json(sqlite3_stmt *s)
+json_object *
+tview_log(sqlite3_stmt *s)
 {
 	json_object *l = json_object_new_object();
 
@@ -112,9 +115,8 @@ log_json(sqlite3_stmt *s)
 	return l;
 }
 
-/* The columns of SQL_ACTIONS_PAGE / SQL_ACTION_ONE (0..7). */
-static json_object *
-action_json(sqlite3_stmt *s)
+json_object *
+tview_action_head(sqlite3_stmt *s)
 {
 	json_object *a = json_object_new_object();
 
@@ -126,6 +128,15 @@ action_json(sqlite3_stmt *s)
 	add_col_json(a, "output_data", s, 5);
 	add_col_num(a, "duration_ms", s, 6);
 	add_col_time(a, "created_at", s, 7);
+	return a;
+}
+
+/* The columns of SQL_ACTIONS_PAGE / SQL_ACTION_ONE (0..7). */
+static json_object *
+action_json(sqlite3_stmt *s)
+{
+	json_object *a = tview_action_head(s);
+
 	json_object_object_add(a, "logs", json_object_new_array());
 	return a;
 }
@@ -171,7 +182,7 @@ actions_page(struct store *st, const char *task_id, const char *item_id, int64_t
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (json_object_object_get_ex(byid, col_text(s, 0), &a) &&
 		    json_object_object_get_ex(a, "logs", &logs))
-			json_object_array_add(logs, log_json(s));
+			json_object_array_add(logs, tview_log(s));
 	}
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
@@ -325,8 +336,8 @@ expand_actions(struct store *st, json_object *sum, json_object *items, const cha
 }
 
 /* Lock held. */
-static json_object *
-summary_locked(struct store *st, const char *id, enum task_detail detail,
+json_object *
+tview_summary(struct store *st, const char *id, enum task_detail detail,
     bool sentence, struct derr *e)
 {
 	json_object *sum = NULL, *items, *meta;
@@ -405,7 +416,7 @@ task_summary(struct store *st, const char *id, enum task_detail detail,
 	json_object *sum;
 
 	st = store_read_begin(st);     /* a snapshot; never waits for writers */
-	sum = summary_locked(st, id, detail, sentence, e);
+	sum = tview_summary(st, id, detail, sentence, e);
 	store_read_end(st);
 	return sum;
 }
@@ -437,7 +448,7 @@ task_list(struct store *st, const struct task_query *q, struct derr *e)
 	}
 	n = json_object_array_length(ids);
 	for (i = 0; i < n; i++) {
-		json_object *sum = summary_locked(st,
+		json_object *sum = tview_summary(st,
 		    json_object_get_string(json_object_array_get_idx(ids, i)), DETAIL_ITEMS, false, e);
 
 		if (sum == NULL)
@@ -552,7 +563,7 @@ task_action_view(struct store *st, const char *task_id, const char *action_id,
 	}
 	sqlite3_bind_text(s, 1, action_id, -1, SQLITE_STATIC);
 	while (sqlite3_step(s) == SQLITE_ROW)
-		json_object_array_add(logs, log_json(s));
+		json_object_array_add(logs, tview_log(s));
 	sqlite3_reset(s);
 out:
 	store_read_end(st);
@@ -568,7 +579,7 @@ task_thread(struct store *st, const char *id, int limit, struct derr *e)
 	int rc;
 
 	st = store_read_begin(st);     /* a snapshot; never waits for writers */
-	sum = summary_locked(st, id, DETAIL_ITEMS, false, e);
+	sum = tview_summary(st, id, DETAIL_ITEMS, false, e);
 	if (sum == NULL)
 		goto out;
 	out = json_object_new_object();

@@ -19,6 +19,10 @@
 #   mcp:        70 initialize calls on /mcp fill the 64 sessions and are
 #               refused past them (503 JSON-RPC); another client's session
 #               lives on
+#   big task:   a 50 MB task: 8 exports that read nothing hold little
+#               memory (and give it back), a 9th is 503 with Retry-After,
+#               /api/health answers quickly during 4 full views, and the
+#               export's task.json is the full view byte for byte
 #   every route (from GET /api/routes, so new routes are covered when they
 #   land): a foreign Origin and a foreign Host are 403, and with a token
 #   (ACU_TOKEN) no route answers without it (401 JSON), including the
@@ -269,6 +273,64 @@ wait "$cpid"
 sse_opens() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$DETM_URL/api/events")" = 200 ]; }
 check "a stream opens again once they are gone" wait_for 10 sse_opens
 daemon_stop
+
+# ---- a big task (bigtask.py; issue 33, item 3) ----
+# 50 MB of actions (1 MB POSTs). Its export and its full view are written
+# as they are read, by threads of their own: 8 exports whose clients read
+# nothing hold little memory (the old daemon built the 48 MB view first:
+# +800 MB, and kept it after they left), a 9th is 503 with Retry-After (the
+# archive cap, 8), and /api/health stays quick during 4 full views (they
+# were built on the HTTP workers: 0.9-2.9 s).
+# Its own data dir, removed after: the suite's other daemons share theirs
+# (the chaos run's dumps would carry the 50 MB).
+shared_data=${DETM_DATA:-}
+DETM_DATA=$(mktemp -d /tmp/detm-test.XXXXXX)
+daemon_start || { bad "daemon start (big task)"; finish; exit 1; }
+port=${DETM_URL##*:}
+api POST /api/tasks '{"name":"a big task","plan":["a","b","c"]}'
+BT=$(jqr .task_id)
+tests/hostile/bigtask.py "$port" fill "$BT" 50 >"$tmp/fill.log" 2>&1
+check "a 50 MB task is logged ($(cat "$tmp/fill.log"))" grep -q '^filled 50 ' "$tmp/fill.log"
+curl -s -o "$tmp/big.zip" "$DETM_URL/api/tasks/$BT/export"
+curl -s -o "$tmp/big.json" "$DETM_URL/api/tasks/$BT?detail=full"
+rm -rf "$tmp/bigx" && mkdir "$tmp/bigx" && (cd "$tmp/bigx" && unzip -q ../big.zip task.json actions.json)
+check "its export is a whole ZIP whose task.json is GET ?detail=full, byte for byte" sh -c \
+	"unzip -tq '$tmp/big.zip' >/dev/null && cmp -s '$tmp/bigx/task.json' '$tmp/big.json'"
+check "the full view holds the 50 actions (48 MB)" sh -c \
+	"[ \$(grep -o '\"action_id\":' '$tmp/big.json' | wc -l) = 50 ] && [ \$(stat -c %s '$tmp/big.json') -gt 45000000 ]"
+tests/hostile/bigtask.py "$port" exports "$BT" 8 "$DETM_PID" >"$tmp/exports.log" 2>&1
+read -r _ _ rss0 _ rss1 _ xs < <(grep '^rss before' "$tmp/exports.log")
+rss2=$(sed -n 's/^rss closed //p' "$tmp/exports.log")
+check "8 exports that read nothing are all 200 ($xs)" [ "$xs" = "200 200 200 200 200 200 200 200" ]
+# Under ASan freed memory sits in the quarantine (256 MB) and counts as RSS.
+case $DETM_BIN in *asan*) margin=300 ;; *) margin=40 ;; esac
+check "while they wait, detmd's RSS grows by less than $margin MB (${rss0:-?} -> ${rss1:-?} KiB)" \
+	[ $((${rss1:-999999999} - ${rss0:-0})) -lt $((margin * 1024)) ]
+check "and once they are closed it is within $margin MB of before (${rss2:-?} KiB)" \
+	[ $((${rss2:-999999999} - ${rss0:-0})) -lt $((margin * 1024)) ]
+check "a 9th export meanwhile is 503 unavailable with Retry-After ($(grep '^extra' "$tmp/exports.log"))" \
+	grep -q '^extra 503 unavailable retry 5$' "$tmp/exports.log"
+check "once they are closed, an export is 200 again (the slots came back)" grep -q '^after 200$' "$tmp/exports.log"
+tests/hostile/bigtask.py "$port" views "$BT" 4 "$tmp/view" >"$tmp/views.log" 2>&1
+read -r _ _ hmax _ _ hn _ < <(grep '^health max' "$tmp/views.log")
+# issue 33 asks for quick; asserted generously: 300 ms (2 busy loops: 44 ms; old: 1.5 s).
+check "while 4 full views are written, /api/health answers within 300 ms ($(head -1 "$tmp/views.log"))" \
+	sh -c "[ '${hn:-0}' -gt 0 ] && [ '${hmax:-99999}' -lt 300 ]"
+check "and the 4 views are whole: $(tail -1 "$tmp/views.log")" sh -c \
+	"grep -q '^views ok 4 ' '$tmp/views.log' && cmp -s '$tmp/view.0' '$tmp/big.json' && cmp -s '$tmp/view.3' '$tmp/big.json'"
+# In process (/mcp tools/call) a view is built in memory: capped at 8 MiB.
+bm() { curl -s -D "$tmp/bm.h" -o "$tmp/bm" -X POST "$DETM_URL/mcp" -H 'Content-Type: application/json' \
+	-H 'Accept: application/json' ${2:+-H "Mcp-Session-Id: $2"} --data-binary "$1"; }
+bm '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"big","version":"1"}}}'
+bsid=$(tr -d '\r' <"$tmp/bm.h" | sed -n 's/^[Mm]cp-[Ss]ession-[Ii]d: //p')
+bm '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$bsid"
+bm '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task_summary","arguments":{"task_id":"'"$BT"'","detail_level":"full"}}}' "$bsid"
+check "on /mcp, task_summary full of it is a tool error naming the 8 MiB cap and what to do instead" \
+	sh -c "jq -e '.result.isError and (.result.content[0].text | test(\"larger than 8 MiB\") and test(\"export\"))' '$tmp/bm' >/dev/null"
+daemon_stop
+check "and detmd stops cleanly after the big task (exit 0)" [ "${DETM_RC:-1}" = 0 ]
+rm -rf "$DETM_DATA" "$tmp"/big* "$tmp"/view.*
+DETM_DATA=$shared_data
 
 # ---- every route: the token ----
 DETM_TOKEN=hostile-token-1 daemon_start || { bad "daemon start (token)"; finish; exit 1; }
