@@ -37,7 +37,7 @@
 /* Replies written by a thread of their own into a pipe (http_pipe.c), at
  * once: big task views (detail=actions/full/focused), and archives (the
  * export bundle, the dump). Past a cap: 503 with Retry-After. */
-#define LIM_BIG_VIEWS      8
+#define LIM_BIG_VIEWS      32
 #define LIM_ARCHIVES       8
 /* A big view asked in process (an MCP tool call on /mcp) is built in
  * memory: at most this much JSON (over HTTP it is streamed, uncapped). */
