@@ -26,36 +26,13 @@
 #include "backends/httpc.h"
 #include "backends/ocr.h"
 #include "core/launchpol.h"
+#include "core/proc.h"
 #include "core/util.h"
 #include "x11/display.h"
 
 extern const unsigned char schema_sql[];
 
 /* ---- helpers ---- */
-
-/* Whether prog (a name looked up in PATH, or a path) is an executable;
- * the full path into out. */
-static bool
-on_path(const char *prog, char *out, size_t len)
-{
-	const char *path = getenv("PATH"), *p, *end;
-
-	if (prog == NULL || prog[0] == '\0')
-		return false;
-	if (strchr(prog, '/') != NULL) {
-		snprintf(out, len, "%s", prog);
-		return access(prog, X_OK) == 0;
-	}
-	for (p = path ? path : "/usr/bin:/bin"; *p != '\0'; p = *end ? end + 1 : end) {
-		end = strchr(p, ':');
-		if (end == NULL)
-			end = p + strlen(p);
-		snprintf(out, len, "%.*s/%s", (int)(end - p), p, prog);
-		if (end > p && access(out, X_OK) == 0)
-			return true;
-	}
-	return false;
-}
 
 /* Bytes under dir (recursively, regular files). */
 static long long
@@ -208,7 +185,7 @@ check_xvfb(struct dctx *c)
 {
 	char path[PATH_MAX];
 
-	if (on_path(c->cfg->xvfb, path, sizeof path))
+	if (proc_find(c->cfg->xvfb, path, sizeof path))
 		dres(c, "x11", "xvfb", "ok", NULL, "%s", path);
 	else
 		dres(c, "x11", "xvfb", "fail", "apt-get install xvfb (or point --xvfb at the binary)",
@@ -231,7 +208,7 @@ check_wm(struct dctx *c)
 		return;
 	}
 	snprintf(prog, sizeof prog, "%.*s", (int)(n < sizeof prog ? n : sizeof prog - 1), cmd);
-	if (on_path(prog, path, sizeof path))
+	if (proc_find(prog, path, sizeof path))
 		dres(c, "x11", "window_manager", "ok", NULL, "%s (%s) runs on every task display", prog, path);
 	else
 		dres(c, "x11", "window_manager", "warn", "apt-get install openbox (or --window-manager none)",
@@ -648,7 +625,7 @@ check_wake(struct dctx *c)
 
 	if (k->openclaw_cli[0] == '\0')
 		dres(c, "wake", "openclaw", "skip", NULL, "the OpenClaw sink is off (--openclaw-cli \"\")");
-	else if (on_path(k->openclaw_cli, path, sizeof path)) {
+	else if (proc_find(k->openclaw_cli, path, sizeof path)) {
 		dres(c, "wake", "openclaw", "ok", NULL, "%s: wake-ups go to 'openclaw system event'", path);
 		sinks++;
 	} else
@@ -656,7 +633,7 @@ check_wake(struct dctx *c)
 		    k->openclaw_cli);
 	if (k->wake_command[0] != '\0') {
 		snprintf(cmd, sizeof cmd, "%.*s", (int)strcspn(k->wake_command, " \t"), k->wake_command);
-		if (on_path(cmd, path, sizeof path)) {
+		if (proc_find(cmd, path, sizeof path)) {
 			dres(c, "wake", "command", "ok", NULL, "%s", path);
 			sinks++;
 		} else
