@@ -21,11 +21,10 @@
 #include "core/log.h"
 #include "core/nowait.h"
 #include "desktop.h"
+#include "effect.h"
 #include "takeover.h"
 #include "task/task.h"
 #include "task/taskstate.h"
-#include "x11/a11y.h"
-#include "x11/a11y_verify.h"
 #include "x11/humanize.h"
 #include "x11/xinput.h"
 #include "x11/xwin.h"
@@ -43,6 +42,9 @@ struct dctx {
 	size_t obs_len;
 	int button;             /* for the click family */
 	int count;
+	struct effect_opts fxo; /* the effect watch asked for (effect.h) */
+	struct effect *fx;      /* armed by fx_prepare, judged by desktop_run */
+	bool fx_armed;
 };
 
 typedef int (*act_fn)(struct dctx *c, struct derr *e);
@@ -52,6 +54,7 @@ struct act {
 	act_fn fn;
 	int button, count;      /* click family */
 	bool quick;             /* a few round trips to X: may run in nowait mode */
+	bool input;             /* sends input: its effect is watched (effect.h) */
 	const char *summary;
 };
 
@@ -59,7 +62,7 @@ struct act {
 const char *const desktop_params[] = {
 	"action", "task_id", "x", "y", "x2", "y2", "button", "text", "keys", "key",
 	"direction", "amount", "window_id", "window_name", "width", "height", "force",
-	"ms", "max_width", "quality", "format", "w", "h", "coords", NULL
+	"ms", "max_width", "quality", "format", "w", "h", "coords", "settle_ms", "expect", "observe", NULL
 };
 
 static void
@@ -235,6 +238,27 @@ add_xy(struct dctx *c, int x, int y)
 	json_object_object_add(c->data, "scale", json_object_new_double(round(lk->scale * 10000) / 10000));
 }
 
+/* ---- the effect watch (effect.h) ---- */
+
+/* Right before an input whose effect is watched: arms the watch, then the
+ * preparation (the pointer to (x, y) when move; for a press, the focus to
+ * the window under the pointer), then the baseline. Without a watch, only
+ * the motion (when move). */
+static int
+fx_prepare(struct dctx *c, int x, int y, bool move, bool press, struct derr *e)
+{
+	if (!effect_wanted(&c->fxo))
+		return move ? xinput_move(c->l->d, x, y, e) : 0;
+	if (effect_start(&c->fx, c->l, &c->fxo, e) != 0)
+		return -1;
+	c->fx_armed = true;
+	if (move && xinput_move(c->l->d, x, y, e) != 0)
+		return -1;
+	if (press && xinput_focus_pointer(c->l->d, e) < 0)
+		return -1;
+	return effect_ready(c->fx, c->l, x, y, e);
+}
+
 /* ---- actions ---- */
 
 static int
@@ -248,14 +272,16 @@ a_click(struct dctx *c, struct derr *e)
 	if (c->button == 1 && c->count == 1 &&
 	    p_int(c, "button", false, 1, 3, 1, &button, NULL, e) != 0)
 		return -1;
-	if (at && xinput_click_at(c->l->d, x, y, button, c->count, e) != 0)
-		return -1;
-	if (!at && (xinput_pointer(c->l->d, &x, &y, e) != 0 ||
-	    xinput_click(c->l->d, button, c->count, e) != 0))
+	if (!effect_wanted(&c->fxo) && at) {
+		/* Not watched: the one-call path (one round trip less). */
+		if (xinput_click_at(c->l->d, x, y, button, c->count, e) != 0)
+			return -1;
+	} else if ((!at && xinput_pointer(c->l->d, &x, &y, e) != 0) ||
+	    fx_prepare(c, x, y, at, true, e) != 0 || xinput_click(c->l->d, button, c->count, e) != 0)
 		return -1;
 	add_xy(c, x, y);
 	json_object_object_add(c->data, "button", json_object_new_int(button));
-	observe(c, "%s at (%d,%d)", c->count == 2 ? "double-clicked" :
+	observe(c, "%s (%d, %d)", c->count == 2 ? "double-clicked" :
 	    button == 3 ? "right-clicked" : button == 2 ? "middle-clicked" : "clicked", x, y);
 	return 0;
 }
@@ -265,10 +291,11 @@ a_move(struct dctx *c, struct derr *e)
 {
 	int x, y;
 
-	if (p_point(c, "x", "y", true, &x, &y, NULL, e) != 0 || xinput_move(c->l->d, x, y, e) != 0)
+	if (p_point(c, "x", "y", true, &x, &y, NULL, e) != 0 || fx_prepare(c, x, y, false, false, e) != 0 ||
+	    xinput_move(c->l->d, x, y, e) != 0)
 		return -1;
 	add_xy(c, x, y);
-	observe(c, "moved the pointer to (%d,%d)", x, y);
+	observe(c, "moved the pointer to (%d, %d)", x, y);
 	return 0;
 }
 
@@ -280,12 +307,13 @@ a_drag(struct dctx *c, struct derr *e)
 	if (p_point(c, "x", "y", true, &x, &y, NULL, e) != 0 ||
 	    p_point(c, "x2", "y2", true, &x2, &y2, NULL, e) != 0 ||
 	    p_int(c, "button", false, 1, 3, 1, &button, NULL, e) != 0 ||
+	    (effect_wanted(&c->fxo) && fx_prepare(c, x, y, true, true, e) != 0) ||
 	    xinput_drag(c->l->d, x, y, x2, y2, button, e) != 0)
 		return -1;
 	add_xy(c, x, y);
 	json_object_object_add(c->data, "x2", json_object_new_int(x2));
 	json_object_object_add(c->data, "y2", json_object_new_int(y2));
-	observe(c, "dragged from (%d,%d) to (%d,%d)", x, y, x2, y2);
+	observe(c, "dragged from (%d, %d) to (%d, %d)", x, y, x2, y2);
 	return 0;
 }
 
@@ -302,7 +330,7 @@ a_scroll(struct dctx *c, struct derr *e)
 		return -1;
 	if (dir == NULL)
 		dir = "down";
-	if (at && xinput_move(c->l->d, x, y, e) != 0)
+	if (fx_prepare(c, at ? x : -1, at ? y : -1, at, false, e) != 0)
 		return -1;
 	if (xinput_scroll(c->l->d, dir, amount, e) != 0)
 		return -1;
@@ -321,7 +349,7 @@ a_button(struct dctx *c, struct derr *e)
 	if (p_point(c, "x", "y", false, &x, &y, &at, e) != 0 ||
 	    p_int(c, "button", false, 1, 3, 1, &button, NULL, e) != 0)
 		return -1;
-	if (at && xinput_move(c->l->d, x, y, e) != 0)
+	if (fx_prepare(c, at ? x : -1, at ? y : -1, at, c->count != 0, e) != 0)
 		return -1;
 	if (xinput_button(c->l->d, button, c->count, e) != 0)
 		return -1;
@@ -339,7 +367,8 @@ a_type(struct dctx *c, struct derr *e)
 	if (jx_str(c->p, "text", true, 1, TYPE_MAX_BYTES, &text, e) != 0)
 		return -1;
 	len = strlen(text);
-	if (xinput_type(c->l->d, text, len, &sent, e) != 0)
+	if (xinput_type_check(text, len, e) != 0 || fx_prepare(c, -1, -1, false, false, e) != 0 ||
+	    xinput_type(c->l->d, text, len, &sent, e) != 0)
 		return -1;
 	json_object_object_add(c->data, "chars", json_object_new_int64((int64_t)utf8_chars(text)));
 	/* Keys sent and processed by the server ("\r\n" is one Return). */
@@ -362,7 +391,8 @@ a_key(struct dctx *c, struct derr *e)
 		return -1;
 	if (keys == NULL)
 		keys = "Return";
-	if (xinput_keys(c->l->d, keys, e) != 0)
+	if (xinput_keys_check(keys, e) != 0 || fx_prepare(c, -1, -1, false, false, e) != 0 ||
+	    xinput_keys(c->l->d, keys, e) != 0)
 		return -1;
 	json_object_object_add(c->data, "keys", json_object_new_string(keys));
 	observe(c, "pressed %s", keys);
@@ -527,28 +557,28 @@ a_sleep(struct dctx *c, struct derr *e)
 static int a_screenshot(struct dctx *c, struct derr *e);
 
 static const struct act acts[] = {
-	{ "click",              a_click,      1, 1, true,  "click at x,y (or where the pointer is)" },
-	{ "double_click",       a_click,      1, 2, true,  "double-click" },
-	{ "right_click",        a_click,      3, 1, true,  "right-click" },
-	{ "middle_click",       a_click,      2, 1, true,  "middle-click" },
-	{ "mouse_move",         a_move,       0, 0, true,  "move the pointer to x,y" },
-	{ "drag",               a_drag,       0, 0, false, "drag from x,y to x2,y2" },
-	{ "scroll",             a_scroll,     0, 0, true,  "scroll direction by amount" },
-	{ "mouse_down",         a_button,     0, 1, true,  "press a button" },
-	{ "mouse_up",           a_button,     0, 0, true,  "release a button" },
-	{ "type",               a_type,       0, 0, false, "type text (any Unicode)" },
-	{ "press_key",          a_key,        0, 0, false, "press a key or chord (ctrl+s)" },
-	{ "get_mouse_position", a_pointer,    0, 0, true,  "where the pointer is" },
-	{ "list_windows",       a_list,       0, 0, false, "top-level windows" },
-	{ "find_window",        a_find,       0, 0, false, "first window whose title/class matches" },
-	{ "active_window",      a_active,     0, 0, false, "the focused window" },
-	{ "focus_window",       a_focus,      0, 0, false, "raise and focus a window" },
-	{ "move_window",        a_wmove,      0, 0, false, "move a window to x,y" },
-	{ "resize_window",      a_resize,     0, 0, false, "resize a window" },
-	{ "minimize_window",    a_minimize,   0, 0, false, "minimise a window" },
-	{ "close_window",       a_close,      0, 0, false, "close a window (force: kill)" },
-	{ "screenshot",         a_screenshot, 0, 0, false, "capture the screen (JPEG, base64)" },
-	{ "sleep",              a_sleep,      0, 0, false, "wait ms milliseconds" },
+	{ "click",              a_click,      1, 1, true,  true,  "click at x,y (or where the pointer is)" },
+	{ "double_click",       a_click,      1, 2, true,  true,  "double-click" },
+	{ "right_click",        a_click,      3, 1, true,  true,  "right-click" },
+	{ "middle_click",       a_click,      2, 1, true,  true,  "middle-click" },
+	{ "mouse_move",         a_move,       0, 0, true,  true,  "move the pointer to x,y" },
+	{ "drag",               a_drag,       0, 0, false, true,  "drag from x,y to x2,y2" },
+	{ "scroll",             a_scroll,     0, 0, true,  true,  "scroll direction by amount" },
+	{ "mouse_down",         a_button,     0, 1, true,  true,  "press a button" },
+	{ "mouse_up",           a_button,     0, 0, true,  true,  "release a button" },
+	{ "type",               a_type,       0, 0, false, true,  "type text (any Unicode)" },
+	{ "press_key",          a_key,        0, 0, false, true,  "press a key or chord (ctrl+s)" },
+	{ "get_mouse_position", a_pointer,    0, 0, true,  false, "where the pointer is" },
+	{ "list_windows",       a_list,       0, 0, false, false, "top-level windows" },
+	{ "find_window",        a_find,       0, 0, false, false, "first window whose title/class matches" },
+	{ "active_window",      a_active,     0, 0, false, false, "the focused window" },
+	{ "focus_window",       a_focus,      0, 0, false, false, "raise and focus a window" },
+	{ "move_window",        a_wmove,      0, 0, false, false, "move a window to x,y" },
+	{ "resize_window",      a_resize,     0, 0, false, false, "resize a window" },
+	{ "minimize_window",    a_minimize,   0, 0, false, false, "minimise a window" },
+	{ "close_window",       a_close,      0, 0, false, false, "close a window (force: kill)" },
+	{ "screenshot",         a_screenshot, 0, 0, false, false, "capture the screen (JPEG, base64)" },
+	{ "sleep",              a_sleep,      0, 0, false, false, "wait ms milliseconds" },
 };
 
 const char *
@@ -759,6 +789,21 @@ desktop_log(struct app *app, const char *task_id, const char *what, const char *
 		log_warn("could not log %s on task %s: %s", what, task_id, e2.message);
 }
 
+void
+desktop_log_observed(json_object *row, json_object *observed)
+{
+	json_object *o;
+
+	if (observed == NULL)
+		return;
+	o = json_object_new_object();
+	json_object_object_foreach(observed, k, v) {
+		if (strcmp(k, "image_b64") != 0)
+			json_object_object_add(o, k, json_object_get(v));
+	}
+	json_object_object_add(row, "observed", o);
+}
+
 /* The action's input and output as JSON text for the gui action row; the
  * image (if any) is left out. */
 static void
@@ -775,10 +820,13 @@ log_action(struct app *app, const char *task_id, const char *action, json_object
 	}
 	if (err == NULL) {
 		json_object_object_foreach(out->data, k2, v2) {
-			if (strcmp(k2, "image_b64") != 0)
+			if (strcmp(k2, "image_b64") != 0 && strcmp(k2, "observed") != 0)
 				json_object_object_add(res, k2, json_object_get(v2));
 		}
-		snprintf(summary, sizeof summary, "%s: %s", action, out->observation);
+		desktop_log_observed(res, json_object_object_get(out->data, "observed"));
+		snprintf(summary, sizeof summary, "%s: %.300s", action,
+		    json_object_object_get(out->data, "summary") != NULL ?
+		    json_object_get_string(json_object_object_get(out->data, "summary")) : out->observation);
 	} else {
 		derr_add_json(res, err);
 		snprintf(summary, sizeof summary, "%s failed: %.*s", action,
@@ -790,30 +838,11 @@ log_action(struct app *app, const char *task_id, const char *action, json_object
 	json_object_put(res);
 }
 
-/* A click at screen x, y on a task display with an accessibility tree:
- * what is under the point before it (a11y_verify.h); k->number stays -1
- * otherwise (nothing asked, nothing started). */
-static void
-click_probe(const char *task_id, json_object *params, bool image_coords, struct click_check *k)
-{
-	json_object *x, *y;
-	int number;
-
-	k->number = -1;
-	if (nowait_active())
-		return;         /* nowait_check found no tree */
-	number = display_task_number(task_id);
-	if (image_coords || number < 0 || !json_object_object_get_ex(params, "x", &x) ||
-	    !json_object_object_get_ex(params, "y", &y) || !json_object_is_type(x, json_type_int) ||
-	    !json_object_is_type(y, json_type_int))
-		return;
-	verify_before(number, json_object_get_int(x), json_object_get_int(y), k);
-}
-
 /* In nowait mode (nowait.h: run on an HTTP worker), only a quick action
- * goes ahead; every other one is refused before anything happens. */
+ * goes ahead; every other one is refused before anything happens. So is an
+ * input whose effect is watched: the watch waits for events. */
 static int
-nowait_check(const struct act *a, const char *task_id, struct derr *e)
+nowait_check(const struct act *a, const struct effect_opts *fxo, struct derr *e)
 {
 	if (!nowait_active())
 		return 0;
@@ -821,20 +850,29 @@ nowait_check(const struct act *a, const char *task_id, struct derr *e)
 		return nowait_refuse(e, "not a quick action");
 	if (humanize_enabled())
 		return nowait_refuse(e, "humanized input takes its time");
-	if (a->fn == a_click && a11y_active(display_task_number(task_id)))
-		return nowait_refuse(e, "the click is checked through the accessibility tree");
+	if (a->input && effect_wanted(fxo))
+		return nowait_refuse(e, "the input's effect is watched (settle_ms)");
 	return 0;
+}
+
+/* "Clicked (412, 230)": the observation, capitalised, for the verdict's line. */
+static void
+did_of(const char *obs, char *out, size_t len)
+{
+	snprintf(out, len, "%s", obs);
+	if (out[0] >= 'a' && out[0] <= 'z')
+		out[0] = (char)(out[0] - 'a' + 'A');
 }
 
 int
 desktop_run(struct app *app, const char *task_id, const char *action, json_object *params,
     bool image_coords, struct desk_out *out, struct derr *e)
 {
-	struct click_check k = { .number = -1 };
 	const struct act *a;
 	struct display_lease l;
 	struct dctx c = { 0 };
 	int64_t t0 = mono_us();
+	char did[300];
 	int rc = -1;
 
 	memset(out, 0, sizeof *out);
@@ -847,17 +885,11 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 		return derr_set(e, DERR_INVALID, "action", "unknown action '%.*s' (one of: %s)",
 		    utf8_prec(action, 64), action, list);
 	}
-	if (check_params(params, e) != 0 || nowait_check(a, task_id, e) != 0)
+	if (check_params(params, e) != 0 || (a->input && effect_opts_parse(params, &c.fxo, e) != 0) ||
+	    nowait_check(a, &c.fxo, e) != 0)
 		return -1;
-	if (a->fn == a_click)
-		click_probe(task_id, params, image_coords, &k);
-	if (desktop_lease_agent(app, task_id, true, &l, e) != 0) {
-		json_object_put(k.before);
-		json_object_put(k.focus);
+	if (desktop_lease_agent(app, task_id, true, &l, e) != 0)
 		return -1;
-	}
-	if (k.number >= 0)
-		verify_xtop(&k, l.d);
 	c.app = app;
 	c.l = &l;
 	c.p = params;
@@ -870,14 +902,16 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 	snprintf(out->display, sizeof out->display, "%s", l.name);
 	rc = a->fn(&c, e);
 	/* Input went out (or may have): a rerun would send it again, so the
-	 * rest (the log write) finishes here even if it has to wait. */
+	 * rest (the watch, the log write) finishes here even if it has to wait. */
 	if (!nowait_refused())
 		nowait_pass();
+	if (rc == 0 && a->input) {
+		did_of(out->observation, did, sizeof did);
+		effect_judge(c.fx, &l, did, c.data);
+		json_object_object_add(c.data, "verified", effect_verified(c.data));
+	}
+	effect_free(c.fx, &l);
 	display_unlease(&l);
-	if (rc == 0 && k.number >= 0)
-		verify_after(&k, NULL, NULL, c.data);
-	json_object_put(k.before);
-	json_object_put(k.focus);
 	out->duration_ms = (double)(mono_us() - t0) / 1000.0;
 	out->data = c.data;
 	/* A refusal in nowait mode is no outcome: the action runs again on a

@@ -770,6 +770,19 @@ out:
 }
 
 void
+display_event(struct display_lease *l, const XEvent *ev)
+{
+	struct dentry *de = l->entry;
+
+	if (de == NULL || de->damage == 0 || ev->type != de->damage_event ||
+	    ((const XDamageNotifyEvent *)(const void *)ev)->damage != de->damage)
+		return;
+	de->damage_seq++;
+	l->damage_seq = de->damage_seq;
+	XDamageSubtract(de->d, de->damage, None, None);
+}
+
+void
 display_unlease(struct display_lease *l)
 {
 	struct dentry *de;

@@ -84,6 +84,10 @@ enum display_pick {
 int display_lease(const char *task_id, enum display_pick pick,
     struct display_lease *l, struct derr *e);
 void display_unlease(struct display_lease *l);   /* NULL or unleased ok */
+/* For a lease holder that reads events off l->d itself (xwatch.c): hands
+ * one event to the display, which counts its own XDamage reports
+ * (damage_seq) and re-arms them; any other event is ignored. */
+void display_event(struct display_lease *l, const XEvent *ev);
 
 /* Without blocking: reads what the X server sent on the display a lease
  * for task_id would pick (its own running display, else the shared one)
