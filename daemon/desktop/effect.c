@@ -31,6 +31,9 @@ effect_opts_parse(json_object *params, struct effect_opts *o, struct derr *e)
 	int64_t v = 0;
 
 	memset(o, 0, sizeof *o);
+	o->settle_ms = EFFECT_SETTLE_MS;
+	if (params == NULL)
+		return 0;
 	if (jx_int(params, "settle_ms", false, 0, EFFECT_SETTLE_MAX_MS, &v, &o->settle_given, e) != 0 ||
 	    jx_str(params, "expect", false, 1, EXPECT_MAX, &o->expect, e) != 0 ||
 	    jx_str(params, "observe", false, 1, 16, &obs, e) != 0)

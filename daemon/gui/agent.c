@@ -419,7 +419,7 @@ act(struct state *s, const char *name, json_object *args, json_object *reply, ch
 	if (k == STEP_OVER || k == STEP_SAID)
 		return k == STEP_OVER;
 	derr_clear(&e);
-	if (k == STEP_DO && gui_do(s->app, s->task_id, st.instr, false, &res, &e) != 0) {
+	if (k == STEP_DO && gui_do(s->app, s->task_id, st.instr, false, NULL, &res, &e) != 0) {
 		human_seen(s, &e);
 		snprintf(st.why, sizeof st.why, "%.*s failed: %.*s", utf8_prec(st.instr, 150), st.instr,
 		    utf8_prec(e.message, 300), e.message);
