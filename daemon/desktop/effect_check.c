@@ -149,6 +149,8 @@ fx_target(struct effect *f, struct display_lease *l)
 	if (top != NULL) {
 		bases[2] = top->id & ~rmask;
 		target_add(f, top->x, top->y, top->width, top->height);
+		if (f->px < 0)
+			f->keys_rect = (struct fx_rect){ top->x, top->y, top->width, top->height };
 	}
 	snprintf(f->target_desc, sizeof f->target_desc, top != NULL ? "the window \"%.120s\"" : "",
 	    top != NULL ? top->title : "");

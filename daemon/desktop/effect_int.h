@@ -55,6 +55,7 @@ struct effect {
 	uint8_t *mask;          /* sw*sh FX_* bits, or NULL (no picture) */
 	struct fx_rect target[EFFECT_MAX_TARGET];       /* the input's application's windows */
 	int ntarget;
+	struct fx_rect keys_rect;       /* keys: the focused window (w 0: none known) */
 	char target_desc[200];  /* "the window \"Effect test\"" or "" (no window) */
 	struct xwatch_box busy[EFFECT_MAX_ANIM];        /* still drawing when the baseline ended */
 	int nbusy;
@@ -69,7 +70,8 @@ struct effect {
 	long changed;           /* changed pixels counted (in the target, not animated) */
 	long elsewhere;         /* ... in other applications' windows or the desktop */
 	long masked;            /* ... where the screen was changing before the input */
-	bool masked_at_point;   /* ... some in a drawn box holding the input's point (or no point) */
+	bool masked_at_point;   /* ... some in a drawn box holding the input's point (keys: meeting
+	                         * the focused window, or anywhere when none is known) */
 	long discounted_caret;  /* regions discounted as carets (or too small) */
 	long px_checked;        /* xwatch rects at the last full pixel check */
 	int64_t px_hw;          /* the latest box end a partial check looked at */

@@ -192,15 +192,23 @@ boxes_pick(struct effect *f, bool all, int64_t now, struct xwatch_box *boxes, st
 	return n;
 }
 
-/* b lies wholly in a box that was still drawing when the baseline ended. */
+/* b meets a box that was still drawing when the baseline ended. */
 static bool
 box_busy(const struct effect *f, const struct xwatch_box *b)
 {
 	for (int i = 0; i < f->nbusy; i++)
-		if (b->x >= f->busy[i].x && b->y >= f->busy[i].y && b->x + b->w <= f->busy[i].x + f->busy[i].w &&
-		    b->y + b->h <= f->busy[i].y + f->busy[i].h)
+		if (b->x < f->busy[i].x + f->busy[i].w && f->busy[i].x < b->x + b->w &&
+		    b->y < f->busy[i].y + f->busy[i].h && f->busy[i].y < b->y + b->h)
 			return true;
 	return false;
+}
+
+/* b is an animation: it was drawing before the input and still is (a
+ * spinner, a progress bar, a video); a fade that stopped is not. */
+static bool
+box_animating(const struct effect *f, const struct xwatch_box *b, int64_t now)
+{
+	return b->last_us > now - (int64_t)EFFECT_QUIET_MS * 1000 && box_busy(f, b);
 }
 
 /* Any pixel of b in the target. */
@@ -228,7 +236,9 @@ reset(struct effect *f)
 static bool
 take(struct effect *f, const struct xwatch_box *b, const struct box_diff *d)
 {
-	bool at = f->px < 0 || (f->px >= b->x && f->py >= b->y && f->px < b->x + b->w && f->py < b->y + b->h);
+	const struct fx_rect *k = &f->keys_rect;
+	bool at = f->px >= 0 ? f->px >= b->x && f->py >= b->y && f->px < b->x + b->w && f->py < b->y + b->h :
+	    k->w == 0 || (b->x < k->x + k->w && k->x < b->x + b->w && b->y < k->y + k->h && k->y < b->y + b->h);
 
 	f->elsewhere += d->elsewhere;
 	f->masked += d->masked;
@@ -276,6 +286,10 @@ fx_pixels(struct effect *f, struct display_lease *l, bool all, int64_t now)
 		struct box_diff d;
 
 		diff_box(f, &boxes[i], &d);
+		if (box_animating(f, &boxes[i], now)) {
+			d.masked += d.r.pixels;         /* all of it: the animation's */
+			d.r.pixels = 0;
+		}
 		drew = take(f, &boxes[i], &d) || drew;
 	}
 	if (all)

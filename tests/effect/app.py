@@ -13,6 +13,7 @@
 #   "Dialog" button    opens "Unfocused" over the window without taking the
 #                      focus (its "Change" button changes its own label)
 #   F9                 bound to nothing
+#   "Spinner" window   a spinner that turns all the time (an animation)
 import json
 import sys
 
@@ -97,7 +98,8 @@ def centre(w):
 
 def dump():
     d = {n: centre(w) for n, w in (("work", work), ("label", label), ("disabled", disabled),
-                                    ("static", static), ("entry", entry), ("dialog", opendlg))}
+                                    ("static", static), ("entry", entry), ("dialog", opendlg),
+                                    ("spinner", spinner))}
     if "button" in unf:
         d["change"] = centre(unf["button"])
     with open(out + ".tmp", "w") as f:
@@ -107,6 +109,14 @@ def dump():
     return False
 
 
+spinwin = Gtk.Window(title="Spinner")
+spinwin.set_default_size(120, 120)
+spinwin.move(520, 40)
+spinner = Gtk.Spinner()
+spinner.set_size_request(80, 80)
+spinwin.add(spinner)
+spinwin.show_all()
+spinner.start()
 win.show_all()
 GLib.timeout_add(500, dump)
 Gtk.main()
