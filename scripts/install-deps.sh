@@ -26,7 +26,7 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libatspi2.0-dev at-spi2-core dbus-daemon)
 test_pkgs=(sqlite3 curl procps jq unzip xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
 	clang libclang-rt-14-dev python3 nodejs
-	zenity)
+	zenity python3-gi gir1.2-gtk-3.0)
 bench_pkgs=(wrk)
 
 case "$group" in

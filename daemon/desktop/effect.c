@@ -22,6 +22,7 @@
 #include "effect_int.h"
 
 #define US(ms) ((int64_t)(ms) * 1000)
+#define EFFECT_TAIL_MS 300      /* after a watch: the input's drawing may go on (fades) */
 
 int
 effect_opts_parse(json_object *params, struct effect_opts *o, struct derr *e)
@@ -84,6 +85,9 @@ effect_start(struct effect **out, struct display_lease *l, const struct effect_o
 	}
 	if (l->managed && l->name[0] == ':')
 		f->number = atoi(l->name + 1);
+	f->t_arm = mono_us();
+	f->hist = display_hist(l);
+	f->nareas = xhist_areas(f->hist, f->t_arm - US(XHIST_WINDOW_MS), f->t_arm, f->areas, XHIST_MAX_AREAS);
 	if (xwatch_start(&f->w, l, e) != 0) {
 		effect_free(f, l);
 		return -1;
@@ -151,6 +155,7 @@ effect_ready(struct effect *f, struct display_lease *l, int x, int y, struct der
 		note_busy(f, mono_us());
 	fx_windows(f, l, false);
 	fx_target(f, l);
+	fx_history(f);
 	(void)fx_before(f, l);
 	/* What the capture's round trip queued is still before the input. */
 	if (xwatch_pump(&f->w, l, 0) < 0)
@@ -166,6 +171,7 @@ static void
 look(struct effect *f, struct display_lease *l, long *wseen, int64_t now)
 {
 	bool fresh = false, quiet = now - f->w.last_dmg_us >= US(EFFECT_QUIET_MS);
+	bool still = now - fx_last_drawing(f, now) >= US(EFFECT_QUIET_MS);
 
 	if (f->w.wevents != *wseen) {
 		*wseen = f->w.wevents;
@@ -181,9 +187,12 @@ look(struct effect *f, struct display_lease *l, long *wseen, int64_t now)
 		fx_pixels(f, l, quiet, now);
 		fresh = fresh || quiet || f->nchg != before;
 	}
-	if (f->has_x && ((fresh && quiet) || f->x.kind == EXPECT_SETTLED) &&
-	    (f->x.kind != EXPECT_ELEMENT || fx_any(f)))
+	f->x_dirty = f->x_dirty || fresh;
+	if (f->has_x && ((f->x_dirty && still) || f->x.kind == EXPECT_SETTLED) &&
+	    (f->x.kind != EXPECT_ELEMENT || fx_any(f))) {
 		fx_expect(f, l);
+		f->x_dirty = false;
+	}
 }
 
 /* Done before settle_ms: the expectation met, or (without one) evidence in
@@ -195,8 +204,7 @@ done(const struct effect *f, int64_t now)
 		return f->expect_met == 1;
 	if (!fx_any(f))
 		return false;
-	return f->o.observe == EFFECT_OBSERVE_NONE ||
-	    (f->w.rects == f->px_checked && now - f->w.last_dmg_us >= US(EFFECT_QUIET_MS));
+	return f->o.observe == EFFECT_OBSERVE_NONE || now - fx_last_drawing(f, now) >= US(EFFECT_QUIET_MS);
 }
 
 static int64_t
@@ -207,7 +215,9 @@ next_wake(const struct effect *f, int64_t deadline)
 	if (f->w.rects > f->px_checked && f->w.last_dmg_us + US(EFFECT_QUIET_MS) < wake)
 		wake = f->w.last_dmg_us + US(EFFECT_QUIET_MS);
 	if (f->has_x && f->x.kind == EXPECT_SETTLED && fx_any(f)) {
-		int64_t last = f->w.last_dmg_us > f->win_us ? f->w.last_dmg_us : f->win_us;
+		int64_t last = fx_last_drawing(f, mono_us());
+
+		last = last > f->win_us ? last : f->win_us;
 
 		if (last + US(f->x.settled_ms) < wake)
 			wake = last + US(f->x.settled_ms);
@@ -247,6 +257,19 @@ watch(struct effect *f, struct display_lease *l)
 		fx_expect(f, l);
 }
 
+/* When the first evidence came: a window event or the first drawing of a
+ * region that changed (0: none). */
+static int64_t
+first_evidence(const struct effect *f)
+{
+	int64_t first = f->win_ev[0] != '\0' ? f->win_us : 0;
+
+	for (int i = 0; i < f->nchg; i++)
+		if (first == 0 || f->chg[i].first_us < first)
+			first = f->chg[i].first_us;
+	return first;
+}
+
 /* The verdict in words, into why; returns it. *ev_us: when the evidence
  * came (0: none). */
 static const char *
@@ -262,7 +285,8 @@ verdict(struct effect *f, char *why, size_t len, int64_t *ev_us)
 
 		expect_describe(&f->x, want, sizeof want);
 		if (f->expect_met == 1) {
-			*ev_us = f->expect_us;
+			*ev_us = first_evidence(f);
+			*ev_us = *ev_us != 0 ? *ev_us : f->expect_us;
 			snprintf(why, len, "%s", f->expect_why);
 			return "confirmed";
 		}
@@ -285,11 +309,7 @@ verdict(struct effect *f, char *why, size_t len, int64_t *ev_us)
 		return "confirmed";
 	}
 	if (f->nchg > 0) {
-		int64_t first = f->chg[0].first_us;
-
-		for (int i = 1; i < f->nchg; i++)
-			first = f->chg[i].first_us < first ? f->chg[i].first_us : first;
-		*ev_us = first;
+		*ev_us = first_evidence(f);
 		snprintf(why, len, "%ld pixels changed in %d region%s (largest %dx%d at (%d, %d))", f->changed,
 		    f->nchg, f->nchg == 1 ? "" : "s", f->chg[0].w, f->chg[0].h, f->chg[0].x, f->chg[0].y);
 		return "confirmed";
@@ -380,6 +400,8 @@ evidence_json(struct effect *f, const char *why)
 	json_object_object_add(dr, "transient", json_object_new_boolean(f->transient));
 	json_object_object_add(dr, "discounted_caret", json_object_new_int64(f->discounted_caret));
 	json_object_object_add(dr, "discounted_animation", json_object_new_int64(f->masked));
+	json_object_object_add(dr, "discounted_periodic", json_object_new_int64(f->periodic));
+	json_object_object_add(dr, "other_windows", json_object_new_int64(f->elsewhere));
 	json_object_object_add(dr, "animated_areas", anim_json(f));
 	json_object_object_add(ev, "drawing", dr);
 	json_object_object_add(ev, "watched_ms", ms_json((double)(f->t_end - f->t_input) / 1000.0));
@@ -448,11 +470,47 @@ effect_verified(json_object *r)
 	return NULL;
 }
 
+static void
+mark_add(const struct effect *f, struct xhist_rect *r, int *n, int x, int y, int w, int h)
+{
+	if (*n < XHIST_MARK_RECTS && w > 0 && h > 0 &&
+	    !fx_box_idle_anim(f, &(struct xwatch_box){ .x = x, .y = y, .w = w, .h = h }))
+		r[(*n)++] = (struct xhist_rect){ x, y, w, h };
+}
+
+/* Where this input drew (and may go on drawing for a moment) is no idle
+ * drawing to the next input's watch: the window it went to, its changed
+ * regions, the windows that appeared, the drawn boxes at its point; never
+ * an area the history knows draws all the time (that would hide it). */
+static void
+mark_own(const struct effect *f)
+{
+	struct xhist_rect r[XHIST_MARK_RECTS];
+	int n = 0;
+
+	if (f->ntarget > 0)
+		mark_add(f, r, &n, f->target[0].x, f->target[0].y, f->target[0].w, f->target[0].h);
+	for (int i = 0; i < f->nchg; i++)
+		mark_add(f, r, &n, f->chg[i].x, f->chg[i].y, f->chg[i].w, f->chg[i].h);
+	if (f->wx1 > f->wx0)
+		mark_add(f, r, &n, f->wx0, f->wy0, f->wx1 - f->wx0, f->wy1 - f->wy0);
+	for (int i = 0; i < f->w.nbox && f->px >= 0; i++) {
+		const struct xwatch_box *b = &f->w.box[i];
+
+		if (f->px >= b->x && f->py >= b->y && f->px < b->x + b->w && f->py < b->y + b->h)
+			mark_add(f, r, &n, b->x, b->y, b->w, b->h);
+	}
+	if (f->px >= 0)         /* the hover of the preparation */
+		mark_add(f, r, &n, f->px - 1, f->py - 1, 3, 3);
+	xhist_mark(f->hist, f->t_arm, (f->t_end ? f->t_end : mono_us()) + US(EFFECT_TAIL_MS), r, n);
+}
+
 void
 effect_free(struct effect *f, struct display_lease *l)
 {
 	if (f == NULL)
 		return;
+	mark_own(f);
 	xwatch_stop(&f->w, l);
 	xcap_frame_free(&f->before);
 	xcap_frame_free(&f->after);

@@ -28,7 +28,7 @@
 #include "x11/a11y.h"
 #include "x11/xerr.h"
 
-#define OCR_PAD 6
+#define OCR_PAD 8
 #define OCR_SCALE 2
 #define POPUP_MIN 4
 
@@ -348,10 +348,12 @@ check_window(struct effect *f)
 		    "no window \"%.120s\" was open before the input", f->x.phrase);
 }
 
-/* Whether OCR reads the phrase in rectangle (x, y, w, h) of the screen as
- * frame fr has it (clipped to fr). -1 with e. */
+/* OCR of rectangle (x, y, w, h) of the screen as frame fr has it
+ * (clipped to fr): 1 when the phrase is in it, 0 not, -1 with e. *seen:
+ * what OCR read (the first line of the last one asked), for the reason. */
 static int
-ocr_has(const struct xcap_frame *fr, int x, int y, int w, int h, const char *phrase, struct derr *e)
+ocr_has(const struct xcap_frame *fr, int x, int y, int w, int h, const char *phrase, char *seen,
+    size_t seen_len, struct derr *e)
 {
 	char *text = NULL;
 	int x1 = x + w, y1 = y + h, rc;
@@ -368,17 +370,47 @@ ocr_has(const struct xcap_frame *fr, int x, int y, int w, int h, const char *phr
 	    (x1 - x) * (y1 - y) * OCR_SCALE * OCR_SCALE <= OCR_MAX_PIXELS ? OCR_SCALE : 1, &text, NULL, e) != 0)
 		return -1;
 	rc = ocr_match(text, phrase) ? 1 : 0;
+	snprintf(seen, seen_len, "%s", text);
+	for (char *p = seen; *p != '\0'; p++)
+		if (*p == '\n')
+			*p = ' ';
 	free(text);
+	return rc;
+}
+
+/* One changed region, padded: the phrase before (*b) and after (*a) the
+ * input, read from the picture before and a fresh capture. -1 with e. */
+static int
+ocr_region(struct effect *f, struct display_lease *l, const struct fx_region *c, int *b, int *a,
+    char *seen, size_t seen_len, struct derr *e)
+{
+	struct xcap_req q = { .x = c->x - OCR_PAD, .y = c->y - OCR_PAD, .w = c->w + 2 * OCR_PAD,
+		.h = c->h + 2 * OCR_PAD };
+	struct xcap_frame now = { 0 };
+	int rc = -1;
+
+	q.x = q.x < 0 ? 0 : q.x;
+	q.y = q.y < 0 ? 0 : q.y;
+	if (xcap_grab(l->cap, &q, &now, e) != 0)
+		goto out;
+	if ((*b = ocr_has(&f->before, q.x, q.y, q.w, q.h, f->x.phrase, seen, seen_len, e)) < 0 ||
+	    (*a = ocr_has(&now, now.src_x, now.src_y, now.width, now.height, f->x.phrase, seen, seen_len, e)) < 0)
+		goto out;
+	rc = 0;
+out:
+	xcap_frame_free(&now);
 	return rc;
 }
 
 /* text: in a changed region after the input and not before it (text-gone:
  * the reverse). Only the regions that changed are read. */
 static void
-check_text(struct effect *f)
+check_text(struct effect *f, struct display_lease *l)
 {
 	struct derr e = { 0 };
-	int before = 0, after = 0;
+	char seen[120] = "";
+	bool before = false, after = false;
+	int b = 0, a = 0;
 
 	if (f->nchg == 0) {
 		met(f, 0, "no region changed, so the text \"%.120s\" did not %s", f->x.phrase,
@@ -386,28 +418,25 @@ check_text(struct effect *f)
 		return;
 	}
 	pthread_mutex_lock(&ocr_mu);
-	for (int i = 0; i < f->nchg && (before >= 0 && after >= 0); i++) {
-		int x = f->chg[i].x - OCR_PAD, y = f->chg[i].y - OCR_PAD;
-		int w = f->chg[i].w + 2 * OCR_PAD, h = f->chg[i].h + 2 * OCR_PAD, b, a;
-
-		b = ocr_has(&f->before, x, y, w, h, f->x.phrase, &e);
-		a = b < 0 ? -1 : ocr_has(&f->after, x, y, w, h, f->x.phrase, &e);
-		before = b < 0 ? -1 : (before || b);
-		after = a < 0 ? -1 : (after || a);
+	for (int i = 0; i < f->nchg; i++) {
+		if (ocr_region(f, l, &f->chg[i], &b, &a, seen, sizeof seen, &e) != 0)
+			break;
+		before = before || b;
+		after = after || a;
 	}
 	pthread_mutex_unlock(&ocr_mu);
-	if (before < 0 || after < 0)
+	if (e.code != DERR_OK)
 		met(f, -1, "OCR could not read the changed region: %.300s", e.message);
 	else if (!f->x.gone && after && !before)
 		met(f, 1, "the text \"%.120s\" appeared (OCR, in the region that changed)", f->x.phrase);
 	else if (!f->x.gone)
 		met(f, 0, after ? "the text \"%.120s\" was there before the input too" :
-		    "OCR does not read \"%.120s\" in the regions that changed", f->x.phrase);
+		    "OCR does not read \"%.120s\" in the regions that changed (it read: %.100s)", f->x.phrase, seen);
 	else if (before && !after)
 		met(f, 1, "the text \"%.120s\" went away (OCR, in the region that changed)", f->x.phrase);
 	else
-		met(f, 0, before ? "the text \"%.120s\" is still there" :
-		    "OCR did not read \"%.120s\" in the changed regions before the input", f->x.phrase);
+		met(f, 0, before ? "the text \"%.120s\" is still there (OCR read: %.100s)" :
+		    "OCR did not read \"%.120s\" in the changed regions before the input", f->x.phrase, seen);
 }
 
 /* element: one targeted lookup in the task display's tree, after an effect. */
@@ -449,7 +478,9 @@ check_element(struct effect *f)
 static void
 check_settled(struct effect *f)
 {
-	int64_t last = f->w.last_dmg_us > f->win_us ? f->w.last_dmg_us : f->win_us;
+	int64_t last = fx_last_drawing(f, mono_us());
+
+	last = last > f->win_us ? last : f->win_us;
 
 	if (!fx_any(f))
 		met(f, 0, "nothing changed, so nothing settled");
@@ -462,7 +493,6 @@ check_settled(struct effect *f)
 void
 fx_expect(struct effect *f, struct display_lease *l)
 {
-	(void)l;
 	if (!f->has_x || f->expect_met == 1)
 		return;
 	switch (f->x.kind) {
@@ -470,7 +500,7 @@ fx_expect(struct effect *f, struct display_lease *l)
 		check_window(f);
 		break;
 	case EXPECT_TEXT:
-		check_text(f);
+		check_text(f, l);
 		break;
 	case EXPECT_ELEMENT:
 		check_element(f);

@@ -18,6 +18,7 @@
 #include "effect.h"
 #include "expect.h"
 #include "x11/xcap.h"
+#include "x11/xhist.h"
 #include "x11/xwatch.h"
 #include "x11/xwin.h"
 
@@ -27,7 +28,9 @@
 
 /* The bits of struct effect's mask, one byte per screen pixel. */
 #define FX_TARGET 1             /* in a window of the application the input went to */
-#define FX_ANIM 2               /* changing on its own in the baseline */
+#define FX_ANIM 2               /* changing on its own: the baseline saw it move, or the
+                                 * history says it draws all the time (continuous) */
+#define FX_PERIODIC 4           /* the history says it draws every so often (a caret, a clock) */
 
 /* A rectangle of the screen. */
 struct fx_rect {
@@ -57,6 +60,10 @@ struct effect {
 	int ntarget;
 	struct fx_rect keys_rect;       /* keys: the focused window (w 0: none known) */
 	char target_desc[200];  /* "the window \"Effect test\"" or "" (no window) */
+	struct xhist *hist;     /* the display's drawing history, or NULL */
+	struct xhist_area areas[XHIST_MAX_AREAS];       /* its busy areas before the input */
+	int nareas;
+	int64_t t_arm;
 	struct xwatch_box busy[EFFECT_MAX_ANIM];        /* still drawing when the baseline ended */
 	int nbusy;
 	struct fx_rect anim[EFFECT_MAX_ANIM];           /* where its pixels moved */
@@ -70,6 +77,7 @@ struct effect {
 	long changed;           /* changed pixels counted (in the target, not animated) */
 	long elsewhere;         /* ... in other applications' windows or the desktop */
 	long masked;            /* ... where the screen was changing before the input */
+	long periodic;          /* ... in areas that draw every so often, away from the input */
 	bool masked_at_point;   /* ... some in a drawn box holding the input's point (keys: meeting
 	                         * the focused window, or anywhere when none is known) */
 	long discounted_caret;  /* regions discounted as carets (or too small) */
@@ -82,6 +90,7 @@ struct effect {
 	json_object *windows;   /* [{change,id,title}] */
 	int wx0, wy0, wx1, wy1; /* the windows that appeared: their union (wx1 > wx0) */
 	int expect_met;         /* 1 met, 0 not, -1 cannot tell */
+	bool x_dirty;           /* something new to check the expectation against */
 	char expect_why[400];
 	int64_t expect_us;
 };
@@ -89,6 +98,8 @@ struct effect {
 /* effect_px.c */
 /* The picture halfway through a baseline that is still drawing. */
 void fx_mid(struct effect *f, struct display_lease *l);
+/* The history's busy areas into the mask: FX_ANIM (continuous), FX_PERIODIC. */
+void fx_history(struct effect *f);
 /* The picture before (full screen); with the mid one, FX_ANIM on the
  * pixels that changed between them in the boxes still drawing (grown by
  * MASK_GROW), with f->anim their boxes. 0, or -1 (no picture: pixels
@@ -99,6 +110,13 @@ int fx_before(struct effect *f, struct display_lease *l);
  * only the boxes that stopped drawing EFFECT_QUIET_MS ago and were not
  * looked at yet, their regions added. */
 void fx_pixels(struct effect *f, struct display_lease *l, bool all, int64_t now);
+/* b meets an area the history says draws all the time (an animation that
+ * was there before this input). */
+bool fx_box_idle_anim(const struct effect *f, const struct xwatch_box *b);
+/* When the input's own drawing was last seen (0: none): drawing in other
+ * applications, animations and periodic areas away from the input left
+ * out. */
+int64_t fx_last_drawing(const struct effect *f, int64_t now);
 /* The "observed" object (image or why not). */
 json_object *fx_observe(struct effect *f, struct display_lease *l);
 

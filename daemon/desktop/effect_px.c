@@ -119,11 +119,46 @@ fx_before(struct effect *f, struct display_lease *l)
 	return 0;
 }
 
+static void
+fill(struct effect *f, int x, int y, int w, int h, uint8_t bit)
+{
+	int x1 = x + w > f->sw ? f->sw : x + w, y1 = y + h > f->sh ? f->sh : y + h;
+
+	for (int yy = y < 0 ? 0 : y; yy < y1; yy++)
+		for (int xx = x < 0 ? 0 : x; xx < x1; xx++)
+			f->mask[(size_t)yy * (size_t)f->sw + (size_t)xx] |= bit;
+}
+
+void
+fx_history(struct effect *f)
+{
+	for (int i = 0; f->mask != NULL && i < f->nareas; i++) {
+		const struct xhist_area *a = &f->areas[i];
+
+		fill(f, a->x, a->y, a->w, a->h, a->continuous ? FX_ANIM : FX_PERIODIC);
+		if (a->continuous && f->nanim < EFFECT_MAX_ANIM)
+			f->anim[f->nanim++] = (struct fx_rect){ a->x, a->y, a->w, a->h };
+	}
+}
+
 /* What one box holds, against the picture before. */
 struct box_diff {
 	struct fx_region r;     /* the counted pixels: how many, their box */
-	long elsewhere, masked;
+	long elsewhere, masked, periodic;
 };
+
+/* The input's place: for a pointer, the box holds its point; for keys,
+ * the box meets the focused window (or no window is known). */
+static bool
+at_input(const struct effect *f, const struct xwatch_box *b)
+{
+	const struct fx_rect *k = &f->keys_rect;
+
+	if (f->px >= 0)
+		return f->px >= b->x && f->py >= b->y && f->px < b->x + b->w && f->py < b->y + b->h;
+	return k->w == 0 || (b->x < k->x + k->w && k->x < b->x + b->w && b->y < k->y + k->h &&
+	    k->y < b->y + b->h);
+}
 
 /* Box b (inside the after frame's rectangle) against the picture before. */
 static void
@@ -131,6 +166,7 @@ diff_box(const struct effect *f, const struct xwatch_box *b, struct box_diff *d)
 {
 	const struct xcap_frame *a = &f->after, *p = &f->before;
 	int x0 = b->x + b->w, y0 = b->y + b->h, x1 = -1, y1 = -1;
+	bool at = at_input(f, b);
 
 	memset(d, 0, sizeof *d);
 	for (int y = b->y; y < b->y + b->h; y++) {
@@ -151,6 +187,10 @@ diff_box(const struct effect *f, const struct xwatch_box *b, struct box_diff *d)
 			}
 			if (m & FX_ANIM) {
 				d->masked++;
+				continue;
+			}
+			if ((m & FX_PERIODIC) && !at) {
+				d->periodic++;
 				continue;
 			}
 			d->r.pixels++;
@@ -203,12 +243,17 @@ box_busy(const struct effect *f, const struct xwatch_box *b)
 	return false;
 }
 
-/* b is an animation: it was drawing before the input and still is (a
- * spinner, a progress bar, a video); a fade that stopped is not. */
+
+
+/* b meets an area the history says draws every so often. */
 static bool
-box_animating(const struct effect *f, const struct xwatch_box *b, int64_t now)
+box_periodic(const struct effect *f, const struct xwatch_box *b)
 {
-	return b->last_us > now - (int64_t)EFFECT_QUIET_MS * 1000 && box_busy(f, b);
+	for (int i = 0; i < f->nareas; i++)
+		if (b->x < f->areas[i].x + f->areas[i].w && f->areas[i].x < b->x + b->w &&
+		    b->y < f->areas[i].y + f->areas[i].h && f->areas[i].y < b->y + b->h)
+			return true;
+	return false;
 }
 
 /* Any pixel of b in the target. */
@@ -222,11 +267,44 @@ box_in_target(const struct effect *f, const struct xwatch_box *b)
 	return false;
 }
 
+/* b meets an area the history says draws all the time. */
+static bool
+box_continuous(const struct effect *f, const struct xwatch_box *b)
+{
+	for (int i = 0; i < f->nareas; i++)
+		if (f->areas[i].continuous && b->x < f->areas[i].x + f->areas[i].w && f->areas[i].x < b->x + b->w &&
+		    b->y < f->areas[i].y + f->areas[i].h && f->areas[i].y < b->y + b->h)
+			return true;
+	return false;
+}
+
+bool
+fx_box_idle_anim(const struct effect *f, const struct xwatch_box *b)
+{
+	return box_continuous(f, b);
+}
+
+int64_t
+fx_last_drawing(const struct effect *f, int64_t now)
+{
+	int64_t last = 0;
+
+	for (int i = 0; i < f->w.nbox; i++) {
+		struct xwatch_box b = f->w.box[i];
+
+		if (!clip(f, &b) || !box_in_target(f, &b) || box_continuous(f, &b) ||
+		    (box_periodic(f, &b) && !at_input(f, &b)))
+			continue;
+		last = b.last_us > last ? b.last_us : last;
+	}
+	return last;
+}
+
 static void
 reset(struct effect *f)
 {
 	f->nchg = 0;
-	f->changed = f->elsewhere = f->masked = f->discounted_caret = 0;
+	f->changed = f->elsewhere = f->masked = f->periodic = f->discounted_caret = 0;
 	f->masked_at_point = false;
 	f->transient = false;
 }
@@ -236,15 +314,13 @@ reset(struct effect *f)
 static bool
 take(struct effect *f, const struct xwatch_box *b, const struct box_diff *d)
 {
-	const struct fx_rect *k = &f->keys_rect;
-	bool at = f->px >= 0 ? f->px >= b->x && f->py >= b->y && f->px < b->x + b->w && f->py < b->y + b->h :
-	    k->w == 0 || (b->x < k->x + k->w && k->x < b->x + b->w && b->y < k->y + k->h && k->y < b->y + b->h);
-
 	f->elsewhere += d->elsewhere;
 	f->masked += d->masked;
-	f->masked_at_point = f->masked_at_point || (d->masked > 0 && at);
+	f->periodic += d->periodic;
+	f->masked_at_point = f->masked_at_point || (d->masked > 0 && at_input(f, b));
 	if (d->r.pixels == 0)
-		return d->masked == 0 && !box_busy(f, b) && box_in_target(f, b);
+		return d->masked == 0 && d->periodic == 0 && !box_busy(f, b) && !box_periodic(f, b) &&
+		    box_in_target(f, b) && at_input(f, b);
 	if (d->r.pixels < EFFECT_MIN_PIXELS || d->r.w <= EFFECT_CARET_PX || d->r.h <= EFFECT_CARET_PX) {
 		f->discounted_caret++;
 		return false;
@@ -286,10 +362,6 @@ fx_pixels(struct effect *f, struct display_lease *l, bool all, int64_t now)
 		struct box_diff d;
 
 		diff_box(f, &boxes[i], &d);
-		if (box_animating(f, &boxes[i], now)) {
-			d.masked += d.r.pixels;         /* all of it: the animation's */
-			d.r.pixels = 0;
-		}
 		drew = take(f, &boxes[i], &d) || drew;
 	}
 	if (all)

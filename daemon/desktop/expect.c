@@ -125,9 +125,15 @@ parse_one(const char *s, struct expect *x)
 static int
 parse_gone(const char *s, struct expect *x)
 {
+	static const char *const prefixed[] = { "window:", "window-gone:", "element:", "element-gone:", "text:",
+		"text-gone:", "text_gone:", "no-text:", "!text:" };
+
 	x->gone = true;
-	if (parse_one(s, x) == 0)
-		return 0;
+	s = skip_space(s);
+	for (size_t i = 0; i < sizeof prefixed / sizeof prefixed[0]; i++)
+		if (strncasecmp(s, prefixed[i], strlen(prefixed[i])) == 0)
+			return parse_one(s, x);
+	/* Words: a window's role (or none) names a window title, else an element. */
 	if (a11y_words_parse(s, &x->words) != 0 || x->words.name[0] == '\0')
 		return -1;
 	if (window_role(&x->words) || x->words.role_word[0] == '\0') {
@@ -172,9 +178,8 @@ expect_describe(const struct expect *x, char *out, size_t len)
 		snprintf(out, len, "the text \"%s\" to %s", x->phrase, x->gone ? "go away" : "appear");
 		break;
 	case EXPECT_ELEMENT:
-		snprintf(out, len, "%s %s\"%s\" %s the accessibility tree",
-		    x->words.role_word[0] ? "the" : "an element", x->words.role_word[0] ? x->words.role_word : "",
-		    x->words.name, x->gone ? "to leave" : "to be in");
+		snprintf(out, len, "%s%s \"%s\" %s the accessibility tree", x->words.role_word[0] ? "the " : "an element",
+		    x->words.role_word, x->words.name, x->gone ? "to leave" : "to be in");
 		break;
 	case EXPECT_WINDOW:
 		snprintf(out, len, "a window \"%s\" to %s", x->phrase, x->gone ? "go away" : "appear");

@@ -54,6 +54,7 @@
 #include "display_int.h"
 #include "xcap.h"
 #include "xerr.h"
+#include "xhist.h"
 #include "xinput.h"
 
 #define FIRST_NUMBER 100
@@ -368,6 +369,7 @@ xvfb_connect(struct dentry *de, struct derr *e)
 	if (de->d != NULL) {
 		de->cap = xcap_new(de->d);
 		watch_damage(de);
+		de->hist = xhist_start(open_conn(de->name, de->cookie), de->name);
 	}
 	pthread_mutex_unlock(&de->mu);
 	if (de->d != NULL)
@@ -512,6 +514,8 @@ teardown(struct dentry *de)
 	a11y_stop(de->number);
 	pthread_mutex_lock(&de->mu);
 	close_conn(de);
+	xhist_stop(de->hist);
+	de->hist = NULL;
 	pthread_mutex_unlock(&de->mu);
 	dproc_kill_wait(de->wm_pid);
 	if (de->state != D_DIED)
@@ -566,6 +570,8 @@ display_shutdown(void)
 	}
 	pthread_mutex_lock(&shared.mu);
 	close_conn(&shared);
+	xhist_stop(shared.hist);
+	shared.hist = NULL;
 	pthread_mutex_unlock(&shared.mu);
 	if (shared.pid > 0) {
 		log_info("stopping the shared display %s (Xvfb pid %ld)", shared.name, (long)shared.pid);
@@ -718,6 +724,8 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 		}
 		de->cap = xcap_new(de->d);
 		watch_damage(de);
+		if (de->hist == NULL && !de->managed)
+			de->hist = xhist_start(open_conn(de->name, NULL), de->name);
 	}
 	drain_damage(de, false);
 	sw = DisplayWidth(de->d, DefaultScreen(de->d));
@@ -767,6 +775,12 @@ out:
 	if (de != &shared)
 		unref(de);
 	return r;
+}
+
+struct xhist *
+display_hist(const struct display_lease *l)
+{
+	return l->entry != NULL ? l->entry->hist : NULL;
 }
 
 void

@@ -65,10 +65,16 @@ def unfocused(_b):
     d = Gtk.Window(title="Unfocused", transient_for=win)
     d.set_accept_focus(False)
     d.set_focus_on_map(False)
-    d.set_default_size(220, 120)
-    d.move(200, 60)
+    d.set_default_size(220, 100)
+    d.move(300, 230)      # over the window's lower right, clear of the widgets clicked
     b = Gtk.Button(label="Change")
-    b.connect("clicked", lambda bb: bb.set_label("Changed %d" % (len(bb.get_label()) + 1)))
+    changes = [0]
+
+    def change(bb):
+        changes[0] += 1
+        bb.set_label("Changed %d" % changes[0])
+
+    b.connect("clicked", change)
     d.add(b)
     d.show_all()
     unf["button"] = b
