@@ -254,8 +254,14 @@ fx_prepare(struct dctx *c, int x, int y, bool move, bool press, struct derr *e)
 	c->fx_armed = true;
 	if (move && xinput_move(c->l->d, x, y, e) != 0)
 		return -1;
-	if (press && xinput_focus_pointer(c->l->d, e) < 0)
-		return -1;
+	if (press) {
+		int moved = xinput_focus_pointer(c->l->d, e);
+
+		if (moved < 0)
+			return -1;
+		if (moved == 1)
+			effect_focus_moved(c->fx);
+	}
 	return effect_ready(c->fx, c->l, x, y, e);
 }
 
@@ -910,6 +916,8 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 		effect_judge(c.fx, &l, did, c.data);
 		json_object_object_add(c.data, "verified", effect_verified(c.data));
 	}
+	if (!c.fx_armed)
+		effect_mark_unwatched(&l, t0);
 	effect_free(c.fx, &l);
 	display_unlease(&l);
 	out->duration_ms = (double)(mono_us() - t0) / 1000.0;

@@ -100,14 +100,28 @@ effect_start(struct effect **out, struct display_lease *l, const struct effect_o
  * most EFFECT_BASELINE_MS. Still drawing halfway: a second picture (mid),
  * and the boxes drawn from then on are the ones the mask looks in. true
  * when it settled. -1 dead. */
+/* The last drawing the baseline waits for: known animations (the
+ * history's continuous areas) aside. */
+static int64_t
+base_last(const struct effect *f)
+{
+	int64_t last = 0;
+
+	for (int i = 0; i < f->w.nbox; i++)
+		if (f->w.box[i].last_us > last && !fx_box_idle_anim(f, &f->w.box[i]))
+			last = f->w.box[i].last_us;
+	return last;
+}
+
 static int
 baseline(struct effect *f, struct display_lease *l)
 {
-	int64_t t0 = mono_us(), until = t0 + US(EFFECT_BASELINE_MS), half = t0 + US(EFFECT_BASELINE_MS / 2);
-	int64_t base = t0;      /* drawing before this is forgotten */
+	int64_t t0 = mono_us(), cap = US(f->focus_moved ? EFFECT_BASELINE_FOCUS_MS : EFFECT_BASELINE_MS);
+	int64_t until = t0 + cap, half = t0 + cap / 2, carried = 0;
 
 	for (;;) {
-		int64_t still = f->w.last_dmg_us > base ? f->w.last_dmg_us : base, now, wake;
+		int64_t last = base_last(f) > carried ? base_last(f) : carried, now, wake;
+		int64_t still = last > t0 ? last : t0;
 
 		wake = still + US(EFFECT_QUIET_MS) < until ? still + US(EFFECT_QUIET_MS) : until;
 		if (!f->have_mid && half < wake)
@@ -115,18 +129,25 @@ baseline(struct effect *f, struct display_lease *l)
 		if (xwatch_pump(&f->w, l, wake) < 0)
 			return -1;
 		now = mono_us();
-		still = f->w.last_dmg_us > base ? f->w.last_dmg_us : base;
-		if (now - still >= US(EFFECT_QUIET_MS) && (f->w.last_dmg_us != 0 || now - t0 >= US(EFFECT_QUIET_MS)))
+		last = base_last(f) > carried ? base_last(f) : carried;
+		still = last > t0 ? last : t0;
+		if (now - still >= US(EFFECT_QUIET_MS))
 			return 1;
 		if (!f->have_mid && now >= half) {
 			fx_mid(f, l);
-			xwatch_clear(&f->w);
-			base = t0;      /* the quiet period still counts from the last drawing seen */
-			f->w.last_dmg_us = still > t0 ? still : 0;
+			xwatch_clear(&f->w);    /* the mask looks in what draws from here on */
+			carried = last;         /* the quiet period still counts from it */
 		}
 		if (now >= until)
 			return 0;
 	}
+}
+
+void
+effect_focus_moved(struct effect *f)
+{
+	if (f != NULL)
+		f->focus_moved = true;
 }
 
 /* The boxes still drawing when the baseline ended. */
@@ -479,8 +500,9 @@ mark_add(const struct effect *f, struct xhist_rect *r, int *n, int x, int y, int
 }
 
 /* Where this input drew (and may go on drawing for a moment) is no idle
- * drawing to the next input's watch: the window it went to, its changed
- * regions, the windows that appeared, the drawn boxes at its point; never
+ * drawing to the next input's watch: the window it went to and the one
+ * that had the focus, its changed regions, the windows that appeared, the
+ * drawn boxes at its point; never
  * an area the history knows draws all the time (that would hide it). */
 static void
 mark_own(const struct effect *f)
@@ -490,6 +512,9 @@ mark_own(const struct effect *f)
 
 	if (f->ntarget > 0)
 		mark_add(f, r, &n, f->target[0].x, f->target[0].y, f->target[0].w, f->target[0].h);
+	for (size_t i = 0; i < f->nwin0; i++)          /* it redraws itself as it loses the focus */
+		if (f->win0[i].focused && f->win0[i].visible)
+			mark_add(f, r, &n, f->win0[i].x, f->win0[i].y, f->win0[i].width, f->win0[i].height);
 	for (int i = 0; i < f->nchg; i++)
 		mark_add(f, r, &n, f->chg[i].x, f->chg[i].y, f->chg[i].w, f->chg[i].h);
 	if (f->wx1 > f->wx0)
@@ -503,6 +528,14 @@ mark_own(const struct effect *f)
 	if (f->px >= 0)         /* the hover of the preparation */
 		mark_add(f, r, &n, f->px - 1, f->py - 1, 3, 3);
 	xhist_mark(f->hist, f->t_arm, (f->t_end ? f->t_end : mono_us()) + US(EFFECT_TAIL_MS), r, n);
+}
+
+void
+effect_mark_unwatched(struct display_lease *l, int64_t t0_us)
+{
+	struct xhist_rect all = { 0, 0, l->width, l->height };
+
+	xhist_mark(display_hist(l), t0_us, mono_us() + US(EFFECT_TAIL_MS), &all, 1);
 }
 
 void

@@ -34,9 +34,17 @@
  *     press, the focus moving to the window under the pointer happen
  *     before the baseline, so their drawing is in the picture before;
  *   - the baseline: before the input the screen is watched until it has
- *     been still for EFFECT_QUIET_MS (at most EFFECT_BASELINE_MS); areas
- *     still drawing when it ends are animations, and drawing inside them
- *     after the input is discounted;
+ *     been still for EFFECT_QUIET_MS, known animations aside (at most
+ *     EFFECT_BASELINE_MS, EFFECT_BASELINE_FOCUS_MS when the preparation
+ *     moved the focus); when it does not settle, a picture halfway and
+ *     the one at its end show the pixels that move on their own, and
+ *     changes there after the input are discounted;
+ *   - the drawing history (x11/xhist.h): areas that drew on their own in
+ *     the last XHIST_WINDOW_MS, away from detm's own inputs: changes in
+ *     areas that draw all the time (spinners, video) are discounted; in
+ *     areas that draw every so often (a caret, a clock) they count only
+ *     at the input (the box holding its point; for keys the focused
+ *     window), and drawing there never makes a "flash";
  *   - carets: a change whose changed pixels fit in a box at most
  *     EFFECT_CARET_PX wide or high (a caret blinking or moving) is
  *     discounted; so is a region with fewer than EFFECT_MIN_PIXELS changed;
@@ -87,6 +95,7 @@
 #define EFFECT_SETTLE_MAX_MS 10000
 #define EFFECT_QUIET_MS 25              /* drawing still this long: the frame is done */
 #define EFFECT_BASELINE_MS 100          /* the longest baseline */
+#define EFFECT_BASELINE_FOCUS_MS 300    /* ... after the preparation moved the focus */
 #define EFFECT_CARET_PX 3
 #define EFFECT_MIN_PIXELS 8
 #define EFFECT_REGION_WIDTH 800
@@ -113,6 +122,10 @@ struct effect;
  * watch. -1 with e only for a bad expect or a dead connection. */
 int effect_start(struct effect **out, struct display_lease *l, const struct effect_opts *o,
     struct derr *e);
+/* The preparation moved the focus (xinput_focus_pointer said 1): the
+ * window redraws itself as focused (toolkits fade it in), so the
+ * baseline may wait up to EFFECT_BASELINE_FOCUS_MS. f may be NULL. */
+void effect_focus_moved(struct effect *f);
 /* After the preparation, right before the input: the baseline, the
  * picture and the windows before. (x, y): the input's point, or x < 0. */
 int effect_ready(struct effect *f, struct display_lease *l, int x, int y, struct derr *e);
@@ -123,6 +136,10 @@ int effect_ready(struct effect *f, struct display_lease *l, int x, int y, struct
 void effect_judge(struct effect *f, struct display_lease *l, const char *did, json_object *r);
 /* Unarms and frees (NULL ok). */
 void effect_free(struct effect *f, struct display_lease *l);
+/* An action that was not watched (settle_ms 0, a window action) ran on
+ * the lease from t0_us until now: whatever the display draws meanwhile
+ * and for a moment after is no idle drawing to later watches (xhist.h). */
+void effect_mark_unwatched(struct display_lease *l, int64_t t0_us);
 /* The "verified" compatibility field of the verdict in r: true for
  * confirmed, false for suspected_noop, null otherwise. */
 json_object *effect_verified(json_object *r);

@@ -51,6 +51,7 @@ struct effect {
 	struct xwatch w;
 	int number;             /* the task display's number (a11y), or -1 */
 	int px, py;             /* the input's point, px < 0: none */
+	bool focus_moved;       /* the preparation moved the focus: a longer baseline */
 	int sw, sh;             /* the screen */
 	/* before the input */
 	struct xcap_frame before, after, mid;   /* mid: halfway through a baseline still drawing */

@@ -536,10 +536,14 @@ timing_json(double cap_ms, double ground_ms, double act_ms, double total_ms)
 
 /* The preparation of c's input for a watch (effect.h): the pointer to its
  * point (a move is itself the input), and for a press the focus to the
- * window there. *px, *py: the input's point, or -1. */
+ * window there (a focus that moved lengthens fx's baseline). *px, *py: the
+ * input's point, or -1. */
 static int
-act_prepare(struct display_lease *l, const struct gui_cmd *c, int *px, int *py, struct derr *e)
+act_prepare(struct display_lease *l, const struct gui_cmd *c, struct effect *fx, int *px, int *py,
+    struct derr *e)
 {
+	int moved;
+
 	bool press = c->verb <= GUI_MIDDLE_CLICK || c->verb == GUI_DRAG || (c->verb == GUI_TYPE && c->at);
 	bool pointer = c->verb <= GUI_MOVE || c->verb == GUI_SCROLL || c->verb == GUI_DRAG ||
 	    (c->verb == GUI_TYPE && c->at);
@@ -554,7 +558,13 @@ act_prepare(struct display_lease *l, const struct gui_cmd *c, int *px, int *py, 
 		return -1;
 	if (c->at && c->verb != GUI_MOVE && xinput_move(l->d, c->x, c->y, e) != 0)
 		return -1;
-	return press && xinput_focus_pointer(l->d, e) < 0 ? -1 : 0;
+	if (!press)
+		return 0;
+	if ((moved = xinput_focus_pointer(l->d, e)) < 0)
+		return -1;
+	if (moved == 1)
+		effect_focus_moved(fx);
+	return 0;
 }
 
 static bool
@@ -605,6 +615,7 @@ do_act(int number, struct display_lease *l, struct gui_cmd *c, json_object *el,
 	json_object *res = NULL;
 	char obs[300] = "", did[320];
 	const char *how;
+	int64_t t0 = mono_us();
 	int px, py, rc = -1;
 
 	if (el != NULL && c->verb == GUI_CLICK)
@@ -612,7 +623,7 @@ do_act(int number, struct display_lease *l, struct gui_cmd *c, json_object *el,
 	if (effect_start(&fx, l, fxo, e) != 0)
 		return -1;
 	if (!(el != NULL && c->verb == GUI_CLICK && verify_covered(&k, el) && has_actions(el))) {
-		if ((fx != NULL && (act_prepare(l, c, &px, &py, e) != 0 || effect_ready(fx, l, px, py, e) != 0)) ||
+		if ((fx != NULL && (act_prepare(l, c, fx, &px, &py, e) != 0 || effect_ready(fx, l, px, py, e) != 0)) ||
 		    act(l, c, r, obs, sizeof obs, e) != 0)
 			goto out;
 		jx_add_str(r, "acted_by", "xtest");
@@ -634,6 +645,8 @@ do_act(int number, struct display_lease *l, struct gui_cmd *c, json_object *el,
 	verdict_compat(r);
 	rc = 0;
 out:
+	if (fx == NULL)
+		effect_mark_unwatched(l, t0);
 	effect_free(fx, l);
 	json_object_put(res);
 	return rc;

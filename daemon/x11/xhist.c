@@ -28,7 +28,7 @@
 #include "xerr.h"
 #include "xhist.h"
 
-#define MARKS 8
+#define MARKS 64
 #define WORK_AREAS 64
 #define AREA_PAD 4
 
@@ -197,23 +197,55 @@ area_join(struct warea *a, const struct warea *b)
 	}
 }
 
+static int64_t
+warea_size(int x0, int y0, int x1, int y1)
+{
+	return (int64_t)(x1 - x0) * (int64_t)(y1 - y0);
+}
+
+/* How much a's box grows to take r. */
+static int64_t
+growth(const struct warea *a, const struct hrect *r)
+{
+	int x0 = r->x < a->x0 ? r->x : a->x0, y0 = r->y < a->y0 ? r->y : a->y0;
+	int x1 = r->x + r->w > a->x1 ? r->x + r->w : a->x1, y1 = r->y + r->h > a->y1 ? r->y + r->h : a->y1;
+
+	return warea_size(x0, y0, x1, y1) - warea_size(a->x0, a->y0, a->x1, a->y1);
+}
+
+/* The area r belongs to: among those it meets, the one that grows least
+ * (then the smallest), so a one-off rectangle across two windows (an
+ * expose after a raise) never joins a spinner's area to its window's;
+ * -1 when it meets none. */
+static int
+area_pick(const struct warea *w, int n, const struct hrect *r)
+{
+	int best = -1;
+	int64_t bg = 0, bs = 0;
+
+	for (int i = 0; i < n; i++) {
+		int64_t g, sz;
+
+		if (!meets(&w[i], r))
+			continue;
+		g = growth(&w[i], r);
+		sz = warea_size(w[i].x0, w[i].y0, w[i].x1, w[i].y1);
+		if (best < 0 || g < bg || (g == bg && sz < bs)) {
+			best = i;
+			bg = g;
+			bs = sz;
+		}
+	}
+	return best;
+}
+
 /* One rectangle into the areas (w, *n of WORK_AREAS). */
 static void
 area_add(struct warea *w, int *n, const struct hrect *r)
 {
 	struct warea nw = { r->x, r->y, r->x + r->w, r->y + r->h, r->t, r->t, 0, 1, r->t };
-	int hit = -1;
+	int hit = area_pick(w, *n, r);
 
-	for (int i = 0; i < *n; i++) {
-		if (!meets(&w[i], r))
-			continue;
-		if (hit < 0) {
-			hit = i;
-			continue;
-		}
-		area_join(&w[hit], &w[i]);      /* the rectangle bridges two areas */
-		w[i--] = w[--*n];
-	}
 	if (hit < 0 && *n == WORK_AREAS)
 		hit = 0;                        /* full: the oldest area grows (rare) */
 	if (hit < 0) {
@@ -265,10 +297,12 @@ xhist_areas(struct xhist *h, int64_t since_us, int64_t until_us, struct xhist_ar
 			continue;
 		if (!marked(h, r))
 			area_add(w, &n, r);
-		else            /* an input's time: whether an area still draws, not what it is */
-			for (int k2 = 0; k2 < n; k2++)
-				if (meets(&w[k2], r) && r->t > w[k2].last_any)
-					w[k2].last_any = r->t;
+		else {          /* an input's time: whether an area still draws, not what it is */
+			int k2 = area_pick(w, n, r);
+
+			if (k2 >= 0 && r->t > w[k2].last_any)
+				w[k2].last_any = r->t;
+		}
 	}
 	pthread_mutex_unlock(&h->mu);
 	for (int i = 0; i < n && k < cap; i++) {
