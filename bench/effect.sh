@@ -19,8 +19,8 @@
 #                                       `import -window root` JPEG, measured
 #                                       here: what a script does to see
 #   wrong     the labelled no-effect set (a static label, a disabled
-#             button, the empty root, F9 bound to nothing, typing into no
-#             window) BENCH_EFFECT_TRIALS times in all under two busy
+#             button, the empty root, F9 bound to nothing, a spinner that
+#             turns on its own) BENCH_EFFECT_TRIALS times in all under two busy
 #             loops: how many came back confirmed (target 0)
 #
 # Targets (issue 35): input to verdict p50 <= 100 ms and p99 <= 300 ms when
@@ -122,6 +122,7 @@ kinds=(
 	"\"action\":\"click\",\"x\":${D%,*},\"y\":${D#*,}"
 	"\"action\":\"click\",\"x\":1100,\"y\":650"
 	"\"action\":\"press_key\",\"keys\":\"F9\""
+	"\"action\":\"click\",\"x\":$(pos spinner | cut -d, -f1),\"y\":$(pos spinner | cut -d, -f2)"
 )
 : >"$tmp/wrong"
 for i in $(seq 1 "$TRIALS"); do
