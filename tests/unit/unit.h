@@ -18,5 +18,6 @@ extern const struct harness_test takeover_tests[];
 extern const struct harness_test usage_tests[];
 extern const struct harness_test checks_tests[];
 extern const struct harness_test a11ymatch_tests[];
+extern const struct harness_test expect_tests[];
 
 #endif
