@@ -22,7 +22,6 @@
 #include "effect_int.h"
 
 #define US(ms) ((int64_t)(ms) * 1000)
-#define EFFECT_TAIL_MS 300      /* after a watch: the input's drawing may go on (fades) */
 
 int
 effect_opts_parse(json_object *params, struct effect_opts *o, struct derr *e)

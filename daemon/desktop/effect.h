@@ -5,7 +5,8 @@
  * Use, on one held display lease (display.h), around the input:
  *
  *     effect_start(&f, &l, &opts, e)       arm the watch (xwatch.h)
- *     ... move the pointer / focus first (the preparation, not the input)
+ *     ... move the pointer / focus first (the preparation, not the input;
+ *         effect_focus_moved(f) when the focus moved)
  *     effect_ready(f, &l, x, y, e)         baseline, picture and windows before
  *     ... send the input (XTest)
  *     effect_judge(f, &l, "Clicked (412, 230)", result)
@@ -15,9 +16,10 @@
  *   confirmed       something the input caused was seen: a top-level window
  *                   appeared or went, a menu or popup opened, a title
  *                   changed, the focus moved to another window, or pixels
- *                   changed for good (drawn, and different from the picture
- *                   before the input once the drawing stopped); with
- *                   `expect`, only that expectation met confirms.
+ *                   of the input's application changed for good (drawn,
+ *                   and different from the picture before the input once
+ *                   that drawing stopped); with `expect`, only that
+ *                   expectation met confirms.
  *   suspected_noop  nothing at all changed within settle_ms: no window
  *                   event, no drawing (or only drawing the rules below
  *                   discount).
@@ -48,7 +50,19 @@
  *   - carets: a change whose changed pixels fit in a box at most
  *     EFFECT_CARET_PX wide or high (a caret blinking or moving) is
  *     discounted; so is a region with fewer than EFFECT_MIN_PIXELS changed;
+ *   - the target: pixels count only in the windows of the application the
+ *     input went to (the root's child under the point and the topmost
+ *     window there, by X client; for keys the focused window's), so
+ *     another program's clock is no evidence (counted as other_windows);
+ *   - a flash (drawing that left the screen as it was) counts only where
+ *     the input was (the box holding its point; for keys the focused
+ *     window), outside animations and periodic areas;
  *   - tooltips (_NET_WM_WINDOW_TYPE_TOOLTIP popups) are not evidence.
+ * Every watch marks where its input drew (its window, the window that had
+ * the focus, what changed, its point) in the history for that time and
+ * EFFECT_TAIL_MS after; an action that is not watched marks the whole
+ * screen (effect_mark_unwatched), so detm's own inputs never look like
+ * idle drawing to the next watch.
  *
  * effect_ms: from the input to the first event of the evidence (the first
  * drawing of the region that changed, the window event); the call returns
@@ -99,6 +113,7 @@
 #define EFFECT_CARET_PX 3
 #define EFFECT_MIN_PIXELS 8
 #define EFFECT_REGION_WIDTH 800
+#define EFFECT_TAIL_MS 300              /* after a watch: its drawing may go on (fades) */
 
 enum effect_observe { EFFECT_OBSERVE_NONE, EFFECT_OBSERVE_REGION, EFFECT_OBSERVE_SCREEN };
 
