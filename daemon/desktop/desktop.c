@@ -247,20 +247,24 @@ add_xy(struct dctx *c, int x, int y)
 static int
 fx_prepare(struct dctx *c, int x, int y, bool move, bool press, struct derr *e)
 {
+	int ox = -1, oy = -1;
+
 	if (!effect_wanted(&c->fxo))
 		return move ? xinput_move(c->l->d, x, y, e) : 0;
 	if (effect_start(&c->fx, c->l, &c->fxo, e) != 0)
 		return -1;
 	c->fx_armed = true;
-	if (move && xinput_move(c->l->d, x, y, e) != 0)
+	if (move && (xinput_pointer(c->l->d, &ox, &oy, e) != 0 || xinput_move(c->l->d, x, y, e) != 0))
 		return -1;
+	if (move && (ox != x || oy != y))
+		effect_prep_changed(c->fx, false);      /* hover highlights fade in */
 	if (press) {
 		int moved = xinput_focus_pointer(c->l->d, e);
 
 		if (moved < 0)
 			return -1;
 		if (moved == 1)
-			effect_focus_moved(c->fx);
+			effect_prep_changed(c->fx, true);
 	}
 	return effect_ready(c->fx, c->l, x, y, e);
 }

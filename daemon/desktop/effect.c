@@ -115,14 +115,18 @@ base_last(const struct effect *f)
 static int
 baseline(struct effect *f, struct display_lease *l)
 {
-	int64_t t0 = mono_us(), cap = US(f->focus_moved ? EFFECT_BASELINE_FOCUS_MS : EFFECT_BASELINE_MS);
+	int64_t t0 = mono_us(), cap = US(f->prep_changed ? EFFECT_BASELINE_PREP_MS : EFFECT_BASELINE_MS);
 	int64_t until = t0 + cap, half = t0 + cap / 2, carried = 0;
 
 	for (;;) {
 		int64_t last = base_last(f) > carried ? base_last(f) : carried, now, wake;
 		int64_t still = last > t0 ? last : t0;
 
-		wake = still + US(EFFECT_QUIET_MS) < until ? still + US(EFFECT_QUIET_MS) : until;
+		wake = still + US(EFFECT_QUIET_MS);
+		if (wake < t0 + US(f->prep_min_ms))
+			wake = t0 + US(f->prep_min_ms);
+		if (wake > until)
+			wake = until;
 		if (!f->have_mid && half < wake)
 			wake = half;
 		if (xwatch_pump(&f->w, l, wake) < 0)
@@ -130,7 +134,7 @@ baseline(struct effect *f, struct display_lease *l)
 		now = mono_us();
 		last = base_last(f) > carried ? base_last(f) : carried;
 		still = last > t0 ? last : t0;
-		if (now - still >= US(EFFECT_QUIET_MS))
+		if (now - still >= US(EFFECT_QUIET_MS) && now - t0 >= US(f->prep_min_ms))
 			return 1;
 		if (!f->have_mid && now >= half) {
 			fx_mid(f, l);
@@ -143,18 +147,24 @@ baseline(struct effect *f, struct display_lease *l)
 }
 
 void
-effect_focus_moved(struct effect *f)
+effect_prep_changed(struct effect *f, bool focus)
 {
-	if (f != NULL)
-		f->focus_moved = true;
+	int min = focus ? EFFECT_FOCUS_MIN_MS : EFFECT_PREP_MIN_MS;
+
+	if (f == NULL)
+		return;
+	f->prep_changed = true;
+	if (min > f->prep_min_ms)
+		f->prep_min_ms = min;
 }
 
-/* The boxes still drawing when the baseline ended. */
+/* The boxes still drawing when the baseline ended (known animations
+ * aside: the history's mask has them). */
 static void
 note_busy(struct effect *f, int64_t end)
 {
 	for (int i = 0; i < f->w.nbox && f->nbusy < EFFECT_MAX_ANIM; i++)
-		if (f->w.box[i].last_us >= end - US(2 * EFFECT_QUIET_MS))
+		if (f->w.box[i].last_us >= end - US(2 * EFFECT_QUIET_MS) && !fx_box_idle_anim(f, &f->w.box[i]))
 			f->busy[f->nbusy++] = f->w.box[i];
 }
 

@@ -6,7 +6,7 @@
  *
  *     effect_start(&f, &l, &opts, e)       arm the watch (xwatch.h)
  *     ... move the pointer / focus first (the preparation, not the input;
- *         effect_focus_moved(f) when the focus moved)
+ *         effect_prep_changed(f) when the pointer or the focus moved)
  *     effect_ready(f, &l, x, y, e)         baseline, picture and windows before
  *     ... send the input (XTest)
  *     effect_judge(f, &l, "Clicked (412, 230)", result)
@@ -37,10 +37,11 @@
  *     before the baseline, so their drawing is in the picture before;
  *   - the baseline: before the input the screen is watched until it has
  *     been still for EFFECT_QUIET_MS, known animations aside (at most
- *     EFFECT_BASELINE_MS, EFFECT_BASELINE_FOCUS_MS when the preparation
- *     moved the focus); when it does not settle, a picture halfway and
- *     the one at its end show the pixels that move on their own, and
- *     changes there after the input are discounted;
+ *     EFFECT_BASELINE_MS, EFFECT_BASELINE_PREP_MS when the preparation
+ *     moved the pointer or the focus: hover and focus fades end first);
+ *     when it does not settle, what still drew at its end (and the pixels
+ *     a picture halfway and the one at its end show moving) is an
+ *     animation, and changes there after the input are discounted;
  *   - the drawing history (x11/xhist.h): areas that drew on their own in
  *     the last XHIST_WINDOW_MS, away from detm's own inputs: changes in
  *     areas that draw all the time (spinners, video) are discounted; in
@@ -109,7 +110,9 @@
 #define EFFECT_SETTLE_MAX_MS 10000
 #define EFFECT_QUIET_MS 25              /* drawing still this long: the frame is done */
 #define EFFECT_BASELINE_MS 100          /* the longest baseline */
-#define EFFECT_BASELINE_FOCUS_MS 300    /* ... after the preparation moved the focus */
+#define EFFECT_BASELINE_PREP_MS 300     /* ... after the preparation moved the pointer or the focus */
+#define EFFECT_PREP_MIN_MS 50           /* the shortest baseline after the pointer moved */
+#define EFFECT_FOCUS_MIN_MS 150         /* ... after the focus moved */
 #define EFFECT_CARET_PX 3
 #define EFFECT_MIN_PIXELS 8
 #define EFFECT_REGION_WIDTH 800
@@ -137,10 +140,14 @@ struct effect;
  * watch. -1 with e only for a bad expect or a dead connection. */
 int effect_start(struct effect **out, struct display_lease *l, const struct effect_opts *o,
     struct derr *e);
-/* The preparation moved the focus (xinput_focus_pointer said 1): the
- * window redraws itself as focused (toolkits fade it in), so the
- * baseline may wait up to EFFECT_BASELINE_FOCUS_MS. f may be NULL. */
-void effect_focus_moved(struct effect *f);
+/* The preparation moved the pointer to another place, or (focus) moved the
+ * focus (xinput_focus_pointer said 1): what is under the pointer
+ * highlights itself, windows redraw themselves as focused or not
+ * (toolkits fade both in), and a busy application starts late: the
+ * baseline lasts at least EFFECT_PREP_MIN_MS (EFFECT_FOCUS_MIN_MS after
+ * a focus change) and may wait up to EFFECT_BASELINE_PREP_MS. f may be
+ * NULL. */
+void effect_prep_changed(struct effect *f, bool focus);
 /* After the preparation, right before the input: the baseline, the
  * picture and the windows before. (x, y): the input's point, or x < 0. */
 int effect_ready(struct effect *f, struct display_lease *l, int x, int y, struct derr *e);

@@ -51,7 +51,8 @@ struct effect {
 	struct xwatch w;
 	int number;             /* the task display's number (a11y), or -1 */
 	int px, py;             /* the input's point, px < 0: none */
-	bool focus_moved;       /* the preparation moved the focus: a longer baseline */
+	bool prep_changed;      /* the preparation moved the pointer or the focus: a longer baseline */
+	int prep_min_ms;        /* ... and its shortest */
 	int sw, sh;             /* the screen */
 	/* before the input */
 	struct xcap_frame before, after, mid;   /* mid: halfway through a baseline still drawing */
@@ -99,7 +100,9 @@ struct effect {
 /* effect_px.c */
 /* The picture halfway through a baseline that is still drawing. */
 void fx_mid(struct effect *f, struct display_lease *l);
-/* The history's busy areas into the mask: FX_ANIM (continuous), FX_PERIODIC. */
+/* The history's busy areas into the mask (FX_ANIM continuous,
+ * FX_PERIODIC), and the baseline's boxes still drawing at its end
+ * (FX_ANIM). */
 void fx_history(struct effect *f);
 /* The picture before (full screen); with the mid one, FX_ANIM on the
  * pixels that changed between them in the boxes still drawing (grown by

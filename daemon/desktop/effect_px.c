@@ -132,6 +132,12 @@ fill(struct effect *f, int x, int y, int w, int h, uint8_t bit)
 void
 fx_history(struct effect *f)
 {
+	/* still drawing when the baseline ended: a fade that outlasted it */
+	for (int i = 0; f->mask != NULL && i < f->nbusy; i++) {
+		fill(f, f->busy[i].x, f->busy[i].y, f->busy[i].w, f->busy[i].h, FX_ANIM);
+		if (f->nanim < EFFECT_MAX_ANIM)
+			f->anim[f->nanim++] = (struct fx_rect){ f->busy[i].x, f->busy[i].y, f->busy[i].w, f->busy[i].h };
+	}
 	for (int i = 0; f->mask != NULL && i < f->nareas; i++) {
 		const struct xhist_area *a = &f->areas[i];
 

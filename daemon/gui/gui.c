@@ -556,14 +556,20 @@ act_prepare(struct display_lease *l, const struct gui_cmd *c, struct effect *fx,
 		*py = c->y;
 	} else if (xinput_pointer(l->d, px, py, e) != 0)
 		return -1;
-	if (c->at && c->verb != GUI_MOVE && xinput_move(l->d, c->x, c->y, e) != 0)
-		return -1;
+	if (c->at && c->verb != GUI_MOVE) {
+		int ox = -1, oy = -1;
+
+		if (xinput_pointer(l->d, &ox, &oy, e) != 0 || xinput_move(l->d, c->x, c->y, e) != 0)
+			return -1;
+		if (ox != c->x || oy != c->y)
+			effect_prep_changed(fx, false); /* hover highlights fade in */
+	}
 	if (!press)
 		return 0;
 	if ((moved = xinput_focus_pointer(l->d, e)) < 0)
 		return -1;
 	if (moved == 1)
-		effect_focus_moved(fx);
+		effect_prep_changed(fx, true);
 	return 0;
 }
 

@@ -152,6 +152,7 @@ verdict "observe region when nothing changed: no picture, and why" suspected_noo
 	'.observed.region == null and (.observed.why | length) > 0'
 click "$A" work '"settle_ms":0'
 verdict "settle_ms 0: not watched, unverifiable" unverifiable '(.evidence.summary | contains("not watched")) and .verified == null'
+sleep 0.5       # the button's press fade outlives the unwatched call; a watch now would see it drawing
 
 # ---- /api/commands, gui_do, MCP ----
 wp=($(pos work))
