@@ -286,7 +286,10 @@ by=$(jqr '.elements[0].bounds.y // 0')
 cx=$(jqr '.elements[0].bounds | .x + (.width / 2 | floor)')
 cy=$(jqr '.elements[0].bounds | .y + (.height / 2 | floor)')
 run_on "$G" xterm -geometry 30x6+$((bx - 20))+$((by - 20)) -T cover -e sleep 600
-if wait_for 30 xwait "$G" cover; then ok "an xterm covers the Yes button"; else bad "an xterm covers the Yes button"; fi
+# mapped and viewable (xwait only finds the window): else the click's own
+# click-to-focus may raise the dialog above a window not yet shown
+viewable() { DISPLAY=$(disp_of "$1") XAUTHORITY=$(auth_of "$1") xdotool search --onlyvisible --name "^$2\$" >/dev/null 2>&1; }
+if wait_for 30 xwait "$G" cover && wait_for 10 viewable "$G" cover; then ok "an xterm covers the Yes button"; else bad "an xterm covers the Yes button"; fi
 api POST /api/desktop/action '{"task_id":"'"$G"'","action":"click","x":'"${cx:-0}"',"y":'"${cy:-0}"'}'
 expect "desktop_action click on the covered button: not confirmed (the xterm on top gets it)" 200 \
 	'.effect != "confirmed" and .verified != true'
