@@ -41,14 +41,23 @@ fx_windows(struct effect *f, struct display_lease *l, bool after)
 	struct xwin **v = after ? &f->win1 : &f->win0;
 	size_t *n = after ? &f->nwin1 : &f->nwin0;
 	struct derr e = { 0 };
+	struct xwin *got = NULL;
+	size_t ng = 0;
 
-	free(*v);
-	*v = NULL;
-	*n = 0;
-	if (xwin_list(l->d, v, n, &e) != 0) {
-		*v = NULL;
-		*n = 0;
+	if (xwin_list(l->d, &got, &ng, &e) != 0) {
+		/* cannot tell: the list before stays the list after (no window
+		 * "went" because the list could not be read) */
+		free(got);
+		if (after && f->win1 == NULL && f->nwin0 > 0) {
+			f->win1 = xcalloc(f->nwin0, sizeof *f->win1);
+			memcpy(f->win1, f->win0, f->nwin0 * sizeof *f->win1);
+			f->nwin1 = f->nwin0;
+		}
+		return;
 	}
+	free(*v);
+	*v = got;
+	*n = ng;
 }
 
 static const struct xwin *
