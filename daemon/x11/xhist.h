@@ -36,7 +36,7 @@
 #define XHIST_CAP 8192
 #define XHIST_WINDOW_MS 3000            /* how far back an input's watch looks */
 #define XHIST_BURST_GAP_MS 300          /* a spinner's frames late under load stay one burst */
-#define XHIST_CONTINUOUS_MS 1000       /* longer than toolkit fades, even a few in a row */
+#define XHIST_CONTINUOUS_MS 600        /* longer than a toolkit fade (GTK: 200 ms), a few in a row */
 #define XHIST_PERIODIC_BURSTS 3
 #define XHIST_MAX_AREAS 16
 
