@@ -9,9 +9,8 @@
 #   find      gui_find "the Name field": detmd's total_ms (tree only)
 #   do        gui_do "click the Name field": grounding + XTest click, i.e.
 #             total_ms - verification.ms; and the verification's own ms
-#             (GetAccessibleAtPoint + focus before, then up to 400 ms
-#             watching for an effect: clicking the focused field changes
-#             nothing, so this is the worst case)
+#             (the effect watch, desktop/effect.h: up to settle_ms, 300 ms,
+#             when nothing changes; no tree read before the press)
 #   vision    gui_find "the blue thing" (no element has that name): the
 #             uitars backend through bin/vision-stub, total_ms - model_ms
 # Reported, never enforced. Tunables: BENCH_A11Y_CALLS (30), DETM_BIN (bin).
@@ -85,7 +84,7 @@ for i in $(seq 1 "$N"); do
 done
 stats "gui_do \"click the Name field\" (tree + click, no verification)"
 mv "$tmp/vals2" "$tmp/vals"
-stats "  its verification (point + focus, then <= 400 ms watch)"
+stats "  its effect watch (input to verdict, <= settle_ms 300)"
 : >"$tmp/vals"
 for i in $(seq 1 "$N"); do
 	post find "{\"task_id\":\"$T\",\"description\":\"the blue thing\"}" |

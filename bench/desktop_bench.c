@@ -1,7 +1,8 @@
 /*
  * desktop_bench.c - times one click three ways on the same display:
  *
- *   http   POST /api/desktop/action {"task_id","action":"click","x","y"}
+ *   http   POST /api/desktop/action {"task_id","action":"click","x","y","settle_ms":0}
+ *          (the input alone: its effect unwatched; bench/effect.sh times the verdict)
  *          through detmd (libcurl, one kept-alive connection); TASK_ID "-"
  *          sends no task (the shared display, nothing logged)
  *   xtest  raw XTest in this process: motion + press + release + XSync
@@ -95,11 +96,11 @@ main(int argc, char **argv)
 		long long t0;
 
 		if (strcmp(task, "-") == 0)
-			snprintf(body, sizeof body, "{\"action\":\"click\",\"x\":%d,\"y\":%d}",
+			snprintf(body, sizeof body, "{\"action\":\"click\",\"x\":%d,\"y\":%d,\"settle_ms\":0}",
 			    100 + (i & 63), 100 + (i & 31));
 		else
 			snprintf(body, sizeof body,
-			    "{\"task_id\":\"%s\",\"action\":\"click\",\"x\":%d,\"y\":%d}", task,
+			    "{\"task_id\":\"%s\",\"action\":\"click\",\"x\":%d,\"y\":%d,\"settle_ms\":0}", task,
 			    100 + (i & 63), 100 + (i & 31));
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		t0 = now_us();

@@ -322,7 +322,17 @@ res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len
 
 	res_position(b, pos, sizeof pos);
 	res_grounding(b, gr, sizeof gr);
-	if (strcmp(n, "desktop_action") == 0) {
+	if ((strcmp(n, "desktop_action") == 0 || strcmp(n, "gui_do") == 0) && res_str(b, "summary") != NULL &&
+	    res_str(b, "effect") != NULL) {
+		/* An input's verdict first (desktop/effect.h): "Clicked (412, 230): confirmed in 38 ms: ..." */
+		char c3[704];
+
+		snprintf(out, len, "%s. On display %s%s%s%s; only a confirmed effect is proof.",
+		         res_clip(res_str(b, "summary"), c3, 700),
+		         res_str(b, "display") ? res_str(b, "display") : "?", pos,
+		         res_str(b, "grounded_by") ? ", grounded by " : "",
+		         res_str(b, "grounded_by") ? res_str(b, "grounded_by") : "");
+	} else if (strcmp(n, "desktop_action") == 0) {
 		snprintf(out, len, "desktop_action %s on display %s%s: %s.%s",
 		         res_str(b, "action") ? res_str(b, "action") : "?",
 		         res_str(b, "display") ? res_str(b, "display") : "?", pos,
@@ -518,6 +528,9 @@ result_ok(const struct tool *t, struct json_object *body)
 	    !json_object_object_get_ex(shot, "image_b64", NULL))
 		json_object_object_get_ex(body, "screenshot", &shot);
 	if ((img = res_take_image(shot)) != NULL)
+		json_object_array_add(content, img);
+	/* an input's picture after (observe: region|screen) */
+	if (json_object_object_get_ex(body, "observed", &shot) && (img = res_take_image(shot)) != NULL)
 		json_object_array_add(content, img);
 	/* Clients before 2025-06-18 see no structuredContent: the JSON goes in
 	 * a second text block (the spec's backwards-compatibility advice),

@@ -44,6 +44,21 @@
 	"pauses the task, refuses its model calls and wakes you; an operator raises it and resumes. usd counts " \
 	"priced model calls; minutes run from registration; keys not given keep their limit.'}"
 
+/* The effect verdict of input tools (desktop_action, gui_do): desktop/effect.h. */
+#define VERDICT_TEXT \
+	"Every input returns effect: confirmed (detm saw the input change something: a window appeared " \
+	"or went, a menu opened, the focus moved, or pixels of the application it went to changed for good; " \
+	"with expect, only that expectation met), suspected_noop (nothing at all changed within settle_ms) " \
+	"or unverifiable (detm cannot tell: no drawing seen, a flash that left the screen as it was, an " \
+	"animation in the way, an expectation it could not check or that was not met). Only confirmed is " \
+	"proof: never count unverifiable as success. evidence says what changed and effect_ms when; the " \
+	"first line of the result says it in words. "
+#define EFFECT_PROPS_LAST \
+	"'settle_ms':{'type':'integer','minimum':0,'maximum':10000,'description':'How long to watch for the effect of an input, in ms (default 300; 2000 with expect); the call returns as soon as the effect is seen; 0: not watched (effect unverifiable).'}," \
+	"'expect':{'type':'string','minLength':1,'maxLength':512,'description':'What the input should do, in the smart-wait condition language: element:button \\\"OK\\\", text:\\\"Saved\\\", window:\\\"Save As\\\", gone:dialog \\\"Saving\\\", settled or settled:800. Only that, met, confirms.'}," \
+	"'observe':{'type':'string','enum':['none','region','screen'],'description':'Also return the picture after the input: the region that changed, or the whole screen, as an image.'}"
+#define EFFECT_PROPS EFFECT_PROPS_LAST ","
+
 static struct tool tools[] = {
 {
 	"task_register", "Register a task",
@@ -216,17 +231,16 @@ static struct tool tools[] = {
 	"names and roles (\"the OK button\", \"the Name field\", \"OK\") and acts at the one element "
 	"that matches, with no model call; otherwise its grounding backend finds the element on a "
 	"screenshot. It acts once through XTest and returns what it did, grounded_by (accessibility or "
-	"the backend), the screen coordinates, the image-to-screen scale and timing; after a click, "
-	"verified (true: the click landed on what was meant, false: it did not, null: unknown, no tree) "
-	"and verification say what was under the point and what changed. Explicit forms need no model; their numbers are "
+	"the backend), the screen coordinates, the image-to-screen scale and timing. " VERDICT_TEXT
+	"Explicit forms need no model; their numbers are "
 	"screen pixels, like every coordinate detm takes and returns unless a tool says "
 	"otherwise: click(847, 523), move(847, 523), "
 	"type(\"hello\"), press(\"enter\"), scroll(\"down\"), drag(10, 20, 300, 400). It does one "
-	"step, not a multi-step plan: check the result with desktop_look.",
+	"step, not a multi-step plan: read its effect (or pass observe) before the next one.",
 	"{'type':'object','additionalProperties':false,'required':['instruction'],'properties':{"
 	"'instruction':{'type':'string','minLength':1,'description':'One step, e.g. click the Save button, or click(847, 523).'},"
 	"'after_screenshot':{'type':'boolean','description':'Also return a small screenshot reference taken after acting.'},"
-	OPT_TASK_ID "}}",
+	EFFECT_PROPS OPT_TASK_ID "}}",
 	DES | OPEN, "POST", "/api/gui/do", NULL, "gui", TOOL_LONG_CALL_S, NULL
 },
 {
@@ -265,10 +279,7 @@ static struct tool tools[] = {
 	"top-left, the same space gui_find returns and gui_do takes; results report positions in "
 	"screen pixels too. To use pixels read off the last desktop_look image instead, pass "
 	"coords: image (they are multiplied by that look's scale for you, and positions in the "
-	"result come back in image pixels). A click at x, y on a task display whose programs expose an "
-	"accessibility tree also reports verified (true: it landed on something that takes clicks or "
-	"changed something, false: on an inert element or under a covering window, null: unknown) "
-	"and verification (the element under the point and what changed).",
+	"result come back in image pixels). " VERDICT_TEXT,
 	"{'type':'object','additionalProperties':false,'required':['action'],'properties':{"
 	"'action':{'type':'string','enum':['click','double_click','right_click','middle_click','mouse_move','drag','scroll',"
 	"'mouse_down','mouse_up','type','press_key','list_windows','find_window','focus_window','move_window','resize_window',"
@@ -287,7 +298,8 @@ static struct tool tools[] = {
 	"'window_id':{'type':'string','pattern':'^(0x[0-9a-fA-F]{1,8}|[0-9]{1,10})$','description':'Window id from list_windows, e.g. 0x1a00003 (decimal digits work too).'},"
 	"'window_name':{'type':'string','minLength':1,'description':'Window title (substring) for window actions.'},"
 	"'width':{'type':'integer','minimum':1,'description':'New window width.'},"
-	"'height':{'type':'integer','minimum':1,'description':'New window height.'}}}",
+	"'height':{'type':'integer','minimum':1,'description':'New window height.'},"
+	EFFECT_PROPS_LAST "}}",
 	DES | OPEN | TOOL_IMAGE, "POST", "/api/desktop/action", NULL, "desktop", 0, NULL
 },
 {
@@ -504,6 +516,10 @@ static struct tool tools[] = {
 #define OUT_TASK OUT(P_STR("task_id") "," P_STR("status") "," P_ARR("items") "," P_INT("progress_pct"), "'task_id','status'")
 #define OUT_WAIT OUT(P_STR("wait_id") "," P_STR("status") "," P_INT("evaluations"), "'wait_id','status'")
 #define OUT_XY   P_INT("x") "," P_INT("y") "," "'coords':{'type':'string','enum':['screen','image']}," P_NUM("scale")
+/* The effect verdict (desktop/effect.h); effect_ms is null without evidence. */
+#define OUT_EFFECT "'effect':{'type':'string','enum':['confirmed','suspected_noop','unverifiable']}," \
+	P_OBJ("evidence") ",'effect_ms':{'type':['number','null']}," P_STR("summary") "," P_OBJ("expect") "," \
+	P_OBJ("observed")
 
 static const struct {
 	const char *tool, *schema;
@@ -522,10 +538,10 @@ static const struct {
 	{ "wait_cancel", OUT_WAIT },
 	{ "wait_status", OUT(P_STR("wait_id") "," P_STR("status") "," P_ARR("waits"), "") },
 	{ "gui_do", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," P_STR("grounded_by") ","
-	    P_OBJ("element") "," P_OBJ("verification"), "") },
+	    P_OBJ("element") "," OUT_EFFECT "," P_OBJ("verification"), "") },
 	{ "gui_find", OUT(OUT_XY "," P_STR("grounded_by"), "'x','y','coords'") },
 	{ "gui_agent", OUT(P_BOOL("success") "," P_STR("summary"), "") },
-	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," P_OBJ("verification"), "'action','observation'") },
+	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," OUT_EFFECT, "'action','observation'") },
 	{ "desktop_look", OUT(P_OBJ("image_size") "," P_OBJ("screen_size") "," P_NUM("scale"), "'screen_size','scale'") },
 	{ "desktop_elements", OUT(P_ARR("elements") "," P_INT("count") "," P_STR("display") "," P_BOOL("truncated") ","
 	  P_ARR("windows") "," P_STR("hint"), "'elements','count','display'") },

@@ -21,11 +21,10 @@
 #include "core/log.h"
 #include "core/nowait.h"
 #include "desktop.h"
+#include "effect.h"
 #include "takeover.h"
 #include "task/task.h"
 #include "task/taskstate.h"
-#include "x11/a11y.h"
-#include "x11/a11y_verify.h"
 #include "x11/humanize.h"
 #include "x11/xinput.h"
 #include "x11/xwin.h"
@@ -43,6 +42,9 @@ struct dctx {
 	size_t obs_len;
 	int button;             /* for the click family */
 	int count;
+	struct effect_opts fxo; /* the effect watch asked for (effect.h) */
+	struct effect *fx;      /* armed by fx_prepare, judged by desktop_run */
+	bool fx_armed;
 };
 
 typedef int (*act_fn)(struct dctx *c, struct derr *e);
@@ -52,6 +54,7 @@ struct act {
 	act_fn fn;
 	int button, count;      /* click family */
 	bool quick;             /* a few round trips to X: may run in nowait mode */
+	bool input;             /* sends input: its effect is watched (effect.h) */
 	const char *summary;
 };
 
@@ -60,7 +63,7 @@ const char *const desktop_params[] = {
 	"action", "task_id", "x", "y", "x2", "y2", "button", "text", "keys", "key",
 	"hold", "hold_ms", "count",
 	"direction", "amount", "window_id", "window_name", "width", "height", "force",
-	"ms", "max_width", "quality", "format", "w", "h", "coords", NULL
+	"ms", "max_width", "quality", "format", "w", "h", "coords", "settle_ms", "expect", "observe", NULL
 };
 
 static void
@@ -236,6 +239,37 @@ add_xy(struct dctx *c, int x, int y)
 	json_object_object_add(c->data, "scale", json_object_new_double(round(lk->scale * 10000) / 10000));
 }
 
+/* ---- the effect watch (effect.h) ---- */
+
+/* Right before an input whose effect is watched: arms the watch, then the
+ * preparation (the pointer to (x, y) when move; for a press, the focus to
+ * the window under the pointer), then the baseline. Without a watch, only
+ * the motion (when move). */
+static int
+fx_prepare(struct dctx *c, int x, int y, bool move, bool press, struct derr *e)
+{
+	int ox = -1, oy = -1;
+
+	if (!effect_wanted(&c->fxo))
+		return move ? xinput_move(c->l->d, x, y, e) : 0;
+	if (effect_start(&c->fx, c->l, &c->fxo, e) != 0)
+		return -1;
+	c->fx_armed = true;
+	if (move && (xinput_pointer(c->l->d, &ox, &oy, e) != 0 || xinput_move(c->l->d, x, y, e) != 0))
+		return -1;
+	if (move && (ox != x || oy != y))
+		effect_prep_changed(c->fx, false);      /* hover highlights fade in */
+	if (press) {
+		int moved = xinput_focus_pointer(c->l->d, e);
+
+		if (moved < 0)
+			return -1;
+		if (moved == 1)
+			effect_prep_changed(c->fx, true);
+	}
+	return effect_ready(c->fx, c->l, x, y, e);
+}
+
 /* ---- actions ---- */
 
 static int
@@ -256,16 +290,18 @@ a_click(struct dctx *c, struct derr *e)
 	if (button >= 4 && button <= 7)
 		return derr_set(e, DERR_INVALID, "button",
 		    "buttons 4-7 are the wheel's: use the scroll action");
-	if (at && xinput_click_at(c->l->d, x, y, button, count, e) != 0)
-		return -1;
-	if (!at && (xinput_pointer(c->l->d, &x, &y, e) != 0 ||
-	    xinput_click(c->l->d, button, count, e) != 0))
+	if (!effect_wanted(&c->fxo) && at) {
+		/* Not watched: the one-call path (one round trip less). */
+		if (xinput_click_at(c->l->d, x, y, button, count, e) != 0)
+			return -1;
+	} else if ((!at && xinput_pointer(c->l->d, &x, &y, e) != 0) ||
+	    fx_prepare(c, x, y, at, true, e) != 0 || xinput_click(c->l->d, button, count, e) != 0)
 		return -1;
 	add_xy(c, x, y);
 	json_object_object_add(c->data, "button", json_object_new_int(button));
 	if (count != 1)
 		json_object_object_add(c->data, "count", json_object_new_int(count));
-	observe(c, "%s at (%d,%d)", count == 3 ? "triple-clicked" : count == 2 ? "double-clicked" :
+	observe(c, "%s (%d, %d)", count == 3 ? "triple-clicked" : count == 2 ? "double-clicked" :
 	    button == 3 ? "right-clicked" : button == 2 ? "middle-clicked" : button == 8 ?
 	    "back-clicked" : button == 9 ? "forward-clicked" : "clicked", x, y);
 	return 0;
@@ -276,10 +312,11 @@ a_move(struct dctx *c, struct derr *e)
 {
 	int x, y;
 
-	if (p_point(c, "x", "y", true, &x, &y, NULL, e) != 0 || xinput_move(c->l->d, x, y, e) != 0)
+	if (p_point(c, "x", "y", true, &x, &y, NULL, e) != 0 || fx_prepare(c, x, y, false, false, e) != 0 ||
+	    xinput_move(c->l->d, x, y, e) != 0)
 		return -1;
 	add_xy(c, x, y);
-	observe(c, "moved the pointer to (%d,%d)", x, y);
+	observe(c, "moved the pointer to (%d, %d)", x, y);
 	return 0;
 }
 
@@ -291,12 +328,13 @@ a_drag(struct dctx *c, struct derr *e)
 	if (p_point(c, "x", "y", true, &x, &y, NULL, e) != 0 ||
 	    p_point(c, "x2", "y2", true, &x2, &y2, NULL, e) != 0 ||
 	    p_int(c, "button", false, 1, 3, 1, &button, NULL, e) != 0 ||
+	    (effect_wanted(&c->fxo) && fx_prepare(c, x, y, true, true, e) != 0) ||
 	    xinput_drag(c->l->d, x, y, x2, y2, button, e) != 0)
 		return -1;
 	add_xy(c, x, y);
 	json_object_object_add(c->data, "x2", json_object_new_int(x2));
 	json_object_object_add(c->data, "y2", json_object_new_int(y2));
-	observe(c, "dragged from (%d,%d) to (%d,%d)", x, y, x2, y2);
+	observe(c, "dragged from (%d, %d) to (%d, %d)", x, y, x2, y2);
 	return 0;
 }
 
@@ -313,7 +351,7 @@ a_scroll(struct dctx *c, struct derr *e)
 		return -1;
 	if (dir == NULL)
 		dir = "down";
-	if (at && xinput_move(c->l->d, x, y, e) != 0)
+	if (fx_prepare(c, at ? x : -1, at ? y : -1, at, false, e) != 0)
 		return -1;
 	if (xinput_scroll(c->l->d, dir, amount, e) != 0)
 		return -1;
@@ -332,7 +370,7 @@ a_button(struct dctx *c, struct derr *e)
 	if (p_point(c, "x", "y", false, &x, &y, &at, e) != 0 ||
 	    p_int(c, "button", false, 1, 3, 1, &button, NULL, e) != 0)
 		return -1;
-	if (at && xinput_move(c->l->d, x, y, e) != 0)
+	if (fx_prepare(c, at ? x : -1, at ? y : -1, at, c->count != 0, e) != 0)
 		return -1;
 	if (xinput_button(c->l->d, button, c->count, e) != 0)
 		return -1;
@@ -381,7 +419,8 @@ a_type(struct dctx *c, struct derr *e)
 		return -1;
 	len = strlen(text);
 	desktop_key_focus(c->l->d, c->data, "into", where, sizeof where);
-	if (xinput_type(c->l->d, text, len, &sent, e) != 0)
+	if (xinput_type_check(text, len, e) != 0 || fx_prepare(c, -1, -1, false, false, e) != 0 ||
+	    xinput_type(c->l->d, text, len, &sent, e) != 0)
 		return -1;
 	json_object_object_add(c->data, "chars", json_object_new_int64((int64_t)utf8_chars(text)));
 	/* Keys sent and processed by the server ("\r\n" is one Return). */
@@ -397,6 +436,8 @@ key_hold(struct dctx *c, const char *keys, int hold_ms, struct derr *e)
 {
 	struct derr e2;
 
+	if (xinput_keys_check(keys, e) != 0 || fx_prepare(c, -1, -1, false, false, e) != 0)
+		return -1;
 	if (xinput_keys_hold(c->l->d, keys, 1, e) != 0) {
 		(void)xinput_keys_hold(c->l->d, keys, 0, &e2);
 		return -1;
@@ -431,7 +472,8 @@ a_key(struct dctx *c, struct derr *e)
 	if (hold_ms >= 0)
 		return key_hold(c, keys, hold_ms, e);
 	desktop_key_focus(c->l->d, c->data, "in", where, sizeof where);
-	if (xinput_keys(c->l->d, keys, e) != 0)
+	if (xinput_keys_check(keys, e) != 0 || fx_prepare(c, -1, -1, false, false, e) != 0 ||
+	    xinput_keys(c->l->d, keys, e) != 0)
 		return -1;
 	json_object_object_add(c->data, "keys", json_object_new_string(keys));
 	observe(c, "pressed %s%s", keys, where);
@@ -596,28 +638,28 @@ a_sleep(struct dctx *c, struct derr *e)
 static int a_screenshot(struct dctx *c, struct derr *e);
 
 static const struct act acts[] = {
-	{ "click",              a_click,      1, 1, true,  "click at x,y (or where the pointer is)" },
-	{ "double_click",       a_click,      1, 2, true,  "double-click" },
-	{ "right_click",        a_click,      3, 1, true,  "right-click" },
-	{ "middle_click",       a_click,      2, 1, true,  "middle-click" },
-	{ "mouse_move",         a_move,       0, 0, true,  "move the pointer to x,y" },
-	{ "drag",               a_drag,       0, 0, false, "drag from x,y to x2,y2" },
-	{ "scroll",             a_scroll,     0, 0, true,  "scroll direction by amount" },
-	{ "mouse_down",         a_button,     0, 1, true,  "press a button" },
-	{ "mouse_up",           a_button,     0, 0, true,  "release a button" },
-	{ "type",               a_type,       0, 0, false, "type text (any Unicode)" },
-	{ "press_key",          a_key,        0, 0, false, "press a key or chord (ctrl+s)" },
-	{ "get_mouse_position", a_pointer,    0, 0, true,  "where the pointer is" },
-	{ "list_windows",       a_list,       0, 0, false, "top-level windows" },
-	{ "find_window",        a_find,       0, 0, false, "first window whose title/class matches" },
-	{ "active_window",      a_active,     0, 0, false, "the focused window" },
-	{ "focus_window",       a_focus,      0, 0, false, "raise and focus a window" },
-	{ "move_window",        a_wmove,      0, 0, false, "move a window to x,y" },
-	{ "resize_window",      a_resize,     0, 0, false, "resize a window" },
-	{ "minimize_window",    a_minimize,   0, 0, false, "minimise a window" },
-	{ "close_window",       a_close,      0, 0, false, "close a window (force: kill)" },
-	{ "screenshot",         a_screenshot, 0, 0, false, "capture the screen (JPEG, base64)" },
-	{ "sleep",              a_sleep,      0, 0, false, "wait ms milliseconds" },
+	{ "click",              a_click,      1, 1, true,  true,  "click at x,y (or where the pointer is)" },
+	{ "double_click",       a_click,      1, 2, true,  true,  "double-click" },
+	{ "right_click",        a_click,      3, 1, true,  true,  "right-click" },
+	{ "middle_click",       a_click,      2, 1, true,  true,  "middle-click" },
+	{ "mouse_move",         a_move,       0, 0, true,  true,  "move the pointer to x,y" },
+	{ "drag",               a_drag,       0, 0, false, true,  "drag from x,y to x2,y2" },
+	{ "scroll",             a_scroll,     0, 0, true,  true,  "scroll direction by amount" },
+	{ "mouse_down",         a_button,     0, 1, true,  true,  "press a button" },
+	{ "mouse_up",           a_button,     0, 0, true,  true,  "release a button" },
+	{ "type",               a_type,       0, 0, false, true,  "type text (any Unicode)" },
+	{ "press_key",          a_key,        0, 0, false, true,  "press a key or chord (ctrl+s)" },
+	{ "get_mouse_position", a_pointer,    0, 0, true,  false, "where the pointer is" },
+	{ "list_windows",       a_list,       0, 0, false, false, "top-level windows" },
+	{ "find_window",        a_find,       0, 0, false, false, "first window whose title/class matches" },
+	{ "active_window",      a_active,     0, 0, false, false, "the focused window" },
+	{ "focus_window",       a_focus,      0, 0, false, false, "raise and focus a window" },
+	{ "move_window",        a_wmove,      0, 0, false, false, "move a window to x,y" },
+	{ "resize_window",      a_resize,     0, 0, false, false, "resize a window" },
+	{ "minimize_window",    a_minimize,   0, 0, false, false, "minimise a window" },
+	{ "close_window",       a_close,      0, 0, false, false, "close a window (force: kill)" },
+	{ "screenshot",         a_screenshot, 0, 0, false, false, "capture the screen (JPEG, base64)" },
+	{ "sleep",              a_sleep,      0, 0, false, false, "wait ms milliseconds" },
 };
 
 const char *
@@ -829,6 +871,21 @@ desktop_log(struct app *app, const char *task_id, const char *what, const char *
 		log_warn("could not log %s on task %s: %s", what, task_id, e2.message);
 }
 
+void
+desktop_log_observed(json_object *row, json_object *observed)
+{
+	json_object *o;
+
+	if (observed == NULL)
+		return;
+	o = json_object_new_object();
+	json_object_object_foreach(observed, k, v) {
+		if (strcmp(k, "image_b64") != 0)
+			json_object_object_add(o, k, json_object_get(v));
+	}
+	json_object_object_add(row, "observed", o);
+}
+
 /* The action's input and output as JSON text for the gui action row; the
  * image (if any) is left out. */
 static void
@@ -845,10 +902,13 @@ log_action(struct app *app, const char *task_id, const char *action, json_object
 	}
 	if (err == NULL) {
 		json_object_object_foreach(out->data, k2, v2) {
-			if (strcmp(k2, "image_b64") != 0)
+			if (strcmp(k2, "image_b64") != 0 && strcmp(k2, "observed") != 0)
 				json_object_object_add(res, k2, json_object_get(v2));
 		}
-		snprintf(summary, sizeof summary, "%s: %s", action, out->observation);
+		desktop_log_observed(res, json_object_object_get(out->data, "observed"));
+		snprintf(summary, sizeof summary, "%s: %.300s", action,
+		    json_object_object_get(out->data, "summary") != NULL ?
+		    json_object_get_string(json_object_object_get(out->data, "summary")) : out->observation);
 	} else {
 		derr_add_json(res, err);
 		snprintf(summary, sizeof summary, "%s failed: %.*s", action,
@@ -858,26 +918,6 @@ log_action(struct app *app, const char *task_id, const char *action, json_object
 	desktop_log(app, task_id, action, summary, err == NULL, in, res, out->duration_ms);
 	json_object_put(in);
 	json_object_put(res);
-}
-
-/* A click at screen x, y on a task display with an accessibility tree:
- * what is under the point before it (a11y_verify.h); k->number stays -1
- * otherwise (nothing asked, nothing started). */
-static void
-click_probe(const char *task_id, json_object *params, bool image_coords, struct click_check *k)
-{
-	json_object *x, *y;
-	int number;
-
-	k->number = -1;
-	if (nowait_active())
-		return;         /* nowait_check found no tree */
-	number = display_task_number(task_id);
-	if (image_coords || number < 0 || !json_object_object_get_ex(params, "x", &x) ||
-	    !json_object_object_get_ex(params, "y", &y) || !json_object_is_type(x, json_type_int) ||
-	    !json_object_is_type(y, json_type_int))
-		return;
-	verify_before(number, json_object_get_int(x), json_object_get_int(y), k);
 }
 
 /* "hold": keys held down during a pointer action (a shift-click, a
@@ -922,9 +962,10 @@ run_held(struct dctx *c, const struct act *a, const char *hold, struct derr *e)
 }
 
 /* In nowait mode (nowait.h: run on an HTTP worker), only a quick action
- * goes ahead; every other one is refused before anything happens. */
+ * goes ahead; every other one is refused before anything happens. So is an
+ * input whose effect is watched: the watch waits for events. */
 static int
-nowait_check(const struct act *a, const char *task_id, struct derr *e)
+nowait_check(const struct act *a, const struct effect_opts *fxo, struct derr *e)
 {
 	if (!nowait_active())
 		return 0;
@@ -932,21 +973,30 @@ nowait_check(const struct act *a, const char *task_id, struct derr *e)
 		return nowait_refuse(e, "not a quick action");
 	if (humanize_enabled())
 		return nowait_refuse(e, "humanized input takes its time");
-	if (a->fn == a_click && a11y_active(display_task_number(task_id)))
-		return nowait_refuse(e, "the click is checked through the accessibility tree");
+	if (a->input && effect_wanted(fxo))
+		return nowait_refuse(e, "the input's effect is watched (settle_ms)");
 	return 0;
+}
+
+/* "Clicked (412, 230)": the observation, capitalised, for the verdict's line. */
+static void
+did_of(const char *obs, char *out, size_t len)
+{
+	snprintf(out, len, "%s", obs);
+	if (out[0] >= 'a' && out[0] <= 'z')
+		out[0] = (char)(out[0] - 'a' + 'A');
 }
 
 int
 desktop_run(struct app *app, const char *task_id, const char *action, json_object *params,
     bool image_coords, struct desk_out *out, struct derr *e)
 {
-	struct click_check k = { .number = -1 };
 	const struct act *a;
 	struct display_lease l;
 	struct dctx c = { 0 };
 	const char *hold = NULL;
 	int64_t t0 = mono_us();
+	char did[300];
 	int rc = -1;
 
 	memset(out, 0, sizeof *out);
@@ -960,19 +1010,12 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 		    utf8_prec(action, 64), action, list);
 	}
 	if (check_params(params, e) != 0 || hold_check(a, params, &hold, e) != 0 ||
-	    nowait_check(a, task_id, e) != 0)
+	    (a->input && effect_opts_parse(params, &c.fxo, e) != 0) || nowait_check(a, &c.fxo, e) != 0)
 		return -1;
 	if (nowait_active() && (hold != NULL || json_object_object_get_ex(params, "hold_ms", NULL)))
 		return nowait_refuse(e, "keys are held");
-	if (a->fn == a_click)
-		click_probe(task_id, params, image_coords, &k);
-	if (desktop_lease_agent(app, task_id, true, &l, e) != 0) {
-		json_object_put(k.before);
-		json_object_put(k.focus);
+	if (desktop_lease_agent(app, task_id, true, &l, e) != 0)
 		return -1;
-	}
-	if (k.number >= 0)
-		verify_xtop(&k, l.d);
 	c.app = app;
 	c.l = &l;
 	c.p = params;
@@ -985,14 +1028,18 @@ desktop_run(struct app *app, const char *task_id, const char *action, json_objec
 	snprintf(out->display, sizeof out->display, "%s", l.name);
 	rc = run_held(&c, a, hold, e);
 	/* Input went out (or may have): a rerun would send it again, so the
-	 * rest (the log write) finishes here even if it has to wait. */
+	 * rest (the watch, the log write) finishes here even if it has to wait. */
 	if (!nowait_refused())
 		nowait_pass();
+	if (rc == 0 && a->input) {
+		did_of(out->observation, did, sizeof did);
+		effect_judge(c.fx, &l, did, c.data);
+		json_object_object_add(c.data, "verified", effect_verified(c.data));
+	}
+	if (!c.fx_armed)
+		effect_mark_unwatched(&l, t0);
+	effect_free(c.fx, &l);
 	display_unlease(&l);
-	if (rc == 0 && k.number >= 0)
-		verify_after(&k, NULL, NULL, c.data);
-	json_object_put(k.before);
-	json_object_put(k.focus);
 	out->duration_ms = (double)(mono_us() - t0) / 1000.0;
 	out->data = c.data;
 	/* A refusal in nowait mode is no outcome: the action runs again on a

@@ -52,6 +52,9 @@ const char *desktop_action_name(size_t i);   /* NULL past the end */
  * one writer of gui action rows for desktop.c, gui.c and gui_agent. */
 void desktop_log(struct app *app, const char *task_id, const char *what, const char *summary,
     bool ok, json_object *in, json_object *out, double ms);
+/* Copies an input's "observed" (effect.h) into a logged row without its
+ * image (the row keeps what was shown, not the picture). NULL: nothing. */
+void desktop_log_observed(json_object *row, json_object *observed);
 /* Every parameter any action takes (NULL-terminated): the fields of
  * POST /api/desktop/action and of a command's "parameters". */
 extern const char *const desktop_params[];

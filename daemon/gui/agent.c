@@ -63,7 +63,9 @@ static const char system_prompt[] =
 	"get the current screenshot. Call exactly one tool per turn. Coordinates are pixels of the "
 	"screenshot. Prefer naming what to act on with `target` (a short description such as \"the "
 	"Export button\"); a grounding model finds it. Give x and y only when the target cannot be "
-	"described. After each action look at the new screenshot before the next one. Call done when "
+	"described. Each action's result says whether detm saw it change something: confirmed is proof, "
+	"suspected_noop means nothing changed, unverifiable means detm cannot tell (never count it as "
+	"success). After each action look at the new screenshot before the next one. Call done when "
 	"the instruction is carried out (success true) or cannot be (success false); call escalate "
 	"when a human must step in (a login, a CAPTCHA, a choice you must not make).";
 
@@ -419,7 +421,7 @@ act(struct state *s, const char *name, json_object *args, json_object *reply, ch
 	if (k == STEP_OVER || k == STEP_SAID)
 		return k == STEP_OVER;
 	derr_clear(&e);
-	if (k == STEP_DO && gui_do(s->app, s->task_id, st.instr, false, &res, &e) != 0) {
+	if (k == STEP_DO && gui_do(s->app, s->task_id, st.instr, false, NULL, &res, &e) != 0) {
 		human_seen(s, &e);
 		snprintf(st.why, sizeof st.why, "%.*s failed: %.*s", utf8_prec(st.instr, 150), st.instr,
 		    utf8_prec(e.message, 300), e.message);
@@ -430,7 +432,9 @@ act(struct state *s, const char *name, json_object *args, json_object *reply, ch
 		return 0;
 	}
 	s->actions++;
-	snprintf(out, outlen, "ok: %s", json_object_get_string(json_object_object_get(res, "observation")));
+	/* the step's verdict (desktop/effect.h): only "confirmed" says it did something */
+	snprintf(out, outlen, "ok: %s", json_object_get_string(json_object_object_get(res,
+	    json_object_object_get(res, "summary") != NULL ? "summary" : "observation")));
 	json_object_put(res);
 	return 0;
 }

@@ -16,6 +16,7 @@
 
 #include "core/jx.h"
 #include "desktop/desktop.h"
+#include "desktop/effect.h"
 #include "gui.h"
 #include "gui_int.h"
 #include "task/shots.h"
@@ -155,9 +156,10 @@ log_gui(struct app *app, const char *task_id, const char *tool, const char *text
 	    json_object_new_string(text));
 	if (result != NULL) {
 		json_object_object_foreach(result, k, val) {
-			if (strcmp(k, "after") != 0)
+			if (strcmp(k, "after") != 0 && strcmp(k, "observed") != 0)
 				json_object_object_add(out, k, json_object_get(val));
 		}
+		desktop_log_observed(out, json_object_object_get(result, "observed"));
 		/* The after-screenshot is kept as a file, not in the row. */
 		if (json_object_object_get_ex(result, "after", &v) &&
 		    json_object_object_get_ex(v, "url", &v))
@@ -324,13 +326,13 @@ act(struct display_lease *l, const struct gui_cmd *c, json_object *r, char *obs,
 			return -1;
 		json_object_object_add(r, "button", json_object_new_int(button));
 		json_object_object_add(r, "clicks", json_object_new_int(count));
-		snprintf(obs, obslen, "%s at (%d,%d)", count == 2 ? "double-clicked" : button == 3 ?
+		snprintf(obs, obslen, "%s (%d, %d)", count == 2 ? "double-clicked" : button == 3 ?
 		    "right-clicked" : button == 2 ? "middle-clicked" : "clicked", x, y);
 		break;
 	case GUI_MOVE:
 		if (xinput_move(l->d, x, y, e) != 0)
 			return -1;
-		snprintf(obs, obslen, "moved the pointer to (%d,%d)", x, y);
+		snprintf(obs, obslen, "moved the pointer to (%d, %d)", x, y);
 		break;
 	case GUI_TYPE:
 		if (c->at && xinput_click_at(l->d, x, y, 1, 1, e) != 0)
@@ -341,7 +343,7 @@ act(struct display_lease *l, const struct gui_cmd *c, json_object *r, char *obs,
 		json_object_object_add(r, "chars", json_object_new_int64((int64_t)utf8_chars(c->text)));
 		json_object_object_add(r, "chars_sent", json_object_new_int64((int64_t)sent));
 		if (c->at)
-			snprintf(obs, obslen, "clicked (%d,%d) and typed %zu characters%s", x, y,
+			snprintf(obs, obslen, "clicked (%d, %d) and typed %zu characters%s", x, y,
 			    utf8_chars(c->text), where);
 		else
 			snprintf(obs, obslen, "typed %zu characters%s", utf8_chars(c->text), where);
@@ -362,14 +364,14 @@ act(struct display_lease *l, const struct gui_cmd *c, json_object *r, char *obs,
 			return -1;
 		json_object_object_add(r, "direction", json_object_new_string(c->dir));
 		json_object_object_add(r, "amount", json_object_new_int(c->amount));
-		snprintf(obs, obslen, "scrolled %s by %d at (%d,%d)", c->dir, c->amount, x, y);
+		snprintf(obs, obslen, "scrolled %s by %d at (%d, %d)", c->dir, c->amount, x, y);
 		break;
 	case GUI_DRAG:
 		if (xinput_drag(l->d, x, y, c->x2, c->y2, 1, e) != 0)
 			return -1;
 		json_object_object_add(r, "x2", json_object_new_int(c->x2));
 		json_object_object_add(r, "y2", json_object_new_int(c->y2));
-		snprintf(obs, obslen, "dragged from (%d,%d) to (%d,%d)", x, y, c->x2, c->y2);
+		snprintf(obs, obslen, "dragged from (%d, %d) to (%d, %d)", x, y, c->x2, c->y2);
 		break;
 	}
 	if (c->verb != GUI_PRESS && (c->at || c->verb <= GUI_MIDDLE_CLICK || c->verb == GUI_SCROLL)) {
@@ -536,27 +538,43 @@ timing_json(double cap_ms, double ground_ms, double act_ms, double total_ms)
 	return t;
 }
 
-/* A click-like verb whose point is known: it can be verified. */
-static bool
-verifiable(const struct gui_cmd *c)
-{
-	return c->at && c->verb <= GUI_MIDDLE_CLICK;
-}
-
-/* Step 2b: what is under the point before the press (a11y_verify.h), with
- * the lease let go meanwhile; nothing (no lease change) without a tree. */
+/* The preparation of c's input for a watch (effect.h): the pointer to its
+ * point (a move is itself the input), and for a press the focus to the
+ * window there (a focus that moved lengthens fx's baseline). *px, *py: the
+ * input's point, or -1. */
 static int
-do_probe(struct app *app, const char *task_id, int number, struct display_lease *l, bool *leased,
-    const struct shot *s, const struct gui_cmd *c, struct click_check *k, struct derr *e)
+act_prepare(struct display_lease *l, const struct gui_cmd *c, struct effect *fx, int *px, int *py,
+    struct derr *e)
 {
-	k->number = -1;
-	k->before = k->focus = NULL;
-	if (!verifiable(c) || number < 0 || !a11y_active(number))
+	int moved;
+
+	bool press = c->verb <= GUI_MIDDLE_CLICK || c->verb == GUI_DRAG || (c->verb == GUI_TYPE && c->at);
+	bool pointer = c->verb <= GUI_MOVE || c->verb == GUI_SCROLL || c->verb == GUI_DRAG ||
+	    (c->verb == GUI_TYPE && c->at);
+
+	*px = *py = -1;
+	if (!pointer)
 		return 0;
-	display_unlease(l);
-	*leased = false;
-	verify_before(number, c->x, c->y, k);
-	return lease_again(app, task_id, l, leased, s, e);
+	if (c->at) {
+		*px = c->x;
+		*py = c->y;
+	} else if (xinput_pointer(l->d, px, py, e) != 0)
+		return -1;
+	if (c->at && c->verb != GUI_MOVE) {
+		int ox = -1, oy = -1;
+
+		if (xinput_pointer(l->d, &ox, &oy, e) != 0 || xinput_move(l->d, c->x, c->y, e) != 0)
+			return -1;
+		if (ox != c->x || oy != c->y)
+			effect_prep_changed(fx, false); /* hover highlights fade in */
+	}
+	if (!press)
+		return 0;
+	if ((moved = xinput_focus_pointer(l->d, e)) < 0)
+		return -1;
+	if (moved == 1)
+		effect_prep_changed(fx, true);
+	return 0;
 }
 
 static bool
@@ -567,51 +585,91 @@ has_actions(json_object *el)
 	return a != NULL && json_object_array_length(a) > 0;
 }
 
+/* The verdict's first words: the observation, capitalised. */
+static void
+did_of(json_object *r, char *out, size_t len)
+{
+	const char *obs = json_object_get_string(json_object_object_get(r, "observation"));
+
+	snprintf(out, len, "%s", obs != NULL ? obs : "Acted");
+	if (out[0] >= 'a' && out[0] <= 'z')
+		out[0] = (char)(out[0] - 'a' + 'A');
+}
+
+/* The compatibility fields of the verdict: "verified" (true confirmed,
+ * false suspected_noop, null unverifiable) and "verification". */
+static void
+verdict_compat(json_object *r)
+{
+	json_object *v = json_object_new_object(), *ev = json_object_object_get(r, "evidence");
+	const char *fx = json_object_get_string(json_object_object_get(r, "effect"));
+
+	json_object_object_add(r, "verified", effect_verified(r));
+	jx_add_str(v, "result", fx == NULL ? "unknown" : strcmp(fx, "confirmed") == 0 ? "hit" :
+	    strcmp(fx, "suspected_noop") == 0 ? "miss" : "unknown");
+	jx_add_str(v, "reason", json_object_get_string(json_object_object_get(ev, "summary")));
+	jx_add_str(v, "effect", fx);
+	json_object_object_add(v, "ms", json_object_get(json_object_object_get(ev, "watched_ms")));
+	json_object_object_add(r, "verification", v);
+}
+
 /* Step 3: act through XTest on the held lease, or, for a left click on a
  * tree-grounded element that a window with no tree covers, through the
- * element's own action (lease let go first; verified by its effect). */
+ * element's own action; either way watched (effect.h) on the lease. */
 static int
-do_act(int number, struct display_lease *l, bool *leased, struct gui_cmd *c, json_object *el,
-    struct click_check *k, json_object *r, struct derr *e)
+do_act(int number, struct display_lease *l, struct gui_cmd *c, json_object *el,
+    const struct effect_opts *fxo, json_object *r, struct derr *e)
 {
+	struct click_check k = { .number = number, .x = c->x, .y = c->y };
+	struct effect *fx = NULL;
 	json_object *res = NULL;
-	char obs[300] = "";
+	char obs[300] = "", did[320];
 	const char *how;
+	int64_t t0 = mono_us();
+	int px, py, rc = -1;
 
-	if (k->number >= 0)
-		verify_xtop(k, l->d);
-	if (!(el != NULL && c->verb == GUI_CLICK && verify_covered(k, el) && has_actions(el))) {
-		if (act(l, c, r, obs, sizeof obs, e) != 0)
-			return -1;
+	if (el != NULL && c->verb == GUI_CLICK)
+		verify_xtop(&k, l->d);
+	if (effect_start(&fx, l, fxo, e) != 0)
+		return -1;
+	if (!(el != NULL && c->verb == GUI_CLICK && verify_covered(&k, el) && has_actions(el))) {
+		if ((fx != NULL && (act_prepare(l, c, fx, &px, &py, e) != 0 || effect_ready(fx, l, px, py, e) != 0)) ||
+		    act(l, c, r, obs, sizeof obs, e) != 0)
+			goto out;
 		jx_add_str(r, "acted_by", "xtest");
 		jx_add_str(r, "observation", obs);
-		return 0;
+	} else {
+		/* under the lease, so a takeover (which drains it) never lands between */
+		if (effect_ready(fx, l, c->x, c->y, e) != 0 || a11y_action(number, el, &res, e) != 0)
+			goto out;
+		how = json_object_get_string(json_object_object_get(res, "action"));
+		jx_add_str(r, "acted_by", "accessibility action");
+		snprintf(obs, sizeof obs, "ran the %s's own \"%s\" action (the window \"%.100s\" covers it)",
+		    json_object_get_string(json_object_object_get(el, "role")), how ? how : "?", k.xtop);
+		jx_add_str(r, "observation", obs);
+		json_object_object_add(r, "x", json_object_new_int(c->x));
+		json_object_object_add(r, "y", json_object_new_int(c->y));
 	}
-	/* under the lease, so a takeover (which drains it) never lands between */
-	if (a11y_action(number, el, &res, e) != 0)
-		return -1;
-	display_unlease(l);
-	*leased = false;
-	how = json_object_get_string(json_object_object_get(res, "action"));
-	jx_add_str(r, "acted_by", "accessibility action");
-	snprintf(obs, sizeof obs, "ran the %s's own \"%s\" action (the window \"%.100s\" covers it)",
-	    json_object_get_string(json_object_object_get(el, "role")), how ? how : "?", k->xtop);
-	jx_add_str(r, "observation", obs);
-	json_object_object_add(r, "x", json_object_new_int(c->x));
-	json_object_object_add(r, "y", json_object_new_int(c->y));
-	verify_after_action(k, el, how ? how : "?", r);
+	did_of(r, did, sizeof did);
+	effect_judge(fx, l, did, r);
+	verdict_compat(r);
+	rc = 0;
+out:
+	if (fx == NULL)
+		effect_mark_unwatched(l, t0);
+	effect_free(fx, l);
 	json_object_put(res);
-	return 0;
+	return rc;
 }
 
 int
 gui_do(struct app *app, const char *task_id, const char *instruction, bool after_shot,
-    json_object **out, struct derr *e)
+    json_object *opts, json_object **out, struct derr *e)
 {
 	struct gui_cmd *c = calloc(1, sizeof *c);
 	struct display_lease l;
 	struct shot s;
-	struct click_check k = { .number = -1 };
+	struct effect_opts fxo;
 	bool leased = false, need1 = false, need2 = false;
 	struct derr ae;
 	json_object *r = json_object_new_object(), *after, *el = NULL;
@@ -630,7 +688,7 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 		derr_set(e, DERR_INTERNAL, NULL, "out of memory");
 		goto out;
 	}
-	if (do_parse(instruction, c, r, &need1, &need2, e) != 0 ||
+	if (effect_opts_parse(opts, &fxo, e) != 0 || do_parse(instruction, c, r, &need1, &need2, e) != 0 ||
 	    do_tree(app, number, c, &need1, &need2, r, &el, &ground_ms, e) != 0 ||
 	    ((need1 || need2) && usage_scope(task_id, "ground", e) != 0) ||  /* usage.h */
 	    desktop_lease_agent(app, task_id, true, &l, e) != 0)
@@ -649,10 +707,8 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 		goto out;
 	json_object_object_add(r, "grounded", json_object_new_boolean(el != NULL || need1 || need2 ||
 	    json_object_object_get(r, "element_end") != NULL));
-	if (do_probe(app, task_id, number, &l, &leased, &s, c, &k, e) != 0)
-		goto out;
 	t1 = mono_us();
-	if (do_act(number, &l, &leased, c, el, &k, r, e) != 0)
+	if (do_act(number, &l, c, el, &fxo, r, e) != 0)
 		goto out;
 	act_ms = ms_since(t1);
 	/* the picture after: none if a human took over meanwhile (ae: not an
@@ -665,15 +721,11 @@ gui_do(struct app *app, const char *task_id, const char *instruction, bool after
 	if (leased)
 		display_unlease(&l);
 	leased = false;
-	if (verifiable(c) && json_object_object_get(r, "verification") == NULL)
-		verify_after(&k, el, el == NULL && need1 ? c->target : NULL, r);
 	json_object_object_add(r, "timing", timing_json(cap_ms, ground_ms, act_ms, ms_since(t0)));
 	rc = 0;
 out:
 	if (leased)
 		display_unlease(&l);
-	json_object_put(k.before);
-	json_object_put(k.focus);
 	json_object_put(el);
 	log_gui(app, task_id, "gui_do", instruction, r, rc == 0 ? NULL : e, ms_since(t0));
 	if (rc == 0)

@@ -68,7 +68,9 @@ const char *gui_verb_name(enum gui_verb v);
 /* POST /api/gui/find and /api/gui/do. *out: the reply (caller owns). */
 int gui_find(struct app *app, const char *task_id, const char *description,
     json_object **out, struct derr *e) DETM_NODISCARD;
+/* opts (borrowed, may be NULL): settle_ms, expect and observe of the
+ * effect verdict (effect.h), which every step gets. */
 int gui_do(struct app *app, const char *task_id, const char *instruction, bool after_shot,
-    json_object **out, struct derr *e) DETM_NODISCARD;
+    json_object *opts, json_object **out, struct derr *e) DETM_NODISCARD;
 
 #endif

@@ -40,7 +40,7 @@ api_gui_do(struct req *r, struct derr *e)
 	    api_opt_task_id(r, false, &task_id, e) != 0 || takeover_gate(task_id, e) != 0 ||
 	    jx_str(r->body, "instruction", true, 1, GUI_MAX_INSTRUCTION, &instr, e) != 0 ||
 	    jx_bool(r->body, "after_screenshot", &after, &has, e) != 0 ||
-	    gui_do(r->app, task_id, instr, after, &out, e) != 0)
+	    gui_do(r->app, task_id, instr, after, r->body, &out, e) != 0)
 		return -1;
 	return req_reply(r, 200, out);
 }

@@ -129,7 +129,7 @@ const struct route api_routes[] = {
 	{ "POST",   "/api/gui/find",                            api_gui_find,       B, "find a described element (no action)",
 	    0, F("task_id", "description") },
 	{ "POST",   "/api/gui/do",                              api_gui_do,         B, "one GUI instruction, grounded and done",
-	    0, F("task_id", "instruction", "after_screenshot") },
+	    0, F("task_id", "instruction", "after_screenshot", "settle_ms", "expect", "observe") },
 	{ "POST",   "/api/gui/agent",                           api_gui_agent,      B, "gui_agent: a multi-step GUI task",
 	    0, F("task_id", "instruction", "timeout", "context") },
 	{ "POST",   "/api/commands",                            api_commands,       LIM_BODY_ACTION, "run desktop commands in order",

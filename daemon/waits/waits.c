@@ -67,6 +67,7 @@
 #include "task/events.h"
 #include "task/task.h"
 #include "task/taskstate.h"
+#include "desktop/expect.h"
 #include "waits_int.h"
 #include "x11/display.h"
 
@@ -351,8 +352,8 @@ waits_create(const struct wait_new *w, struct derr *e)
 	if (w->task_id != NULL && create_action(w, action_id, e) != 0)
 		return NULL;
 	id_new(id);
-	if (wstore_row_insert(id, w, now, deadline, action_id, wjudge_is_a11y(w->criteria) ? "accessibility" :
-	    use_ocr ? "ocr" : waits_engine.backend, want, e) != 0)
+	if (wstore_row_insert(id, w, now, deadline, action_id, expect_settled(w->criteria, NULL) ? "xdamage" :
+	    wjudge_is_a11y(w->criteria) ? "accessibility" : use_ocr ? "ocr" : waits_engine.backend, want, e) != 0)
 		return NULL;
 	j = wjob_new(id, w->task_id, w->target, w->criteria, w->timeout_s, w->poll_s, now, deadline,
 	    action_id);
@@ -367,8 +368,8 @@ waits_create(const struct wait_new *w, struct derr *e)
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "the wait engine is full or stopping"), NULL;
 	}
 	log_info("wait %s: %s on %s (timeout %d s, task %s; judge %s: %s)", id, w->criteria, w->target,
-	    w->timeout_s, w->task_id ? w->task_id : "-", wjudge_is_a11y(w->criteria) ? "accessibility" :
-	    use_ocr ? "ocr" : "model", why);
+	    w->timeout_s, w->task_id ? w->task_id : "-", expect_settled(w->criteria, NULL) ? "xdamage" :
+	    wjudge_is_a11y(w->criteria) ? "accessibility" : use_ocr ? "ocr" : "model", why);
 	events_publish("wait", "created", w->task_id, id);
 	return wstore_row_get(id, e);
 }
@@ -448,7 +449,8 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 		nt = j->note ? xstrdup(j->note) : NULL;
 		tmo = j->timeout_s;
 		deadline = j->deadline_ms;
-		backend = wjudge_is_a11y(j->criteria) ? "accessibility" : j->use_ocr ? "ocr" : waits_engine.backend;
+		backend = expect_settled(j->criteria, NULL) ? "xdamage" : wjudge_is_a11y(j->criteria) ?
+		    "accessibility" : j->use_ocr ? "ocr" : waits_engine.backend;
 		pthread_cond_signal(&waits_engine.sched_cv);
 	}
 	pthread_mutex_unlock(&waits_engine.mu);

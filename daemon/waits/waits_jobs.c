@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/jx.h"
+#include "desktop/expect.h"
 #include "waits_int.h"
 #include "x11/xcap.h"
 
@@ -187,7 +188,8 @@ wjob_extra_locked(const struct job *j)
 	json_object *o = json_object_new_object(), *w = json_object_new_object(), *ev = NULL;
 	char *text;
 
-	jx_add_str(o, "judged_by", wjudge_is_a11y(j->criteria) ? "accessibility" : j->use_ocr ? "ocr" : "model");
+	jx_add_str(o, "judged_by", expect_settled(j->criteria, NULL) ? "xdamage" :
+	    wjudge_is_a11y(j->criteria) ? "accessibility" : j->use_ocr ? "ocr" : "model");
 	jx_add_str(o, "judge_reason", j->judge_why);
 	jx_add_str(o, "woken_by", j->woken_by);
 	json_object_object_add(w, "damage", json_object_new_int(j->wake_damage));

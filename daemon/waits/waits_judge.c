@@ -26,6 +26,7 @@
 
 #include "backends/ocr.h"
 #include "backends/vision.h"
+#include "desktop/expect.h"
 #include "lim.h"
 #include "waits_int.h"
 #include "x11/a11y.h"
@@ -289,6 +290,14 @@ wjudge_pick(const char *want, const char *criteria, bool ready, bool *ocr, char 
 	bool negate, text = ocr_condition(criteria, phrase, sizeof phrase, &negate);
 
 	*ocr = false;
+	if (expect_settled(criteria, NULL)) {
+		if (strcmp(want, "auto") != 0)
+			return derr_set(e, DERR_INVALID, "judge", "settled is read from the display's drawing "
+			    "(XDamage); leave judge auto (got %s)", want);
+		snprintf(why, len, "settled: no drawing on the display for a while, from its XDamage "
+		    "reports; no model call, no OCR");
+		return 0;
+	}
 	if (wjudge_is_a11y(criteria)) {
 		if (strcmp(want, "auto") != 0)
 			return derr_set(e, DERR_INVALID, "judge", "element conditions are read from the "

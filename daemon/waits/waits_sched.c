@@ -42,6 +42,7 @@
 #include "core/jx.h"
 #include "core/log.h"
 #include "desktop/desktop.h"
+#include "desktop/expect.h"
 #include "task/usage.h"
 #include "waits_int.h"
 #include "x11/display.h"
@@ -428,6 +429,47 @@ tick_a11y(struct tick *t)
 	return j->poll_s > 0 ? (int64_t)(j->poll_s * 1e6) : A11Y_POLL_US;
 }
 
+/* A tick of a settled condition (desktop/expect.h): resolved once nothing
+ * has drawn on the display for its N ms. Drawing is known from the
+ * display's XDamage counter (display_lease.damage_seq): read at this
+ * tick's lease and by the scheduler's peeks (dmg_last_us); a change is
+ * dated when it was seen, never earlier, so the wait never resolves early.
+ * No frame, no model, no OCR. */
+static int64_t
+tick_settled(struct tick *t, int ms)
+{
+	struct job *j = t->j;
+	int64_t last, next;
+
+	if ((next = tick_lease(t)) != GO_ON)
+		return next;
+	if (!t->l.damage) {
+		display_unlease(&t->l);
+		wstore_finish(j, "failed", "ERROR", "the display reports no drawing (no XDamage): settled "
+		    "cannot be judged");
+		return -1;
+	}
+	if (!j->damage_valid || t->l.damage_seq != j->damage_seen)
+		j->last_change_us = t->now;     /* the first look, or drawing since the last */
+	j->damage_seen = t->l.damage_seq;
+	j->damage_valid = true;
+	display_unlease(&t->l);
+	pthread_mutex_lock(&waits_engine.mu);
+	last = j->dmg_last_us > j->last_change_us ? j->dmg_last_us : j->last_change_us;
+	j->evaluations++;
+	j->last_frame_ms = now_ms();
+	snprintf(j->verdict, sizeof j->verdict, "%s", t->now - last >= ms * 1000LL ? "YES" : "NO");
+	snprintf(j->reason, sizeof j->reason, "the display last drew %lld ms ago (settled needs %d ms)",
+	    (long long)((t->now - last) / 1000), ms);
+	snprintf(t->reason, sizeof t->reason, "nothing drew on the display for %d ms", ms);
+	pthread_mutex_unlock(&waits_engine.mu);
+	if (t->now - last >= ms * 1000LL) {
+		wstore_finish(j, "resolved", "YES", t->reason);
+		return -1;
+	}
+	return last + ms * 1000LL - t->now;
+}
+
 /* Runs one tick of j (a worker owns it). Returns the interval to the next
  * tick, or -1 when j finished. */
 static int64_t
@@ -435,6 +477,7 @@ tick(struct job *j)
 {
 	struct tick t = { .j = j, .cfg = waits_engine.app->cfg, .now = mono_us() };
 	int64_t next;
+	int settled_ms;
 
 	pthread_mutex_lock(&waits_engine.mu);
 	t.criteria = xstrdup(j->criteria);
@@ -450,7 +493,9 @@ tick(struct job *j)
 	t.reread = j->reread;
 	t.pass = wjudge_passthrough(t.use_ocr);
 
-	if (wjudge_is_a11y(t.criteria))
+	if (expect_settled(t.criteria, &settled_ms))
+		next = tick_settled(&t, settled_ms);
+	else if (wjudge_is_a11y(t.criteria))
 		next = tick_a11y(&t);
 	else if ((next = tick_lease(&t)) == GO_ON && (next = tick_undrawn(&t)) == GO_ON &&
 	    (next = tick_thumb(&t)) == GO_ON) {

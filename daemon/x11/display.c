@@ -55,6 +55,7 @@
 #include "display_int.h"
 #include "xcap.h"
 #include "xerr.h"
+#include "xhist.h"
 #include "xinput.h"
 
 #define FIRST_NUMBER 100
@@ -391,6 +392,7 @@ xvfb_connect(struct dentry *de, struct derr *e)
 	if (de->d != NULL) {
 		de->cap = xcap_new(de->d);
 		watch_damage(de);
+		de->hist = xhist_start(open_conn(de->name, de->cookie), de->name);
 	}
 	pthread_mutex_unlock(&de->mu);
 	if (de->d != NULL)
@@ -537,6 +539,8 @@ teardown(struct dentry *de)
 	a11y_stop(de->number);
 	pthread_mutex_lock(&de->mu);
 	close_conn(de);
+	xhist_stop(de->hist);
+	de->hist = NULL;
 	pthread_mutex_unlock(&de->mu);
 	dproc_kill_wait(de->wm_pid);
 	if (de->state != D_DIED)
@@ -591,6 +595,8 @@ display_shutdown(void)
 	}
 	pthread_mutex_lock(&shared.mu);
 	close_conn(&shared);
+	xhist_stop(shared.hist);
+	shared.hist = NULL;
 	pthread_mutex_unlock(&shared.mu);
 	if (shared.wm_pid > 0) {
 		dproc_kill_wait(shared.wm_pid);
@@ -747,6 +753,8 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 		}
 		de->cap = xcap_new(de->d);
 		watch_damage(de);
+		if (de->hist == NULL && !de->managed)
+			de->hist = xhist_start(open_conn(de->name, NULL), de->name);
 	}
 	drain_damage(de, false);
 	sw = DisplayWidth(de->d, DefaultScreen(de->d));
@@ -796,6 +804,25 @@ out:
 	if (de != &shared)
 		unref(de);
 	return r;
+}
+
+struct xhist *
+display_hist(const struct display_lease *l)
+{
+	return l->entry != NULL ? l->entry->hist : NULL;
+}
+
+void
+display_event(struct display_lease *l, const XEvent *ev)
+{
+	struct dentry *de = l->entry;
+
+	if (de == NULL || de->damage == 0 || ev->type != de->damage_event ||
+	    ((const XDamageNotifyEvent *)(const void *)ev)->damage != de->damage)
+		return;
+	de->damage_seq++;
+	l->damage_seq = de->damage_seq;
+	XDamageSubtract(de->d, de->damage, None, None);
 }
 
 void

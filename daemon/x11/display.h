@@ -85,6 +85,13 @@ enum display_pick {
 int display_lease(const char *task_id, enum display_pick pick,
     struct display_lease *l, struct derr *e);
 void display_unlease(struct display_lease *l);   /* NULL or unleased ok */
+/* The display's drawing history (xhist.h), or NULL (none could start).
+ * Valid while the lease is held. */
+struct xhist *display_hist(const struct display_lease *l);
+/* For a lease holder that reads events off l->d itself (xwatch.c): hands
+ * one event to the display, which counts its own XDamage reports
+ * (damage_seq) and re-arms them; any other event is ignored. */
+void display_event(struct display_lease *l, const XEvent *ev);
 
 /* Under a lease: a new connection of the caller's own to l's display
  * (with its cookie), not the lease's cached one, for a module that needs

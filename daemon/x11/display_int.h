@@ -52,6 +52,7 @@ struct dentry {
 	unsigned long damage;   /* XDamage handle on the root, 0 if none */
 	int damage_event;       /* XDamageNotify's event type */
 	uint64_t damage_seq;
+	struct xhist *hist;     /* the drawing history (xhist.h), or NULL; set under mu */
 };
 
 /* An Xauthority file at path with one FamilyWild entry for display n. 0, or -1. */

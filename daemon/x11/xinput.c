@@ -72,6 +72,7 @@
 #include "xerr.h"
 #include "xinput.h"
 #include "xinput_int.h"
+#include "xwin.h"
 
 /* ---- pointer ---------------------------------------------------------- */
 
@@ -352,6 +353,33 @@ out:
 		XSync(d, False);
 	xerr_begin();
 	return 0;
+}
+
+int
+xinput_focus_pointer(Display *d, struct derr *e)
+{
+	struct click_facts facts;
+	struct derr ignored = { 0 };
+	int in, r = 0;
+
+	xerr_begin();
+	if (facts_get(d, true, &facts, e) != 0)
+		return -1;
+	if (!facts.ok || facts.child == None)
+		goto out;
+	if ((in = focus_within(d, facts.focus, facts.child, e)) < 0)
+		return -1;
+	if (in == 1)
+		goto out;
+	if (has_wm(d, facts.wm_check))
+		r = xwin_focus(d, facts.child, &ignored) == 0;  /* a frame: its client */
+	else if (focus_give(d, facts.child)) {
+		XSync(d, False);
+		r = 1;
+	}
+out:
+	xerr_begin();
+	return r;
 }
 
 /* Humanised: from wherever the pointer is to (x, y) along humanize_path,

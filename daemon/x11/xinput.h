@@ -34,6 +34,14 @@ int xinput_move_now(Display *d, int x, int y, struct derr *e);
  * also gives input focus to (and raises) the top-level window under the
  * pointer, as a click-to-focus window manager would. */
 int xinput_click(Display *d, int button, int count, struct derr *e);
+/* Before a press whose effect is watched: gives the focus to (and raises)
+ * the top-level window under the pointer now, as the press itself would
+ * (a window manager's click-to-focus, through _NET_ACTIVE_WINDOW; without
+ * one, as xinput_click does), so the focus change and its redraw happen
+ * before the watch's baseline, not after the press. 1 if it asked for the
+ * focus to move, 0 if the focus is already there or nothing is under the
+ * pointer, -1 with e when the server went silent or away. */
+int xinput_focus_pointer(Display *d, struct derr *e);
 /* Moves to (x, y) and clicks there, with one round trip less than
  * xinput_move + xinput_click. */
 int xinput_click_at(Display *d, int x, int y, int button, int count, struct derr *e);

@@ -95,7 +95,7 @@ post anthropic "$req"
 save anthropic-batch "$req"
 settle
 expect "anthropic: a batch of 4 answers 4 results in order, with the SDK's acknowledgments" 200 \
-	'[.[].tool_use_id] == ["c1","c2","c3","c4"] and [.[].content[0].text] == ["Clicked.","Clicked.","Typed.","Pressed Return."] and ([.[] | select(.is_error)] | length == 0) and (.[0].content[1].text | startswith("detm: clicked"))'
+	'[.[].tool_use_id] == ["c1","c2","c3","c4"] and [.[].content[0].text] == ["Clicked.","Clicked.","Typed.","Pressed Return."] and ([.[] | select(.is_error)] | length == 0) and (.[0].content[1].text | startswith("detm: Clicked"))'
 got=$(events '[.[] | select(.ev == "press")][0] | "\(.x) \(.y)"')
 read -r gx gy <<<"$(tr -d '"' <<<"$got")"
 check "anthropic: the click lands where the model pointed, scaled once (pad ($((ex - PX)),$((ey - PY))) got ($gx,$gy))" \
@@ -330,7 +330,7 @@ post gemini "$req"
 save gemini-click "$req"
 settle
 expect "gemini: a FunctionCall answers a user Content with one functionResponse and the screen" 200 \
-	'.role == "user" and (.parts | length == 1) and .parts[0].functionResponse.name == "click_at" and (.parts[0].functionResponse.response.output | test("clicked")) and .parts[0].functionResponse.parts[0].inlineData.mimeType == "image/png"'
+	'.role == "user" and (.parts | length == 1) and .parts[0].functionResponse.name == "click_at" and (.parts[0].functionResponse.response.output | test("clicked"; "i")) and .parts[0].functionResponse.parts[0].inlineData.mimeType == "image/png"'
 gsize=$(jq -r '.parts[0].functionResponse.parts[0].inlineData.data' "$tmp/resp" | png_size)
 check "gemini: the screenshot is at most 1440 px wide (got $gsize)" [ "${gsize%x*}" = 1440 ]
 read -r gx gy <<<"$(events '[.[] | select(.ev == "press")][0] | "\(.x) \(.y)"' | tr -d '"')"

@@ -23,5 +23,6 @@ extern const struct harness_test a11yreply_tests[];
 extern const struct harness_test completion_tests[];
 extern const struct harness_test launch_tests[];
 extern const struct harness_test taskview_tests[];
+extern const struct harness_test expect_tests[];
 
 #endif
