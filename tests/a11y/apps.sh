@@ -18,15 +18,14 @@
 #   calc:     LibreOffice Calc (SAL_USE_VCLPLUGIN=gtk3): its sheet claims
 #             2^31-1 cells; the walk still reaches the sheet tab, toolbar
 #             buttons and the Name Box (a text holding "A1"), lists only
-#             the cells on screen, reports truncated honestly and answers
-#             in under 3 s (loose)
+#             the cells on screen and reports truncated honestly (the time
+#             it took is printed, not asserted: bench/a11y.sh)
 # Prints "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 suite_init a11y-apps --term --rm-data
 
-CALC_S=3        # a loose bound: measured ~0.3 s for a Calc window
 for t in xdotool jq; do
 	command -v $t >/dev/null || { bad "needs $t" "run scripts/install-deps.sh test"; finish; exit 1; }
 done
@@ -41,13 +40,12 @@ run_on() { # run_on TASK cmd...: a program with the task display's env, in a ses
 	pids+=($!)
 }
 elements() { api GET "/api/desktop/elements?task_id=$1${2:+&$2}"; }
-# timed TASK QUERY: elements, and the seconds it took in $SECS; under S: faster than S seconds
+# timed TASK QUERY: elements, and the seconds it took in $SECS
 timed() {
 	local out
 	out=$(curl -sS -o "$tmp/resp" -w '%{http_code} %{time_total}' "$DETM_URL/api/desktop/elements?task_id=$1${2:+&$2}")
 	CODE=${out% *} SECS=${out#* }
 }
-under() { awk -v s="$SECS" -v b="$1" 'BEGIN { exit !(s < b) }'; }
 mcp_elements() { # mcp_elements ARGS_JSON: desktop_elements over detm-mcp; its text's first line in $LINE
 	mcp_calls "$tmp/mcp.out" 60 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a11y","version":"1"}}}' \
 		'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
@@ -138,8 +136,10 @@ if command -v gnome-calculator >/dev/null; then
 			"[.elements[] | select(.role == \"push button\") | .bounds] | length > 10 and
 			 all(.[]; .x >= \$x and .y >= \$y and .x + .width <= \$x + \$w and .y + .height <= \$y + \$h)" "$tmp/resp")" = true ]'
 	api POST /api/desktop/action '{"task_id":"'"$T"'","action":"click","x":'"${cx:-0}"',"y":'"${cy:-0}"'}'
-	expect "the click is verified through GTK 4's tree: the element under the point is the 7" 200 \
-		'.verified == true and .verification.at_point.name == "7" and .verification.at_point.window == "Calculator"'
+	# the verdict comes from X events now (issue 35); the outcome is
+	# read from the tree below
+	expect "the click at the listed centre of \"7\" gets an effect verdict ($(jqr .effect 2>/dev/null))" 200 \
+		'.effect == "confirmed" or .effect == "unverifiable" or .effect == "suspected_noop"'
 	typed() { elements "$T" "window=Calculator&role=text" && [ "$(jqr '[.elements[] | select(.text == "7")] | length')" -ge 1 ] 2>/dev/null; }
 	if wait_for 20 typed; then ok "a click at the listed centre of \"7\" ($cx,$cy) types 7: its display's text is \"7\""; else
 		bad "a click at the listed centre of \"7\" types 7" "$(jq -c '[.elements[] | {name, text}]' "$tmp/resp")"; fi
@@ -164,17 +164,17 @@ if command -v localc >/dev/null; then
 		 any(.elements[]; .role == "text" and .text == "A1")'
 	expect "Calc, default max: truncated honestly (more than 200 elements show: truncated_by max)" 200 \
 		'.count == 200 and .truncated == true and .truncated_by == "max"'
-	check "Calc, default max: answered in ${SECS} s (< $CALC_S s)" under "$CALC_S"
+	echo "info Calc, default max: answered in ${SECS} s (bench/a11y.sh measures it; no timing in make test)"
 	timed "$T" "window=LibreOffice%20Calc&max=1000"
 	expect "Calc, max=1000: complete (truncated false); the sheet lists only its cells on screen, A1 first" 200 \
 		'.truncated == false and ([.elements[] | select(.role == "table cell")] | length) as $n | $n > 20 and $n < 1000 and
 		 ([.elements[] | select(.role == "table cell")][0].name == "A1") and
 		 any(.elements[]; .role == "table" and .name == "Sheet Sheet1")'
-	check "Calc, max=1000: answered in ${SECS} s (< $CALC_S s)" under "$CALC_S"
+	echo "info Calc, max=1000: answered in ${SECS} s (bench/a11y.sh measures it; no timing in make test)"
 	timed "$T" "window=LibreOffice%20Calc&role=push%20button"
 	expect "Calc, role=push button: every toolbar button, complete" 200 \
 		'.truncated == false and .count > 30 and any(.elements[]; .name == "Save") and all(.elements[]; .role == "push button")'
-	check "Calc, role=push button: answered in ${SECS} s (< $CALC_S s)" under "$CALC_S"
+	echo "info Calc, role=push button: answered in ${SECS} s (bench/a11y.sh measures it; no timing in make test)"
 	elements "$T" "window=LibreOffice%20Calc&name=B3"
 	expect "Calc, name=B3: the cell on screen is found (its bounds inside the sheet)" 200 \
 		'.truncated == false and any(.elements[]; .role == "table cell" and .name == "B3" and .bounds.width > 0)'
