@@ -59,7 +59,7 @@ modules_start(struct app *app, const char **what, struct derr *e)
 	*what = "";
 	snprintf(path, sizeof path, "%s/data.db", cfg->data_dir);
 	if (store_open(path, strcmp(cfg->db_sync, "full") == 0, &app->store, e) != 0 ||
-	    wake_init(cfg, e) != 0)
+	    wake_init(app->store, cfg, e) != 0)
 		return -1;
 	store_set_gather(app->store, cfg->commit_gather_us);
 	if (display_init(cfg, e) != 0)

@@ -43,6 +43,7 @@
 #include "core/jx.h"
 #include "core/log.h"
 #include "core/proc.h"
+#include "task.h"
 
 extern char **environ;
 
@@ -61,6 +62,8 @@ struct wake_ev {
 	char *task_id;          /* NULL: no task */
 	char *text;
 	json_object *obj;       /* the event JSON */
+	char *session;          /* the task's OpenClaw session key, or NULL */
+	bool session_read;      /* looked up (once, on the delivery thread) */
 	unsigned todo;          /* sinks still to deliver to */
 	int attempts;
 	int64_t due_us;         /* mono_us */
@@ -82,6 +85,7 @@ static struct {
 	char *url;              /* NULL: off */
 	char *url_auth;         /* "Authorization: Bearer T" for it, or NULL */
 	char *log_path;
+	struct store *st;       /* for the task's session key; NULL: none */
 	unsigned sinks;
 	long timeout_ms, backoff_ms;
 	long openclaw_timeout_ms;
@@ -99,6 +103,7 @@ wake_ev_free(struct wake_ev *ev)
 	free(ev->kind);
 	free(ev->task_id);
 	free(ev->text);
+	free(ev->session);
 	json_object_put(ev->obj);
 	free(ev);
 }
@@ -299,11 +304,17 @@ out:
 static bool
 wake_to_openclaw(struct wake_ev *ev)
 {
-	/* The Python daemon's argv, order included. */
+	/* The Python daemon's argv, order included; then the task's session
+	 * (OpenClaw: a targeted wake of that session, at once). */
 	char a1[] = "system", a2[] = "event", a3[] = "--text", a5[] = "--mode", a6[] = "now";
-	char *argv[] = { wake_state.openclaw, a1, a2, a3, ev->text, a5, a6, NULL };
+	char a7[] = "--session-key";
+	char *argv[] = { wake_state.openclaw, a1, a2, a3, ev->text, a5, a6, NULL, NULL, NULL };
 	enum wake_run_rc r;
 
+	if (ev->session != NULL) {
+		argv[7] = a7;
+		argv[8] = ev->session;
+	}
 	wake_log_line(ev, "openclaw");
 	r = wake_run(argv, NULL, 0, wake_state.openclaw_timeout_ms, true);
 	if (r == RUN_MISSING) {
@@ -352,11 +363,43 @@ wake_to_url(struct wake_ev *ev)
 	return false;
 }
 
+/* The session a task asked its wake-ups to go to: metadata
+ * "openclaw_session_key", a string of 1..WAKE_SESSION_MAX printable
+ * bytes (anything else is ignored, logged). Delivery thread only, once per
+ * event; it goes into the event JSON as "sessionKey" (OpenClaw's
+ * /hooks/wake field) and to the CLI as --session-key. */
+static void
+wake_session_read(struct wake_ev *ev)
+{
+	json_object *meta = NULL, *v;
+	struct derr e = { 0 };
+	const char *k;
+	int status;
+
+	ev->session_read = true;
+	if (ev->task_id == NULL || wake_state.st == NULL ||
+	    task_meta(wake_state.st, ev->task_id, &status, &meta, &e) != 0)
+		return;
+	if (meta != NULL && json_object_object_get_ex(meta, "openclaw_session_key", &v)) {
+		k = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+		if (wake_session_ok(k)) {
+			ev->session = xstrdup(k);
+			json_object_object_add(ev->obj, "sessionKey", json_object_new_string(k));
+		} else
+			log_warn("wake %s: task %s's metadata.openclaw_session_key is not a session key "
+			    "(1-%d printable characters); the wake goes to the main session", ev->id,
+			    ev->task_id, WAKE_SESSION_MAX);
+	}
+	json_object_put(meta);
+}
+
 /* Delivery thread only: tries every sink still to do; clears the ones that
  * took the event. */
 static void
 wake_deliver(struct wake_ev *ev)
 {
+	if (!ev->session_read)
+		wake_session_read(ev);
 	if ((ev->todo & SINK_OPENCLAW) && !atomic_load(&wake_state.stopping) && wake_to_openclaw(ev))
 		ev->todo &= ~(unsigned)SINK_OPENCLAW;
 	if ((ev->todo & SINK_COMMAND) && !atomic_load(&wake_state.stopping) && wake_to_command(ev))
@@ -478,8 +521,21 @@ wake_free_settings(void)
 	wake_state.sinks = 0;
 }
 
+bool
+wake_session_ok(const char *k)
+{
+	size_t n = k != NULL ? strlen(k) : 0;
+
+	if (n == 0 || n > WAKE_SESSION_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)k[i] < 0x21 || k[i] == 0x7f)
+			return false;
+	return true;
+}
+
 int
-wake_init(const struct config *cfg, struct derr *e)
+wake_init(struct store *st, const struct config *cfg, struct derr *e)
 {
 	pthread_condattr_t ca;
 	int err;
@@ -512,6 +568,7 @@ wake_init(const struct config *cfg, struct derr *e)
 		wake_state.sinks |= SINK_URL;
 	}
 	wake_state.log_path = xasprintf("%s/logs/wake.log", cfg->data_dir);
+	wake_state.st = st;
 	wake_state.timeout_ms = cfg->wake_timeout_s * 1000;
 	wake_state.openclaw_timeout_ms = cfg->openclaw_timeout_s * 1000;
 	wake_state.backoff_ms = cfg->wake_backoff_ms;

@@ -14,10 +14,18 @@
  *   url       --wake-url: HTTP POST of the event JSON; 2xx is success
  *
  * The event JSON: {"event":kind,"task_id":..,"text":..,"payload":{..},
- *                  "ts":"ISO time","id":"8hex"}
+ *                  "ts":"ISO time","id":"8hex"[,"sessionKey":..]}
+ *
+ * A task whose metadata holds "openclaw_session_key" (the OpenClaw
+ * session that started it) has its wake-ups sent to that session: the
+ * CLI gets --session-key KEY, the JSON "sessionKey" (the field OpenClaw's
+ * POST /hooks/wake reads). Without it they go to the gateway's main
+ * session.
  */
 #ifndef DETM_WAKE_H
 #define DETM_WAKE_H
+
+#include <stdbool.h>
 
 #include <json-c/json.h>
 
@@ -27,9 +35,16 @@
 
 #define WAKE_QUEUE_MAX 1000          /* events waiting; the oldest is dropped */
 #define WAKE_TEXT_MAX  (96 * 1024)   /* text bytes (one argv string is < 128 KiB) */
+#define WAKE_SESSION_MAX 256         /* bytes of a session key */
 
-/* Starts the delivery thread. 0, or -1 with e. */
-int wake_init(const struct config *cfg, struct derr *e) DETM_NODISCARD;
+struct store;
+
+/* Starts the delivery thread. st (borrowed, may be NULL) is read for a
+ * task's session key. 0, or -1 with e. */
+int wake_init(struct store *st, const struct config *cfg, struct derr *e) DETM_NODISCARD;
+/* Whether k is a session key detm passes on: 1..WAKE_SESSION_MAX bytes,
+ * no blanks or control characters. */
+bool wake_session_ok(const char *k);
 /* Delivers nothing more (a running command is killed), drops what is
  * queued (logged), joins. Safe to call twice or without wake_init. */
 void wake_shutdown(void);

@@ -113,6 +113,11 @@ sql "INSERT INTO wait_jobs (id, task_id, target, criteria, status, created_at, d
 C=$(new_task '{"name":"done","plan":["x"]}')
 api PATCH "/api/tasks/$C" '{"status":"completed"}' >/dev/null
 R=$(new_task '{"name":"recent","plan":["x"]}')
+# K: started from an OpenClaw session (its key in the metadata); KB: a key
+# with a blank, which is no session key.
+K=$(new_task '{"name":"from a session","plan":["x"],"metadata":{"openclaw_session_key":"agent:main:s-42"}}')
+KB=$(new_task '{"name":"bad session","plan":["x"],"metadata":{"openclaw_session_key":"two words"}}')
+idle "$K" 120; idle "$KB" 120
 # Big: 300 items of 400 characters (120 KB of titles) and a 60 KB log line.
 big_plan=$(jq -cn '[range(300) | "item \(.) " + ("x" * 390)]')
 Big=$(new_task "{\"name\":\"big\",\"plan\":$big_plan}")
@@ -158,6 +163,14 @@ check "openclaw: argv is system event --text TEXT --mode now" \
 check "openclaw: the text is the command event's text" \
 	sh -c "[ \"\$(jq -r '.[3]' '$tmp/oc.json')\" = \"\$(jq -r .text '$tmp/ev.json')\" ]"
 check "openclaw: called once for the task" [ "$(grep -c "$S" "$tmp/openclaw.jsonl")" -eq 1 ]
+
+check "session: the task's wake goes to its OpenClaw session (--session-key)" wait_for 5 \
+	sh -c "grep '$K' '$tmp/openclaw.jsonl' | head -1 | jq -e '.[6:] == [\"--session-key\",\"agent:main:s-42\"]' >/dev/null"
+check "session: the webhook's JSON names it (sessionKey, OpenClaw's /hooks/wake field)" wait_for 5 \
+	sh -c "grep '\"task_id\":\"$K\"' '$tmp/hook.log' | head -1 | sed 's/^[^{]*//' | jq -e '.sessionKey == \"agent:main:s-42\"' >/dev/null"
+check "session: a key that is no session key is not passed on" wait_for 5 \
+	sh -c "grep '$KB' '$tmp/openclaw.jsonl' | head -1 | jq -e 'length == 6' >/dev/null"
+check "session: ... and the log says why" grep -q "openclaw_session_key is not a session key" "$DETM_DATA/logs/debug.log"
 
 api GET "/api/tasks/$S/messages" >/dev/null
 check "a system 'stuck' message is in the thread" \
