@@ -28,6 +28,8 @@ finish() {
 
 # daemon_start [args]: start detmd on a free port with DETM_DATA (a new temp
 # dir unless already set) and wait until it answers /api/health.
+# free_port: a loopback TCP port nothing listens on right now
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 daemon_start() {
 	: "${DETM_DATA:=$(mktemp -d /tmp/detm-test.XXXXXX)}"
 	rm -f "$DETM_DATA/detmd.port"

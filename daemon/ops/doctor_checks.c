@@ -614,108 +614,6 @@ check_libs(struct dctx *c)
 		    "apt-get install libavformat59 libavcodec59", "libavformat.so.59 is missing: no recordings");
 }
 
-/* ---- wake sinks ---- */
-
-static void
-check_wake(struct dctx *c)
-{
-	const struct config *k = c->cfg;
-	char path[PATH_MAX], cmd[256];
-	int sinks = 0;
-
-	if (k->openclaw_cli[0] == '\0')
-		dres(c, "wake", "openclaw", "skip", NULL, "the OpenClaw sink is off (--openclaw-cli \"\")");
-	else if (proc_find(k->openclaw_cli, path, sizeof path)) {
-		dres(c, "wake", "openclaw", "ok", NULL, "%s: wake-ups go to 'openclaw system event'", path);
-		sinks++;
-	} else
-		dres(c, "wake", "openclaw", "skip", NULL, "%s is not on PATH: the OpenClaw sink is skipped",
-		    k->openclaw_cli);
-	if (k->wake_command[0] != '\0') {
-		snprintf(cmd, sizeof cmd, "%.*s", (int)strcspn(k->wake_command, " \t"), k->wake_command);
-		if (proc_find(cmd, path, sizeof path)) {
-			dres(c, "wake", "command", "ok", NULL, "%s", path);
-			sinks++;
-		} else
-			dres(c, "wake", "command", "fail", "fix --wake-command (ACU_WAKE_COMMAND)",
-			    "%s is not an executable in PATH", cmd);
-	}
-	if (k->wake_url[0] != '\0') {
-		struct httpc_req rq = { "GET", k->wake_url, NULL, NULL, DOC_HTTP_MS, 64 * 1024 };
-		struct httpc_resp rs;
-
-		/* A GET: any HTTP answer shows the receiver listens; no event is sent. */
-		if (httpc_do(&rq, &rs) == HTTPC_OK) {
-			dres(c, "wake", "url", "ok", NULL, "%s answers (HTTP %ld to a GET)", k->wake_url, rs.status);
-			sinks++;
-		} else
-			dres(c, "wake", "url", "fail", "start the receiver or fix --wake-url (ACU_WAKE_URL)",
-			    "%s is not reachable: %s", k->wake_url, rs.error);
-		httpc_resp_free(&rs);
-	}
-	if (sinks == 0)
-		dres(c, "wake", "sinks", "warn",
-		    "install OpenClaw, or set --wake-url / --wake-command",
-		    "no working wake sink: agents are not woken when waits resolve or tasks stall");
-}
-
-/* ---- the OpenClaw config's MCP entry ---- */
-
-static json_object *
-find_entry(json_object *servers, const char **name)
-{
-	json_object_object_foreach(servers, key, val) {
-		const char *cmd = json_object_get_string(json_object_object_get(val, "command"));
-
-		if ((cmd != NULL && strstr(cmd, "detm-mcp") != NULL) || strcmp(key, "detm") == 0 ||
-		    strcmp(key, "agentic-computer-use") == 0) {
-			*name = key;
-			return val;
-		}
-	}
-	return NULL;
-}
-
-static void
-check_openclaw(struct dctx *c)
-{
-	const char *env = getenv("OPENCLAW_CONFIG_PATH"), *home = getenv("HOME"), *name = NULL;
-	char *path = env && env[0] ? xstrdup(env) : xasprintf("%s/.openclaw/openclaw.json", home ? home : "");
-	json_object *cfg = NULL, *mcp, *servers = NULL, *entry = NULL;
-	const char *cmd;
-
-	if (access(path, R_OK) != 0) {
-		dres(c, "mcp", "openclaw_config", "skip", NULL, "no OpenClaw config at %s", path);
-		goto out;
-	}
-	if ((cfg = json_object_from_file(path)) == NULL) {
-		dres(c, "mcp", "openclaw_config", "warn", "check the file by hand (JSON5 comments are not read here)",
-		    "%s is not plain JSON", path);
-		goto out;
-	}
-	if (json_object_object_get_ex(cfg, "mcp", &mcp))
-		json_object_object_get_ex(mcp, "servers", &servers);
-	if (servers == NULL)
-		json_object_object_get_ex(cfg, "mcpServers", &servers);
-	if (servers != NULL && json_object_is_type(servers, json_type_object))
-		entry = find_entry(servers, &name);
-	if (entry == NULL) {
-		dres(c, "mcp", "openclaw_config", "warn",
-		    "openclaw mcp set detm '{\"command\":\"/path/to/detm/bin/detm-mcp\",\"args\":[\"--url\",\"http://127.0.0.1:18790\"]}'",
-		    "%s has no detm MCP server entry", path);
-		goto out;
-	}
-	cmd = json_object_get_string(json_object_object_get(entry, "command"));
-	if (cmd == NULL || (strchr(cmd, '/') != NULL && access(cmd, X_OK) != 0))
-		dres(c, "mcp", "openclaw_config", "fail", "build detm (make) or fix the entry's command",
-		    "entry '%s' in %s runs '%s', which is not an executable", name, path, cmd ? cmd : "(none)");
-	else
-		dres(c, "mcp", "openclaw_config", "ok", NULL, "entry '%s' in %s runs %s", name, path, cmd);
-out:
-	json_object_put(cfg);
-	free(path);
-}
-
 /* ---- the log ---- */
 
 static void
@@ -768,8 +666,8 @@ const struct dcheck doctor_checks[] = {
 	{ "grounding", "backend", check_grounding },
 	{ "gui_agent", "supervisor", check_agent },
 	{ "libraries", "ocr", check_libs },
-	{ "wake", "openclaw", check_wake },
-	{ "mcp", "openclaw_config", check_openclaw },
+	{ "wake", "openclaw", doctor_check_wake },
+	{ "mcp", "openclaw_config", doctor_check_openclaw },
 	{ "desktop", "launch", check_launch },
 	{ "log", "recent_errors", check_log },
 };

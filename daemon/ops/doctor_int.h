@@ -1,6 +1,7 @@
 /*
  * doctor_int.h - between the doctor's runner (doctor.c) and its checks
- * (doctor_checks.c). A check is a function in the table; it adds one or
+ * (doctor_checks.c, doctor_wake.c). A check is a function in the table;
+ * it adds one or
  * more results to its own context (each check runs on its own thread with
  * its own ctx, so nothing here is shared between threads but cfg and rd,
  * which are read-only).
@@ -36,6 +37,12 @@ struct dcheck {
 	dcheck_fn fn;
 };
 extern const struct dcheck doctor_checks[];
+
+/* doctor_wake.c: the wake sinks for real (the OpenClaw CLI's Node, a
+ * Gateway that answers, a hook's token) and the OpenClaw config's MCP
+ * entry. */
+void doctor_check_wake(struct dctx *c);
+void doctor_check_openclaw(struct dctx *c);
 extern const size_t doctor_nchecks;
 
 #endif

@@ -151,6 +151,52 @@ check "in-process CLI: Xvfb missing from PATH fails with an install hint" rtrue 
 	'.status == "fail" and (.hint | contains("xvfb"))'
 check "in-process CLI: the database is still checked" rtrue database integrity '.status == "ok"'
 check "in-process CLI: exit_code rule" exit_rule
+
+# ---- doctor: the wake sinks for real (in-process CLI) ----
+# A fake `openclaw` (a Node script by its shebang) and a fake `node`
+# printing a version; a "Gateway" (python's http.server serving a file
+# named health) on the port the OpenClaw config names.
+mkdir -p "$tmp/oc/bin" "$tmp/oc/gw"
+printf '#!/usr/bin/env node\n' >"$tmp/oc/bin/openclaw"
+printf '#!/bin/sh\necho "$(cat %s/oc/nodever)"\n' "$tmp" >"$tmp/oc/bin/node"
+chmod +x "$tmp/oc/bin/openclaw" "$tmp/oc/bin/node"
+echo ok >"$tmp/oc/gw/health"
+GW=$(free_port)
+(cd "$tmp/oc/gw" && exec python3 -m http.server "$GW" --bind 127.0.0.1 >/dev/null 2>&1) &
+gwpid=$!
+wait_for 10 curl -fsS "http://127.0.0.1:$GW/health" -o /dev/null || bad "the fake Gateway starts"
+ocdoc() { # ocdoc CONFIG_JSON [detmd options]: the in-process doctor with the fake openclaw first on PATH
+	local c=$1; shift
+	echo "$c" >"$tmp/oc/openclaw.json"
+	OPENCLAW_CONFIG_PATH="$tmp/oc/openclaw.json" PATH="$tmp/oc/bin:$PATH" "$DETM_BIN/detmd" doctor \
+		--url http://127.0.0.1:1 --data-dir "$DETM_DATA" --vision-backend passthrough \
+		--openclaw-cli openclaw --json "$@" >"$tmp/resp" 2>>"$tmp/cli.err"
+}
+echo v20.20.2 >"$tmp/oc/nodever"
+ocdoc "{\"gateway\":{\"port\":$GW}}"
+check "doctor wake: an OpenClaw CLI under Node 20 fails, naming Node 24.16" rtrue wake openclaw \
+	'.status == "fail" and (.detail | contains("v20.20.2")) and (.hint | contains("24"))'
+echo v24.21.0 >"$tmp/oc/nodever"
+ocdoc "{\"gateway\":{\"port\":$GW}}"
+check "doctor wake: Node 24.21 and a Gateway that answers /health: ok" rtrue wake openclaw \
+	'.status == "ok" and (.detail | contains("Gateway answers"))'
+ocdoc "{\"gateway\":{\"port\":$(free_port)}}"
+check "doctor wake: no Gateway answering: a warning saying events wait" rtrue wake openclaw \
+	'.status == "warn" and (.detail | contains("no OpenClaw Gateway answers")) and (.hint | contains("gateway run"))'
+hooks='"hooks":{"enabled":true,"token":"hook-secret-5678"}'
+ocdoc "{\"gateway\":{\"port\":$GW},$hooks}" --wake-url "http://127.0.0.1:$GW/hooks/wake" --wake-url-token hook-secret-5678
+check "doctor wake: a hook URL whose token matches hooks.token: ok" rtrue wake hook '.status == "ok"'
+check "... and the token is printed nowhere" sh -c "! grep -q hook-secret-5678 '$tmp/resp'"
+ocdoc "{\"gateway\":{\"port\":$GW},$hooks}" --wake-url "http://127.0.0.1:$GW/hooks/wake" --wake-url-token wrong
+check "doctor wake: a token that differs from hooks.token fails (401 ahead)" rtrue wake hook \
+	'.status == "fail" and (.detail | contains("differs"))'
+ocdoc "{\"gateway\":{\"port\":$GW},$hooks}" --wake-url "http://127.0.0.1:$GW/hooks/wake"
+check "doctor wake: no --wake-url-token for OpenClaw's hook fails" rtrue wake hook \
+	'.status == "fail" and (.hint | contains("--wake-url-token"))'
+ocdoc "{\"gateway\":{\"port\":$GW},\"hooks\":{\"enabled\":false}}" --wake-url "http://127.0.0.1:$GW/hooks/wake" --wake-url-token x
+check "doctor wake: hooks off in OpenClaw's config fails" rtrue wake hook \
+	'.status == "fail" and (.detail | contains("hooks are off"))'
+kill "$gwpid" 2>/dev/null
 unset DETM_DATA
 
 echo "   [${SECONDS}s] export"
