@@ -18,7 +18,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist faults mcp desktop launch clip typing vision waits wake gui effect uitars agent record dashboard takeover memory usage done ops a11y hostile load fuzz)
+all_suites=(layers unit x11 http persist faults mcp desktop launch clip typing vision waits wake gui effect dialects uitars agent record dashboard takeover memory usage done ops a11y hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
