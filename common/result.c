@@ -268,6 +268,31 @@ res_grounding(struct json_object *b, char *out, size_t len)
 	         json_object_get_boolean(v) ? "true" : "false", res_clip(why, c1, 160));
 }
 
+/* A background gui_agent run: started (gui_agent) or followed
+ * (gui_agent_status). */
+static void
+res_agent_run_line(bool started, struct json_object *b, char *out, size_t len)
+{
+	const char *id = res_str(b, "run_id"), *st = res_str(b, "status") ? res_str(b, "status") : "?";
+	struct json_object *v, *er;
+	double el = json_object_object_get_ex(b, "elapsed_s", &v) ? json_object_get_double(v) : 0.0;
+	char c1[260];
+
+	if (started)
+		snprintf(out, len, "GUI agent run %s started in the background; follow it with "
+		         "gui_agent_status %s (it answers when the run ends, or after block_s seconds).", id, id);
+	else if (strcmp(st, "running") == 0)
+		snprintf(out, len, "GUI agent run %s is still running (%.0f s); call gui_agent_status %s again.",
+		         id, el, id);
+	else if (strcmp(st, "failed") == 0 && json_object_object_get_ex(b, "error", &er))
+		snprintf(out, len, "GUI agent run %s failed after %.0f s: %s", id, el,
+		         res_clip(res_str(er, "message"), c1, 256));
+	else
+		snprintf(out, len, "GUI agent run %s is %s after %.0f s: %s: %s", id, st, el,
+		         json_object_object_get_ex(b, "success", &v) && json_object_get_boolean(v) ?
+		         "succeeded" : "did not succeed", res_clip(res_str(b, "summary"), c1, 256));
+}
+
 /* clipboard_* and file_*: what is where now. */
 static void
 res_transfer_line(const char *n, struct json_object *b, char *out, size_t len)
@@ -345,6 +370,9 @@ res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len
 	} else if (strcmp(n, "gui_find") == 0) {
 		snprintf(out, len, "Found \"%s\"%s.%s Pass x and y unchanged to desktop_action or gui_do.",
 		         res_clip(res_str(b, "target"), c2, 160), pos, gr);
+	} else if ((strcmp(n, "gui_agent") == 0 || strcmp(n, "gui_agent_status") == 0) &&
+	    res_str(b, "run_id") != NULL) {
+		res_agent_run_line(strcmp(n, "gui_agent") == 0, b, out, len);
 	} else if (strcmp(n, "gui_agent") == 0) {
 		res_int(b, "actions_taken", &a);
 		res_int(b, "turns", &m);
@@ -359,7 +387,14 @@ res_tool_line(const struct tool *t, struct json_object *b, char *out, size_t len
 		char obs[704];
 
 		snprintf(out, len, "desktop_launch %s.", res_clip(res_str(b, "observation"), obs, 700));
-	} else if (strcmp(n, "video_record") == 0) {
+	} else if ((strcmp(n, "video_record") == 0 || strcmp(n, "video_status") == 0) &&
+	    strcmp(res_str(b, "status") ? res_str(b, "status") : "", "recording") == 0) {
+		snprintf(out, len, "Clip %s is recording (%.1f s so far); follow it with video_status %s "
+		         "(it answers when the clip is saved, or after block_s seconds).",
+		         res_str(b, "clip_id") ? res_str(b, "clip_id") : "?",
+		         json_object_object_get_ex(b, "duration_s", &v) ? json_object_get_double(v) : 0.0,
+		         res_str(b, "clip_id") ? res_str(b, "clip_id") : "?");
+	} else if (strcmp(n, "video_record") == 0 || strcmp(n, "video_status") == 0) {
 		res_int(b, "frames", &a);
 		snprintf(out, len, "Clip %s is %s: %.1f s, %lld frame(s), saved to %s (URL %s).",
 		         res_str(b, "clip_id") ? res_str(b, "clip_id") : "?",

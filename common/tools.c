@@ -249,13 +249,26 @@ static struct tool tools[] = {
 	"supervisor model looks at the screen each turn and clicks, types, scrolls and drags until it "
 	"is done, gives up, or asks for a human (escalated). Returns success, a summary, the actions "
 	"taken and the last steps. Needs OPENROUTER_API_KEY on the daemon. For one known step, "
-	"gui_do is faster and cheaper.",
+	"gui_do is faster and cheaper. A run may take minutes: with background: true it returns "
+	"a run_id at once (use this when your client cuts tool calls at 60 s) and "
+	"gui_agent_status follows it.",
 	"{'type':'object','additionalProperties':false,'required':['instruction'],'properties':{"
 	"'instruction':{'type':'string','minLength':1,'description':'What to get done on the screen.'},"
 	OPT_TASK_ID ","
 	"'timeout':{'type':'integer','minimum':1,'maximum':300,'description':'Seconds; default 180.'},"
-	"'context':{'type':'string','maxLength':8000,'description':'Anything the agent should know (what is on screen, what was tried).'}}}",
+	"'context':{'type':'string','maxLength':8000,'description':'Anything the agent should know (what is on screen, what was tried).'},"
+	"'background':{'type':'boolean','description':'Return a run_id at once and run in the background; follow it with gui_agent_status.'}}}",
 	DES | OPEN, "POST", "/api/gui/agent", NULL, "gui", TOOL_LONG_CALL_S, NULL
+},
+{
+	"gui_agent_status", "GUI agent run status",
+	"Follow a gui_agent run started with background: true: waits up to block_s seconds "
+	"(default 20) for it to end, then reports running, done (with success and the summary), "
+	"failed (with the error) or cancelled. Call it again while it says running.",
+	"{'type':'object','additionalProperties':false,'required':['run_id'],'properties':{"
+	"'run_id':{'type':'string'," ID_PATTERN ",'description':'The run_id gui_agent returned.'},"
+	"'block_s':{'type':'integer','minimum':0,'maximum':25,'default':20,'description':'Seconds to wait for the run to end; 0 answers at once.'}}}",
+	RO | IDEM, "GET", "/api/gui/agent/{run_id}", "block_s", "gui", 0, NULL
 },
 {
 	"gui_find", "Find a GUI element",
@@ -439,12 +452,24 @@ static struct tool tools[] = {
 {
 	"video_record", "Record the screen",
 	"Record a short MP4 of the screen (or window:<title>) for `duration` seconds and return "
-	"where it was saved. Useful as evidence of a finished step or to capture an animation.",
+	"where it was saved. Useful as evidence of a finished step or to capture an animation. "
+	"A clip of up to 55 s returns when it is saved; a longer one (or wait: false) returns "
+	"its clip_id at once, and video_status follows it.",
 	"{'type':'object','additionalProperties':false,'properties':{" OPT_TASK_ID ","
 	"'duration':{'type':'integer','minimum':1,'maximum':120,'default':10,'description':'Seconds to record; default 10.'},"
 	"'fps':{'type':'integer','minimum':1,'maximum':30,'default':5,'description':'Frames per second; default 5.'},"
-	"'target':{'type':'string','minLength':1,'description':'screen (default) or window:<part of the title or class>.'}}}",
+	"'target':{'type':'string','minLength':1,'description':'screen (default) or window:<part of the title or class>.'},"
+	"'wait':{'type':'boolean','description':'Return when the clip is saved (default for clips up to 55 s) or at once with its clip_id (default for longer ones).'}}}",
 	TOOL_CLIP, "POST", "/api/record", NULL, "recording", TOOL_LONG_CALL_S, NULL
+},
+{
+	"video_status", "Clip status",
+	"Follow a video_record clip that returned while recording: waits up to block_s seconds "
+	"(default 20) for it to be saved, then reports its status, duration, frames and path.",
+	"{'type':'object','additionalProperties':false,'required':['clip_id'],'properties':{"
+	"'clip_id':{'type':'string'," ID_PATTERN ",'description':'The clip_id video_record returned.'},"
+	"'block_s':{'type':'integer','minimum':0,'maximum':25,'default':20,'description':'Seconds to wait for the clip to be saved; 0 answers at once.'}}}",
+	RO | IDEM, "GET", "/api/record/{clip_id}", "block_s", "recording", 0, NULL
 },
 {
 	"memory_search", "Search memory",
@@ -540,7 +565,8 @@ static const struct {
 	{ "gui_do", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," P_STR("grounded_by") ","
 	    P_OBJ("element") "," OUT_EFFECT "," P_OBJ("verification"), "") },
 	{ "gui_find", OUT(OUT_XY "," P_STR("grounded_by"), "'x','y','coords'") },
-	{ "gui_agent", OUT(P_BOOL("success") "," P_STR("summary"), "") },
+	{ "gui_agent", OUT(P_BOOL("success") "," P_STR("summary") "," P_STR("run_id") "," P_STR("status"), "") },
+	{ "gui_agent_status", OUT(P_STR("run_id") "," P_STR("status") "," P_BOOL("success") "," P_STR("summary"), "'run_id','status'") },
 	{ "desktop_action", OUT(P_STR("action") "," P_STR("observation") "," OUT_XY "," OUT_EFFECT, "'action','observation'") },
 	{ "desktop_look", OUT(P_OBJ("image_size") "," P_OBJ("screen_size") "," P_NUM("scale"), "'screen_size','scale'") },
 	{ "desktop_elements", OUT(P_ARR("elements") "," P_INT("count") "," P_STR("display") "," P_BOOL("truncated") ","
@@ -557,6 +583,7 @@ static const struct {
 	{ "humanize_status", OUT(P_BOOL("enabled"), "'enabled'") },
 	{ "humanize_set", OUT(P_BOOL("enabled"), "'enabled'") },
 	{ "video_record", OUT(P_STR("clip_id") "," P_STR("status") "," P_NUM("duration_s") "," P_STR("path"), "'clip_id','status'") },
+	{ "video_status", OUT(P_STR("clip_id") "," P_STR("status") "," P_NUM("duration_s") "," P_STR("path"), "'clip_id','status'") },
 	{ "memory_search", OUT(P_ARR("results"), "'results'") },
 	{ "memory_read", OUT(P_STR("content") "," P_INT("total_lines"), "") },
 	{ "memory_append", OUT(P_STR("path"), "") },
@@ -839,4 +866,19 @@ tools_capability_name(const char *capability)
 		if (strcmp(capability_names[i].key, capability) == 0)
 			return capability_names[i].name;
 	return capability;
+}
+
+bool
+tools_clip_follows(struct json_object *body)
+{
+	struct json_object *v;
+	bool follow;
+
+	if (json_object_object_get_ex(body, "wait", &v) && json_object_is_type(v, json_type_boolean))
+		follow = json_object_get_boolean(v);
+	else
+		follow = !json_object_object_get_ex(body, "duration", &v) ||
+		    json_object_get_int64(v) <= TOOL_CLIP_WAIT_MAX_S;
+	json_object_object_add(body, "wait", json_object_new_boolean(0));
+	return follow;
 }

@@ -25,6 +25,9 @@
  * that wait on a model or a recording (gui_do, gui_find, video_record). */
 #define TOOL_CALL_S       30L
 #define TOOL_LONG_CALL_S  330L
+/* video_record follows a clip of up to this many seconds to its end; a
+ * longer one comes back as a handle (a gateway cuts calls at 60 s). */
+#define TOOL_CLIP_WAIT_MAX_S 55L
 
 enum tool_flag {
 	TOOL_READ_ONLY   = 1 << 0,
@@ -67,6 +70,11 @@ struct tool {
  * tools/list (answered from the text built at build time) never wait for
  * ~2.4 ms of schema parsing. */
 int tools_init(char *err, size_t errlen) __attribute__((warn_unused_result));
+/* video_record's request body (built from its arguments): whether the call
+ * follows the clip to its end. The call's `wait` when given, else whether
+ * `duration` (default 10) is at most TOOL_CLIP_WAIT_MAX_S. Sets the body's
+ * `wait` to false: the call starts the clip and follows it itself. */
+bool tools_clip_follows(struct json_object *body);
 void tools_free(void);
 
 /* The tool called name, or NULL. Valid for the life of the process (until

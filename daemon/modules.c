@@ -20,6 +20,7 @@
 #include "desktop/launch.h"
 #include "desktop/live.h"
 #include "desktop/takeover.h"
+#include "gui/agent_bg.h"
 #include "modules.h"
 #include "ops/stuck.h"
 #include "recorder/recorder.h"
@@ -88,7 +89,8 @@ modules_start(struct app *app, const char **what, struct derr *e)
 void
 modules_stop_engines(void)
 {
-	waits_shutdown();           /* first: long polls return, workers leave the displays */
+	agent_bg_shutdown();        /* first: background gui_agent runs end (each at its turn) */
+	waits_shutdown();           /* long polls return, workers leave the displays */
 	live_shutdown();        /* MJPEG viewers end, so their connections can */
 	events_shutdown();      /* so do event streams */
 	rec_shutdown();         /* files finished while their displays still run */

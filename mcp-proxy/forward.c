@@ -507,15 +507,16 @@ fw_clip(struct forward *fw, const struct tool *t, const char *path, struct json_
 	char id[16], poll[128];
 	struct tool tc = *t;
 	const char *st;
+	bool follow;
 
 	if (json_object_object_get_ex(body, "duration", &v))
 		dur = json_object_get_int64(v);
 	tc.timeout_s = (long)dur + TIME_CLIP_MARGIN_S;
-	json_object_object_add(body, "wait", json_object_new_boolean(0));
+	follow = tools_clip_follows(body);
 	res = fw_fetch(fw, &tc, "POST", path, body, ctl, &json);
 	while (json != NULL) {
 		st = json_object_object_get_ex(json, "status", &v) ? json_object_get_string(v) : "";
-		if (strcmp(st, "recording") != 0 || !json_object_object_get_ex(json, "clip_id", &v))
+		if (!follow || strcmp(st, "recording") != 0 || !json_object_object_get_ex(json, "clip_id", &v))
 			return result_clip(t, json);
 		snprintf(id, sizeof id, "%s", json_object_get_string(v));
 		if (json_object_object_get_ex(json, "frames", &v))

@@ -321,6 +321,7 @@ mc_clip(struct mcall *c)
 	json_object *res = NULL, *json = NULL, *v, *q;
 	char path[LIM_URL_BYTES + 1], id[16], p2[96];
 	long long dur = 10;
+	bool follow;
 
 	if (toolreq_build(c->tool, c->args, true, path, sizeof path, query, body) != 0) {
 		res = result_error(NULL, "the arguments of %s do not fit in a request.", c->tool->name);
@@ -328,10 +329,10 @@ mc_clip(struct mcall *c)
 	}
 	if (json_object_object_get_ex(body, "duration", &v))
 		dur = json_object_get_int64(v);
-	json_object_object_add(body, "wait", json_object_new_boolean(0));
+	follow = tools_clip_follows(body);
 	res = mc_dispatch(c, "POST", path, query, body, &json);
 	while (json != NULL) {
-		if (strcmp(mcp_str(json, "status", ""), "recording") != 0 ||
+		if (!follow || strcmp(mcp_str(json, "status", ""), "recording") != 0 ||
 		    !json_object_object_get_ex(json, "clip_id", &v)) {
 			res = result_clip(c->tool, json);
 			goto out;

@@ -146,6 +146,40 @@ api POST "/api/tasks/$T/cancel" '{}'
 wait "$bg"
 check "cancelling the task stops the running agent" sh -c "jq -e '.success == false and (.summary | test(\"cancelled\"))' $tmp/bg.json >/dev/null"
 
+# ---- background runs (gui_agent background: true, gui_agent_status) ----
+start || { finish; exit 1; }
+script 'TOOL_CALL type_text {"text":"from the background\n"}' 'TOOL_CALL done {"summary":"typed in the background","success":true}'
+agent "{\"task_id\":\"$T\",\"instruction\":\"type it\",\"background\":true}"
+expect "background: 202 at once with a run_id, running" 202 '.status == "running" and (.run_id | test("^[0-9a-f]{8}$")) and .task_id == "'"$T"'"'
+R=$(jqr .run_id)
+api GET "/api/gui/agent/$R?block_s=30"
+expect "its status, followed with block_s, ends done with the run's reply" 200 \
+	'.status == "done" and .success == true and .summary == "typed in the background" and .result.actions_taken == 1 and .elapsed_s > 0'
+check "... and the typing reached the xterm" wait_for 5 grep -qx 'from the background' "$tmp/typed"
+check "... and the run is a gui action on the task, as a synchronous one is (1 + 1)" [ "$(gui_actions)" = 2 ]
+api GET /api/gui/agent/0badc0de
+expect "an unknown run is 404 naming run_id" 404 '.error.field == "run_id"'
+stub_script '{"answers":["TOOL_CALL wait {\"seconds\":0.2}"],"delay_ms":200}'
+agent "{\"task_id\":\"$T\",\"instruction\":\"wait a lot\",\"background\":true}"
+R2=$(jqr .run_id)
+api GET "/api/gui/agent/$R2?block_s=1"
+expect "a long run answers running after block_s" 200 '.status == "running"'
+api POST "/api/gui/agent/$R2/cancel" '{}'
+expect "cancel answers its status" 200 '.run_id == "'"$R2"'"'
+api GET "/api/gui/agent/$R2?block_s=30"
+expect "a cancelled run ends cancelled, not done" 200 '.status == "cancelled" and (.summary | test("cancelled"))'
+# over MCP (detm-mcp): the tool's background flag and gui_agent_status
+script 'TOOL_CALL done {"summary":"mcp background","success":true}'
+mcp_calls "$tmp/mcpbg.out" 60 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"gui_agent\",\"arguments\":{\"task_id\":\"$T\",\"instruction\":\"x\",\"background\":true}}}"
+R3=$(jq -r 'select(.id == 2) | .result.structuredContent.run_id' "$tmp/mcpbg.out")
+check "MCP gui_agent background: its first line says how to follow it" sh -c \
+	"jq -e 'select(.id == 2) | .result.content[0].text | test(\"started in the background; follow it with gui_agent_status $R3\")' '$tmp/mcpbg.out' >/dev/null"
+mcp_calls "$tmp/mcpst.out" 60 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"gui_agent_status\",\"arguments\":{\"run_id\":\"$R3\",\"block_s\":20}}}"
+check "MCP gui_agent_status: done, succeeded, the summary in the first line" sh -c \
+	"jq -e 'select(.id == 2) | .result.structuredContent.status == \"done\" and (.result.content[0].text | test(\"is done after .*succeeded: mcp background\"))' '$tmp/mcpst.out' >/dev/null"
+
 mcp_calls "$tmp/mcp.out" 30 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
 	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"gui_agent","arguments":{"instruction":"x","timeout":0}}}'
 check "the MCP tool gui_agent checks its arguments (timeout 0)" sh -c "jq -e 'select(.id == 2) | .result.isError == true' $tmp/mcp.out | grep -q true"

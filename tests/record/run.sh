@@ -143,6 +143,18 @@ expect "duration_s and wait:false give 202 and an id" 202 '.status == "recording
 cid=$(jqr .clip_id)
 api GET "/api/record/$cid?block_s=20"
 expect "the clip's status can be long-polled until done" 200 '.status == "done"'
+# over MCP (detm-mcp): a clip the call does not wait for comes back as a
+# handle that video_status follows (OpenClaw cuts calls at 60 s: clips over
+# 55 s are handles by default; here wait:false on a short one)
+mcp_calls "$tmp/mcpclip.out" 40 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"video_record\",\"arguments\":{\"task_id\":\"$C\",\"duration\":2,\"wait\":false}}}"
+mid=$(jq -r 'select(.id == 2) | .result.structuredContent.clip_id' "$tmp/mcpclip.out")
+check "MCP video_record wait:false: at once, recording, told to follow it with video_status" sh -c \
+	"jq -e 'select(.id == 2) | .result.structuredContent.status == \"recording\" and (.result.content[0].text | test(\"follow it with video_status $mid\"))' '$tmp/mcpclip.out' >/dev/null"
+mcp_calls "$tmp/mcpvs.out" 40 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"video_status\",\"arguments\":{\"clip_id\":\"$mid\",\"block_s\":20}}}"
+check "MCP video_status follows it to done, with its path" sh -c \
+	"jq -e 'select(.id == 2) | .result.structuredContent.status == \"done\" and (.result.content[0].text | test(\"is done: .* saved to\"))' '$tmp/mcpvs.out' >/dev/null"
 xstart "$C" xterm -geometry 30x6+300+200 -T cliptarget -e sleep 600
 xwait "$C" cliptarget
 geom=$(DISPLAY=$(disp_of "$C") XAUTHORITY=$(auth_of "$C") xwininfo -name cliptarget | awk '/Width:/ { w = $2 } /Height:/ { h = $2 } END { print w "x" h }')

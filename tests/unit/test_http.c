@@ -180,7 +180,33 @@ test_every_tool_body_argument_is_a_route_field(void)
 	tools_free();
 }
 
+/* video_record: the call follows clips up to 55 s, hands back longer
+ * ones, and an explicit wait wins; the body always starts the clip
+ * without waiting (the call follows it itself). */
+static bool
+follows(const char *body_json)
+{
+	json_object *b = json_tokener_parse(body_json), *w = NULL;
+	bool f = tools_clip_follows(b);
+
+	CHECK(json_object_object_get_ex(b, "wait", &w) && !json_object_get_boolean(w));
+	json_object_put(b);
+	return f;
+}
+
+static void
+test_clip_calls_follow_short_clips_only(void)
+{
+	CHECK(follows("{}"));
+	CHECK(follows("{\"duration\":55}"));
+	CHECK(!follows("{\"duration\":56}"));
+	CHECK(!follows("{\"duration\":120}"));
+	CHECK(!follows("{\"duration\":2,\"wait\":false}"));
+	CHECK(follows("{\"duration\":90,\"wait\":true}"));
+}
+
 const struct harness_test http_tests[] = {
+	{ "clip_calls_follow_short_clips_only", test_clip_calls_follow_short_clips_only },
 	{ "every_body_route_declares_its_fields", test_every_body_route_declares_its_fields },
 	{ "every_tool_body_argument_is_a_route_field", test_every_tool_body_argument_is_a_route_field },
 	{ "tools_list_text_is_the_table", test_tools_list_text_is_the_table },

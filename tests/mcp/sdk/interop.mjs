@@ -57,7 +57,7 @@ async function main() {
 
 	await step("tools/list", async () => {
 		const { tools } = await client.listTools();
-		check("33 tools listed", tools.length === 33, String(tools.length));
+		check("35 tools listed", tools.length === 35, String(tools.length));
 		const ajv = new Ajv({ strict: false, allErrors: true });
 		const bad = [];
 		for (const t of tools) {
