@@ -24,6 +24,7 @@
 #include "ops/stuck.h"
 #include "recorder/recorder.h"
 #include "task/budget.h"
+#include "task/drain.h"
 #include "task/events.h"
 #include "task/files.h"
 #include "task/shots.h"
@@ -89,6 +90,7 @@ void
 modules_stop_engines(void)
 {
 	waits_shutdown();           /* first: long polls return, workers leave the displays */
+	drain_shutdown();       /* so do POST /api/drain?wait= */
 	live_shutdown();        /* MJPEG viewers end, so their connections can */
 	events_shutdown();      /* so do event streams */
 	rec_shutdown();         /* files finished while their displays still run */
