@@ -18,6 +18,11 @@
 #              still 200; freed: ready again
 #   displays   --max-displays 1 and one task holding its display: /readyz
 #              503 field "displays"; the display stopped: ready again
+#   routing    two detmds ("pods") behind one detm-mcp --url A --url B:
+#              each call goes to the detmd holding its task_id, a new task
+#              to the ready one with the most free display slots (B, once
+#              A drains: none lost, none refused); B killed with -9: its
+#              task is a tool error naming B unavailable, A's still answer
 #
 # No timing is asserted beyond generous "does not hang" bounds.
 # Prints "N passed, N failed".
@@ -202,4 +207,58 @@ api GET /readyz
 expect "its display stopped: /readyz is 200 again" 200 '.checks.displays.running == 0'
 daemon_stop
 check "detmd stops cleanly (exit 0)" [ "${DETM_RC:-1}" = 0 ]
+
+# ---- routing by task id: two detmds, one detm-mcp ----
+# mcp_multi OUT MSG...: detm-mcp routing between $A_URL and $B_URL.
+mcp_multi() {
+	local out=$1; shift
+	{ printf '%s\n' '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+		'{"jsonrpc":"2.0","method":"notifications/initialized"}' "$@"
+	  local i
+	  for i in $(seq 1 300); do
+		[ "$(jq -s '[.[] | select(.id != 0 and .id != null)] | length' "$out" 2>/dev/null)" = $# ] && break
+		sleep 0.1
+	  done; } | timeout 60 env ACU_TOKEN=$TOK "$DETM_BIN/detm-mcp" --url "$A_URL" --url "$B_URL" >"$out" 2>"$tmp/mcp.err"
+}
+call_of() { printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}' "$1" "$2" "$3"; }
+res() { jq -sc --argjson id "$2" '.[] | select(.id == $id) | .result' "$1"; }
+DETM_DATA=$(mktemp -d /tmp/detm-test.XXXXXX); dirs+=("$DETM_DATA")
+DETM_TOKEN=$TOK daemon_start || { bad "daemon start (A)"; finish; exit 1; }
+A_URL=$DETM_URL A_PID=$DETM_PID A_DATA=$DETM_DATA
+DETM_DATA=$(mktemp -d /tmp/detm-test.XXXXXX); dirs+=("$DETM_DATA")
+DETM_TOKEN=$TOK daemon_start --max-displays 40 || { bad "daemon start (B)"; finish; exit 1; }
+B_URL=$DETM_URL B_PID=$DETM_PID
+DETM_URL=$A_URL; call POST /api/tasks '{"name":"lives on A"}'; tA=$(jqr .task_id)
+DETM_URL=$B_URL; call POST /api/tasks '{"name":"lives on B"}'; tB=$(jqr .task_id)
+mcp_multi "$tmp/r1" "$(call_of 1 task_summary '{"task_id":"'"$tB"'"}')" "$(call_of 2 task_summary '{"task_id":"'"$tA"'"}')" \
+	"$(call_of 3 task_log_action '{"task_id":"'"$tB"'","action_type":"other","summary":"routed to B"}')" \
+	"$(call_of 4 task_register '{"name":"new, most free slots"}')"
+n1=$(res "$tmp/r1" 1 | jq -r '.structuredContent.name') n2=$(res "$tmp/r1" 2 | jq -r '.structuredContent.name')
+check "task_summary of B's task is answered by B, of A's by A (one detm-mcp, two --url)" [ "$n1|$n2" = "lives on B|lives on A" ]
+DETM_URL=$B_URL; call GET "/api/tasks/$tB?detail=actions"
+check "task_log_action on B's task is stored on B" [ "$(jq '[.. | objects | select(.summary? == "routed to B")] | length' "$tmp/resp")" = 1 ]
+new1=$(res "$tmp/r1" 4 | jq -r '.structuredContent.task_id')
+DETM_URL=$B_URL; call GET "/api/tasks/$new1"
+check "task_register goes to the detmd with the most free display slots (B: 40 to A's 32)" [ "$CODE" = 200 ]
+# A drains; B takes the new tasks, A's running one still answers.
+DETM_URL=$B_URL; call PATCH "/api/tasks/$new1" '{"status":"completed"}'
+DETM_URL=$A_URL; call POST /api/drain
+kill -STOP "$B_PID"   # B does not answer: nowhere is ready
+mcp_multi "$tmp/r2" "$(call_of 5 task_register '{"name":"nowhere"}')"
+kill -CONT "$B_PID"
+check "no detmd ready (A draining, B stopped): task_register is a tool error saying why for each" \
+	[ "$(res "$tmp/r2" 5 | jq '.isError and (.content[0].text | test("draining") and test("unreachable"))')" = true ]
+mcp_multi "$tmp/r3" "$(call_of 6 task_register '{"name":"after the drain"}')" "$(call_of 7 task_summary '{"task_id":"'"$tA"'"}')"
+new2=$(res "$tmp/r3" 6 | jq -r '.structuredContent.task_id')
+DETM_URL=$B_URL; call GET "/api/tasks/$new2"
+check "A draining: the new task goes to B, not refused" [ "$CODE" = 200 ]
+check "A's running task still answers through detm-mcp while A drains" \
+	[ "$(res "$tmp/r3" 7 | jq -r '.structuredContent.status')" = active ]
+kill -9 "$B_PID"; wait "$B_PID" 2>/dev/null
+mcp_multi "$tmp/r4" "$(call_of 8 task_summary '{"task_id":"'"$tB"'"}')" "$(call_of 9 task_summary '{"task_id":"'"$tA"'"}')"
+check "B killed -9: its task is a tool error saying unavailable and naming B" \
+	[ "$(res "$tmp/r4" 8 | jq --arg b "$B_URL" '.isError and (.content[0].text | test("unavailable") and contains($b))')" = true ]
+check "B killed -9: A's task is unaffected" [ "$(res "$tmp/r4" 9 | jq -r '.structuredContent.name')" = 'lives on A' ]
+DETM_PID=$A_PID DETM_URL=$A_URL
+daemon_stop
 finish
