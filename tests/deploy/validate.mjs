@@ -177,6 +177,25 @@ try {
 } catch (e) {
 	bad("token.value renders", e.message);
 }
+// Every optional knob on, both shapes: still valid.
+fs.writeFileSync(`${tmp}/all.yaml`, [
+	"token: {value: t}", "nodeSelector: {kubernetes.io/arch: amd64}",
+	"tolerations: [{key: desktops, operator: Exists, effect: NoSchedule}]",
+	"extraEnv: [{name: ACU_RECORD_MAX_MB, value: \"500\"}]", "persistence: {storageClassName: fast, size: 1Gi}",
+	"metrics: {scrape: false}", "statefulset: {onePerNode: false}"].join("\n") + "\n");
+for (const shape of ["statefulset", "sandbox"]) {
+	fs.writeFileSync(`${tmp}/shape.yaml`, `shape: ${shape}\n`);
+	try {
+		const docs = renderChart(CHART, [`${tmp}/all.yaml`, `${tmp}/shape.yaml`]);
+		const why = docs.map((d) => validate(d.obj)).filter((w) => w).join("; ");
+		const pod = podOf(docs.find((d) => podOf(d.obj)).obj);
+		check(`${shape} with every optional value set (node selector, tolerations, extra env, storage class, no scrape): all valid`,
+			why === "" && pod.spec.nodeSelector["kubernetes.io/arch"] === "amd64" && pod.spec.tolerations.length === 1 &&
+			pod.spec.containers[0].env.some((e) => e.name === "ACU_RECORD_MAX_MB") && !pod.metadata.annotations?.["prometheus.io/scrape"], why);
+	} catch (e) {
+		bad(`${shape} with every optional value set renders`, e.message);
+	}
+}
 // Neither a token nor a Secret: refused at render time.
 try {
 	renderChart(CHART, []);
