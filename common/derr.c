@@ -32,6 +32,7 @@ static const struct {
 	[DERR_NOT_DURABLE] = { 500, "not_durable" },
 	[DERR_LAUNCH_DENIED] = { 403, "launch_denied" },
 	[DERR_BUSY] = { 503, "unavailable", 5 },
+	[DERR_DRAINING] = { 503, "draining" },
 };
 
 int

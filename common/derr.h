@@ -38,6 +38,7 @@ enum derr_code {
 	DERR_NOT_DURABLE,       /* 500 not_durable: stored and visible, its fsync failed */
 	DERR_LAUNCH_DENIED,     /* 403 launch_denied: desktop_launch refused the program (allow-list, off) */
 	DERR_BUSY,              /* 503 unavailable, with Retry-After: a cap is full for now */
+	DERR_DRAINING,          /* 503 draining: this detmd takes no new task (POST /api/drain) */
 	DERR__COUNT
 };
 

@@ -25,6 +25,7 @@
 #include "ops/stuck.h"
 #include "recorder/recorder.h"
 #include "task/budget.h"
+#include "task/drain.h"
 #include "task/events.h"
 #include "task/files.h"
 #include "task/shots.h"
@@ -91,6 +92,7 @@ modules_stop_engines(void)
 {
 	agent_bg_shutdown();        /* first: background gui_agent runs end (each at its turn) */
 	waits_shutdown();           /* long polls return, workers leave the displays */
+	drain_shutdown();       /* so do POST /api/drain?wait= */
 	live_shutdown();        /* MJPEG viewers end, so their connections can */
 	events_shutdown();      /* so do event streams */
 	rec_shutdown();         /* files finished while their displays still run */

@@ -611,3 +611,31 @@ forward_check_version(struct forward *fw, atomic_int *cancel)
 out:
 	fw_reply_clear(&r);
 }
+
+long
+forward_probe(struct forward *fw, const char *path, long timeout_s, struct json_object **json)
+{
+	struct forward_ctl ctl = { 0 };
+	atomic_int never = 0;
+	struct fw_reply r;
+	long st = 0;
+
+	ctl.cancel = &never;
+	if (json != NULL)
+		*json = NULL;
+	if (fw_request(fw, "GET", path, NULL, timeout_s, &ctl, &r) == FW_OK) {
+		st = r.status;
+		if (json != NULL) {
+			*json = r.json;
+			r.json = NULL;
+		}
+	}
+	fw_reply_clear(&r);
+	return st;
+}
+
+const char *
+forward_base(const struct forward *fw)
+{
+	return fw->base;
+}

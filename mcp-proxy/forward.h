@@ -56,4 +56,11 @@ struct json_object *forward_call(struct forward *fw, const struct tool *t,
  * that detmd is not reachable yet. Never fails; aborted by *cancel. */
 void forward_check_version(struct forward *fw, atomic_int *cancel);
 
+/* GET path (a probe for route.c: no progress, no cancel): the HTTP status,
+ * 0 when no answer came within timeout_s (down, refused, timed out). json
+ * (may be NULL) gets the parsed body or NULL (caller puts it). */
+long forward_probe(struct forward *fw, const char *path, long timeout_s, struct json_object **json);
+/* The daemon's base URL, as given (borrowed). */
+const char *forward_base(const struct forward *fw);
+
 #endif

@@ -25,6 +25,7 @@
 #include "caps.h"
 #include "forward.h"
 #include "log.h"
+#include "route.h"
 #include "rpc.h"
 #include "tools.h"
 #include "worker.h"
@@ -41,7 +42,10 @@ usage(FILE *f)
 		"Claude Code...) starts it; it speaks JSON-RPC on stdin/stdout, one\n"
 		"message per line, logs to stderr, and forwards every tool call to detmd.\n"
 		"\n"
-		"  --url URL      detmd's address (env ACU_DAEMON_URL; default %s)\n"
+		"  --url URL      detmd's address (env ACU_DAEMON_URL; default %s); give it\n"
+		"                 more than once (or URL,URL...) to route between detmds:\n"
+		"                 each call goes to the detmd holding its task_id/wait_id,\n"
+		"                 a new task to the ready one with the most free displays\n"
 		"  --token TOKEN  sent as Authorization: Bearer (env ACU_TOKEN)\n"
 		"  -v, --verbose  log every HTTP exchange to stderr\n"
 		"  --version      print the version and exit\n"
@@ -113,6 +117,25 @@ main_read_loop(void)
 	free(buf);
 }
 
+/* Adds the URLs of list (comma-separated) to urls; 0, or -1 (said why). */
+static int
+add_urls(char *list, const char **urls, int *n)
+{
+	for (char *save = NULL, *u = strtok_r(list, ",", &save); u != NULL; u = strtok_r(NULL, ",", &save)) {
+		if (*n >= CAP_URLS) {
+			fprintf(stderr, "detm-mcp: at most %d detmd URLs\n", CAP_URLS);
+			return -1;
+		}
+		if ((strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) ||
+		    strlen(u) > 1024 || strpbrk(u, " \r\n") != NULL) {
+			fprintf(stderr, "detm-mcp: --url must be an http:// or https:// URL, got '%s'\n", u);
+			return -1;
+		}
+		urls[(*n)++] = u;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -124,14 +147,13 @@ main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *url = getenv("ACU_DAEMON_URL"), *token = getenv("ACU_TOKEN");
-	int c, rc = 1;
+	const char *env = getenv("ACU_DAEMON_URL"), *token = getenv("ACU_TOKEN"), *urls[CAP_URLS];
+	char envbuf[CAP_URLS * 1100] = "", dflt[] = DEFAULT_DAEMON_URL;
+	int c, rc = 1, nurls = 0;
 
-	if (url == NULL || url[0] == '\0')
-		url = DEFAULT_DAEMON_URL;
 	while ((c = getopt_long(argc, argv, "u:t:vVh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'u': url = optarg; break;
+		case 'u': if (add_urls(optarg, urls, &nurls) != 0) return 2; break;
 		case 't': token = optarg; break;
 		case 'v': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("detm-mcp %s (detmd api_version %d)\n", DETM_MCP_VERSION,
@@ -145,11 +167,13 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if ((strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) ||
-	    strlen(url) > 1024 || strpbrk(url, " \r\n") != NULL) {
-		fprintf(stderr, "detm-mcp: --url must be an http:// or https:// URL, got '%s'\n", url);
-		return 2;
+	if (nurls == 0 && env != NULL && env[0] != '\0') {
+		snprintf(envbuf, sizeof envbuf, "%s", env);
+		if (add_urls(envbuf, urls, &nurls) != 0)
+			return 2;
 	}
+	if (nurls == 0 && add_urls(dflt, urls, &nurls) != 0)
+		return 2;
 	if (token != NULL && strpbrk(token, "\r\n") != NULL) {
 		fprintf(stderr, "detm-mcp: the token must not contain line breaks\n");
 		return 2;
@@ -158,11 +182,12 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* No tools_init: tools/list is answered from the text built at build
 	 * time, and the first tools/call parses the table (tools.h). */
-	if (worker_start(url, token, &rpc_worker_ops) != 0) {
+	if (worker_start(urls, nurls, token, &rpc_worker_ops) != 0) {
 		log_error("cannot start threads");
 		goto out;
 	}
-	log_info("detm-mcp %s forwarding to %s", DETM_MCP_VERSION, url);
+	log_info("detm-mcp %s forwarding to %s%s", DETM_MCP_VERSION, urls[0],
+	         nurls > 1 ? " and more, routed by task id (route.h)" : "");
 	main_read_loop();
 	worker_stop(TIME_EOF_GRACE_MS);
 	rc = 0;

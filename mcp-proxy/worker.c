@@ -24,6 +24,7 @@
 #include "forward.h"
 #include "log.h"
 #include "result.h"
+#include "route.h"
 
 struct job {
 	struct job *next;
@@ -42,7 +43,8 @@ static struct job *wk_running[CAP_WORKERS];
 static bool wk_stopping;
 static bool wk_aborting;            /* grace over: cancel everything */
 static atomic_int wk_shutdown;      /* abort the startup version check */
-static char *wk_url, *wk_token;
+static char *wk_urls[CAP_URLS], *wk_token;
+static int wk_nurls;
 static const struct worker_ops *wk_ops;      /* rpc.c's, set once by worker_start */
 static pthread_t wk_threads[CAP_WORKERS];
 static size_t wk_nthreads;         /* started so far (under wk_lock) */
@@ -56,7 +58,7 @@ static char wk_init_err[300];
 
 /* The job this pool thread runs, and its connection to detmd. */
 static _Thread_local struct job *wk_cur;
-static _Thread_local struct forward *wk_fw;
+static _Thread_local struct forward *wk_fw[CAP_URLS];   /* one per URL, made at first use */
 
 static char *
 wk_key(struct json_object *id)
@@ -138,25 +140,28 @@ wk_main(void *arg)
 		pthread_cond_broadcast(&wk_cond);
 		pthread_mutex_unlock(&wk_lock);
 	}
-	forward_free(wk_fw);
-	wk_fw = NULL;
+	for (int u = 0; u < wk_nurls; u++) {
+		forward_free(wk_fw[u]);
+		wk_fw[u] = NULL;
+	}
 	return NULL;
 }
 
-/* The first call on any worker loads libcurl and checks detmd's API
+/* The first call on any worker loads libcurl and checks every detmd's API
  * version (logged on a mismatch); later calls find it done. Each worker
- * then makes its own connection's handle. NULL with a sentence in err when
- * libcurl cannot be loaded. */
+ * then makes its own connections' handles, and route.c says which one t
+ * goes to. NULL with a sentence in err when libcurl cannot be loaded or
+ * no detmd can take the call. */
 static struct forward *
-wk_forward_get(char *err, size_t errlen)
+wk_forward_get(const struct tool *t, struct json_object *args, int *which, char *err, size_t errlen)
 {
 	int state;
 
 	pthread_mutex_lock(&wk_init_lock);
 	if (wk_init_state == 1) {
 		wk_init_state = forward_global_init(wk_init_err, sizeof wk_init_err) == 0 ? 0 : -1;
-		if (wk_init_state == 0) {
-			struct forward *fw = forward_new(wk_url, wk_token);
+		for (int u = 0; wk_init_state == 0 && u < wk_nurls; u++) {
+			struct forward *fw = forward_new(wk_urls[u], wk_token);
 
 			forward_check_version(fw, &wk_shutdown);
 			forward_free(fw);
@@ -167,21 +172,26 @@ wk_forward_get(char *err, size_t errlen)
 	pthread_mutex_unlock(&wk_init_lock);
 	if (state != 0)
 		return NULL;
-	if (wk_fw == NULL)
-		wk_fw = forward_new(wk_url, wk_token);
-	return wk_fw;
+	for (int u = 0; u < wk_nurls; u++)
+		if (wk_fw[u] == NULL)
+			wk_fw[u] = forward_new(wk_urls[u], wk_token);
+	*which = route_choose(wk_fw, wk_nurls, t, args, err, errlen);
+	return *which >= 0 ? wk_fw[*which] : NULL;
 }
 
 /* Threads start with the first jobs, not here: a client that only lists
  * the tools (every MCP client at start) pays for none (6 pthread_creates
  * and their malloc arenas were ~1/3 of spawn -> tools/list). */
 int
-worker_start(const char *url, const char *token, const struct worker_ops *ops)
+worker_start(const char *const *urls, int nurls, const char *token, const struct worker_ops *ops)
 {
 	wk_ops = ops;
-	wk_url = strdup(url);
+	wk_nurls = nurls < CAP_URLS ? nurls : CAP_URLS;
+	for (int u = 0; u < wk_nurls; u++)
+		if ((wk_urls[u] = strdup(urls[u])) == NULL)
+			abort();
 	wk_token = token != NULL ? strdup(token) : NULL;
-	if (wk_url == NULL || (token != NULL && wk_token == NULL))
+	if (token != NULL && wk_token == NULL)
 		abort();
 	return 0;
 }
@@ -259,6 +269,18 @@ worker_cancel(struct json_object *request_id)
 	free(key);
 }
 
+/* A task_register result's task_id goes into route.c's cache: the next
+ * call naming it needs no lookup. */
+static void
+wk_remember_task(struct json_object *res, int which)
+{
+	struct json_object *sc, *id;
+
+	if (json_object_object_get_ex(res, "structuredContent", &sc) &&
+	    json_object_object_get_ex(sc, "task_id", &id) && json_object_is_type(id, json_type_string))
+		route_remember(json_object_get_string(id), which);
+}
+
 struct json_object *
 worker_forward(const struct tool *t, struct json_object *args, struct json_object *id,
                struct json_object *progress_token)
@@ -267,7 +289,8 @@ worker_forward(const struct tool *t, struct json_object *args, struct json_objec
 	struct json_object *res;
 	struct job *j = wk_cur;
 	struct forward *fw;
-	char *key = wk_key(id), err[300];
+	char *key = wk_key(id), err[900];
+	int which = 0;
 
 	pthread_mutex_lock(&wk_lock);
 	free(j->inflight);
@@ -280,8 +303,10 @@ worker_forward(const struct tool *t, struct json_object *args, struct json_objec
 		ctl.progress = wk_ops->progress;
 		ctl.ud = progress_token;
 	}
-	fw = wk_forward_get(err, sizeof err);
+	fw = wk_forward_get(t, args, &which, err, sizeof err);
 	res = fw != NULL ? forward_call(fw, t, args, &ctl) : result_error(NULL, "%s", err);
+	if (fw != NULL && res != NULL && strcmp(t->name, "task_register") == 0)
+		wk_remember_task(res, which);
 
 	pthread_mutex_lock(&wk_lock);
 	j->inflight = NULL;
@@ -331,7 +356,10 @@ worker_stop(int grace_ms)
 	for (i = 0; i < n; i++)
 		pthread_join(wk_threads[i], NULL);
 	wk_nthreads = 0;
-	free(wk_url);
+	for (int u = 0; u < wk_nurls; u++) {
+		free(wk_urls[u]);
+		wk_urls[u] = NULL;
+	}
 	free(wk_token);
-	wk_url = wk_token = NULL;
+	wk_token = NULL;
 }

@@ -30,12 +30,13 @@ struct worker_ops {
 	void (*progress)(void *ud, double elapsed_s, const char *message);
 };
 
-/* Set the pool up (url and token are copied; ops must outlive the pool);
+/* Set the pool up for nurls detmds (1..CAP_URLS; route.h says which one
+ * each call goes to; urls and token are copied; ops must outlive the pool);
  * its threads start with the first jobs, up to CAP_WORKERS. libcurl is
  * loaded and detmd's API version checked (logged) only at the first
  * tools/call, so initialize and tools/list touch neither libcurl nor the
  * daemon, nor start a thread. Returns 0. */
-int worker_start(const char *url, const char *token, const struct worker_ops *ops)
+int worker_start(const char *const *urls, int nurls, const char *token, const struct worker_ops *ops)
 	__attribute__((warn_unused_result));
 
 /* Queue msg (a tools/call request or a batch array) for ops->execute on a

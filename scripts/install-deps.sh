@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # install-deps.sh - install the Debian packages detm needs, and nothing else.
 #
-# Usage: scripts/install-deps.sh [build|test|bench|all]   (default: build)
+# Usage: scripts/install-deps.sh [build|runtime|test|bench|all]   (default: build)
 #   build  compilers, headers and libraries to build detmd and detm-mcp, and
 #          what it runs on: Xvfb, openbox (the task displays' window
 #          manager), the AT-SPI bus
+#   runtime  only what built detmd, detm-mcp and detm-a11y run on (the
+#          libraries they link or load, Xvfb, openbox, the AT-SPI bus, curl
+#          for the drain hook, tini): deploy/Containerfile's final stage
 #   test   build + what `make test` runs against (X clients: xterm, zenity,
 #          mousepad for desktop_launch; and xdotool, xwininfo, xclip,
 #          ImageMagick and jq as independent oracles in tests (detmd itself
@@ -12,7 +15,8 @@
 #          node and npm for the suites that npm ci their oracles: dashboard,
 #          mcp's SDK interop, uitars; accessible programs for the a11y
 #          suite: zenity, python3-gi with GTK 3, gnome-calculator for GTK 4,
-#          LibreOffice Calc with its GTK 3 plugin)
+#          LibreOffice Calc with its GTK 3 plugin; and the deploy suite's
+#          validators, npm ci'd from tests/deploy/package-lock.json)
 #   bench  test + the tools `make bench` compares against (wrk, ...)
 #
 # Idempotent: it asks dpkg which packages are missing and does nothing (and
@@ -34,17 +38,24 @@ test_pkgs=(sqlite3 curl procps jq unzip xterm x11-apps x11-utils xdotool imagema
 	clang libclang-rt-14-dev python3 nodejs
 	zenity python3-gi gir1.2-gtk-3.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip mousepad)
 bench_pkgs=(wrk)
+# The sonames bin/detmd links (ldd) and loads at first use (enc.c, ocr.c,
+# zipout.c, a11y), in Debian 12's packages.
+runtime_pkgs=(libmicrohttpd12 libsqlite3-0 libjson-c5 libcurl4 libssl3
+	libx11-6 libx11-xcb1 libxcb-xtest0 libxext6 libxtst6 libxdamage1 libturbojpeg0 zlib1g
+	libtesseract5 tesseract-ocr-eng libavcodec59 libavformat59 libavutil57 libarchive13
+	xvfb openbox libatspi2.0-0 at-spi2-core dbus-daemon curl ca-certificates tini)
 
 case "$group" in
 build) want=("${build_pkgs[@]}") ;;
+runtime) want=("${runtime_pkgs[@]}") ;;
 test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 bench | all) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
-*) echo "install-deps.sh: unknown group '$group' (build|test|bench|all)" >&2; exit 2 ;;
+*) echo "install-deps.sh: unknown group '$group' (build|runtime|test|bench|all)" >&2; exit 2 ;;
 esac
 # Debian ships npm apart from nodejs; a nodejs that brings its own npm
 # (NodeSource) conflicts with Debian's npm package, so ask for it only when
 # there is no npm.
-if [ "$group" != build ] && ! command -v npm >/dev/null; then
+if [ "$group" != build ] && [ "$group" != runtime ] && ! command -v npm >/dev/null; then
 	want+=(npm)
 fi
 

@@ -18,7 +18,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist faults mcp desktop launch clip typing vision waits wake gui effect dialects uitars agent record dashboard takeover memory usage done ops a11y hostile load fuzz)
+all_suites=(layers unit x11 http persist faults mcp desktop launch clip typing vision waits wake gui effect dialects uitars agent record dashboard takeover memory usage done ops drain deploy a11y hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -51,6 +51,8 @@ declare -A cmd=(
 	[done]="tests/done/run.sh"
 	[a11y]="tests/a11y/run.sh"
 	[ops]="tests/ops/run.sh"
+	[drain]="tests/drain/run.sh"
+	[deploy]="tests/deploy/run.sh"
 	[layers]="tools/check-layers.sh"
 )
 san=

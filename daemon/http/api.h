@@ -85,6 +85,8 @@ typedef int (*route_fn)(struct req *r, struct derr *e);
                                  * otherwise it is left in req.in_raw and body is {} */
 #define ROUTE_FOREIGN 0x40u     /* the body is a provider's own JSON (an object or an array:
                                  * a computer dialect, api_computer.c), checked by its dialect */
+#define ROUTE_OPEN    0x80u     /* answered without the token (GET only, no placeholders):
+                                 * the orchestrator's probes, which hold no secret */
 
 struct route {
 	const char *method;     /* GET (also answers HEAD), POST, PUT, PATCH, DELETE */
@@ -177,6 +179,11 @@ int req_query_int(struct req *r, const char *key, int64_t min, int64_t max,
 
 /* Handlers (api_task.c, api_sys.c). */
 int api_health(struct req *r, struct derr *e);
+/* Probes and drain (api_probe.c). */
+int api_livez(struct req *r, struct derr *e);
+int api_readyz(struct req *r, struct derr *e);
+int api_drain_get(struct req *r, struct derr *e);
+int api_drain_post(struct req *r, struct derr *e);
 int api_version(struct req *r, struct derr *e);
 int api_capabilities(struct req *r, struct derr *e);
 int api_routes_list(struct req *r, struct derr *e);

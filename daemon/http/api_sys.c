@@ -307,6 +307,8 @@ api_routes_list(struct req *r, struct derr *e)
 		json_object_object_add(rt, "summary", json_object_new_string(api_routes[i].summary));
 		json_object_object_add(rt, "max_body", json_object_new_int64((int64_t)api_routes[i].max_body));
 		route_fields(rt, &api_routes[i]);
+		json_object_object_add(rt, "auth", json_object_new_string(
+		    (api_routes[i].flags & ROUTE_OPEN) ? "none" : "token"));
 		json_object_array_add(arr, rt);
 	}
 	json_object_object_add(o, "routes", arr);

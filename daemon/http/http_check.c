@@ -261,6 +261,18 @@ check_framing(struct MHD_Connection *conn, const char *version, struct derr *e)
 	return 0;
 }
 
+/* A route the table marks ROUTE_OPEN (the probes): exact path, GET/HEAD. */
+static bool
+open_route(const char *method, const char *path)
+{
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return false;
+	for (size_t i = 0; i < api_nroutes; i++)
+		if ((api_routes[i].flags & ROUTE_OPEN) && strcmp(api_routes[i].pattern, path) == 0)
+			return true;
+	return false;
+}
+
 /* The checks that need only the headers. Fills hr->err on failure. */
 void
 http_check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
@@ -296,7 +308,7 @@ http_check_headers(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 		    "cross-origin requests are refused (Origin '%s')", origin);
 		return;
 	}
-	if (cfg->token[0] != '\0') {
+	if (cfg->token[0] != '\0' && !open_route(method, hr->raw_path)) {
 		/* The header; for browsers, the dashboard's cookie; for GET
 		 * links (<img>, <video>, the first visit of /dashboard), ?token=. */
 		const char *cookie = MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "detm_token");

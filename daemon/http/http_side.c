@@ -63,7 +63,7 @@ http_commit_result(struct http *h, struct hreq *hr, int state)
  * at most for the group commit in flight), stream set-ups, static files.
  * They run on the HTTP worker; every other one on a side worker. */
 static const route_fn inline_fns[] = {
-	api_health, api_version, api_capabilities, api_routes_list, api_task_list, api_task_get,
+	api_health, api_livez, api_readyz, api_drain_get, api_version, api_capabilities, api_routes_list, api_task_list, api_task_get,
 	api_item_get, api_action_get, api_action_patch,
 	api_messages_get, api_events, api_live_task, api_live_shared,
 	api_live_list, api_wait_list, api_dashboard, api_dashboard_file, api_tools_list,

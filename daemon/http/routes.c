@@ -26,6 +26,13 @@ const struct route api_routes[] = {
 	/* method   pattern                                     handler             body cap, summary,
 	 *   then for a route with a body: flags (ROUTE_*), the fields it takes */
 	{ "GET",    "/api/health",                              api_health,         0, "daemon health" },
+	{ "GET",    "/livez",                                   api_livez,          0, "the process answers (no token; touches nothing)",
+	    ROUTE_OPEN },
+	{ "GET",    "/readyz",                                  api_readyz,         0, "ready for new tasks: database writable, a display slot free, not draining (no token; 503 names what failed)",
+	    ROUTE_OPEN },
+	{ "GET",    "/api/drain",                               api_drain_get,      0, "drain state: draining, unfinished tasks, drained" },
+	{ "POST",   "/api/drain",                               api_drain_post,     B, "drain: refuse new tasks, running ones go on (?wait=SECONDS until drained)",
+	    0, NONE },
 	{ "GET",    "/api/version",                             api_version,        0, "daemon and API version" },
 	{ "GET",    "/api/capabilities",                        api_capabilities,   0, "what this daemon can do" },
 	{ "GET",    "/api/routes",                              api_routes_list,    0, "this table" },

@@ -20,6 +20,7 @@
 
 #include "core/buf.h"
 #include "metrics.h"
+#include "task/drain.h"
 #include "task/usage.h"
 #include "task/wake.h"
 #include "x11/display.h"
@@ -308,6 +309,11 @@ misc_families(struct buf *b, const struct metrics_view *v)
 	family(b, "detm_displays", "gauge", "Per-task displays (Xvfb) detmd runs.");
 	bprintf(b, "detm_displays %zu\n", json_object_object_get_ex(d, "displays", &arr) &&
 	    json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : (size_t)0);
+	family(b, "detm_displays_max", "gauge", "Task display slots (ACU_MAX_DISPLAYS); readyz fails when all are used.");
+	bprintf(b, "detm_displays_max %lld\n", (long long)jint(d, "max"));
+	family(b, "detm_draining", "gauge",
+	    "1 once POST /api/drain was called: no new task is taken (drained when detm_tasks active+paused is 0).");
+	bprintf(b, "detm_draining %d\n", drain_on() ? 1 : 0);
 	family(b, "detm_recordings_active", "gauge", "Task recordings running now.");
 	bprintf(b, "detm_recordings_active %d\n", v->recordings);
 	family(b, "detm_start_time_seconds", "gauge", "When detmd started (Unix time).");

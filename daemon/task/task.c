@@ -29,6 +29,7 @@
 #include "completion.h"
 #include "core/buf.h"
 #include "core/jx.h"
+#include "drain.h"
 #include "events.h"
 #include "lim.h"
 #include "task_int.h"
@@ -131,8 +132,11 @@ register_tx(struct store *st, int64_t now, void *arg, struct derr *e)
 	struct reg_tx *t = arg;
 	const struct task_reg *in = t->in;
 	size_t nitems = in->plan ? json_object_array_length(in->plan) : 0;
-	sqlite3_stmt *s = store_stmt(st, SQL_TASK_INSERT);
+	sqlite3_stmt *s;
 
+	if (drain_on())         /* checked under the store lock: drain.h */
+		return drain_refuse(e);
+	s = store_stmt(st, SQL_TASK_INSERT);
 	if (s != NULL) {
 		sqlite3_bind_text(s, 2, in->name, -1, SQLITE_STATIC);
 		trow_bind_text_or_null(s, 3, in->agent_id);

@@ -27,7 +27,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	if (fd < 0 || dup2(fd, 1) < 0 || tools_init(err, sizeof err) != 0 ||
-	    forward_global_init(err, sizeof err) != 0 || worker_start("http://127.0.0.1:1", NULL, &rpc_worker_ops) != 0)
+	    forward_global_init(err, sizeof err) != 0 || worker_start((const char *const[]){ "http://127.0.0.1:1" }, 1, NULL, &rpc_worker_ops) != 0)
 		abort();
 	close(fd);
 	return 0;

@@ -26,7 +26,8 @@ URL, SECONDS, CLIENTS, SEED = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]),
 HOST = urlparse(URL)
 STREAMS = ("/api/events", "live.mjpeg", "/api/live", "/export", "/api/dump", ".mp4")
 # routes left out: none of them can crash detmd, they only stop the run
-SKIP = {("POST", "/api/humanize"), ("POST", "/humanize")}   # slows every later input
+SKIP = {("POST", "/api/humanize"), ("POST", "/humanize"),   # slows every later input
+        ("POST", "/api/drain")}                              # refuses every later task
 
 ids = {"task": [], "action": [], "wait": [], "record": [], "lease": []}
 ids_mu = threading.Lock()

@@ -1,0 +1,160 @@
+/*
+ * route.c - see route.h.
+ *
+ * State: a ring of ROUTE_CACHE (id, index) pairs under one mutex, filled
+ * by lookups and by task_register replies; an id's entry is trusted until
+ * it falls off the ring (a task does not move between detmds).
+ * Invariant: an id goes into a path only after id_ok.
+ */
+#include "route.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "caps.h"
+#include "log.h"
+
+#define ROUTE_CACHE 4096
+#define ROUTE_PROBE_S 3L
+
+static struct {
+	char id[9];
+	int idx;
+} cache[ROUTE_CACHE];
+static unsigned cache_next;
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static bool
+id_ok(const char *s)
+{
+	if (s == NULL || strlen(s) != 8)
+		return false;
+	for (int i = 0; i < 8; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+void
+route_remember(const char *id, int idx)
+{
+	if (!id_ok(id))
+		return;
+	pthread_mutex_lock(&cache_mu);
+	for (unsigned i = 0; i < ROUTE_CACHE; i++)
+		if (strcmp(cache[i].id, id) == 0) {
+			cache[i].idx = idx;
+			goto out;
+		}
+	snprintf(cache[cache_next].id, sizeof cache[0].id, "%s", id);
+	cache[cache_next].idx = idx;
+	cache_next = (cache_next + 1) % ROUTE_CACHE;
+out:
+	pthread_mutex_unlock(&cache_mu);
+}
+
+static int
+cached(const char *id)
+{
+	int idx = -1;
+
+	pthread_mutex_lock(&cache_mu);
+	for (unsigned i = 0; i < ROUTE_CACHE && idx < 0; i++)
+		if (strcmp(cache[i].id, id) == 0)
+			idx = cache[i].idx;
+	pthread_mutex_unlock(&cache_mu);
+	return idx;
+}
+
+static long long
+jint(struct json_object *o, const char *a, const char *b)
+{
+	struct json_object *v = NULL;
+
+	if (o != NULL && json_object_object_get_ex(o, a, &v) && b != NULL)
+		json_object_object_get_ex(v, b, &v);
+	return v != NULL ? json_object_get_int64(v) : 0;
+}
+
+/* task_register: the ready detmd with the most free display slots. */
+static int
+choose_free(struct forward *const *fws, int n, char *err, size_t errlen)
+{
+	int best = -1;
+	long long best_free = -1;
+	size_t o;
+
+	o = (size_t)snprintf(err, errlen, "no detmd is ready for a new task:");
+	for (int i = 0; i < n; i++) {
+		struct json_object *j = NULL, *disp = NULL, *e = NULL, *m = NULL;
+		long st = forward_probe(fws[i], "/readyz", ROUTE_PROBE_S, &j);
+		long long free_slots;
+
+		if (j != NULL && json_object_object_get_ex(j, "checks", &disp))
+			json_object_object_get_ex(disp, "displays", &disp);
+		free_slots = jint(disp, "max", NULL) - jint(disp, "running", NULL);
+		if (st == 200 && free_slots > best_free) {
+			best = i;
+			best_free = free_slots;
+		} else if (st != 200 && o < errlen) {
+			if (j != NULL && json_object_object_get_ex(j, "error", &e))
+				json_object_object_get_ex(e, "message", &m);
+			o += (size_t)snprintf(err + o, errlen - o, " %s: %s;", forward_base(fws[i]),
+			                      st == 0 ? "unreachable" : m != NULL ? json_object_get_string(m) : "not ready");
+		}
+		json_object_put(j);
+	}
+	if (best >= 0)
+		log_debug("task_register -> %s (%lld free display slots)", forward_base(fws[best]), best_free);
+	return best;
+}
+
+/* The detmd that has id (GET prefix + id answers 200), or -1 with err. */
+static int
+find_owner(struct forward *const *fws, int n, const char *id, const char *prefix, char *err,
+           size_t errlen)
+{
+	char path[64], down[600] = "";
+	size_t o = 0;
+	int idx = cached(id);
+
+	if (idx >= 0 && idx < n)
+		return idx;
+	snprintf(path, sizeof path, "%s%s", prefix, id);
+	for (int i = 0; i < n; i++) {
+		long st = forward_probe(fws[i], path, ROUTE_PROBE_S, NULL);
+
+		if (st == 200) {
+			route_remember(id, i);
+			return i;
+		}
+		if (st != 404 && o < sizeof down)
+			o += (size_t)snprintf(down + o, sizeof down - o, "%s%s", o ? ", " : "", forward_base(fws[i]));
+	}
+	if (o == 0)
+		return 0;       /* nobody has it: the first detmd says not_found */
+	snprintf(err, errlen, "unavailable: %s is on no reachable detmd; these did not answer: %s "
+	         "(its detmd may be down or restarting; try again later)", id, down);
+	return -1;
+}
+
+int
+route_choose(struct forward *const *fws, int n, const struct tool *t, struct json_object *args,
+             char *err, size_t errlen)
+{
+	static const struct { const char *arg, *path; } ids[] = {
+		{ "task_id", "/api/tasks/" }, { "wait_id", "/api/waits/" },
+	};
+	struct json_object *v;
+
+	if (n <= 1)
+		return 0;
+	if (strcmp(t->name, "task_register") == 0)
+		return choose_free(fws, n, err, errlen);
+	for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++)
+		if (json_object_object_get_ex(args, ids[k].arg, &v) && json_object_is_type(v, json_type_string) &&
+		    id_ok(json_object_get_string(v)))
+			return find_owner(fws, n, json_object_get_string(v), ids[k].path, err, errlen);
+	return 0;
+}
