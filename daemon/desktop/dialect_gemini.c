@@ -17,9 +17,11 @@
  * The browser functions act through the focused browser's keys: navigate
  * is ctrl+L, the URL typed, Return; search opens https://www.google.com
  * that way (as Google's reference harness does); go_back / go_forward are
- * alt+Left / alt+Right. open_web_browser sends nothing (detm does not
- * start programs: start the browser on the task display) and answers the
- * screen as it is. No URL is answered: detm cannot read the browser's.
+ * alt+Left / alt+Right. open_web_browser starts the first allowed browser
+ * on a task's own display through desktop_launch (launch.h: its
+ * allow-list, its log on the task), unless one the task launched runs
+ * already; on the shared desktop it starts nothing. No URL is answered:
+ * detm cannot read the browser's.
  *
  * Safety: a call whose args carry safety_decision {decision:
  * "require_confirmation"} runs only if the caller, having asked the user,
@@ -38,6 +40,9 @@
 #include <string.h>
 
 #include "core/jx.h"
+#include "core/launchpol.h"
+#include "core/proc.h"
+#include "launch.h"
 #include "dialect_int.h"
 
 #define NOT_EXECUTED "Not executed: an earlier action in this turn failed."
@@ -114,12 +119,71 @@ address_bar(struct gm_ctx *c, const char *url, struct derr *e)
 
 /* ---- functions ---- */
 
+static const char *const gm_browsers[] = { "chromium", "firefox-esr", "firefox" };
+
+static const char *
+sget(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ?
+	    json_object_get_string(v) : "";
+}
+
+/* A browser this task launched that still runs (its name in name), or NULL. */
+static const char *
+browser_running(const char *task_id, char *name, size_t cap)
+{
+	json_object *l = launch_list(task_id), *p;
+	const char *prog = NULL, *base;
+
+	for (size_t i = 0; l != NULL && i < json_object_array_length(l) && prog == NULL; i++) {
+		p = json_object_array_get_idx(l, i);
+		base = strrchr(sget(p, "program"), '/') ? strrchr(sget(p, "program"), '/') + 1 : sget(p, "program");
+		for (size_t k = 0; k < ARRAY_LEN(gm_browsers) && prog == NULL; k++)
+			if (strcmp(sget(p, "status"), "running") == 0 && strcmp(base, gm_browsers[k]) == 0) {
+				snprintf(name, cap, "%s", base);
+				prog = name;
+			}
+	}
+	json_object_put(l);
+	return prog;
+}
+
+/* open_web_browser: on a task display, the first allowed browser is
+ * started through desktop_launch (its governance, its log), unless one
+ * the task launched runs already. Never on the shared desktop. */
 static int
 f_open_browser(struct gm_ctx *c, struct derr *e)
 {
-	(void)e;
-	snprintf(c->line, sizeof c->line, "nothing sent: detm does not start programs; the screen is "
-	    "shown as it is");
+	const char *tid = c->d->o->task_id;
+	char why[256], name[64], path[512];
+	json_object *out = NULL;
+	struct launch_req q = { .task_id = tid, .wait_ms = LAUNCH_WAIT_DEFAULT_MS };
+
+	if (tid == NULL) {
+		snprintf(c->line, sizeof c->line, "nothing started: the shared desktop runs what its user "
+		    "starts (a task with a display of its own can start a browser)");
+		return 0;
+	}
+	if (browser_running(tid, name, sizeof name) != NULL) {
+		snprintf(c->line, sizeof c->line, "the browser (%s) is open already", name);
+		return 0;
+	}
+	if (!launchpol_enabled(c->d->app->cfg, why, sizeof why)) {
+		snprintf(c->line, sizeof c->line, "nothing started: %s", why);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_LEN(gm_browsers) && q.command == NULL; i++)
+		if (launchpol_listed(c->d->app->cfg, gm_browsers[i]) && proc_find(gm_browsers[i], path, sizeof path))
+			q.command = gm_browsers[i];
+	if (q.command == NULL)
+		return derr_set(e, DERR_NOT_FOUND, "name", "open_web_browser: no browser on the "
+		    "allow-list is installed (chromium, firefox-esr)");
+	if (launch_start(c->d->app, &q, &out, e) != 0)
+		return -1;
+	snprintf(c->line, sizeof c->line, "%s", sget(out, "observation")[0] ? sget(out, "observation") : "started");
+	json_object_put(out);
 	return 0;
 }
 

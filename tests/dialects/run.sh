@@ -411,6 +411,26 @@ api GET "/api/tasks/$T/items/0?limit=1000" >/dev/null
 expect "every dialect action is in the task's log as a gui action (zoom too)" 200 \
 	'[.actions[] | select(.action_type == "gui")] | length > 40 and any(.summary | startswith("zoom:")) and any(.summary | startswith("click:")) and any(.summary | startswith("press_key:"))'
 
+# ================= gemini open_web_browser: a browser through desktop_launch =================
+if command -v chromium >/dev/null; then
+	api POST /api/tasks '{"name":"browser","display":true,"display_resolution":"1280x720"}'
+	TB=$(jqr .task_id)
+	CODE=$(curl -sS -o "$tmp/resp" -w '%{http_code}' -X POST "$DETM_URL/api/computer/gemini?task_id=$TB&screenshot=none" \
+		-H 'Content-Type: application/json' --data-binary '{"name":"open_web_browser","args":{}}')
+	save gemini-browser '{"name":"open_web_browser","args":{}}'
+	expect "gemini: open_web_browser starts the allowed browser on the task display (desktop_launch)" 200 \
+		'.parts[0].functionResponse.response.output | test("started chromium")'
+	check "... its process runs, listed on the task" sh -c \
+		"curl -s '$DETM_URL/api/tasks/$TB' | jq -e '[.launched[]? | select(.status == \"running\" and (.program | test(\"chromium\")))] | length >= 1' >/dev/null"
+	CODE=$(curl -sS -o "$tmp/resp" -w '%{http_code}' -X POST "$DETM_URL/api/computer/gemini?task_id=$TB&screenshot=none" \
+		-H 'Content-Type: application/json' --data-binary '{"name":"open_web_browser","args":{}}')
+	expect "gemini: a second open_web_browser starts no second browser" 200 \
+		'.parts[0].functionResponse.response.output | test("open already")'
+	api POST "/api/tasks/$TB/cancel" '{}' >/dev/null
+else
+	bad "gemini open_web_browser" "chromium is not installed (scripts/install-deps.sh test)"
+fi
+
 # ================= the official SDKs =================
 sdk=tests/dialects/sdk
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
