@@ -55,48 +55,74 @@ declare -A cmd=(
 	[deploy]="tests/deploy/run.sh"
 	[layers]="tools/check-layers.sh"
 )
-san=
 base_asan=${ASAN_OPTIONS:-}
 base_ubsan=${UBSAN_OPTIONS:-}
-if [ -n "$base_asan" ]; then
-	san=$(mktemp -d /tmp/detm-san.XXXXXX)
-	trap 'rm -rf "$san"' EXIT
-fi
-# sanitizer_reports SUITE: 0 (and the reports shown and kept) if the suite's
-# processes wrote any.
+jobs=${TEST_JOBS:-1}
+case $jobs in ''|*[!0-9]*|0) echo "TEST_JOBS must be a positive number (got '$jobs')"; exit 2 ;; esac
+work=$(mktemp -d /tmp/detm-run.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# sanitizer_reports SUITE DIR: 0 (and the reports shown and kept) if the
+# suite's processes wrote any into DIR.
 sanitizer_reports() {
 	local keep=${DETM_TEST_OUT:-test-output}/sanitizer/$1 f
-	[ -n "$san" ] || return 1
-	[ -n "$(ls -A "$san")" ] || return 1
+	[ -n "$base_asan" ] || return 1
+	[ -n "$(ls -A "$2")" ] || return 1
 	mkdir -p "$keep"
-	for f in "$san"/*; do
+	for f in "$2"/*; do
 		echo "FAIL sanitizer report from $(basename "$f") during suite $1:"
 		grep -E 'ERROR|SUMMARY|runtime error|#[0-4] ' "$f" | head -12
 	done
-	mv "$san"/* "$keep/"
+	mv "$2"/* "$keep/"
 	return 0
 }
-failed=()
-for s in "${suites[@]}"; do
-	c=${cmd[$s]:-}
+# run_suite NAME: runs it (its sanitizer reports in a folder of its own),
+# printing what it prints and how long it took; its status in
+# $work/NAME.rc.
+run_suite() {
+	local s=$1 c=${cmd[$1]:-} start rc=0 sd="$work/san.$1"
 	if [ -z "$c" ] || [ ! -x "${c%% *}" ]; then
 		echo "== suite $s: not present ($c)"
-		failed+=("$s")
-		continue
+		echo 1 >"$work/$s.rc"
+		return
 	fi
 	echo "== suite $s"
 	start=$(date +%s)
-	if [ -n "$san" ] && [ "$s" != fuzz ]; then
-		export ASAN_OPTIONS="$base_asan:log_path=$san/asan"
-		export UBSAN_OPTIONS="$base_ubsan:log_path=$san/ubsan"
-	elif [ -n "$san" ]; then
+	mkdir -p "$sd"
+	if [ -n "$base_asan" ] && [ "$s" != fuzz ]; then
+		export ASAN_OPTIONS="$base_asan:log_path=$sd/asan"
+		export UBSAN_OPTIONS="$base_ubsan:log_path=$sd/ubsan"
+	elif [ -n "$base_asan" ]; then
 		export ASAN_OPTIONS="$base_asan" UBSAN_OPTIONS="$base_ubsan"
 	fi
-	rc=0
 	$c || rc=1
-	sanitizer_reports "$s" && rc=1
-	[ "$rc" -eq 0 ] || failed+=("$s")
+	sanitizer_reports "$s" "$sd" && rc=1
 	echo "== suite $s took $(( $(date +%s) - start ))s"
+	echo "$rc" >"$work/$s.rc"
+}
+# TEST_JOBS=N runs N suites at once, each one's output printed whole when
+# it ends (1, the default: one after another, printed as they go).
+running=()
+for s in "${suites[@]}"; do
+	if [ "$jobs" -eq 1 ]; then
+		run_suite "$s"
+		continue
+	fi
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+		wait -n 2>/dev/null || true
+		for r in "${running[@]}"; do
+			[ -e "$work/$r.rc" ] && [ ! -e "$work/$r.shown" ] && { cat "$work/$r.out"; : >"$work/$r.shown"; }
+		done
+	done
+	run_suite "$s" >"$work/$s.out" 2>&1 &
+	running+=("$s")
+done
+wait
+for r in "${running[@]}"; do
+	[ -e "$work/$r.shown" ] || cat "$work/$r.out"
+done
+failed=()
+for s in "${suites[@]}"; do
+	[ "$(cat "$work/$s.rc" 2>/dev/null)" = 0 ] || failed+=("$s")
 done
 if [ ${#failed[@]} -ne 0 ]; then
 	echo "FAILED suites: ${failed[*]}"
