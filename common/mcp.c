@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp_skill.h"
 #include "result.h"
 #include "schema.h"
 #include "utf8.h"
@@ -34,7 +35,10 @@ static const char *const mcp_versions[MCP_V_COUNT] = {
 
 /* Which era serves a method: */
 enum { ERA_LEGACY = 1, ERA_MODERN = 2, ERA_BOTH = 3 };
-enum mcp_method { M_INITIALIZE, M_PING, M_DISCOVER, M_LIST, M_CALL, M_SETLEVEL };
+enum mcp_method {
+	M_INITIALIZE, M_PING, M_DISCOVER, M_LIST, M_CALL, M_SETLEVEL,
+	M_RES_LIST, M_RES_TEMPLATES, M_RES_READ, M_SKILLS_LIST, M_SKILLS_GET,
+};
 static const struct {
 	const char *name;
 	enum mcp_method m;
@@ -46,6 +50,12 @@ static const struct {
 	{ "server/discover", M_DISCOVER,   ERA_MODERN },
 	{ "tools/list",      M_LIST,       ERA_BOTH },
 	{ "tools/call",      M_CALL,       ERA_BOTH },
+	/* the skills extension (SEP-2640) and the resources it reads through */
+	{ "resources/list",  M_RES_LIST,   ERA_BOTH },
+	{ "resources/templates/list", M_RES_TEMPLATES, ERA_BOTH },
+	{ "resources/read",  M_RES_READ,   ERA_BOTH },
+	{ "skills/list",     M_SKILLS_LIST, ERA_BOTH },
+	{ "skills/get",      M_SKILLS_GET, ERA_BOTH },
 };
 
 int
@@ -153,9 +163,15 @@ static struct json_object *
 mcp_capabilities(bool legacy)
 {
 	struct json_object *caps = json_object_new_object(), *tools = json_object_new_object();
+	struct json_object *res = json_object_new_object(), *ext = json_object_new_object();
 
 	json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
 	json_object_object_add(caps, "tools", tools);
+	/* resources: the skill's file (mcp_skill.h); no subscriptions */
+	json_object_object_add(res, "listChanged", json_object_new_boolean(0));
+	json_object_object_add(caps, "resources", res);
+	json_object_object_add(ext, MCP_SKILL_EXT, json_object_new_object());
+	json_object_object_add(caps, "extensions", ext);
 	if (legacy)
 		json_object_object_add(caps, "logging", json_object_new_object());
 	return caps;
@@ -309,6 +325,67 @@ mcp_tools_list(struct mcp_session *s, struct json_object *id, struct json_object
 	return mcp_response(id, res);
 }
 
+/* params.uri when it is a string, else NULL. */
+static const char *
+mcp_param_uri(struct json_object *params)
+{
+	struct json_object *u;
+
+	if (params == NULL || !json_object_object_get_ex(params, "uri", &u) ||
+	    !json_object_is_type(u, json_type_string))
+		return NULL;
+	return json_object_get_string(u);
+}
+
+/* resources/... and skills/...: one skill, one file (mcp_skill.h). */
+static struct json_object *
+mcp_skill_method(struct mcp_session *s, struct json_object *id, struct json_object *params,
+                 enum mcp_method m, int v)
+{
+	struct json_object *res = json_object_new_object(), *arr, *cursor;
+	const char *uri = mcp_param_uri(params);
+
+	if (m != M_RES_READ && m != M_SKILLS_GET && params != NULL &&
+	    json_object_object_get_ex(params, "cursor", &cursor) && cursor != NULL) {
+		json_object_put(res);
+		return mcp_error(id, MCP_E_PARAMS, NULL, "invalid cursor: the list is returned at once");
+	}
+	switch (m) {
+	case M_RES_LIST:
+		arr = json_object_new_array();
+		json_object_array_add(arr, mcp_skill_resource());
+		json_object_object_add(res, "resources", arr);
+		break;
+	case M_RES_TEMPLATES:
+		json_object_object_add(res, "resourceTemplates", json_object_new_array());
+		break;
+	case M_SKILLS_LIST:
+		arr = json_object_new_array();
+		json_object_array_add(arr, mcp_skill_entry());
+		json_object_object_add(res, "skills", arr);
+		break;
+	case M_RES_READ:
+		if ((arr = mcp_skill_contents(uri)) == NULL)
+			goto unknown;
+		json_object_object_add(res, "contents", arr);
+		break;
+	default:        /* M_SKILLS_GET */
+		if (uri == NULL || strcmp(uri, MCP_SKILL_URI) != 0)
+			goto unknown;
+		json_object_object_add(res, "skill", mcp_skill_entry());
+		break;
+	}
+	if (v == MCP_V_MODERN)
+		mcp_modern_result(s, res, true);
+	return mcp_response(id, res);
+unknown:
+	json_object_put(res);
+	if (uri == NULL)
+		return mcp_error(id, MCP_E_PARAMS, NULL, "params.uri (a string) is required");
+	return mcp_error(id, MCP_E_PARAMS, NULL, "Resource not found: %.*s (detm serves %s)",
+	                 utf8_prec(uri, 200), uri, MCP_SKILL_URI);
+}
+
 /* params._meta.progressToken when it is a string or an integer, else NULL. */
 static struct json_object *
 mcp_progress_token(struct json_object *params)
@@ -411,19 +488,26 @@ mcp_envelope_check(struct mcp_session *s, struct json_object *msg, struct json_o
 	return NULL;
 }
 
-/* A request (has an id): answer it or hand back a call. */
+/* A request (has an id): answer it or hand back a call. In the stateless
+ * era, out->http_status tells an HTTP transport the status the 2026-07-28
+ * transport rules give the error: 400 for a bad or missing envelope, 404
+ * for a method this server does not serve (initialize, ping and
+ * logging/setLevel included: they are gone from that revision). */
 static void
 mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *id,
             const char *method, struct json_object *params, bool in_batch, struct mcp_out *out)
 {
 	size_t i;
 	int v, era;
+	bool env = mcp_envelope_version(msg) != NULL;
 
 	out->act = MCP_ACT_REPLY;
 	v = atomic_load(&s->version);
-	if (mcp_envelope_version(msg) != NULL && (v == MCP_NONE || v == MCP_V_MODERN) &&
-	    (out->reply = mcp_envelope_check(s, msg, id, params)) != NULL)
+	if (env && (v == MCP_NONE || v == MCP_V_MODERN) &&
+	    (out->reply = mcp_envelope_check(s, msg, id, params)) != NULL) {
+		out->http_status = 400;
 		return;
+	}
 	v = atomic_load(&s->version);
 	for (i = 0; i < sizeof mcp_methods / sizeof mcp_methods[0]; i++)
 		if (strcmp(method, mcp_methods[i].name) == 0)
@@ -431,24 +515,29 @@ mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *
 	if (i == sizeof mcp_methods / sizeof mcp_methods[0]) {
 		out->reply = mcp_error(id, MCP_E_METHOD, NULL, "Method not found: %.*s",
 		                       utf8_prec(method, 100), method);
+		out->http_status = v == MCP_V_MODERN ? 404 : 0;
 		return;
 	}
 	if (mcp_methods[i].m == M_DISCOVER && v == MCP_NONE) {
-		int expect = MCP_NONE;      /* a probe decides the era: stateless */
-		atomic_compare_exchange_strong(&s->version, &expect, MCP_V_MODERN);
-		v = atomic_load(&s->version);
-	}
-	era = v == MCP_V_MODERN ? ERA_MODERN : ERA_LEGACY;
-	if (v != MCP_NONE && !(mcp_methods[i].eras & era) && mcp_methods[i].m != M_INITIALIZE) {
-		out->reply = mcp_error(id, MCP_E_METHOD, NULL, "Method not found: %s (not part of "
-		                       "protocol %s)", method, mcp_versions[v]);
+		/* server/discover is a 2026-07-28 request: it carries the envelope */
+		out->reply = mcp_error(id, MCP_E_PARAMS, NULL, "server/discover needs the _meta envelope "
+		                       "of protocol 2026-07-28 (%s, %s)", MCP_META_VERSION, MCP_META_CAPS);
+		out->http_status = 400;
 		return;
 	}
-	if (v == MCP_V_MODERN && mcp_envelope_version(msg) == NULL && mcp_methods[i].m != M_DISCOVER &&
-	    mcp_methods[i].m != M_INITIALIZE) {
+	era = v == MCP_V_MODERN ? ERA_MODERN : ERA_LEGACY;
+	if (v != MCP_NONE && !(mcp_methods[i].eras & era) &&
+	    (mcp_methods[i].m != M_INITIALIZE || (v == MCP_V_MODERN && env))) {
+		out->reply = mcp_error(id, MCP_E_METHOD, NULL, "Method not found: %s (not part of "
+		                       "protocol %s)", method, mcp_versions[v]);
+		out->http_status = v == MCP_V_MODERN ? 404 : 0;
+		return;
+	}
+	if (v == MCP_V_MODERN && !env && mcp_methods[i].m != M_INITIALIZE) {
 		out->reply = mcp_error(id, MCP_E_PARAMS, NULL, "Request is missing the required _meta "
 		                       "envelope for protocol revision 2026-07-28 (%s, %s)",
 		                       MCP_META_VERSION, MCP_META_CAPS);
+		out->http_status = 400;
 		return;
 	}
 	out->version = v;
@@ -479,6 +568,10 @@ mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *
 	}
 	if (mcp_methods[i].m == M_LIST) {
 		out->reply = mcp_tools_list(s, id, params, v);
+		return;
+	}
+	if (mcp_methods[i].m != M_CALL) {
+		out->reply = mcp_skill_method(s, id, params, mcp_methods[i].m, v);
 		return;
 	}
 	out->id = id;

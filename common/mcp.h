@@ -104,6 +104,9 @@ struct mcp_out {
 	struct json_object *cancel_id;  /* CANCEL: borrowed */
 	int version;                    /* the version the reply is for */
 	bool initialized;               /* REPLY: this was a successful initialize */
+	int http_status;                /* REPLY: 0, or the HTTP status of this error in
+	                                 * the stateless era (400 bad envelope, 404 no
+	                                 * such method) for an HTTP transport */
 };
 
 /* Handle one message (an object; not a batch). in_batch: it came inside a

@@ -652,23 +652,79 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 
 /* --- the routes --- */
 
-/* 2026-07-28 over HTTP: the standard headers, when sent, match the body. */
+/* The body field that a 2026-07-28 request's Mcp-Name header mirrors
+ * (SEP-2243's table), or NULL when the method has none. */
+static const char *
+mcp_name_field(const char *method)
+{
+	static const char *const tab[][2] = {
+		{ "tools/call", "name" }, { "prompts/get", "name" }, { "resources/read", "uri" },
+		{ "tasks/get", "taskId" }, { "tasks/update", "taskId" }, { "tasks/cancel", "taskId" },
+	};
+
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+		if (strcmp(method, tab[i][0]) == 0)
+			return tab[i][1];
+	return NULL;
+}
+
+/* h without the optional whitespace around it (RFC 9110 5.5), into buf. */
+static const char *
+mcp_trim(const char *h, char *buf, size_t cap)
+{
+	size_t n;
+
+	while (*h == ' ' || *h == '\t')
+		h++;
+	n = strlen(h);
+	while (n > 0 && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+		n--;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, h, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* 2026-07-28 over HTTP (SEP-2243): a request names its version, method and
+ * (for the methods of mcp_name_field) its target in MCP-Protocol-Version,
+ * Mcp-Method and Mcp-Name, and they match the body; else 400 with -32020.
+ * A version we do not serve is left to mcp_message (-32022); a
+ * notification may come without the headers. */
 static json_object *
 mcp_headers_check(struct req *r, json_object *msg)
 {
-	const char *env = mcp_envelope_version(msg), *hv, *hm, *method;
+	const char *env = mcp_envelope_version(msg), *hv, *hm, *hn, *method, *field, *want;
 	json_object *id = NULL;
+	char buf[LIM_URL_BYTES + 1];
+	bool request = json_object_object_get_ex(msg, "id", &id);
 
-	json_object_object_get_ex(msg, "id", &id);
 	method = mcp_str(msg, "method", "");
 	hv = req_in_header(r, "MCP-Protocol-Version");
 	hm = req_in_header(r, "Mcp-Method");
-	if (hv != NULL && strcmp(hv, env) != 0)
+	hn = req_in_header(r, "Mcp-Name");
+	if (hv != NULL && strcmp(mcp_trim(hv, buf, sizeof buf), env) != 0)
 		return mcp_error(id, MCP_E_HEADER_MISMATCH, NULL, "the MCP-Protocol-Version header "
 		                 "(%.40s) does not match _meta (%.40s)", hv, env);
-	if (hm != NULL && strcmp(hm, method) != 0)
+	if (hm != NULL && strcmp(mcp_trim(hm, buf, sizeof buf), method) != 0)
 		return mcp_error(id, MCP_E_HEADER_MISMATCH, NULL, "the Mcp-Method header (%.60s) does "
 		                 "not match the body's method (%.60s)", hm, method);
+	if (!request || mcp_version_find(env) != MCP_V_MODERN)
+		return NULL;
+	if (hv == NULL || hm == NULL)
+		return mcp_error(id, MCP_E_HEADER_MISMATCH, NULL, "a 2026-07-28 request over HTTP "
+		                 "carries the %s header", hv == NULL ? "MCP-Protocol-Version" : "Mcp-Method");
+	if ((field = mcp_name_field(method)) == NULL)
+		return NULL;
+	want = mcp_str(json_object_object_get(msg, "params"), field, NULL);
+	if (want == NULL)
+		return NULL;        /* a bad body: mcp_message says what is wrong */
+	if (hn == NULL)
+		return mcp_error(id, MCP_E_HEADER_MISMATCH, NULL, "a %s request carries the Mcp-Name "
+		                 "header (params.%s)", method, field);
+	if (strcmp(mcp_trim(hn, buf, sizeof buf), want) != 0)
+		return mcp_error(id, MCP_E_HEADER_MISMATCH, NULL, "the Mcp-Name header (%.60s) does not "
+		                 "match params.%s (%.60s)", hn, field, want);
 	return NULL;
 }
 
@@ -775,7 +831,8 @@ api_mcp_post(struct req *r, struct derr *e)
 		}
 		if (o.initialized)
 			req_header(r, "Mcp-Session-Id", "%s", newsid);
-		return mcp_reply(r, mcp_status(o.reply), o.reply);
+		return mcp_reply(r, sid == NULL && o.http_status != 0 ? o.http_status : mcp_status(o.reply),
+		                 o.reply);
 	case MCP_ACT_CALL:
 		break;
 	}
