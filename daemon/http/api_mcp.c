@@ -767,6 +767,32 @@ mcp_batch(struct req *r, struct mcp_session *s, const char *sid, struct derr *e)
 	return mcp_reply(r, 200, replies);
 }
 
+/* A conformance fixture that needs a client capability the request's
+ * 2026 envelope does not declare: the -32021 error (MCP
+ * MissingRequiredClientCapabilityError), else NULL. detm's own tools need
+ * none. Takes o->args on error. */
+static json_object *
+mcp_missing_cap(json_object *msg, struct mcp_out *o)
+{
+	const char *cap = mcp_fixtures_needs(o->tool);
+	json_object *caps = NULL, *data, *req;
+
+	if (cap == NULL || o->version != MCP_V_MODERN)
+		return NULL;
+	caps = json_object_object_get(json_object_object_get(json_object_object_get(msg, "params"),
+	                              "_meta"), MCP_META_CAPS);
+	if (json_object_object_get_ex(caps, cap, NULL))
+		return NULL;
+	json_object_put(o->args);
+	o->args = NULL;
+	data = json_object_new_object();
+	req = json_object_new_object();
+	json_object_object_add(req, cap, json_object_new_object());
+	json_object_object_add(data, "requiredCapabilities", req);
+	return mcp_error(o->id, MCP_E_MISSING_CAP, data, "%s needs the client capability '%s', "
+	                 "which this request's clientCapabilities do not declare", o->tool->name, cap);
+}
+
 int
 api_mcp_post(struct req *r, struct derr *e)
 {
@@ -836,6 +862,8 @@ api_mcp_post(struct req *r, struct derr *e)
 	case MCP_ACT_CALL:
 		break;
 	}
+	if ((res = mcp_missing_cap(msg, &o)) != NULL)
+		return mcp_reply(r, 400, res);
 	return mc_start(r, &s, &o, msg, sid != NULL ? sid : "",
 	                accept != NULL && strstr(accept, "text/event-stream") != NULL, NULL, e);
 }

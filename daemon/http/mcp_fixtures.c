@@ -26,21 +26,44 @@
 #define FX_STEPS 3
 #define FX_STEP_NS 50000000L
 
-enum fx_kind { FX_TEXT, FX_IMAGE, FX_AUDIO, FX_RESOURCE, FX_MIXED, FX_ERROR, FX_PROGRESS };
+enum fx_kind { FX_TEXT, FX_IMAGE, FX_AUDIO, FX_RESOURCE, FX_MIXED, FX_ERROR, FX_PROGRESS, FX_NEEDS };
+
+/* json-schema-2020-12's tool: its inputSchema must come back from
+ * tools/list keyword for keyword (SEP-1613, SEP-2106). */
+#define FX_SCHEMA_2020 "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":" \
+	"\"object\",\"$defs\":{\"address\":{\"$anchor\":\"addressDef\",\"type\":\"object\"," \
+	"\"properties\":{\"street\":{\"type\":\"string\"},\"city\":{\"type\":\"string\"}}}}," \
+	"\"properties\":{\"name\":{\"type\":\"string\"},\"address\":{\"$ref\":\"#/$defs/address\"}," \
+	"\"contactMethod\":{\"type\":\"string\",\"enum\":[\"phone\",\"email\"]},\"phone\":" \
+	"{\"type\":\"string\"},\"email\":{\"type\":\"string\"}},\"allOf\":[{\"anyOf\":[{\"required\":" \
+	"[\"phone\"]},{\"required\":[\"email\"]}]}],\"if\":{\"properties\":{\"contactMethod\":" \
+	"{\"const\":\"phone\"}},\"required\":[\"contactMethod\"]},\"then\":{\"required\":[\"phone\"]}," \
+	"\"else\":{\"required\":[\"email\"]},\"additionalProperties\":false}"
 
 static const struct {
 	const char *name, *description;
 	enum fx_kind kind;
+	const char *schema;         /* inputSchema, or NULL: an empty object */
 } fx_table[] = {
-	{ "test_simple_text", "Conformance fixture: returns one text block.", FX_TEXT },
-	{ "test_image_content", "Conformance fixture: returns a 1x1 red PNG image block.", FX_IMAGE },
-	{ "test_audio_content", "Conformance fixture: returns a short audio/wav block.", FX_AUDIO },
-	{ "test_embedded_resource", "Conformance fixture: returns an embedded text resource.", FX_RESOURCE },
+	{ "test_simple_text", "Conformance fixture: returns one text block.", FX_TEXT, NULL },
+	{ "test_image_content", "Conformance fixture: returns a 1x1 red PNG image block.", FX_IMAGE, NULL },
+	{ "test_audio_content", "Conformance fixture: returns a short audio/wav block.", FX_AUDIO, NULL },
+	{ "test_embedded_resource", "Conformance fixture: returns an embedded text resource.", FX_RESOURCE, NULL },
 	{ "test_multiple_content_types", "Conformance fixture: returns text, image and resource blocks.",
-	  FX_MIXED },
-	{ "test_error_handling", "Conformance fixture: always fails with a tool error (isError).", FX_ERROR },
+	  FX_MIXED, NULL },
+	{ "test_error_handling", "Conformance fixture: always fails with a tool error (isError).", FX_ERROR, NULL },
 	{ "test_tool_with_progress", "Conformance fixture: reports progress 0, 50, 100 of 100, then "
-	  "returns text.", FX_PROGRESS },
+	  "returns text.", FX_PROGRESS, NULL },
+	/* server-stateless: a request without notifications/message (detm
+	 * sends none at all) */
+	{ "test_logging_tool", "Conformance fixture: returns text and logs nothing to the client.",
+	  FX_TEXT, NULL },
+	/* server-stateless: a tool that needs the client's sampling
+	 * capability; /mcp refuses it with -32021 when the request's
+	 * clientCapabilities lack it (mcp_fixtures_needs). */
+	{ "test_missing_capability", "Conformance fixture: needs the client's sampling capability.",
+	  FX_NEEDS, NULL },
+	{ "json_schema_2020_12_tool", "Tool with JSON Schema 2020-12 features", FX_TEXT, FX_SCHEMA_2020 },
 };
 #define FX_N (sizeof fx_table / sizeof fx_table[0])
 
@@ -55,7 +78,8 @@ fx_init(void)
 		fx_tools[i].title = fx_table[i].name;
 		fx_tools[i].description = fx_table[i].description;
 		fx_tools[i].flags = TOOL_READ_ONLY;
-		fx_tools[i].input_schema = json_tokener_parse("{\"type\":\"object\",\"properties\":{}}");
+		fx_tools[i].input_schema = json_tokener_parse(fx_table[i].schema != NULL ? fx_table[i].schema
+		                                              : "{\"type\":\"object\",\"properties\":{}}");
 	}
 }
 
@@ -74,6 +98,15 @@ mcp_fixtures_has(const struct tool *t)
 		if (t == &fx_tools[i])
 			return true;
 	return false;
+}
+
+const char *
+mcp_fixtures_needs(const struct tool *t)
+{
+	for (size_t i = 0; i < FX_N; i++)
+		if (t == &fx_tools[i])
+			return fx_table[i].kind == FX_NEEDS ? "sampling" : NULL;
+	return NULL;
 }
 
 static json_object *
@@ -127,6 +160,10 @@ mcp_fixtures_run(const struct tool *t, mcp_fixture_progress_fn progress, void *c
 		return result_error(NULL, "This tool intentionally returns an error for testing.");
 	}
 	switch (fx_table[i].kind) {
+	case FX_NEEDS:
+		json_object_put(content);
+		return result_error(NULL, "The client declared sampling, but detm never sends "
+		                    "sampling requests.");
 	case FX_PROGRESS:
 		fx_progress(progress, cls);
 		json_object_array_add(content, fx_block("text", "text", "Progress test completed.", NULL));

@@ -20,6 +20,10 @@ typedef void (*mcp_fixture_progress_fn)(void *cls, double progress, double total
  * count in *n. Thread-safe. */
 const struct tool *mcp_fixtures(size_t *n);
 
+/* The client capability fixture t needs (a key of clientCapabilities,
+ * static), or NULL. */
+const char *mcp_fixtures_needs(const struct tool *t);
+
 /* Whether t is one of mcp_fixtures(). */
 bool mcp_fixtures_has(const struct tool *t);
 
