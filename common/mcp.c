@@ -342,7 +342,7 @@ static struct json_object *
 mcp_skill_method(struct mcp_session *s, struct json_object *id, struct json_object *params,
                  enum mcp_method m, int v)
 {
-	struct json_object *res = json_object_new_object(), *arr, *cursor;
+	struct json_object *res = json_object_new_object(), *arr, *cursor, *data;
 	const char *uri = mcp_param_uri(params);
 
 	if (m != M_RES_READ && m != M_SKILLS_GET && params != NULL &&
@@ -382,7 +382,9 @@ unknown:
 	json_object_put(res);
 	if (uri == NULL)
 		return mcp_error(id, MCP_E_PARAMS, NULL, "params.uri (a string) is required");
-	return mcp_error(id, MCP_E_PARAMS, NULL, "Resource not found: %.*s (detm serves %s)",
+	data = json_object_new_object();     /* SEP-2164: the uri asked for */
+	json_object_object_add(data, "uri", json_object_new_string(uri));
+	return mcp_error(id, MCP_E_PARAMS, data, "Resource not found: %.*s (detm serves %s)",
 	                 utf8_prec(uri, 200), uri, MCP_SKILL_URI);
 }
 
