@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "mcp_skill.h"
+#include "mcp_tasks.h"
 #include "result.h"
 #include "schema.h"
 #include "utf8.h"
@@ -38,6 +39,7 @@ enum { ERA_LEGACY = 1, ERA_MODERN = 2, ERA_BOTH = 3 };
 enum mcp_method {
 	M_INITIALIZE, M_PING, M_DISCOVER, M_LIST, M_CALL, M_SETLEVEL,
 	M_RES_LIST, M_RES_TEMPLATES, M_RES_READ, M_SKILLS_LIST, M_SKILLS_GET,
+	M_TASK_GET, M_TASK_CANCEL, M_TASK_UPDATE,
 };
 static const struct {
 	const char *name;
@@ -56,6 +58,10 @@ static const struct {
 	{ "resources/read",  M_RES_READ,   ERA_BOTH },
 	{ "skills/list",     M_SKILLS_LIST, ERA_BOTH },
 	{ "skills/get",      M_SKILLS_GET, ERA_BOTH },
+	/* the Tasks extension (SEP-2663; mcp_tasks.h) */
+	{ "tasks/get",       M_TASK_GET,   ERA_MODERN },
+	{ "tasks/cancel",    M_TASK_CANCEL, ERA_MODERN },
+	{ "tasks/update",    M_TASK_UPDATE, ERA_MODERN },
 };
 
 int
@@ -171,6 +177,8 @@ mcp_capabilities(bool legacy)
 	json_object_object_add(res, "listChanged", json_object_new_boolean(0));
 	json_object_object_add(caps, "resources", res);
 	json_object_object_add(ext, MCP_SKILL_EXT, json_object_new_object());
+	if (!legacy)        /* tasks: stateless requests only (they name the extension) */
+		json_object_object_add(ext, MCP_TASKS_EXT, json_object_new_object());
 	json_object_object_add(caps, "extensions", ext);
 	if (legacy)
 		json_object_object_add(caps, "logging", json_object_new_object());
@@ -276,6 +284,11 @@ mcp_tool_json(const struct tool *t, int v, bool extra)
 		mcp_hint(ann, "openWorldHint", t->flags & TOOL_OPEN_WORLD);
 		json_object_object_add(o, "annotations", ann);
 	}
+	if (v == MCP_V_MODERN && (t->flags & TOOL_TASK)) {
+		ann = json_object_new_object();
+		json_object_object_add(ann, "taskSupport", json_object_new_string("optional"));
+		json_object_object_add(o, "execution", ann);
+	}
 	return o;
 }
 
@@ -323,6 +336,65 @@ mcp_tools_list(struct mcp_session *s, struct json_object *id, struct json_object
 	if (v == MCP_V_MODERN)
 		mcp_modern_result(s, res, true);
 	return mcp_response(id, res);
+}
+
+/* Whether the request's 2026 clientCapabilities declare the Tasks
+ * extension. */
+static bool
+mcp_wants_tasks(struct json_object *params)
+{
+	struct json_object *meta, *caps, *ext;
+
+	return params != NULL && json_object_object_get_ex(params, "_meta", &meta) &&
+	       json_object_object_get_ex(meta, MCP_META_CAPS, &caps) &&
+	       json_object_object_get_ex(caps, "extensions", &ext) &&
+	       json_object_is_type(ext, json_type_object) &&
+	       json_object_object_get_ex(ext, MCP_TASKS_EXT, NULL);
+}
+
+/* tasks/get, tasks/cancel, tasks/update. */
+static struct json_object *
+mcp_task_method(struct mcp_session *s, struct json_object *id, struct json_object *params,
+                enum mcp_method m, struct mcp_out *out)
+{
+	struct json_object *res, *tid, *data, *req, *ext;
+	const char *task;
+	int rc;
+
+	if (!mcp_wants_tasks(params)) {
+		data = json_object_new_object();
+		req = json_object_new_object();
+		ext = json_object_new_object();
+		json_object_object_add(ext, MCP_TASKS_EXT, json_object_new_object());
+		json_object_object_add(req, "extensions", ext);
+		json_object_object_add(data, "requiredCapabilities", req);
+		return mcp_error(id, MCP_E_MISSING_CAP, data, "%s needs the client capability "
+		                 "extensions[\"%s\"] in this request's clientCapabilities",
+		                 m == M_TASK_GET ? "tasks/get" : m == M_TASK_CANCEL ? "tasks/cancel" :
+		                 "tasks/update", MCP_TASKS_EXT);
+	}
+	if (!json_object_object_get_ex(params, "taskId", &tid) || !json_object_is_type(tid, json_type_string))
+		return mcp_error(id, MCP_E_PARAMS, NULL, "params.taskId (a string) is required");
+	task = json_object_get_string(tid);
+	res = json_object_new_object();
+	if (m == M_TASK_GET) {
+		if (!mcp_tasks_describe(task, true, res))
+			goto unknown;
+	} else if (m == M_TASK_CANCEL) {
+		if ((rc = mcp_tasks_cancel(task)) < 0)
+			goto unknown;
+		if (rc == 1) {
+			out->act = MCP_ACT_TASK_CANCEL;
+			snprintf(out->task_key, sizeof out->task_key, "task:%s", task);
+		}
+	} else if (!mcp_tasks_describe(task, false, json_object_new_object())) {
+		goto unknown;   /* tasks/update: detm's tasks never ask for input; an ack */
+	}
+	mcp_modern_result(s, res, false);
+	return mcp_response(id, res);
+unknown:
+	json_object_put(res);
+	return mcp_error(id, MCP_E_PARAMS, NULL, "Unknown task: %.*s", utf8_prec(task, 80), task);
 }
 
 /* params.uri when it is a string, else NULL. */
@@ -572,6 +644,13 @@ mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *
 		out->reply = mcp_tools_list(s, id, params, v);
 		return;
 	}
+	if (mcp_methods[i].m == M_TASK_GET || mcp_methods[i].m == M_TASK_CANCEL ||
+	    mcp_methods[i].m == M_TASK_UPDATE) {
+		out->reply = mcp_task_method(s, id, params, mcp_methods[i].m, out);
+		if (out->reply != NULL && json_object_object_get_ex(out->reply, "error", NULL))
+			out->http_status = 0;       /* mcp_status: -32021 is 400, -32602 200 */
+		return;
+	}
 	if (mcp_methods[i].m != M_CALL) {
 		out->reply = mcp_skill_method(s, id, params, mcp_methods[i].m, v);
 		return;
@@ -581,6 +660,7 @@ mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *
 		return;
 	out->act = MCP_ACT_CALL;
 	out->progress_token = mcp_progress_token(params);
+	out->task = v == MCP_V_MODERN && (out->tool->flags & TOOL_TASK) && mcp_wants_tasks(params);
 }
 
 void
@@ -638,6 +718,32 @@ mcp_message(struct mcp_session *s, struct json_object *msg, bool in_batch, struc
 		return;
 	}
 	mcp_request(s, msg, id, method, params, in_batch, out);
+}
+
+struct json_object *
+mcp_task_start(const struct mcp_session *s, const struct mcp_out *out, char task_id[33], char key[160])
+{
+	struct json_object *res;
+	char id[MCP_TASK_ID_LEN + 1];
+
+	if (mcp_tasks_create(id) != 0)
+		return NULL;
+	snprintf(key, 160, "task:%s", id);
+	memcpy(task_id, id, MCP_TASK_ID_LEN + 1);
+	res = json_object_new_object();
+	mcp_tasks_describe(id, false, res);
+	mcp_modern_result(s, res, false);
+	json_object_object_add(res, "resultType", json_object_new_string("task"));
+	return mcp_response(out->id, res);
+}
+
+void
+mcp_task_done(const struct mcp_out *out, const char *task_id, struct json_object *result)
+{
+	if (result != NULL)
+		result_for_version(result, out->version);
+	mcp_tasks_finish(task_id, result);
+	json_object_put(result);
 }
 
 struct json_object *

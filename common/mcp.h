@@ -92,6 +92,8 @@ enum mcp_act {
 	MCP_ACT_REPLY,      /* send out.reply */
 	MCP_ACT_CALL,       /* run out.tool with out.args, then mcp_call_reply */
 	MCP_ACT_CANCEL,     /* notifications/cancelled for out.cancel_id */
+	MCP_ACT_TASK_CANCEL, /* send out.reply, and cancel the call of key
+	                      * out.task_key (tasks/cancel of a working task) */
 };
 
 struct mcp_out {
@@ -104,6 +106,9 @@ struct mcp_out {
 	struct json_object *cancel_id;  /* CANCEL: borrowed */
 	int version;                    /* the version the reply is for */
 	bool initialized;               /* REPLY: this was a successful initialize */
+	bool task;                      /* CALL: run it as a task (the Tasks extension;
+	                                 * see mcp_task_start) */
+	char task_key[160];             /* TASK_CANCEL: "task:<id>" */
 	int http_status;                /* REPLY: 0, or the HTTP status of this error in
 	                                 * the stateless era (400 bad envelope, 404 no
 	                                 * such method) for an HTTP transport */
@@ -119,6 +124,19 @@ void mcp_message(struct mcp_session *s, struct json_object *msg, bool in_batch,
  * serverInfo _meta in 2026-07-28). New object. */
 struct json_object *mcp_call_reply(const struct mcp_session *s, const struct mcp_out *out,
                                    struct json_object *result);
+
+/* A CALL with out->task: make its task, whose call key (for
+ * cancellation: the transport runs the call under this key, and
+ * MCP_ACT_TASK_CANCEL names it) is written to key ("task:<id>"), and
+ * return the CreateTaskResult response to send now; the task id goes to
+ * task_id. NULL when the task table is full: run the call as usual. */
+struct json_object *mcp_task_start(const struct mcp_session *s, const struct mcp_out *out,
+                                   char task_id[33], char key[160]);
+
+/* The call of task task_id ended: result (a CallToolResult, taken; NULL
+ * when it was cancelled) is shaped for out->version and kept for
+ * tasks/get. */
+void mcp_task_done(const struct mcp_out *out, const char *task_id, struct json_object *result);
 
 /* notifications/progress for token (borrowed) at version v. New object. */
 struct json_object *mcp_progress(struct json_object *token, int v, double progress,

@@ -255,7 +255,7 @@ static struct tool tools[] = {
 	OPT_TASK_ID ","
 	"'timeout':{'type':'integer','minimum':1,'maximum':300,'description':'Seconds; default 180.'},"
 	"'context':{'type':'string','maxLength':8000,'description':'Anything the agent should know (what is on screen, what was tried).'}}}",
-	DES | OPEN, "POST", "/api/gui/agent", NULL, "gui", TOOL_LONG_CALL_S, NULL
+	DES | OPEN | TOOL_TASK, "POST", "/api/gui/agent", NULL, "gui", TOOL_LONG_CALL_S, NULL
 },
 {
 	"gui_find", "Find a GUI element",
@@ -444,7 +444,7 @@ static struct tool tools[] = {
 	"'duration':{'type':'integer','minimum':1,'maximum':120,'default':10,'description':'Seconds to record; default 10.'},"
 	"'fps':{'type':'integer','minimum':1,'maximum':30,'default':5,'description':'Frames per second; default 5.'},"
 	"'target':{'type':'string','minLength':1,'description':'screen (default) or window:<part of the title or class>.'}}}",
-	TOOL_CLIP, "POST", "/api/record", NULL, "recording", TOOL_LONG_CALL_S, NULL
+	TOOL_CLIP | TOOL_TASK, "POST", "/api/record", NULL, "recording", TOOL_LONG_CALL_S, NULL
 },
 {
 	"memory_search", "Search memory",

@@ -41,6 +41,9 @@ enum tool_flag {
 	 * GET /api/record/{clip_id} (progress while it records;
 	 * POST /api/record/{clip_id}/stop when the call is cancelled). */
 	TOOL_CLIP = 1 << 6,
+	/* A long call that a client declaring the MCP Tasks extension gets as a
+	 * task (common/mcp_tasks.h): gui_agent, video_record. */
+	TOOL_TASK = 1 << 7,
 };
 
 struct tool {

@@ -102,6 +102,7 @@ struct mcall {
 	int64_t t0_us, last_us;
 	char message[200];          /* what runs, for progress (under mu) */
 	int fd;                     /* the client's socket (-1: none) */
+	char task_id[33];           /* a task's call (Tasks extension): its id, else "" */
 	struct mcall *next;         /* in `calls` */
 };
 
@@ -481,15 +482,19 @@ mc_register(struct mcall *c, bool on)
 }
 
 static void
-mc_cancel(const char *skey, json_object *id)
+mc_cancel_key(const char *skey, const char *key)
 {
-	const char *key = json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
-
 	pthread_mutex_lock(&mcp_mu);
 	for (struct mcall *c = calls; c != NULL; c = c->next)
 		if (strcmp(c->skey, skey) == 0 && strcmp(c->idkey, key) == 0)
 			atomic_store(&c->cancel, 1);
 	pthread_mutex_unlock(&mcp_mu);
+}
+
+static void
+mc_cancel(const char *skey, json_object *id)
+{
+	mc_cancel_key(skey, json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN));
 }
 
 static void *
@@ -501,6 +506,10 @@ mc_thread(void *arg)
 	cancel_bind(&c->cancel, -1);
 	res = mc_run(c);
 	cancel_bind(NULL, -1);
+	if (c->task_id[0] != '\0') {    /* no stream: the result goes to the task */
+		mcp_task_done(&c->out, c->task_id, res);
+		res = NULL;
+	}
 	pthread_mutex_lock(&c->mu);
 	if (res != NULL)
 		mc_event(c, mcp_call_reply(&c->sess, &c->out, res));
@@ -591,6 +600,7 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 	struct mcall *c = xcalloc(1, sizeof *c);
 	json_object *res, *params;
 	pthread_t th;
+	char key[160];
 
 	pthread_mutex_init(&c->mu, NULL);
 	c->refs = 2;
@@ -626,6 +636,25 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 		return mc_give(r, out, res);
 	}
 	pthread_mutex_unlock(&mcp_mu);
+	if (o->task && (res = mcp_task_start(&c->sess, &c->out, c->task_id, key)) != NULL) {
+		/* a task: answered now, run on its own thread, cancelled by
+		 * tasks/cancel under its key (any client that knows the id) */
+		snprintf(c->skey, sizeof c->skey, "task");
+		json_object *k = json_object_new_string(key);
+		snprintf(c->idkey, sizeof c->idkey, "%s", json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN));
+		json_object_put(k);
+		c->refs = 1;
+		c->fd = -1;
+		mc_register(c, true);
+		if (pthread_create(&th, NULL, mc_thread, c) != 0) {
+			mcp_task_done(&c->out, c->task_id, NULL);
+			mc_register(c, false);
+			mc_unref(c);
+		} else {
+			pthread_detach(th);
+		}
+		return mc_give(r, out, res);
+	}
 	mc_register(c, true);
 	if (!sse) {
 		c->refs = 1;
@@ -845,6 +874,13 @@ api_mcp_post(struct req *r, struct derr *e)
 		if (sid != NULL)
 			mc_cancel(sid, o.cancel_id);
 		return mcp_accepted(r);
+	case MCP_ACT_TASK_CANCEL: {
+		json_object *k = json_object_new_string(o.task_key);
+
+		mc_cancel_key("task", json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN));
+		json_object_put(k);
+		return mcp_reply(r, 200, o.reply);
+	}
 	case MCP_ACT_REPLY:
 		if (o.initialized && sess_new(o.version, newsid) != 0) {
 			json_object_put(o.reply);
