@@ -286,7 +286,8 @@ mcp_tool_json(const struct tool *t, int v, bool extra)
 	}
 	if (v == MCP_V_MODERN && (t->flags & TOOL_TASK)) {
 		ann = json_object_new_object();
-		json_object_object_add(ann, "taskSupport", json_object_new_string("optional"));
+		json_object_object_add(ann, "taskSupport", json_object_new_string(
+		    t->flags & TOOL_TASK_REQUIRED ? "required" : "optional"));
 		json_object_object_add(o, "execution", ann);
 	}
 	return o;
@@ -352,27 +353,32 @@ mcp_wants_tasks(struct json_object *params)
 	       json_object_object_get_ex(ext, MCP_TASKS_EXT, NULL);
 }
 
+/* -32021 naming the Tasks extension, for what. */
+static struct json_object *
+mcp_tasks_required(struct json_object *id, const char *what)
+{
+	struct json_object *data = json_object_new_object(), *req = json_object_new_object();
+	struct json_object *ext = json_object_new_object();
+
+	json_object_object_add(ext, MCP_TASKS_EXT, json_object_new_object());
+	json_object_object_add(req, "extensions", ext);
+	json_object_object_add(data, "requiredCapabilities", req);
+	return mcp_error(id, MCP_E_MISSING_CAP, data, "%s needs the client capability "
+	                 "extensions[\"%s\"] in this request's clientCapabilities", what, MCP_TASKS_EXT);
+}
+
 /* tasks/get, tasks/cancel, tasks/update. */
 static struct json_object *
 mcp_task_method(struct mcp_session *s, struct json_object *id, struct json_object *params,
                 enum mcp_method m, struct mcp_out *out)
 {
-	struct json_object *res, *tid, *data, *req, *ext;
+	struct json_object *res, *tid;
 	const char *task;
 	int rc;
 
-	if (!mcp_wants_tasks(params)) {
-		data = json_object_new_object();
-		req = json_object_new_object();
-		ext = json_object_new_object();
-		json_object_object_add(ext, MCP_TASKS_EXT, json_object_new_object());
-		json_object_object_add(req, "extensions", ext);
-		json_object_object_add(data, "requiredCapabilities", req);
-		return mcp_error(id, MCP_E_MISSING_CAP, data, "%s needs the client capability "
-		                 "extensions[\"%s\"] in this request's clientCapabilities",
-		                 m == M_TASK_GET ? "tasks/get" : m == M_TASK_CANCEL ? "tasks/cancel" :
-		                 "tasks/update", MCP_TASKS_EXT);
-	}
+	if (!mcp_wants_tasks(params))
+		return mcp_tasks_required(id, m == M_TASK_GET ? "tasks/get" : m == M_TASK_CANCEL ?
+		                          "tasks/cancel" : "tasks/update");
 	if (!json_object_object_get_ex(params, "taskId", &tid) || !json_object_is_type(tid, json_type_string))
 		return mcp_error(id, MCP_E_PARAMS, NULL, "params.taskId (a string) is required");
 	task = json_object_get_string(tid);
@@ -491,8 +497,13 @@ mcp_call_check(struct mcp_session *s, struct json_object *id, struct json_object
 	for (size_t i = 0; out->tool == NULL && i < s->nextra; i++)
 		if (strcmp(s->extra[i].name, json_object_get_string(name)) == 0) {
 			out->tool = &s->extra[i];
-			out->args = json_object_new_object();
-			return NULL;    /* fixtures take no arguments */
+			/* fixtures: their arguments unchecked, as given */
+			if (json_object_object_get_ex(params, "arguments", &a) &&
+			    json_object_is_type(a, json_type_object))
+				out->args = mcp_copy(a);
+			else
+				out->args = json_object_new_object();
+			return NULL;
 		}
 	if (out->tool == NULL)
 		return mcp_error(id, MCP_E_PARAMS, NULL, "Unknown tool: %.*s",
@@ -661,6 +672,12 @@ mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *
 	out->act = MCP_ACT_CALL;
 	out->progress_token = mcp_progress_token(params);
 	out->task = v == MCP_V_MODERN && (out->tool->flags & TOOL_TASK) && mcp_wants_tasks(params);
+	if (!out->task && (out->tool->flags & TOOL_TASK_REQUIRED)) {
+		json_object_put(out->args);
+		out->args = NULL;
+		out->act = MCP_ACT_REPLY;
+		out->reply = mcp_tasks_required(id, out->tool->name);
+	}
 }
 
 void
@@ -740,9 +757,16 @@ mcp_task_start(const struct mcp_session *s, const struct mcp_out *out, char task
 void
 mcp_task_done(const struct mcp_out *out, const char *task_id, struct json_object *result)
 {
-	if (result != NULL)
-		result_for_version(result, out->version);
-	mcp_tasks_finish(task_id, result);
+	struct json_object *err;
+
+	if (result != NULL && json_object_object_get_ex(result, "error", &err) &&
+	    !json_object_object_get_ex(result, "content", NULL)) {
+		mcp_tasks_fail(task_id, err);       /* a protocol error: the task failed */
+	} else {
+		if (result != NULL)
+			result_for_version(result, out->version);
+		mcp_tasks_finish(task_id, result);
+	}
 	json_object_put(result);
 }
 

@@ -135,7 +135,8 @@ struct json_object *mcp_task_start(const struct mcp_session *s, const struct mcp
 
 /* The call of task task_id ended: result (a CallToolResult, taken; NULL
  * when it was cancelled) is shaped for out->version and kept for
- * tasks/get. */
+ * tasks/get. A result {"error": {code, message}} without content is a
+ * protocol error: the task failed. */
 void mcp_task_done(const struct mcp_out *out, const char *task_id, struct json_object *result);
 
 /* notifications/progress for token (borrowed) at version v. New object. */

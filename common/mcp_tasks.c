@@ -20,7 +20,8 @@ struct mtask {
 	int state;
 	char id[MCP_TASK_ID_LEN + 1];
 	int64_t created_ms, updated_ms;
-	char *result;               /* COMPLETED: the CallToolResult as JSON text */
+	char *result;               /* COMPLETED: the CallToolResult, FAILED: the
+	                             * error, as JSON text */
 };
 
 static pthread_mutex_t tasks_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -101,24 +102,40 @@ mcp_tasks_create(char id[MCP_TASK_ID_LEN + 1])
 	return t != NULL ? 0 : -1;
 }
 
-void
-mcp_tasks_finish(const char *id, struct json_object *result)
+/* End task id in state (COMPLETED or FAILED) with what (may be NULL). */
+static void
+tasks_end(const char *id, int state, struct json_object *what)
 {
-	const char *text = result != NULL ?
-		json_object_to_json_string_ext(result, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
+	const char *text = what != NULL ?
+		json_object_to_json_string_ext(what, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
 	char *copy = text != NULL ? strdup(text) : NULL;
 	struct mtask *t;
 
 	pthread_mutex_lock(&tasks_mu);
 	t = tasks_find(id);
 	if (t != NULL && t->state == T_WORKING) {
-		t->state = result != NULL ? T_COMPLETED : T_CANCELLED;
+		t->state = state;
 		t->result = copy;
 		copy = NULL;
 		t->updated_ms = tasks_now_ms();
 	}
 	pthread_mutex_unlock(&tasks_mu);
 	free(copy);
+}
+
+void
+mcp_tasks_fail(const char *id, struct json_object *error)
+{
+	tasks_end(id, T_FAILED, error);
+}
+
+void
+mcp_tasks_finish(const char *id, struct json_object *result)
+{
+	if (result != NULL)
+		tasks_end(id, T_COMPLETED, result);
+	else
+		tasks_end(id, T_CANCELLED, NULL);
 }
 
 bool
@@ -148,7 +165,7 @@ mcp_tasks_describe(const char *id, bool detail, struct json_object *o)
 	json_object_object_add(o, "ttlMs", json_object_new_int(MCP_TASK_TTL_MS));
 	json_object_object_add(o, "pollIntervalMs", json_object_new_int(MCP_TASK_POLL_MS));
 	if (result != NULL)
-		json_object_object_add(o, "result", json_tokener_parse(result));
+		json_object_object_add(o, state == T_FAILED ? "error" : "result", json_tokener_parse(result));
 	free(result);
 	return true;
 }

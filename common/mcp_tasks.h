@@ -40,8 +40,13 @@ int mcp_tasks_create(char id[MCP_TASK_ID_LEN + 1]);
  * NULL, the call was cancelled. A task already cancelled stays so. */
 void mcp_tasks_finish(const char *id, struct json_object *result);
 
+/* The call of task id failed with a protocol error (a JSON-RPC error
+ * object, borrowed): FAILED, unless it was cancelled. */
+void mcp_tasks_fail(const char *id, struct json_object *error);
+
 /* The task's fields (taskId, status, createdAt, lastUpdatedAt, ttlMs,
- * pollIntervalMs; with `result` when completed, when detail) added to o.
+ * pollIntervalMs; with `result` when completed or `error` when failed,
+ * when detail) added to o.
  * false when id is unknown (o untouched). */
 bool mcp_tasks_describe(const char *id, bool detail, struct json_object *o);
 

@@ -44,6 +44,9 @@ enum tool_flag {
 	/* A long call that a client declaring the MCP Tasks extension gets as a
 	 * task (common/mcp_tasks.h): gui_agent, video_record. */
 	TOOL_TASK = 1 << 7,
+	/* With TOOL_TASK: only as a task; a client without the extension gets
+	 * -32021 (the conformance fixture failing_job; no detm tool). */
+	TOOL_TASK_REQUIRED = 1 << 8,
 };
 
 struct tool {

@@ -398,7 +398,7 @@ mc_run(struct mcall *c)
 	int rc;
 
 	if (mcp_fixtures_has(c->tool)) {
-		res = mcp_fixtures_run(c->tool, mc_progress, c);
+		res = mcp_fixtures_run(c->tool, c->args, mc_progress, c);
 	} else if (c->tool->flags & TOOL_CLIP) {
 		res = mc_clip(c);
 	} else {
