@@ -196,7 +196,7 @@ static struct tool tools[] = {
 	"'judge':{'type':'string','enum':['auto','ocr','model'],'default':'auto','description':'Who decides: auto reads "
 	"text conditions (text:Done, text-gone:Saving, or a quoted phrase) with OCR inside detmd at no model cost and "
 	"sends any other condition to the vision model; ocr or model forces one. The reply says judged_by and why.'}}}",
-	OPEN, "POST", "/api/waits", NULL, "waits", 0, NULL
+	OPEN | TOOL_TASK | TOOL_WAIT, "POST", "/api/waits", NULL, "waits", 0, NULL
 },
 {
 	"wait_status", "Wait status",

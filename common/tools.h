@@ -47,6 +47,12 @@ enum tool_flag {
 	/* With TOOL_TASK: only as a task; a client without the extension gets
 	 * -32021 (the conformance fixture failing_job; no detm tool). */
 	TOOL_TASK_REQUIRED = 1 << 8,
+	/* smart_wait: as a task (with TOOL_TASK) the call follows the wait
+	 * through GET /api/waits/{wait_id}?block_s= until it stops watching,
+	 * and the task's result is the wait's last record; cancelling the task
+	 * cancels the wait (DELETE /api/waits/{id}). As a plain call it
+	 * answers at once with the wait_id handle, as always. */
+	TOOL_WAIT = 1 << 9,
 };
 
 struct tool {

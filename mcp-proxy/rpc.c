@@ -103,14 +103,15 @@ rpc_task(struct json_object *msg, bool on_worker, struct mcp_out *out)
 		snprintf(id, sizeof id, "%s", json_object_get_string(tid));
 		snprintf(k, sizeof k, "task:%s", id);
 		key = json_object_new_string(k);
-		res = worker_forward(out->tool, out->args, key, out->progress_token);
+		/* a task ends when its work does: a wait when it resolves */
+		res = worker_forward(out->tool, out->args, true, key, out->progress_token);
 		json_object_put(key);
 		json_object_put(out->args);
 		mcp_task_done(out, id, res);
 		return NULL;
 	}
 	if (on_worker) {        /* queued as a plain call: the table was full */
-		res = worker_forward(out->tool, out->args, out->id, out->progress_token);
+		res = worker_forward(out->tool, out->args, false, out->id, out->progress_token);
 		json_object_put(out->args);
 		return res != NULL ? mcp_call_reply(&rpc_session, out, res) : NULL;
 	}
@@ -179,7 +180,7 @@ rpc_message(struct json_object *msg, bool on_worker, bool in_batch)
 		}
 		return NULL;
 	}
-	res = worker_forward(out.tool, out.args, out.id, out.progress_token);
+	res = worker_forward(out.tool, out.args, false, out.id, out.progress_token);
 	json_object_put(out.args);
 	if (res == NULL)
 		return NULL;        /* cancelled: no response */

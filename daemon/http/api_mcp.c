@@ -368,6 +368,49 @@ out:
 	return res;
 }
 
+/* smart_wait run as a task: start the wait, follow it (GET
+ * /api/waits/{id}?block_s=) until it stops watching, and answer its last
+ * record; cancelled: cancel the wait (DELETE) and answer NULL. */
+static json_object *
+mc_wait(struct mcall *c)
+{
+	json_object *query = json_object_new_object(), *body = json_object_new_object();
+	json_object *res = NULL, *json = NULL, *v, *q;
+	char path[LIM_URL_BYTES + 1], id[16] = "", p2[96];
+
+	if (toolreq_build(c->tool, c->args, true, path, sizeof path, query, body) != 0) {
+		res = result_error(NULL, "the arguments of %s do not fit in a request.", c->tool->name);
+		goto out;
+	}
+	res = mc_dispatch(c, "POST", path, query, body, &json);
+	while (json != NULL) {
+		if (strcmp(mcp_str(json, "status", ""), "watching") != 0 ||
+		    !json_object_object_get_ex(json, "wait_id", &v)) {
+			res = result_shape(c->tool, json);
+			goto out;
+		}
+		snprintf(id, sizeof id, "%s", json_object_get_string(v));
+		json_object_put(json);
+		json = NULL;
+		mc_say(c, "smart_wait: wait %s watching, %.0f s", id, (double)(mono_us() - c->t0_us) / 1e6);
+		if (atomic_load(&c->cancel) || rec_stopping()) {
+			snprintf(p2, sizeof p2, "/api/waits/%s", id);
+			json_object_put(mc_dispatch(c, "DELETE", p2, NULL, NULL, NULL));
+			log_info("mcp: smart_wait task cancelled: wait %s cancelled", id);
+			goto out;
+		}
+		snprintf(p2, sizeof p2, "/api/waits/%s", id);
+		q = json_object_new_object();
+		json_object_object_add(q, "block_s", json_object_new_string("1"));
+		res = mc_dispatch(c, "GET", p2, q, NULL, &json);
+		json_object_put(q);
+	}
+out:
+	json_object_put(query);
+	json_object_put(body);
+	return res;
+}
+
 static void mc_event(struct mcall *c, json_object *msg);
 
 /* A fixture's progress (mcp_fixtures.c): one notifications/progress on the
@@ -401,6 +444,8 @@ mc_run(struct mcall *c)
 		res = mcp_fixtures_run(c->tool, c->args, mc_progress, c);
 	} else if (c->tool->flags & TOOL_CLIP) {
 		res = mc_clip(c);
+	} else if ((c->tool->flags & TOOL_WAIT) && c->task_id[0] != '\0') {
+		res = mc_wait(c);
 	} else {
 		derr_clear(&e);
 		snprintf(path, sizeof path, "/api/tools/%s", c->tool->name);

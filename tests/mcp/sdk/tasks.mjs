@@ -1,8 +1,8 @@
 // tasks.mjs - the MCP Tasks extension (SEP-2663, io.modelcontextprotocol/
 // tasks) on detmd's /mcp and on bin/detm-mcp (stdio), in raw JSON-RPC at
 // protocol 2026-07-28 (the 2.x SDK has the types but no tasks client):
-//  - server/discover declares the extension; tools/list marks gui_agent and
-//    video_record execution.taskSupport "optional";
+//  - server/discover declares the extension; tools/list marks smart_wait,
+//    gui_agent and video_record execution.taskSupport "optional";
 //  - video_record from a request that declares the extension is a task at
 //    once (resultType "task", taskId, status working, integer ttlMs and
 //    pollIntervalMs, no content); tasks/get follows it to "completed" with
@@ -10,6 +10,9 @@
 //  - without the extension the same call is a plain result, as before;
 //  - tasks/cancel of a 40 s clip: an empty ack, the task says "cancelled",
 //    and (stdio, where progress names the clip) detmd stops the clip early;
+//  - smart_wait as a task completes when the wait resolves (the wait's
+//    record inline); cancelling it cancels the wait; without the extension
+//    it is the wait_id handle at once;
 //  - tasks/get without the extension is -32021 (HTTP 400), of an unknown
 //    id -32602; tasks/list and tasks/result are -32601.
 // Needs DETM_URL, DETM_BIN. Prints "N passed, N failed".
@@ -48,7 +51,7 @@ async function httpCall(method, params, tasks) {
 
 // stdio: one detm-mcp process; responses matched by id, progress kept.
 function stdio() {
-	const p = spawn(bin, ["--url", url], { stdio: ["pipe", "pipe", "ignore"],
+	const p = spawn(bin, ["--url", url], { stdio: ["pipe", "pipe", process.env.TASKS_DEBUG ? "inherit" : "ignore"],
 		env: { PATH: process.env.PATH, ...(process.env.DETM_TOKEN ? { ACU_TOKEN: process.env.DETM_TOKEN } : {}) } });
 	const waiting = new Map(), progress = [];
 	readline.createInterface({ input: p.stdout }).on("line", (l) => {
@@ -83,8 +86,8 @@ async function run(name, call, prog) {
 		JSON.stringify(d.capabilities));
 	const tl = (await call("tools/list", {}, false)).msg.result.tools;
 	const marked = tl.filter((t) => t.execution && t.execution.taskSupport === "optional").map((t) => t.name).sort();
-	check(`${name}: tools/list marks gui_agent and video_record taskSupport optional`,
-		JSON.stringify(marked) === JSON.stringify(["gui_agent", "video_record"]), JSON.stringify(marked));
+	check(`${name}: tools/list marks smart_wait, gui_agent and video_record taskSupport optional`,
+		JSON.stringify(marked) === JSON.stringify(["gui_agent", "smart_wait", "video_record"]), JSON.stringify(marked));
 	const reg = (await call("tools/call", { name: "task_register", arguments: { name: `tasks ${name}`, plan: ["a"], display: true } }, true)).msg.result;
 	const tid = reg.structuredContent.task_id;
 	check(`${name}: a tool without task support is a plain result though the request declares tasks`,
@@ -137,6 +140,37 @@ async function run(name, call, prog) {
 		check(`${name}: detmd stops the cancelled task's clip early`, clipId && st.status && st.status !== "recording" &&
 			st.duration_s < 30, `${clipId} ${JSON.stringify(st)}`);
 	}
+	// smart_wait: a task that ends when the wait does; without the
+	// extension the wait_id handle at once, as before.
+	const sw = (w) => ({ name: "smart_wait", arguments: { task_id: tid, target: "screen", wake_when: w, judge: "ocr",
+		timeout: 120, poll_interval: 0.5 } });
+	const wt = (await call("tools/call", sw("text-gone:Saving"), true)).msg.result || {};
+	check(`${name}: smart_wait with the extension is a task`, wt.resultType === "task" && wt.taskId, JSON.stringify(wt));
+	const wg = await until(call, wt.taskId, ["completed", "failed", "cancelled"], 60000);
+	const wrec = (wg.result && wg.result.structuredContent) || {};
+	check(`${name}: the smart_wait task completes when the wait resolves, with the wait's record`,
+		wg.status === "completed" && wrec.status === "resolved" && /^[0-9a-f]{8}$/.test(wrec.wait_id || ""),
+		JSON.stringify(wg).slice(0, 400));
+	const wp = (await call("tools/call", sw("text:NeverOnThisScreen"), false)).msg.result || {};
+	const wps = wp.structuredContent || {};
+	check(`${name}: smart_wait without the extension answers the wait_id handle at once`,
+		wp.resultType === "complete" && /^[0-9a-f]{8}$/.test(wps.wait_id || "") && wps.status === "watching",
+		JSON.stringify(wp).slice(0, 300));
+	const wc = (await call("tools/call", sw("text:NeverOnThisScreenEither"), true)).msg.result || {};
+	await sleep(1500);
+	await call("tasks/cancel", { taskId: wc.taskId }, true);
+	const wcg = await until(call, wc.taskId, ["cancelled"], 5000);
+	let wrow = {};
+	for (let i = 0; i < 20; i++) {
+		const all = await fetch(`${url}/api/waits?task_id=${tid}&status=all`, { headers: auth }).then((x) => x.json());
+		wrow = (all.waits || []).find((w) => /NeverOnThisScreenEither/.test(w.wake_when || w.condition || JSON.stringify(w))) || {};
+		if (wrow.status && wrow.status !== "watching") break;
+		await sleep(250);
+	}
+	check(`${name}: cancelling the smart_wait task cancels the wait on detmd`,
+		wcg.status === "cancelled" && wrow.status === "cancelled", `${JSON.stringify(wcg).slice(0, 150)} ${JSON.stringify(wrow).slice(0, 300)}`);
+	await fetch(`${url}/api/waits/${wps.wait_id}`, { method: "DELETE", headers: { ...auth, "Content-Type": "application/json" }, body: "{}" });
+
 	const nocap = await call("tasks/get", { taskId: c.taskId }, false);
 	check(`${name}: tasks/get without the extension is -32021${prog ? "" : " at HTTP 400"}`,
 		nocap.msg.error && nocap.msg.error.code === -32021 && (prog || nocap.status === 400) &&
