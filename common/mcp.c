@@ -7,8 +7,12 @@
  * request; -32601 unknown method (server/discover in a handshake session,
  * ping in 2026-07-28); -32602 bad params, unknown tool, a cursor (none is
  * handed out), a 2026 request without clientCapabilities or (in a
- * stateless session) without the envelope; -32022 a 2026 envelope naming a
- * version we do not serve. Problems with a known tool's arguments are tool
+ * stateless session) without the envelope, server/discover without it, an
+ * unknown skill, resource or task; -32022 a 2026 envelope naming a
+ * version we do not serve; -32021 a tasks/* request (or a tool that needs
+ * a task) without the Tasks extension in its clientCapabilities. In the
+ * stateless era mcp_out.http_status carries the HTTP status of an error
+ * (400, 404) for the HTTP transport. Problems with a known tool's arguments are tool
  * results with isError (MCP 2025-11-25), never protocol errors.
  */
 #include "mcp.h"

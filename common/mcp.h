@@ -1,8 +1,11 @@
 /*
  * mcp.h - the MCP protocol without a transport: the method table, the two
  * protocol eras, initialize / server/discover results, tools/list from the
- * tool table (tools.c), the shape of tools/call results per version, and
- * the JSON-RPC error replies. Used by detm-mcp over stdio (mcp-proxy/rpc.c)
+ * tool table (tools.c), the shape of tools/call results per version, the
+ * JSON-RPC error replies, and two extensions: skills (SEP-2640: skills/list,
+ * skills/get and the resources methods for detm's one skill, mcp_skill.h) and, in the stateless
+ * era, Tasks (SEP-2663: tasks/get, tasks/cancel, tasks/update; the table
+ * is mcp_tasks.h, the transport runs the call: mcp_task_start). Used by detm-mcp over stdio (mcp-proxy/rpc.c)
  * and by detmd over Streamable HTTP (daemon/api_mcp.c), so both speak the
  * same protocol from the same table.
  *
