@@ -9,10 +9,11 @@
  * handed out), a 2026 request without clientCapabilities or (in a
  * stateless session) without the envelope, server/discover without it, an
  * unknown skill, resource or task; -32022 a 2026 envelope naming a
- * version we do not serve; -32021 a tasks/* request (or a tool that needs
- * a task) without the Tasks extension in its clientCapabilities. In the
- * stateless era mcp_out.http_status carries the HTTP status of an error
- * (400, 404) for the HTTP transport. Problems with a known tool's arguments are tool
+ * version we do not serve; -32021 a request to tasks/get, tasks/cancel or
+ * tasks/update (or to a tool that needs a task) without the Tasks
+ * extension in its clientCapabilities. In the stateless era
+ * mcp_out.http_status carries the HTTP status of an error (400, 404) for
+ * the HTTP transport. Problems with a known tool's arguments are tool
  * results with isError (MCP 2025-11-25), never protocol errors.
  */
 #include "mcp.h"

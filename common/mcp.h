@@ -2,12 +2,13 @@
  * mcp.h - the MCP protocol without a transport: the method table, the two
  * protocol eras, initialize / server/discover results, tools/list from the
  * tool table (tools.c), the shape of tools/call results per version, the
- * JSON-RPC error replies, and two extensions: skills (SEP-2640: skills/list,
- * skills/get and the resources methods for detm's one skill, mcp_skill.h) and, in the stateless
- * era, Tasks (SEP-2663: tasks/get, tasks/cancel, tasks/update; the table
- * is mcp_tasks.h, the transport runs the call: mcp_task_start). Used by detm-mcp over stdio (mcp-proxy/rpc.c)
- * and by detmd over Streamable HTTP (daemon/api_mcp.c), so both speak the
- * same protocol from the same table.
+ * JSON-RPC error replies, and two extensions: skills (SEP-2640:
+ * skills/list, skills/get and the resources methods for detm's one skill,
+ * mcp_skill.h) and, in the stateless era, Tasks (SEP-2663: tasks/get,
+ * tasks/cancel, tasks/update; the table is mcp_tasks.h, the transport runs
+ * the call: mcp_task_start). Used by detm-mcp over stdio
+ * (mcp-proxy/rpc.c) and by detmd over Streamable HTTP (daemon/api_mcp.c),
+ * so both speak the same protocol from the same table.
  *
  * Eras. The handshake era (2024-11-05 ... 2025-11-25): initialize picks a
  * version for the session, then ping, tools/list, tools/call. The
