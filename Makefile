@@ -58,7 +58,8 @@ BIN := bin
 #   mcp-proxy/  detm-mcp, on top of common/. Neither includes the other.
 COMMON_SRCS := $(wildcard common/*.c)
 # gen/tools_list.o: tools/list's text, serialized at build time (mcp.h).
-COMMON_OBJS := $(COMMON_SRCS:%.c=$(B)/%.o) $(B)/gen/tools_list.o
+# gen/skill_md.o: the skill detm serves over MCP (mcp_skill.h).
+COMMON_OBJS := $(COMMON_SRCS:%.c=$(B)/%.o) $(B)/gen/tools_list.o $(B)/gen/skill_md.o
 DAEMON_DIRS := core store x11 backends task desktop ops waits gui recorder http
 DAEMON_SRCS := $(wildcard daemon/*.c $(DAEMON_DIRS:%=daemon/%/*.c))
 DASHBOARD_FILES := $(sort $(wildcard dashboard/*.html dashboard/*.js dashboard/*.css dashboard/*.svg))
@@ -154,6 +155,11 @@ $(BIN)/embed: tools/embed.c
 $(B)/gen/schema_sql.c: schema.sql $(BIN)/embed
 	@mkdir -p $(dir $@)
 	$(BIN)/embed schema_sql $< > $@
+# The MCP skill (SEP-2640): SKILL.md's bytes and their sha256 digest.
+$(B)/gen/skill_md.c: integrations/openclaw/SKILL.md $(BIN)/embed
+	@mkdir -p $(dir $@)
+	$(Q){ $(BIN)/embed mcp_skill_md $< && \
+	  echo "const char mcp_skill_md_digest[] = \"sha256:$$(sha256sum < $< | cut -c1-64)\";"; } > $@.tmp && mv $@.tmp $@
 $(B)/gen/dashboard_files.c: $(DASHBOARD_FILES) $(BIN)/embed
 	@mkdir -p $(dir $@)
 	$(BIN)/embed --files dashboard_files $(DASHBOARD_FILES) > $@

@@ -7,8 +7,13 @@
  * request; -32601 unknown method (server/discover in a handshake session,
  * ping in 2026-07-28); -32602 bad params, unknown tool, a cursor (none is
  * handed out), a 2026 request without clientCapabilities or (in a
- * stateless session) without the envelope; -32022 a 2026 envelope naming a
- * version we do not serve. Problems with a known tool's arguments are tool
+ * stateless session) without the envelope, server/discover without it, an
+ * unknown skill, resource or task; -32022 a 2026 envelope naming a
+ * version we do not serve; -32021 a request to tasks/get, tasks/cancel or
+ * tasks/update (or to a tool that needs a task) without the Tasks
+ * extension in its clientCapabilities. In the stateless era
+ * mcp_out.http_status carries the HTTP status of an error (400, 404) for
+ * the HTTP transport. Problems with a known tool's arguments are tool
  * results with isError (MCP 2025-11-25), never protocol errors.
  */
 #include "mcp.h"
@@ -20,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp_skill.h"
+#include "mcp_tasks.h"
 #include "result.h"
 #include "schema.h"
 #include "utf8.h"
@@ -34,7 +41,11 @@ static const char *const mcp_versions[MCP_V_COUNT] = {
 
 /* Which era serves a method: */
 enum { ERA_LEGACY = 1, ERA_MODERN = 2, ERA_BOTH = 3 };
-enum mcp_method { M_INITIALIZE, M_PING, M_DISCOVER, M_LIST, M_CALL, M_SETLEVEL };
+enum mcp_method {
+	M_INITIALIZE, M_PING, M_DISCOVER, M_LIST, M_CALL, M_SETLEVEL,
+	M_RES_LIST, M_RES_TEMPLATES, M_RES_READ, M_SKILLS_LIST, M_SKILLS_GET,
+	M_TASK_GET, M_TASK_CANCEL, M_TASK_UPDATE,
+};
 static const struct {
 	const char *name;
 	enum mcp_method m;
@@ -46,6 +57,16 @@ static const struct {
 	{ "server/discover", M_DISCOVER,   ERA_MODERN },
 	{ "tools/list",      M_LIST,       ERA_BOTH },
 	{ "tools/call",      M_CALL,       ERA_BOTH },
+	/* the skills extension (SEP-2640) and the resources it reads through */
+	{ "resources/list",  M_RES_LIST,   ERA_BOTH },
+	{ "resources/templates/list", M_RES_TEMPLATES, ERA_BOTH },
+	{ "resources/read",  M_RES_READ,   ERA_BOTH },
+	{ "skills/list",     M_SKILLS_LIST, ERA_BOTH },
+	{ "skills/get",      M_SKILLS_GET, ERA_BOTH },
+	/* the Tasks extension (SEP-2663; mcp_tasks.h) */
+	{ "tasks/get",       M_TASK_GET,   ERA_MODERN },
+	{ "tasks/cancel",    M_TASK_CANCEL, ERA_MODERN },
+	{ "tasks/update",    M_TASK_UPDATE, ERA_MODERN },
 };
 
 int
@@ -153,9 +174,17 @@ static struct json_object *
 mcp_capabilities(bool legacy)
 {
 	struct json_object *caps = json_object_new_object(), *tools = json_object_new_object();
+	struct json_object *res = json_object_new_object(), *ext = json_object_new_object();
 
 	json_object_object_add(tools, "listChanged", json_object_new_boolean(0));
 	json_object_object_add(caps, "tools", tools);
+	/* resources: the skill's file (mcp_skill.h); no subscriptions */
+	json_object_object_add(res, "listChanged", json_object_new_boolean(0));
+	json_object_object_add(caps, "resources", res);
+	json_object_object_add(ext, MCP_SKILL_EXT, json_object_new_object());
+	if (!legacy)        /* tasks: stateless requests only (they name the extension) */
+		json_object_object_add(ext, MCP_TASKS_EXT, json_object_new_object());
+	json_object_object_add(caps, "extensions", ext);
 	if (legacy)
 		json_object_object_add(caps, "logging", json_object_new_object());
 	return caps;
@@ -260,6 +289,12 @@ mcp_tool_json(const struct tool *t, int v, bool extra)
 		mcp_hint(ann, "openWorldHint", t->flags & TOOL_OPEN_WORLD);
 		json_object_object_add(o, "annotations", ann);
 	}
+	if (v == MCP_V_MODERN && (t->flags & TOOL_TASK)) {
+		ann = json_object_new_object();
+		json_object_object_add(ann, "taskSupport", json_object_new_string(
+		    t->flags & TOOL_TASK_REQUIRED ? "required" : "optional"));
+		json_object_object_add(o, "execution", ann);
+	}
 	return o;
 }
 
@@ -309,6 +344,133 @@ mcp_tools_list(struct mcp_session *s, struct json_object *id, struct json_object
 	return mcp_response(id, res);
 }
 
+/* Whether the request's 2026 clientCapabilities declare the Tasks
+ * extension. */
+static bool
+mcp_wants_tasks(struct json_object *params)
+{
+	struct json_object *meta, *caps, *ext;
+
+	return params != NULL && json_object_object_get_ex(params, "_meta", &meta) &&
+	       json_object_object_get_ex(meta, MCP_META_CAPS, &caps) &&
+	       json_object_object_get_ex(caps, "extensions", &ext) &&
+	       json_object_is_type(ext, json_type_object) &&
+	       json_object_object_get_ex(ext, MCP_TASKS_EXT, NULL);
+}
+
+/* -32021 naming the Tasks extension, for what. */
+static struct json_object *
+mcp_tasks_required(struct json_object *id, const char *what)
+{
+	struct json_object *data = json_object_new_object(), *req = json_object_new_object();
+	struct json_object *ext = json_object_new_object();
+
+	json_object_object_add(ext, MCP_TASKS_EXT, json_object_new_object());
+	json_object_object_add(req, "extensions", ext);
+	json_object_object_add(data, "requiredCapabilities", req);
+	return mcp_error(id, MCP_E_MISSING_CAP, data, "%s needs the client capability "
+	                 "extensions[\"%s\"] in this request's clientCapabilities", what, MCP_TASKS_EXT);
+}
+
+/* tasks/get, tasks/cancel, tasks/update. */
+static struct json_object *
+mcp_task_method(struct mcp_session *s, struct json_object *id, struct json_object *params,
+                enum mcp_method m, struct mcp_out *out)
+{
+	struct json_object *res, *tid;
+	const char *task;
+	int rc;
+
+	if (!mcp_wants_tasks(params))
+		return mcp_tasks_required(id, m == M_TASK_GET ? "tasks/get" : m == M_TASK_CANCEL ?
+		                          "tasks/cancel" : "tasks/update");
+	if (!json_object_object_get_ex(params, "taskId", &tid) || !json_object_is_type(tid, json_type_string))
+		return mcp_error(id, MCP_E_PARAMS, NULL, "params.taskId (a string) is required");
+	task = json_object_get_string(tid);
+	res = json_object_new_object();
+	if (m == M_TASK_GET) {
+		if (!mcp_tasks_describe(task, true, res))
+			goto unknown;
+	} else if (m == M_TASK_CANCEL) {
+		if ((rc = mcp_tasks_cancel(task)) < 0)
+			goto unknown;
+		if (rc == 1) {
+			out->act = MCP_ACT_TASK_CANCEL;
+			snprintf(out->task_key, sizeof out->task_key, "task:%s", task);
+		}
+	} else if (!mcp_tasks_describe(task, false, json_object_new_object())) {
+		goto unknown;   /* tasks/update: detm's tasks never ask for input; an ack */
+	}
+	mcp_modern_result(s, res, false);
+	return mcp_response(id, res);
+unknown:
+	json_object_put(res);
+	return mcp_error(id, MCP_E_PARAMS, NULL, "Unknown task: %.*s", utf8_prec(task, 80), task);
+}
+
+/* params.uri when it is a string, else NULL. */
+static const char *
+mcp_param_uri(struct json_object *params)
+{
+	struct json_object *u;
+
+	if (params == NULL || !json_object_object_get_ex(params, "uri", &u) ||
+	    !json_object_is_type(u, json_type_string))
+		return NULL;
+	return json_object_get_string(u);
+}
+
+/* resources/... and skills/...: one skill, one file (mcp_skill.h). */
+static struct json_object *
+mcp_skill_method(struct mcp_session *s, struct json_object *id, struct json_object *params,
+                 enum mcp_method m, int v)
+{
+	struct json_object *res = json_object_new_object(), *arr, *cursor, *data;
+	const char *uri = mcp_param_uri(params);
+
+	if (m != M_RES_READ && m != M_SKILLS_GET && params != NULL &&
+	    json_object_object_get_ex(params, "cursor", &cursor) && cursor != NULL) {
+		json_object_put(res);
+		return mcp_error(id, MCP_E_PARAMS, NULL, "invalid cursor: the list is returned at once");
+	}
+	switch (m) {
+	case M_RES_LIST:
+		arr = json_object_new_array();
+		json_object_array_add(arr, mcp_skill_resource());
+		json_object_object_add(res, "resources", arr);
+		break;
+	case M_RES_TEMPLATES:
+		json_object_object_add(res, "resourceTemplates", json_object_new_array());
+		break;
+	case M_SKILLS_LIST:
+		arr = json_object_new_array();
+		json_object_array_add(arr, mcp_skill_entry());
+		json_object_object_add(res, "skills", arr);
+		break;
+	case M_RES_READ:
+		if ((arr = mcp_skill_contents(uri)) == NULL)
+			goto unknown;
+		json_object_object_add(res, "contents", arr);
+		break;
+	default:        /* M_SKILLS_GET */
+		if (uri == NULL || strcmp(uri, MCP_SKILL_URI) != 0)
+			goto unknown;
+		json_object_object_add(res, "skill", mcp_skill_entry());
+		break;
+	}
+	if (v == MCP_V_MODERN)
+		mcp_modern_result(s, res, true);
+	return mcp_response(id, res);
+unknown:
+	json_object_put(res);
+	if (uri == NULL)
+		return mcp_error(id, MCP_E_PARAMS, NULL, "params.uri (a string) is required");
+	data = json_object_new_object();     /* SEP-2164: the uri asked for */
+	json_object_object_add(data, "uri", json_object_new_string(uri));
+	return mcp_error(id, MCP_E_PARAMS, data, "Resource not found: %.*s (detm serves %s)",
+	                 utf8_prec(uri, 200), uri, MCP_SKILL_URI);
+}
+
 /* params._meta.progressToken when it is a string or an integer, else NULL. */
 static struct json_object *
 mcp_progress_token(struct json_object *params)
@@ -340,8 +502,13 @@ mcp_call_check(struct mcp_session *s, struct json_object *id, struct json_object
 	for (size_t i = 0; out->tool == NULL && i < s->nextra; i++)
 		if (strcmp(s->extra[i].name, json_object_get_string(name)) == 0) {
 			out->tool = &s->extra[i];
-			out->args = json_object_new_object();
-			return NULL;    /* fixtures take no arguments */
+			/* fixtures: their arguments unchecked, as given */
+			if (json_object_object_get_ex(params, "arguments", &a) &&
+			    json_object_is_type(a, json_type_object))
+				out->args = mcp_copy(a);
+			else
+				out->args = json_object_new_object();
+			return NULL;
 		}
 	if (out->tool == NULL)
 		return mcp_error(id, MCP_E_PARAMS, NULL, "Unknown tool: %.*s",
@@ -411,19 +578,26 @@ mcp_envelope_check(struct mcp_session *s, struct json_object *msg, struct json_o
 	return NULL;
 }
 
-/* A request (has an id): answer it or hand back a call. */
+/* A request (has an id): answer it or hand back a call. In the stateless
+ * era, out->http_status tells an HTTP transport the status the 2026-07-28
+ * transport rules give the error: 400 for a bad or missing envelope, 404
+ * for a method this server does not serve (initialize, ping and
+ * logging/setLevel included: they are gone from that revision). */
 static void
 mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *id,
             const char *method, struct json_object *params, bool in_batch, struct mcp_out *out)
 {
 	size_t i;
 	int v, era;
+	bool env = mcp_envelope_version(msg) != NULL;
 
 	out->act = MCP_ACT_REPLY;
 	v = atomic_load(&s->version);
-	if (mcp_envelope_version(msg) != NULL && (v == MCP_NONE || v == MCP_V_MODERN) &&
-	    (out->reply = mcp_envelope_check(s, msg, id, params)) != NULL)
+	if (env && (v == MCP_NONE || v == MCP_V_MODERN) &&
+	    (out->reply = mcp_envelope_check(s, msg, id, params)) != NULL) {
+		out->http_status = 400;
 		return;
+	}
 	v = atomic_load(&s->version);
 	for (i = 0; i < sizeof mcp_methods / sizeof mcp_methods[0]; i++)
 		if (strcmp(method, mcp_methods[i].name) == 0)
@@ -431,24 +605,29 @@ mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *
 	if (i == sizeof mcp_methods / sizeof mcp_methods[0]) {
 		out->reply = mcp_error(id, MCP_E_METHOD, NULL, "Method not found: %.*s",
 		                       utf8_prec(method, 100), method);
+		out->http_status = v == MCP_V_MODERN ? 404 : 0;
 		return;
 	}
 	if (mcp_methods[i].m == M_DISCOVER && v == MCP_NONE) {
-		int expect = MCP_NONE;      /* a probe decides the era: stateless */
-		atomic_compare_exchange_strong(&s->version, &expect, MCP_V_MODERN);
-		v = atomic_load(&s->version);
-	}
-	era = v == MCP_V_MODERN ? ERA_MODERN : ERA_LEGACY;
-	if (v != MCP_NONE && !(mcp_methods[i].eras & era) && mcp_methods[i].m != M_INITIALIZE) {
-		out->reply = mcp_error(id, MCP_E_METHOD, NULL, "Method not found: %s (not part of "
-		                       "protocol %s)", method, mcp_versions[v]);
+		/* server/discover is a 2026-07-28 request: it carries the envelope */
+		out->reply = mcp_error(id, MCP_E_PARAMS, NULL, "server/discover needs the _meta envelope "
+		                       "of protocol 2026-07-28 (%s, %s)", MCP_META_VERSION, MCP_META_CAPS);
+		out->http_status = 400;
 		return;
 	}
-	if (v == MCP_V_MODERN && mcp_envelope_version(msg) == NULL && mcp_methods[i].m != M_DISCOVER &&
-	    mcp_methods[i].m != M_INITIALIZE) {
+	era = v == MCP_V_MODERN ? ERA_MODERN : ERA_LEGACY;
+	if (v != MCP_NONE && !(mcp_methods[i].eras & era) &&
+	    (mcp_methods[i].m != M_INITIALIZE || (v == MCP_V_MODERN && env))) {
+		out->reply = mcp_error(id, MCP_E_METHOD, NULL, "Method not found: %s (not part of "
+		                       "protocol %s)", method, mcp_versions[v]);
+		out->http_status = v == MCP_V_MODERN ? 404 : 0;
+		return;
+	}
+	if (v == MCP_V_MODERN && !env && mcp_methods[i].m != M_INITIALIZE) {
 		out->reply = mcp_error(id, MCP_E_PARAMS, NULL, "Request is missing the required _meta "
 		                       "envelope for protocol revision 2026-07-28 (%s, %s)",
 		                       MCP_META_VERSION, MCP_META_CAPS);
+		out->http_status = 400;
 		return;
 	}
 	out->version = v;
@@ -481,11 +660,29 @@ mcp_request(struct mcp_session *s, struct json_object *msg, struct json_object *
 		out->reply = mcp_tools_list(s, id, params, v);
 		return;
 	}
+	if (mcp_methods[i].m == M_TASK_GET || mcp_methods[i].m == M_TASK_CANCEL ||
+	    mcp_methods[i].m == M_TASK_UPDATE) {
+		out->reply = mcp_task_method(s, id, params, mcp_methods[i].m, out);
+		if (out->reply != NULL && json_object_object_get_ex(out->reply, "error", NULL))
+			out->http_status = 0;       /* mcp_status: -32021 is 400, -32602 200 */
+		return;
+	}
+	if (mcp_methods[i].m != M_CALL) {
+		out->reply = mcp_skill_method(s, id, params, mcp_methods[i].m, v);
+		return;
+	}
 	out->id = id;
 	if ((out->reply = mcp_call_check(s, id, params, out)) != NULL)
 		return;
 	out->act = MCP_ACT_CALL;
 	out->progress_token = mcp_progress_token(params);
+	out->task = v == MCP_V_MODERN && (out->tool->flags & TOOL_TASK) && mcp_wants_tasks(params);
+	if (!out->task && (out->tool->flags & TOOL_TASK_REQUIRED)) {
+		json_object_put(out->args);
+		out->args = NULL;
+		out->act = MCP_ACT_REPLY;
+		out->reply = mcp_tasks_required(id, out->tool->name);
+	}
 }
 
 void
@@ -543,6 +740,39 @@ mcp_message(struct mcp_session *s, struct json_object *msg, bool in_batch, struc
 		return;
 	}
 	mcp_request(s, msg, id, method, params, in_batch, out);
+}
+
+struct json_object *
+mcp_task_start(const struct mcp_session *s, const struct mcp_out *out, char task_id[33], char key[160])
+{
+	struct json_object *res;
+	char id[MCP_TASK_ID_LEN + 1];
+
+	if (mcp_tasks_create(id) != 0)
+		return NULL;
+	snprintf(key, 160, "task:%s", id);
+	memcpy(task_id, id, MCP_TASK_ID_LEN + 1);
+	res = json_object_new_object();
+	mcp_tasks_describe(id, false, res);
+	mcp_modern_result(s, res, false);
+	json_object_object_add(res, "resultType", json_object_new_string("task"));
+	return mcp_response(out->id, res);
+}
+
+void
+mcp_task_done(const struct mcp_out *out, const char *task_id, struct json_object *result)
+{
+	struct json_object *err;
+
+	if (result != NULL && json_object_object_get_ex(result, "error", &err) &&
+	    !json_object_object_get_ex(result, "content", NULL)) {
+		mcp_tasks_fail(task_id, err);       /* a protocol error: the task failed */
+	} else {
+		if (result != NULL)
+			result_for_version(result, out->version);
+		mcp_tasks_finish(task_id, result);
+	}
+	json_object_put(result);
 }
 
 struct json_object *

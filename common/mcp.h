@@ -1,10 +1,14 @@
 /*
  * mcp.h - the MCP protocol without a transport: the method table, the two
  * protocol eras, initialize / server/discover results, tools/list from the
- * tool table (tools.c), the shape of tools/call results per version, and
- * the JSON-RPC error replies. Used by detm-mcp over stdio (mcp-proxy/rpc.c)
- * and by detmd over Streamable HTTP (daemon/api_mcp.c), so both speak the
- * same protocol from the same table.
+ * tool table (tools.c), the shape of tools/call results per version, the
+ * JSON-RPC error replies, and two extensions: skills (SEP-2640:
+ * skills/list, skills/get and the resources methods for detm's one skill,
+ * mcp_skill.h) and, in the stateless era, Tasks (SEP-2663: tasks/get,
+ * tasks/cancel, tasks/update; the table is mcp_tasks.h, the transport runs
+ * the call: mcp_task_start). Used by detm-mcp over stdio
+ * (mcp-proxy/rpc.c) and by detmd over Streamable HTTP (daemon/api_mcp.c),
+ * so both speak the same protocol from the same table.
  *
  * Eras. The handshake era (2024-11-05 ... 2025-11-25): initialize picks a
  * version for the session, then ping, tools/list, tools/call. The
@@ -92,6 +96,8 @@ enum mcp_act {
 	MCP_ACT_REPLY,      /* send out.reply */
 	MCP_ACT_CALL,       /* run out.tool with out.args, then mcp_call_reply */
 	MCP_ACT_CANCEL,     /* notifications/cancelled for out.cancel_id */
+	MCP_ACT_TASK_CANCEL, /* send out.reply, and cancel the call of key
+	                      * out.task_key (tasks/cancel of a working task) */
 };
 
 struct mcp_out {
@@ -104,6 +110,12 @@ struct mcp_out {
 	struct json_object *cancel_id;  /* CANCEL: borrowed */
 	int version;                    /* the version the reply is for */
 	bool initialized;               /* REPLY: this was a successful initialize */
+	bool task;                      /* CALL: run it as a task (the Tasks extension;
+	                                 * see mcp_task_start) */
+	char task_key[160];             /* TASK_CANCEL: "task:<id>" */
+	int http_status;                /* REPLY: 0, or the HTTP status of this error in
+	                                 * the stateless era (400 bad envelope, 404 no
+	                                 * such method) for an HTTP transport */
 };
 
 /* Handle one message (an object; not a batch). in_batch: it came inside a
@@ -116,6 +128,20 @@ void mcp_message(struct mcp_session *s, struct json_object *msg, bool in_batch,
  * serverInfo _meta in 2026-07-28). New object. */
 struct json_object *mcp_call_reply(const struct mcp_session *s, const struct mcp_out *out,
                                    struct json_object *result);
+
+/* A CALL with out->task: make its task, whose call key (for
+ * cancellation: the transport runs the call under this key, and
+ * MCP_ACT_TASK_CANCEL names it) is written to key ("task:<id>"), and
+ * return the CreateTaskResult response to send now; the task id goes to
+ * task_id. NULL when the task table is full: run the call as usual. */
+struct json_object *mcp_task_start(const struct mcp_session *s, const struct mcp_out *out,
+                                   char task_id[33], char key[160]);
+
+/* The call of task task_id ended: result (a CallToolResult, taken; NULL
+ * when it was cancelled) is shaped for out->version and kept for
+ * tasks/get. A result {"error": {code, message}} without content is a
+ * protocol error: the task failed. */
+void mcp_task_done(const struct mcp_out *out, const char *task_id, struct json_object *result);
 
 /* notifications/progress for token (borrowed) at version v. New object. */
 struct json_object *mcp_progress(struct json_object *token, int v, double progress,

@@ -196,7 +196,7 @@ static struct tool tools[] = {
 	"'judge':{'type':'string','enum':['auto','ocr','model'],'default':'auto','description':'Who decides: auto reads "
 	"text conditions (text:Done, text-gone:Saving, or a quoted phrase) with OCR inside detmd at no model cost and "
 	"sends any other condition to the vision model; ocr or model forces one. The reply says judged_by and why.'}}}",
-	OPEN, "POST", "/api/waits", NULL, "waits", 0, NULL
+	OPEN | TOOL_TASK | TOOL_WAIT, "POST", "/api/waits", NULL, "waits", 0, NULL
 },
 {
 	"wait_status", "Wait status",
@@ -258,7 +258,7 @@ static struct tool tools[] = {
 	"'timeout':{'type':'integer','minimum':1,'maximum':300,'description':'Seconds; default 180.'},"
 	"'context':{'type':'string','maxLength':8000,'description':'Anything the agent should know (what is on screen, what was tried).'},"
 	"'background':{'type':'boolean','description':'Return a run_id at once and run in the background; follow it with gui_agent_status.'}}}",
-	DES | OPEN, "POST", "/api/gui/agent", NULL, "gui", TOOL_LONG_CALL_S, NULL
+	DES | OPEN | TOOL_TASK, "POST", "/api/gui/agent", NULL, "gui", TOOL_LONG_CALL_S, NULL
 },
 {
 	"gui_agent_status", "GUI agent run status",
@@ -460,7 +460,7 @@ static struct tool tools[] = {
 	"'fps':{'type':'integer','minimum':1,'maximum':30,'default':5,'description':'Frames per second; default 5.'},"
 	"'target':{'type':'string','minLength':1,'description':'screen (default) or window:<part of the title or class>.'},"
 	"'wait':{'type':'boolean','description':'Return when the clip is saved (default for clips up to 55 s) or at once with its clip_id (default for longer ones).'}}}",
-	TOOL_CLIP, "POST", "/api/record", NULL, "recording", TOOL_LONG_CALL_S, NULL
+	TOOL_CLIP | TOOL_TASK, "POST", "/api/record", NULL, "recording", TOOL_LONG_CALL_S, NULL
 },
 {
 	"video_status", "Clip status",

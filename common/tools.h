@@ -44,6 +44,18 @@ enum tool_flag {
 	 * GET /api/record/{clip_id} (progress while it records;
 	 * POST /api/record/{clip_id}/stop when the call is cancelled). */
 	TOOL_CLIP = 1 << 6,
+	/* A long call that a client declaring the MCP Tasks extension gets as a
+	 * task (common/mcp_tasks.h): gui_agent, video_record. */
+	TOOL_TASK = 1 << 7,
+	/* With TOOL_TASK: only as a task; a client without the extension gets
+	 * -32021 (the conformance fixture failing_job; no detm tool). */
+	TOOL_TASK_REQUIRED = 1 << 8,
+	/* smart_wait: as a task (with TOOL_TASK) the call follows the wait
+	 * through GET /api/waits/{wait_id}?block_s= until it stops watching,
+	 * and the task's result is the wait's last record; cancelling the task
+	 * cancels the wait (DELETE /api/waits/{id}). As a plain call it
+	 * answers at once with the wait_id handle, as always. */
+	TOOL_WAIT = 1 << 9,
 };
 
 struct tool {

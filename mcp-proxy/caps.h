@@ -24,6 +24,7 @@
 #define TIME_PROGRESS_MS   2000                /* notifications/progress interval */
 #define TIME_CLIP_POLL_S   2L                  /* GET /api/record/{id}?block_s= */
 #define TIME_CLIP_STOP_S   15L                 /* POST /api/record/{id}/stop */
+#define TIME_WAIT_POLL_S   5L                  /* smart_wait as a task: GET /api/waits/{id}?block_s= */
 #define TIME_CLIP_MARGIN_S 30L                 /* video_record: its duration + this, then a
                                                 * tool error (as detmd's CLIP_MARGIN_S) */
 #define TIME_EOF_GRACE_MS  1000                /* finish queued calls after stdin EOF */

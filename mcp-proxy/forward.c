@@ -512,7 +512,8 @@ fw_clip(struct forward *fw, const struct tool *t, const char *path, struct json_
 	if (json_object_object_get_ex(body, "duration", &v))
 		dur = json_object_get_int64(v);
 	tc.timeout_s = (long)dur + TIME_CLIP_MARGIN_S;
-	follow = tools_clip_follows(body);
+	/* a task follows its clip to the end, whatever its length */
+	follow = tools_clip_follows(body) || ctl->follow;
 	res = fw_fetch(fw, &tc, "POST", path, body, ctl, &json);
 	while (json != NULL) {
 		st = json_object_object_get_ex(json, "status", &v) ? json_object_get_string(v) : "";
@@ -536,6 +537,46 @@ fw_clip(struct forward *fw, const struct tool *t, const char *path, struct json_
 			fw_clip_stop(fw, t, id);
 			return NULL;
 		}
+	}
+	return res;
+}
+
+/* smart_wait run as a task (ctl->follow): start the wait, then follow it
+ * with GET /api/waits/{id}?block_s= until it stops watching (its own
+ * timeout, at most an hour, ends it); its last record is the result. A
+ * cancelled call cancels the wait (DELETE /api/waits/{id}). */
+static struct json_object *
+fw_wait(struct forward *fw, const struct tool *t, const char *path, struct json_object *body,
+        struct forward_ctl *ctl)
+{
+	struct json_object *res, *json, *v;
+	struct tool tw = *t;
+	char id[16] = "", poll[128];
+	atomic_int never = 0;
+	struct forward_ctl quiet = { 0 };
+
+	tw.timeout_s = TIME_WAIT_POLL_S + 30;
+	res = fw_fetch(fw, &tw, "POST", path, body, ctl, &json);
+	while (json != NULL) {
+		if (!json_object_object_get_ex(json, "status", &v) ||
+		    strcmp(json_object_get_string(v), "watching") != 0 ||
+		    !json_object_object_get_ex(json, "wait_id", &v))
+			return result_shape(t, json);
+		snprintf(id, sizeof id, "%s", json_object_get_string(v));
+		snprintf(ctl->message, sizeof ctl->message, "smart_wait: wait %s watching, %.0f s", id,
+		         (double)(fw_now_ms() - ctl->t0_ms) / 1000.0);
+		json_object_put(json);
+		snprintf(poll, sizeof poll, "/api/waits/%s?block_s=%ld", id, TIME_WAIT_POLL_S);
+		res = fw_fetch(fw, &tw, "GET", poll, NULL, ctl, &json);
+	}
+	if (res == NULL && id[0] != '\0') {         /* cancelled: so is the wait */
+		quiet.cancel = &never;
+		snprintf(poll, sizeof poll, "/api/waits/%s", id);
+		res = fw_fetch(fw, &tw, "DELETE", poll, NULL, &quiet, &json);
+		log_info("smart_wait task cancelled: wait %s %s", id, json ? "cancelled" : "could not be cancelled");
+		json_object_put(res);
+		json_object_put(json);
+		res = NULL;
 	}
 	return res;
 }
@@ -574,6 +615,8 @@ forward_call(struct forward *fw, const struct tool *t, struct json_object *args,
 	}
 	if (t->flags & TOOL_CLIP)
 		res = fw_clip(fw, t, full, body, ctl);
+	else if ((t->flags & TOOL_WAIT) && ctl->follow)
+		res = fw_wait(fw, t, full, body, ctl);
 	else
 		res = fw_exchange(fw, t, t->method, full, has_body ? body : NULL, ctl, &ok);
 out:

@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "tools.h"
@@ -39,6 +40,8 @@ struct forward_ctl {
 	atomic_int *cancel;         /* non-zero aborts the call */
 	void (*progress)(void *ud, double elapsed_s, const char *message);
 	void *ud;
+	bool follow;                /* a TOOL_WAIT tool run as a task: follow the
+	                             * wait until it ends (its record is the result) */
 	/* private */
 	const char *tool;
 	long long t0_ms, last_ms;

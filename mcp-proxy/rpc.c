@@ -25,6 +25,7 @@
 #include "caps.h"
 #include "log.h"
 #include "mcp.h"
+#include "result.h"
 #include "worker.h"
 
 static struct mcp_session rpc_session = { MCP_NONE, "detm-mcp", NULL, 0 };
@@ -85,6 +86,57 @@ rpc_reject_oversize(size_t len)
 	                   "exceeds the %ld-byte limit", len, CAP_LINE_BYTES));
 }
 
+/* A tools/call to run as a task (the Tasks extension, common/mcp_tasks.h).
+ * On the reader: make the task, queue the call under the key "task:<id>"
+ * (tasks/cancel cancels it by that key) with the id in the job's copy
+ * ("detm_task"), and answer the CreateTaskResult now; a full task table
+ * queues it as a plain call. On a worker: run it and file the result with
+ * the task; nothing is sent. Takes out->args. */
+static struct json_object *
+rpc_task(struct json_object *msg, bool on_worker, struct mcp_out *out)
+{
+	struct json_object *res, *copy = NULL, *key, *tid;
+	char id[33], k[160];
+
+	if (on_worker && json_object_object_get_ex(msg, "detm_task", &tid) &&
+	    json_object_is_type(tid, json_type_string)) {
+		snprintf(id, sizeof id, "%s", json_object_get_string(tid));
+		snprintf(k, sizeof k, "task:%s", id);
+		key = json_object_new_string(k);
+		/* a task ends when its work does: a wait when it resolves */
+		res = worker_forward(out->tool, out->args, true, key, out->progress_token);
+		json_object_put(key);
+		json_object_put(out->args);
+		mcp_task_done(out, id, res);
+		return NULL;
+	}
+	if (on_worker) {        /* queued as a plain call: the table was full */
+		res = worker_forward(out->tool, out->args, false, out->id, out->progress_token);
+		json_object_put(out->args);
+		return res != NULL ? mcp_call_reply(&rpc_session, out, res) : NULL;
+	}
+	json_object_put(out->args);
+	if (json_object_deep_copy(msg, &copy, NULL) != 0)
+		abort();
+	res = mcp_task_start(&rpc_session, out, id, k);
+	if (res != NULL)
+		json_object_object_add(copy, "detm_task", json_object_new_string(id));
+	else
+		json_object_object_del(copy, "detm_task");     /* only ours mean a task */
+	key = res != NULL ? json_object_new_string(k) : json_object_get(out->id);
+	if (worker_submit(copy, key) != 0) {
+		json_object_put(copy);
+		if (res != NULL)
+			mcp_task_done(out, id, result_error(NULL, "too many calls in progress (%d queued); "
+			              "the task did not run", CAP_QUEUE));
+		else
+			res = mcp_error(out->id, MCP_E_INTERNAL, NULL, "too many calls in progress (%d "
+			                "queued); retry later", CAP_QUEUE);
+	}
+	json_object_put(key);
+	return res;
+}
+
 /* Handle one message (not a batch). on_worker: run tools/call here rather
  * than queueing it. Returns the response, or NULL for none. Does not take
  * msg. */
@@ -105,9 +157,16 @@ rpc_message(struct json_object *msg, bool on_worker, bool in_batch)
 	case MCP_ACT_CANCEL:
 		worker_cancel(out.cancel_id);
 		return NULL;
+	case MCP_ACT_TASK_CANCEL:
+		copy = json_object_new_string(out.task_key);
+		worker_cancel(copy);
+		json_object_put(copy);
+		return out.reply;
 	case MCP_ACT_CALL:
 		break;
 	}
+	if (out.task)
+		return rpc_task(msg, on_worker, &out);
 	if (!on_worker) {
 		/* the worker gets its own copy: json-c reference counts are not
 		 * thread-safe, and the reader drops msg right after this */
@@ -121,7 +180,7 @@ rpc_message(struct json_object *msg, bool on_worker, bool in_batch)
 		}
 		return NULL;
 	}
-	res = worker_forward(out.tool, out.args, out.id, out.progress_token);
+	res = worker_forward(out.tool, out.args, false, out.id, out.progress_token);
 	json_object_put(out.args);
 	if (res == NULL)
 		return NULL;        /* cancelled: no response */

@@ -282,7 +282,7 @@ wk_remember_task(struct json_object *res, int which)
 }
 
 struct json_object *
-worker_forward(const struct tool *t, struct json_object *args, struct json_object *id,
+worker_forward(const struct tool *t, struct json_object *args, bool follow, struct json_object *id,
                struct json_object *progress_token)
 {
 	struct forward_ctl ctl = { 0 };
@@ -299,6 +299,7 @@ worker_forward(const struct tool *t, struct json_object *args, struct json_objec
 	pthread_mutex_unlock(&wk_lock);
 
 	ctl.cancel = &j->cancel;
+	ctl.follow = follow;
 	if (progress_token != NULL) {
 		ctl.progress = wk_ops->progress;
 		ctl.ud = progress_token;

@@ -17,6 +17,7 @@
 #define DETM_MCP_WORKER_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
 
 #include "tools.h"
 
@@ -50,11 +51,13 @@ int worker_submit(struct json_object *msg, struct json_object *id)
  * Unknown or finished ids are ignored. Any thread. */
 void worker_cancel(struct json_object *request_id);
 
-/* On a worker thread only: run tool t for request id. progress_token (may
+/* On a worker thread only: run tool t for request id (follow: a
+ * TOOL_WAIT tool run as a task follows its wait to the end, forward.h).
+ * progress_token (may
  * be NULL; borrowed) is the request's _meta.progressToken: while the call
  * runs, notifications/progress go out for it (ops->progress). Returns the
  * result, or NULL when the request was cancelled (send nothing). */
-struct json_object *worker_forward(const struct tool *t, struct json_object *args,
+struct json_object *worker_forward(const struct tool *t, struct json_object *args, bool follow,
                                    struct json_object *id, struct json_object *progress_token);
 
 /* Stdin reached EOF: let queued and running calls finish for up to

@@ -102,6 +102,7 @@ struct mcall {
 	int64_t t0_us, last_us;
 	char message[200];          /* what runs, for progress (under mu) */
 	int fd;                     /* the client's socket (-1: none) */
+	char task_id[33];           /* a task's call (Tasks extension): its id, else "" */
 	struct mcall *next;         /* in `calls` */
 };
 
@@ -329,7 +330,8 @@ mc_clip(struct mcall *c)
 	}
 	if (json_object_object_get_ex(body, "duration", &v))
 		dur = json_object_get_int64(v);
-	follow = tools_clip_follows(body);
+	/* a task follows its clip to the end, whatever its length */
+	follow = tools_clip_follows(body) || c->task_id[0] != '\0';
 	res = mc_dispatch(c, "POST", path, query, body, &json);
 	while (json != NULL) {
 		if (!follow || strcmp(mcp_str(json, "status", ""), "recording") != 0 ||
@@ -357,6 +359,49 @@ mc_clip(struct mcall *c)
 			goto out;
 		}
 		snprintf(p2, sizeof p2, "/api/record/%s", id);
+		q = json_object_new_object();
+		json_object_object_add(q, "block_s", json_object_new_string("1"));
+		res = mc_dispatch(c, "GET", p2, q, NULL, &json);
+		json_object_put(q);
+	}
+out:
+	json_object_put(query);
+	json_object_put(body);
+	return res;
+}
+
+/* smart_wait run as a task: start the wait, follow it (GET
+ * /api/waits/{id}?block_s=) until it stops watching, and answer its last
+ * record; cancelled: cancel the wait (DELETE) and answer NULL. */
+static json_object *
+mc_wait(struct mcall *c)
+{
+	json_object *query = json_object_new_object(), *body = json_object_new_object();
+	json_object *res = NULL, *json = NULL, *v, *q;
+	char path[LIM_URL_BYTES + 1], id[16] = "", p2[96];
+
+	if (toolreq_build(c->tool, c->args, true, path, sizeof path, query, body) != 0) {
+		res = result_error(NULL, "the arguments of %s do not fit in a request.", c->tool->name);
+		goto out;
+	}
+	res = mc_dispatch(c, "POST", path, query, body, &json);
+	while (json != NULL) {
+		if (strcmp(mcp_str(json, "status", ""), "watching") != 0 ||
+		    !json_object_object_get_ex(json, "wait_id", &v)) {
+			res = result_shape(c->tool, json);
+			goto out;
+		}
+		snprintf(id, sizeof id, "%s", json_object_get_string(v));
+		json_object_put(json);
+		json = NULL;
+		mc_say(c, "smart_wait: wait %s watching, %.0f s", id, (double)(mono_us() - c->t0_us) / 1e6);
+		if (atomic_load(&c->cancel) || rec_stopping()) {
+			snprintf(p2, sizeof p2, "/api/waits/%s", id);
+			json_object_put(mc_dispatch(c, "DELETE", p2, NULL, NULL, NULL));
+			log_info("mcp: smart_wait task cancelled: wait %s cancelled", id);
+			goto out;
+		}
+		snprintf(p2, sizeof p2, "/api/waits/%s", id);
 		q = json_object_new_object();
 		json_object_object_add(q, "block_s", json_object_new_string("1"));
 		res = mc_dispatch(c, "GET", p2, q, NULL, &json);
@@ -398,9 +443,11 @@ mc_run(struct mcall *c)
 	int rc;
 
 	if (mcp_fixtures_has(c->tool)) {
-		res = mcp_fixtures_run(c->tool, mc_progress, c);
+		res = mcp_fixtures_run(c->tool, c->args, mc_progress, c);
 	} else if (c->tool->flags & TOOL_CLIP) {
 		res = mc_clip(c);
+	} else if ((c->tool->flags & TOOL_WAIT) && c->task_id[0] != '\0') {
+		res = mc_wait(c);
 	} else {
 		derr_clear(&e);
 		snprintf(path, sizeof path, "/api/tools/%s", c->tool->name);
@@ -482,15 +529,19 @@ mc_register(struct mcall *c, bool on)
 }
 
 static void
-mc_cancel(const char *skey, json_object *id)
+mc_cancel_key(const char *skey, const char *key)
 {
-	const char *key = json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN);
-
 	pthread_mutex_lock(&mcp_mu);
 	for (struct mcall *c = calls; c != NULL; c = c->next)
 		if (strcmp(c->skey, skey) == 0 && strcmp(c->idkey, key) == 0)
 			atomic_store(&c->cancel, 1);
 	pthread_mutex_unlock(&mcp_mu);
+}
+
+static void
+mc_cancel(const char *skey, json_object *id)
+{
+	mc_cancel_key(skey, json_object_to_json_string_ext(id, JSON_C_TO_STRING_PLAIN));
 }
 
 static void *
@@ -502,6 +553,10 @@ mc_thread(void *arg)
 	cancel_bind(&c->cancel, -1);
 	res = mc_run(c);
 	cancel_bind(NULL, -1);
+	if (c->task_id[0] != '\0') {    /* no stream: the result goes to the task */
+		mcp_task_done(&c->out, c->task_id, res);
+		res = NULL;
+	}
 	pthread_mutex_lock(&c->mu);
 	if (res != NULL)
 		mc_event(c, mcp_call_reply(&c->sess, &c->out, res));
@@ -592,6 +647,7 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 	struct mcall *c = xcalloc(1, sizeof *c);
 	json_object *res, *params;
 	pthread_t th;
+	char key[160];
 
 	pthread_mutex_init(&c->mu, NULL);
 	c->refs = 2;
@@ -627,6 +683,25 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 		return mc_give(r, out, res);
 	}
 	pthread_mutex_unlock(&mcp_mu);
+	if (o->task && (res = mcp_task_start(&c->sess, &c->out, c->task_id, key)) != NULL) {
+		/* a task: answered now, run on its own thread, cancelled by
+		 * tasks/cancel under its key (any client that knows the id) */
+		snprintf(c->skey, sizeof c->skey, "task");
+		json_object *k = json_object_new_string(key);
+		snprintf(c->idkey, sizeof c->idkey, "%s", json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN));
+		json_object_put(k);
+		c->refs = 1;
+		c->fd = -1;
+		mc_register(c, true);
+		if (pthread_create(&th, NULL, mc_thread, c) != 0) {
+			mcp_task_done(&c->out, c->task_id, NULL);
+			mc_register(c, false);
+			mc_unref(c);
+		} else {
+			pthread_detach(th);
+		}
+		return mc_give(r, out, res);
+	}
 	mc_register(c, true);
 	if (!sse) {
 		c->refs = 1;
@@ -653,23 +728,79 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 
 /* --- the routes --- */
 
-/* 2026-07-28 over HTTP: the standard headers, when sent, match the body. */
+/* The body field that a 2026-07-28 request's Mcp-Name header mirrors
+ * (SEP-2243's table), or NULL when the method has none. */
+static const char *
+mcp_name_field(const char *method)
+{
+	static const char *const tab[][2] = {
+		{ "tools/call", "name" }, { "prompts/get", "name" }, { "resources/read", "uri" },
+		{ "tasks/get", "taskId" }, { "tasks/update", "taskId" }, { "tasks/cancel", "taskId" },
+	};
+
+	for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+		if (strcmp(method, tab[i][0]) == 0)
+			return tab[i][1];
+	return NULL;
+}
+
+/* h without the optional whitespace around it (RFC 9110 5.5), into buf. */
+static const char *
+mcp_trim(const char *h, char *buf, size_t cap)
+{
+	size_t n;
+
+	while (*h == ' ' || *h == '\t')
+		h++;
+	n = strlen(h);
+	while (n > 0 && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+		n--;
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(buf, h, n);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* 2026-07-28 over HTTP (SEP-2243): a request names its version, method and
+ * (for the methods of mcp_name_field) its target in MCP-Protocol-Version,
+ * Mcp-Method and Mcp-Name, and they match the body; else 400 with -32020.
+ * A version we do not serve is left to mcp_message (-32022); a
+ * notification may come without the headers. */
 static json_object *
 mcp_headers_check(struct req *r, json_object *msg)
 {
-	const char *env = mcp_envelope_version(msg), *hv, *hm, *method;
+	const char *env = mcp_envelope_version(msg), *hv, *hm, *hn, *method, *field, *want;
 	json_object *id = NULL;
+	char buf[LIM_URL_BYTES + 1];
+	bool request = json_object_object_get_ex(msg, "id", &id);
 
-	json_object_object_get_ex(msg, "id", &id);
 	method = mcp_str(msg, "method", "");
 	hv = req_in_header(r, "MCP-Protocol-Version");
 	hm = req_in_header(r, "Mcp-Method");
-	if (hv != NULL && strcmp(hv, env) != 0)
+	hn = req_in_header(r, "Mcp-Name");
+	if (hv != NULL && strcmp(mcp_trim(hv, buf, sizeof buf), env) != 0)
 		return mcp_error(id, MCP_E_HEADER_MISMATCH, NULL, "the MCP-Protocol-Version header "
 		                 "(%.40s) does not match _meta (%.40s)", hv, env);
-	if (hm != NULL && strcmp(hm, method) != 0)
+	if (hm != NULL && strcmp(mcp_trim(hm, buf, sizeof buf), method) != 0)
 		return mcp_error(id, MCP_E_HEADER_MISMATCH, NULL, "the Mcp-Method header (%.60s) does "
 		                 "not match the body's method (%.60s)", hm, method);
+	if (!request || mcp_version_find(env) != MCP_V_MODERN)
+		return NULL;
+	if (hv == NULL || hm == NULL)
+		return mcp_error(id, MCP_E_HEADER_MISMATCH, NULL, "a 2026-07-28 request over HTTP "
+		                 "carries the %s header", hv == NULL ? "MCP-Protocol-Version" : "Mcp-Method");
+	if ((field = mcp_name_field(method)) == NULL)
+		return NULL;
+	want = mcp_str(json_object_object_get(msg, "params"), field, NULL);
+	if (want == NULL)
+		return NULL;        /* a bad body: mcp_message says what is wrong */
+	if (hn == NULL)
+		return mcp_error(id, MCP_E_HEADER_MISMATCH, NULL, "a %s request carries the Mcp-Name "
+		                 "header (params.%s)", method, field);
+	if (strcmp(mcp_trim(hn, buf, sizeof buf), want) != 0)
+		return mcp_error(id, MCP_E_HEADER_MISMATCH, NULL, "the Mcp-Name header (%.60s) does not "
+		                 "match params.%s (%.60s)", hn, field, want);
 	return NULL;
 }
 
@@ -710,6 +841,32 @@ mcp_batch(struct req *r, struct mcp_session *s, const char *sid, struct derr *e)
 		return i < n ? -1 : mcp_accepted(r);
 	}
 	return mcp_reply(r, 200, replies);
+}
+
+/* A conformance fixture that needs a client capability the request's
+ * 2026 envelope does not declare: the -32021 error (MCP
+ * MissingRequiredClientCapabilityError), else NULL. detm's own tools need
+ * none. Takes o->args on error. */
+static json_object *
+mcp_missing_cap(json_object *msg, struct mcp_out *o)
+{
+	const char *cap = mcp_fixtures_needs(o->tool);
+	json_object *caps = NULL, *data, *req;
+
+	if (cap == NULL || o->version != MCP_V_MODERN)
+		return NULL;
+	caps = json_object_object_get(json_object_object_get(json_object_object_get(msg, "params"),
+	                              "_meta"), MCP_META_CAPS);
+	if (json_object_object_get_ex(caps, cap, NULL))
+		return NULL;
+	json_object_put(o->args);
+	o->args = NULL;
+	data = json_object_new_object();
+	req = json_object_new_object();
+	json_object_object_add(req, cap, json_object_new_object());
+	json_object_object_add(data, "requiredCapabilities", req);
+	return mcp_error(o->id, MCP_E_MISSING_CAP, data, "%s needs the client capability '%s', "
+	                 "which this request's clientCapabilities do not declare", o->tool->name, cap);
 }
 
 int
@@ -764,6 +921,13 @@ api_mcp_post(struct req *r, struct derr *e)
 		if (sid != NULL)
 			mc_cancel(sid, o.cancel_id);
 		return mcp_accepted(r);
+	case MCP_ACT_TASK_CANCEL: {
+		json_object *k = json_object_new_string(o.task_key);
+
+		mc_cancel_key("task", json_object_to_json_string_ext(k, JSON_C_TO_STRING_PLAIN));
+		json_object_put(k);
+		return mcp_reply(r, 200, o.reply);
+	}
 	case MCP_ACT_REPLY:
 		if (o.initialized && sess_new(o.version, newsid) != 0) {
 			json_object_put(o.reply);
@@ -776,10 +940,13 @@ api_mcp_post(struct req *r, struct derr *e)
 		}
 		if (o.initialized)
 			req_header(r, "Mcp-Session-Id", "%s", newsid);
-		return mcp_reply(r, mcp_status(o.reply), o.reply);
+		return mcp_reply(r, sid == NULL && o.http_status != 0 ? o.http_status : mcp_status(o.reply),
+		                 o.reply);
 	case MCP_ACT_CALL:
 		break;
 	}
+	if ((res = mcp_missing_cap(msg, &o)) != NULL)
+		return mcp_reply(r, 400, res);
 	return mc_start(r, &s, &o, msg, sid != NULL ? sid : "",
 	                accept != NULL && strstr(accept, "text/event-stream") != NULL, NULL, e);
 }

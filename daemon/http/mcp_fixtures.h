@@ -20,12 +20,20 @@ typedef void (*mcp_fixture_progress_fn)(void *cls, double progress, double total
  * count in *n. Thread-safe. */
 const struct tool *mcp_fixtures(size_t *n);
 
+/* The client capability fixture t needs (a key of clientCapabilities,
+ * static), or NULL. */
+const char *mcp_fixtures_needs(const struct tool *t);
+
 /* Whether t is one of mcp_fixtures(). */
 bool mcp_fixtures_has(const struct tool *t);
 
-/* Run fixture t: its CallToolResult (new object; an isError result from
- * result_error for test_error_handling), calling progress along the way
- * for the tools that report progress. */
-struct json_object *mcp_fixtures_run(const struct tool *t, mcp_fixture_progress_fn progress,
+/* Run fixture t with args (borrowed; unchecked): its CallToolResult (new
+ * object; an isError result from result_error for test_error_handling and
+ * failing_job; {"error": {code, message}} for protocol_error_job, which
+ * mcp_task_done files as a failed task), calling progress along the way
+ * for the tools that report progress. slow_compute returns early when
+ * the call is cancelled (core/cancel.h). */
+struct json_object *mcp_fixtures_run(const struct tool *t, struct json_object *args,
+                                      mcp_fixture_progress_fn progress,
                                       void *cls);
 #endif

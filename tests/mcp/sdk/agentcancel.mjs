@@ -71,6 +71,35 @@ async function groundCancel(name, c, callWith) {
 		progress >= 2 && u.requests === 1 && u.errors === 1, JSON.stringify(u));
 }
 
+// gui_agent as an MCP task (the Tasks extension, raw 2026-07-28 over /mcp):
+// the call answers a task at once, and tasks/cancel stops the run on detmd.
+async function taskCancel(tid) {
+	const EXT = "io.modelcontextprotocol/tasks";
+	const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": { extensions: { [EXT]: {} } } };
+	let n = 1;
+	const post = (method, params, name) => fetch(`${url}/mcp`, { method: "POST", headers: { "Content-Type": "application/json",
+		Accept: "application/json", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name },
+		body: JSON.stringify({ jsonrpc: "2.0", id: n++, method, params: { ...params, _meta: meta } }) }).then((x) => x.json());
+	const t0 = Date.now();
+	const cr = (await post("tools/call", { name: "gui_agent", arguments: { task_id: tid, instruction: "keep waiting", timeout: 120 } },
+		"gui_agent")).result || {};
+	check("gui_agent task over /mcp: answered with a task at once", cr.resultType === "task" && cr.taskId && Date.now() - t0 < 5000,
+		JSON.stringify(cr));
+	let before = await asks();
+	for (let i = 0; i < 50 && (await asks()) < before + 2; i++) await sleep(200);
+	const ack = (await post("tasks/cancel", { taskId: cr.taskId }, cr.taskId)).result || {};
+	let prev = -1, now = await asks();
+	for (let i = 0; i < 20 && now !== prev; i++) { await sleep(1500); prev = now; now = await asks(); }
+	before = now;
+	await sleep(2500);
+	const after = await asks();
+	const g = (await post("tasks/get", { taskId: cr.taskId }, cr.taskId)).result || {};
+	check(`gui_agent task over /mcp: tasks/cancel stops the run on detmd (model asked ${before} then ${after} times)`,
+		ack.resultType === "complete" && g.status === "cancelled" && before > 0 && after === before,
+		`${before} -> ${after} ${JSON.stringify(g).slice(0, 200)}`);
+}
+
 async function main() {
 	if (!url || !sup) { console.log("DETM_URL or SUPERVISOR_URL is not set"); console.log("0 passed, 1 failed"); process.exit(1); }
 	const r = await fetch(`${url}/api/tasks`, { method: "POST", headers: { "Content-Type": "application/json" },
@@ -97,6 +126,12 @@ async function main() {
 		} finally {
 			if (c) await c.close().catch(() => {});
 		}
+	}
+	try {
+		await taskCancel(tid);
+	} catch (e) {
+		failed++;
+		console.log(`FAIL agent-cancel: gui_agent task: ${e && e.stack ? e.stack : e}`);
 	}
 	console.log(`${passed} passed, ${failed} failed`);
 	process.exit(failed ? 1 : 0);
