@@ -135,6 +135,8 @@ open_el(struct buf *b, json_object *el, char *t, size_t cap)
 	put(b, ">");
 	if (json_object_object_get_ex(el, "text", &v) && v != NULL)
 		esc(b, json_object_get_string(v));
+	else if (strcmp(t, "label") == 0)       /* a label's text is its name (AT-SPI Text) */
+		esc(b, json_object_get_string(json_object_object_get(el, "name")));
 }
 
 static void
