@@ -4,7 +4,9 @@
 # follows OSWorld's PythonController and SetupController call by call
 # (controller.py; Python requests, as OSWorld's own), checked from outside
 # (osworld.py says what): a detmd without --osworld-exec refuses commands;
-# one with it serves every route on two task displays at once.
+# one with it serves every route on two task displays at once; the
+# Provider of integrations/osworld/ starts, reverts and stops tasks and its
+# forwarder carries PythonController's URLs to them.
 #
 # Prints "N passed, N failed".
 set -u
@@ -20,7 +22,7 @@ python3 -c 'import requests' 2>/dev/null || { bad "needs python3-requests"; fini
 
 total_pass=0 total_fail=0
 export tmp DETM_BIN
-py() { PYTHONPATH=tests/osworld python3 tests/osworld/osworld.py "$1"; }
+py() { PYTHONPATH=tests/osworld:integrations/osworld python3 tests/osworld/osworld.py "$1"; }
 
 daemon_start || { bad "daemon start (exec off)"; finish; exit 1; }
 run_part off py off
@@ -30,6 +32,7 @@ unset DETM_DATA
 
 daemon_start --osworld-exec || { bad "daemon start (exec on)"; finish; exit 1; }
 run_part on py on
+run_part provider py provider
 
 PASS=$((PASS + total_pass)) FAIL=$((FAIL + total_fail))
 finish
