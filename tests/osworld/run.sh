@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 
 suite_init osworld --term --rm-data
 
-for t in python3 xterm zenity xlogo xdotool xwininfo xdpyinfo import ffprobe; do
+for t in python3 xterm mousepad zenity xlogo xdotool xwininfo xdpyinfo import convert ffprobe; do
 	command -v $t >/dev/null || { bad "needs $t" "run scripts/install-deps.sh test"; finish; exit 1; }
 done
 python3 -c 'import requests' 2>/dev/null || { bad "needs python3-requests"; finish; exit 1; }
