@@ -187,11 +187,17 @@ osw_form_parse(struct req *r, struct osw_form *f, struct derr *e)
 		}
 		return 0;
 	}
+	return osw_form_bytes(ct, r->in_raw, r->in_raw_len, f, e);
+}
+
+int
+osw_form_bytes(const char *ct, const char *p, size_t n, struct osw_form *f, struct derr *e)
+{
 	if (ct != NULL && strncasecmp(ct, "application/x-www-form-urlencoded", 33) == 0)
-		return parse_urlencoded(r->in_raw, r->in_raw_len, f, e);
+		return parse_urlencoded(p, n, f, e);
 	if (ct != NULL && strncasecmp(ct, "multipart/form-data", 19) == 0)
-		return parse_multipart(ct, r->in_raw, r->in_raw_len, f, e);
-	if (r->in_raw_len == 0)
+		return parse_multipart(ct, p, n, f, e);
+	if (n == 0)
 		return 0;
 	return derr_set(e, DERR_MEDIA, NULL, "send a form (urlencoded or multipart) or JSON, not %s",
 	    ct ? ct : "no Content-Type");

@@ -36,6 +36,10 @@ struct osw_form {
  * or -1 with DERR_INVALID (a multipart body without its boundary or end,
  * too many fields) or DERR_MEDIA (another type). */
 int osw_form_parse(struct req *r, struct osw_form *f, struct derr *e) DETM_NODISCARD;
+/* The same for bytes p[0..n) sent with Content-Type ct (NULL: none); f is
+ * appended to (memset it first). The values point into p. */
+int osw_form_bytes(const char *ct, const char *p, size_t n, struct osw_form *f, struct derr *e)
+    DETM_NODISCARD;
 /* The field named name, or NULL. */
 const struct osw_field *osw_form_get(const struct osw_form *f, const char *name);
 /* name's value as text into out[cap] (valid UTF-8, cut to fit); "" when
