@@ -34,5 +34,9 @@ daemon_start --osworld-exec || { bad "daemon start (exec on)"; finish; exit 1; }
 run_part on py on
 run_part provider py provider
 
+daemon_stop
+# Under ASan a leak or an error makes detmd exit non-zero at its stop.
+if [ "${DETM_RC:-0}" -eq 0 ]; then ok "detmd stopped cleanly"; else
+	bad "detmd stopped cleanly" "exit $DETM_RC: $(grep -m3 -A3 'ERROR\|SUMMARY' "$DETM_DATA/stdout.log")"; fi
 PASS=$((PASS + total_pass)) FAIL=$((FAIL + total_fail))
 finish
