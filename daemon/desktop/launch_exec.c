@@ -58,7 +58,7 @@ session_note(const char *task_id, pid_t sid)
 			break;
 		}
 	if (i == EXEC_SESSIONS && sessions[pick].sid > 0)
-		launch_kill_session(sessions[pick].sid, SIGKILL);   /* the oldest slot goes */
+		launch_kill_session(sessions[pick].sid, SIGKILL);   /* full: slot 0's goes */
 	snprintf(sessions[pick].task_id, ID_LEN, "%s", task_id);
 	sessions[pick].sid = sid;
 	pthread_mutex_unlock(&emu);

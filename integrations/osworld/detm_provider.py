@@ -47,6 +47,8 @@ import uuid
 
 logger = logging.getLogger("detm.osworld")
 
+_SIZES = {}     # path_to_vm -> (w, h) DesktopEnv asked get_vm_path for
+
 _HOP = {"connection", "keep-alive", "transfer-encoding", "host", "content-length",
         "authorization", "proxy-connection", "te", "upgrade"}
 
@@ -149,7 +151,7 @@ class DetmProvider:
         self.lock = threading.Lock()
 
     def _new_task(self, path_to_vm):
-        w, h = self.screen_size
+        w, h = _SIZES.get(path_to_vm, self.screen_size)
         t = self.detm.call("POST", "/api/tasks", {
             "name": "osworld %s" % path_to_vm, "display": True,
             "display_width": w, "display_height": h,
@@ -219,7 +221,10 @@ class DetmVMManager:
         pass
 
     def get_vm_path(self, **kwargs):
-        return "detm-" + uuid.uuid4().hex[:12]
+        path = "detm-" + uuid.uuid4().hex[:12]
+        if kwargs.get("screen_size"):
+            _SIZES[path] = tuple(kwargs["screen_size"])   # DesktopEnv's screen_size
+        return path
 
 
 def install(url="http://127.0.0.1:18790", token=None, screen_size=(1920, 1080), name="docker"):

@@ -354,7 +354,7 @@ def part_provider():
     import types
     import detm_provider
     mgr = detm_provider.DetmVMManager()
-    prov = detm_provider.DetmProvider(None, URL, None, (1280, 720))
+    prov = detm_provider.DetmProvider(None, URL, None)     # its default: 1920x1080
     path = mgr.get_vm_path(os_type="Ubuntu", region=None, screen_size=(1280, 720))
     prov.start_emulator(path, True, "Ubuntu")
     parts = prov.get_ip_address(path).split(":")
@@ -362,7 +362,8 @@ def part_provider():
     c = Controller(f"http://{vm_ip}:{server_port}")  # PythonController's own URL form
     t1 = prov.task_id(path)
     shot = c.get_screenshot()
-    check("provider: start registers a task with a display; PythonController's URL reaches it",
+    check("provider: start registers a task with a display of DesktopEnv's screen_size; "
+          "PythonController's URL reaches it",
           png_size(shot) == (1280, 720) and c.get_vm_platform() == "Linux")
     r = c.upload("~/p.txt", b"provider bytes")
     check("provider: forms and uploads pass the forwarder", r.status_code == 200 and
