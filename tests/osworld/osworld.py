@@ -81,6 +81,8 @@ def part_off():
     files = requests.get(URL + "/api/tasks/%s/files" % tid).json()["files"]
     check("exec off: nothing ran", not any(f["path"] == "should-not-exist" for f in files), files)
     check("exec off: the rest answers (platform)", c.get_vm_platform() == "Linux")
+    cap = requests.get(URL + "/api/capabilities").json()["desktop"]["osworld"]
+    check("exec off: capabilities say so", cap == {"base": "/osworld/{task_id}", "execute": False}, cap)
     help_ = subprocess.run([os.environ.get("DETM_BIN", "bin") + "/detmd", "--help"],
                            capture_output=True, text=True).stdout + \
         subprocess.run([os.environ.get("DETM_BIN", "bin") + "/detmd", "--help"],
@@ -332,6 +334,8 @@ def part_on():
     data_dir = os.environ["DETM_DATA"]
     ca.folder, cb.folder = data_dir + "/files/" + ta, data_dir + "/files/" + tb
     check("platform: Linux", ca.get_vm_platform() == "Linux")
+    cap = requests.get(URL + "/api/capabilities").json()["desktop"]["osworld"]
+    check("exec on: capabilities say so", cap["execute"] is True, cap)
     screen_checks(cb, mb)
     file_checks(ca, ta, ca.folder)
     bg = exec_checks(ca, ta, ma, ca.folder)
