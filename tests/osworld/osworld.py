@@ -327,6 +327,19 @@ def two_tasks(ca, ma, cb, mb):
     check("task B cannot read task A's file", cb.get_file(ca.folder + "/typed.txt") is None)
 
 
+def takeover(c, tid):
+    """A human driving the display: OSWorld's input, commands and looks wait for them."""
+    lease = requests.post(URL + "/api/tasks/%s/takeover" % tid, json={"reason": "osworld test"}).json()
+    r1 = c.execute(["true"])
+    r2 = c._get("/screenshot")
+    r3 = c.activate_window("anything")
+    check("takeover: execute, screenshot, window actions are 409 human_control",
+          all(r.status_code == 409 and r.json()["error"]["code"] == "human_control" for r in (r1, r2, r3)),
+          (r1.text, r2.status_code, r3.text))
+    requests.post(URL + "/api/tasks/%s/release" % tid, json={"lease": lease.get("lease")})
+    check("takeover released: execute runs again", c.execute(["true"]).status_code == 200)
+
+
 def part_on():
     ta, ma = task("osworld-a")
     tb, mb = task("osworld-b")
@@ -343,6 +356,7 @@ def part_on():
     a11y_checks(cb, mb)
     recording_checks(cb, mb)
     two_tasks(ca, ma, cb, mb)
+    takeover(cb, tb)
     r = requests.post(URL + "/osworld/%s/run_python" % ta, json={"code": "1"})
     check("a route OSWorld has and detm does not: 404 (PythonController falls back)", r.status_code == 404)
     r = requests.get(URL + "/osworld/nosuchtask/platform")
