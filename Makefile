@@ -23,7 +23,7 @@ ifdef WERROR
 WARN    += -Werror
 endif
 
-DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 x11-xcb xcb-xtest xext xtst xdamage libturbojpeg zlib libcurl libcrypto
+DAEMON_PKGS = libmicrohttpd sqlite3 json-c x11 x11-xcb xcb-xtest xext xtst xdamage xfixes libturbojpeg zlib libcurl libcrypto
 # Headers only: detmd dlopens these at first use (ocr.c, enc.c), so an idle daemon
 # does not map them.
 DAEMON_DL_PKGS = tesseract libavcodec libavformat libavutil libarchive

@@ -28,14 +28,14 @@ group=${1:-build}
 
 build_pkgs=(make gcc pkg-config libc6-dev
 	libmicrohttpd-dev libsqlite3-dev libjson-c-dev libcurl4-openssl-dev libssl-dev
-	libx11-dev libx11-xcb-dev libxcb-xtest0-dev libxext-dev libxtst-dev libxdamage-dev libturbojpeg0-dev zlib1g-dev
+	libx11-dev libx11-xcb-dev libxcb-xtest0-dev libxext-dev libxtst-dev libxdamage-dev libxfixes-dev libturbojpeg0-dev zlib1g-dev
 	libtesseract-dev tesseract-ocr-eng
 	libavcodec-dev libavformat-dev libavutil-dev
 	libarchive-dev
 	xvfb openbox
 	libatspi2.0-dev at-spi2-core dbus-daemon)
 test_pkgs=(sqlite3 curl procps jq unzip xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
-	clang libclang-rt-14-dev python3 nodejs
+	clang libclang-rt-14-dev python3 python3-requests nodejs
 	zenity python3-gi gir1.2-gtk-3.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip mousepad)
 bench_pkgs=(wrk)
 # The sonames bin/detmd links (ldd) and loads at first use (enc.c, ocr.c,

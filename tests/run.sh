@@ -18,7 +18,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist faults mcp desktop launch clip typing vision waits wake gui effect dialects uitars agent record dashboard takeover memory usage done ops drain deploy a11y hostile load fuzz)
+all_suites=(layers unit x11 http persist faults mcp desktop launch osworld clip typing vision waits wake gui effect dialects uitars agent record dashboard takeover memory usage done ops drain deploy a11y hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -32,6 +32,7 @@ declare -A cmd=(
 	[clip]="tests/clip/run.sh"
 	[dialects]="tests/dialects/run.sh"
 	[launch]="tests/launch/run.sh"
+	[osworld]="tests/osworld/run.sh"
 	[typing]="tests/typing/run.sh"
 	[vision]="tests/vision/run.sh"
 	[waits]="tests/waits/run.sh"

@@ -70,6 +70,8 @@ static const struct opt opts[] = {
 	  "desktop_launch: on, off, or auto (on while detmd listens on loopback only, off beyond it)" },
 	{ "launch-allow", "ACU_LAUNCH_ALLOW", OPT_STR, O(launch_allow), CONFIG_LAUNCH_ALLOW_DEFAULT, 0, 0,
 	  "programs desktop_launch may start (names looked up in PATH, or absolute paths; comma or blank separated); a shell only if listed (sh)" },
+	{ "osworld-exec", "ACU_OSWORLD_EXEC", OPT_BOOL, O(osworld_exec), "0", 0, 1,
+	  "the OSWorld server's /execute and /setup/execute run commands (arbitrary code) on task displays, in the task's folder and process group" },
 	{ "display-glx", "ACU_DISPLAY_GLX", OPT_BOOL, O(display_glx), "0", 0, 1,
 	  "enable the GLX extension on task displays (off: smaller, faster start)" },
 	{ "shared-xvfb", "ACU_SHARED_XVFB", OPT_STR, O(shared_xvfb), "", 0, 0,

@@ -44,6 +44,7 @@ struct config {
 	char *launch;           /* desktop_launch: "auto" | "on" | "off" */
 	char *launch_allow;     /* programs desktop_launch may start (launch.c parses it) */
 	bool display_glx;       /* give task displays GLX */
+	bool osworld_exec;      /* the OSWorld server may run commands (api_osworld_exec.c) */
 	bool humanize;          /* start value of the humanize switch */
 	bool mcp_conformance_tools; /* /mcp also serves the conformance fixtures */
 	char *shared_xvfb;      /* "WxH": start the shared display if down; "" never */

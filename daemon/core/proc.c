@@ -52,6 +52,8 @@ proc_spawn(char *const argv[], char *const envp[], const struct proc_io *io)
 		posix_spawn_file_actions_adddup2(&fa, 2, 1);
 	if (io->extra_fd >= 0)
 		posix_spawn_file_actions_adddup2(&fa, io->extra_fd, 3);
+	if (io->cwd != NULL)
+		posix_spawn_file_actions_addchdir_np(&fa, io->cwd);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &all);
 	posix_spawnattr_setpgroup(&at, 0);

@@ -20,6 +20,7 @@ struct proc_io {
 	int extra_fd;           /* becomes fd 3; < 0: none */
 	bool search_path;       /* argv[0] looked up in PATH (posix_spawnp) */
 	bool quiet_missing;     /* a program that does not exist is not logged */
+	const char *cwd;        /* the child's working folder; NULL: detmd's */
 	bool new_session;       /* setsid(): its own session too (no controlling
 	                         * terminal; the session id is its pid) */
 };

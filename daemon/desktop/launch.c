@@ -473,8 +473,10 @@ stop_where(const char *task_id, bool all)
 void
 launch_stop_task(const char *task_id)
 {
-	if (task_id != NULL)
+	if (task_id != NULL) {
 		stop_where(task_id, false);
+		launch_exec_stop_task(task_id);
+	}
 }
 
 void

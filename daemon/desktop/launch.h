@@ -60,4 +60,30 @@ void launch_stop_task(const char *task_id);
  * lines_dropped}; NULL when it has none. */
 json_object *launch_list(const char *task_id);
 
+/* ---- launch_exec.c: a command run to its end (the OSWorld server) ---- */
+#define LAUNCH_EXEC_OUT (1024 * 1024)   /* bytes of stdout, and of stderr, kept */
+#define LAUNCH_EXEC_TIMEOUT_MS 120000   /* OSWorld's own */
+struct launch_exec_req {
+	const char *task_id;
+	char *const *argv;      /* NULL-terminated; argv[0] looked up in PATH; a
+	                         * shell command is {"/bin/sh", "-c", text, NULL} */
+	bool shell;             /* argv is the shell's (for the audit summary) */
+	int timeout_ms;         /* 1..: then its session is killed */
+};
+/* Runs q->argv on the task's own running display (desktop_launch's
+ * environment), in its own session and process group, with the task's
+ * folder (files_folder) as its working folder, until it exits or its
+ * deadline. Logged as a `cli` action. *out (caller owns): {output, error
+ * (stderr), returncode (-N: killed by signal N; -9 on the deadline),
+ * timed_out, cwd}; output and error valid UTF-8, each cut at
+ * LAUNCH_EXEC_OUT. What it leaves running is killed with the task's
+ * launches. Errors: DERR_NOT_FOUND (the task; a program that is not
+ * installed, field "command"), DERR_CONFLICT (a final task, no display of
+ * its own), DERR_UNAVAILABLE (it could not start). Whether commands may
+ * run at all is the caller's decision. */
+int launch_exec(struct app *app, const struct launch_exec_req *q, json_object **out,
+    struct derr *e) DETM_NODISCARD;
+/* Kills what task_id's commands left running (launch_stop_task calls it). */
+void launch_exec_stop_task(const char *task_id);
+
 #endif

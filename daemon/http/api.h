@@ -288,6 +288,24 @@ int api_task_display_get(struct req *r, struct derr *e);
 int api_task_display_delete(struct req *r, struct derr *e);
 int api_humanize_get(struct req *r, struct derr *e);
 int api_humanize_set(struct req *r, struct derr *e);
+/* api_osworld.c, api_osworld_io.c, api_osworld_at.c: the OSWorld in-VM
+ * server, per task (/osworld/{task_id}/...). */
+int api_osw_screenshot(struct req *r, struct derr *e);
+int api_osw_screen_size(struct req *r, struct derr *e);
+int api_osw_cursor_position(struct req *r, struct derr *e);
+int api_osw_platform(struct req *r, struct derr *e);
+int api_osw_window_size(struct req *r, struct derr *e);
+int api_osw_activate_window(struct req *r, struct derr *e);
+int api_osw_close_window(struct req *r, struct derr *e);
+int api_osw_start_recording(struct req *r, struct derr *e);
+int api_osw_end_recording(struct req *r, struct derr *e);
+int api_osw_file(struct req *r, struct derr *e);
+int api_osw_upload(struct req *r, struct derr *e);
+int api_osw_list_directory(struct req *r, struct derr *e);
+int api_osw_execute(struct req *r, struct derr *e);
+int api_osw_launch(struct req *r, struct derr *e);
+int api_osw_open_file(struct req *r, struct derr *e);
+int api_osw_accessibility(struct req *r, struct derr *e);
 /* api_ops.c */
 int api_doctor(struct req *r, struct derr *e);
 int api_task_export(struct req *r, struct derr *e);

@@ -116,6 +116,10 @@ desktop_manifest(const struct config *cfg)
 	json_object_object_add(l, "why", json_object_new_string(why));
 	json_object_object_add(l, "allow", launchpol_list(cfg));
 	json_object_object_add(d, "launch", l);
+	l = json_object_new_object();   /* the OSWorld server (api_osworld*.c) */
+	json_object_object_add(l, "base", json_object_new_string("/osworld/{task_id}"));
+	json_object_object_add(l, "execute", json_object_new_boolean(cfg->osworld_exec));
+	json_object_object_add(d, "osworld", l);
 	return d;
 }
 

@@ -13,7 +13,8 @@
  * scaled to max_width), xcap_encode turns a frame into JPEG or PNG bytes.
  * xcap_shot does both.
  *
- * Does not: choose the display, find windows by name, or draw a cursor.
+ * Does not: choose the display or find windows by name; the cursor is drawn
+ * only when asked (xcap_cursor_draw).
  */
 #ifndef DETM_XCAP_H
 #define DETM_XCAP_H
@@ -76,6 +77,11 @@ int xcap_shot(struct xcap *c, const struct xcap_req *q, struct xcap_frame *f,
 int xcap_uses_shm(const struct xcap *c);
 /* Detaches the segment and uses XGetImage from now on (tests, benchmarks). */
 void xcap_disable_shm(struct xcap *c);
+
+/* Blends the pointer's current image (XFixes) into f, a grab of d's
+ * screen, where the pointer is (xcap_cursor.c). 0, or -1 when d has no
+ * XFixes or no cursor image (f unchanged). */
+int xcap_cursor_draw(Display *d, struct xcap_frame *f);
 
 void xcap_frame_free(struct xcap_frame *f);   /* frees f->rgb; NULL ok */
 void xcap_image_free(struct xcap_image *img); /* NULL ok */

@@ -4,9 +4,13 @@
  * (model answers), the UI-TARS answer parser (pixel and 0-1000 forms), the
  * GUI instruction parser (gui_do's words and explicit forms), the tool
  * router's schema check + request building (a tool from byte 1, arguments
- * from the rest), the JSON validators, and the time and size parsers.
+ * from the rest), the JSON validators, the time and size parsers, and
+ * the OSWorld server's form bodies (byte 0 = 6 with byte 1 odd: multipart
+ * with a fixed boundary, or urlencoded, or a Content-Type read from the
+ * first line; every field's bytes are read back).
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +20,7 @@
 #include "core/jx.h"
 #include "core/util.h"
 #include "gui/gui.h"
+#include "http/osw_form.h"
 #include "schema.h"
 #include "toolreq.h"
 
@@ -97,6 +102,38 @@ validators(const char *text, size_t len)
 	json_object_put(o);
 }
 
+/* The form parser on raw bytes; which Content-Type by sel. */
+static void
+form(const uint8_t *p, size_t n, uint8_t sel)
+{
+	static const char *const types[] = { "multipart/form-data; boundary=B",
+		"application/x-www-form-urlencoded", NULL };
+	const char *ct = types[(sel >> 1) % 3];
+	char line[128], out[64];
+	struct osw_form f;
+	struct derr e;
+	size_t off = 0, sum = 0;
+
+	if (ct == NULL) {       /* the first line is the Content-Type */
+		const uint8_t *nl = memchr(p, '\n', n < sizeof line - 1 ? n : sizeof line - 1);
+
+		off = nl ? (size_t)(nl - p) + 1 : 0;
+		snprintf(line, sizeof line, "%.*s", (int)(nl ? nl - p : 0), (const char *)p);
+		ct = line;
+	}
+	memset(&f, 0, sizeof f);
+	derr_clear(&e);
+	if (osw_form_bytes(ct, (const char *)p + off, n - off, &f, &e) == 0 && f.n > OSW_FORM_FIELDS)
+		abort();
+	for (int i = 0; i < f.n; i++) {
+		for (size_t k = 0; k < f.f[i].len; k++)
+			sum += (unsigned char)f.f[i].val[k];    /* every byte readable */
+		(void)osw_form_text(&f, f.f[i].name, out, sizeof out);
+	}
+	(void)sum;
+	osw_form_free(&f);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {
@@ -133,7 +170,10 @@ LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 		(void)time_parse(text, &ms);
 		break;
 	default:
-		(void)config_parse_size(text, &w, &h);
+		if (d[1] & 1)
+			form(d + 2, n - 2, d[1]);
+		else
+			(void)config_parse_size(text, &w, &h);
 		break;
 	}
 	free(text);

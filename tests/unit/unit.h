@@ -9,6 +9,7 @@
 
 /* Each test file exports its table, ended by { NULL, NULL }. */
 extern const struct harness_test util_tests[];
+extern const struct harness_test oswform_tests[];
 extern const struct harness_test state_tests[];
 extern const struct harness_test http_tests[];
 extern const struct harness_test store_tests[];
