@@ -91,4 +91,25 @@ const char *loopdet_signal_name(enum loopdet_signal s);
 /* Whether two signatures show the same screen (see above). */
 bool loopdet_sig_same(const uint8_t *a, const uint8_t *b);
 
+/* ---- loop_rows.c: a hit recorded on its task ---- */
+
+struct store;
+struct derr;
+
+/* What loop_record writes and returns. */
+struct loop_rec {
+	const struct loopdet_hit *hit;
+	const char *action_id;          /* the action that completed it, or NULL */
+	int64_t count;                  /* out: the task's loop events, this one included */
+	bool wrote;                     /* out: false when the task is gone */
+};
+/* One transaction: the task's `loops` column (count, per signal counts,
+ * the last event) and a system message (msg_type loop, "Loop detected:
+ * <sentence>"); then the events loop/created, message/created and
+ * task/updated. Not activity (updated_at stays). 0 (nothing written for
+ * a task that is gone), or -1 with e on a database failure. */
+int loop_record(struct store *st, const char *task_id, struct loop_rec *r, struct derr *e);
+/* The task was paused for its loops: loops.paused_at set. 0 or -1 with e. */
+int loop_mark_paused(struct store *st, const char *task_id, struct derr *e);
+
 #endif
