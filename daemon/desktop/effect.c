@@ -485,14 +485,14 @@ effect_judge(struct effect *f, struct display_lease *l, const char *did, json_ob
 		judge_unwatched(did, r);
 		return;
 	}
-	if (f->have_before && f->mask != NULL) {
+	watch(f, l);
+	f->t_end = mono_us();
+	v = verdict(f, why, sizeof why, &ev_us);
+	if (f->have_before && f->mask != NULL) {     /* after the watch: it is never delayed */
 		fx_signature(f, fx_last.sig);
 		fx_last.have = true;
 		fx_last.at_us = mono_us();
 	}
-	watch(f, l);
-	f->t_end = mono_us();
-	v = verdict(f, why, sizeof why, &ev_us);
 	jx_add_str(r, "effect", v);
 	json_object_object_add(r, "evidence", evidence_json(f, why));
 	json_object_object_add(r, "effect_ms", ev_us > 0 ? ms_json((double)(ev_us - f->t_input) / 1000.0) : NULL);
