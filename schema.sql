@@ -244,3 +244,10 @@ CREATE INDEX recordings_task ON recordings (task_id);
 -- {sentence, reasons}, checked_at}; NULL until it is completed.
 ALTER TABLE tasks ADD COLUMN completion TEXT;
 ALTER TABLE plan_items ADD COLUMN completion TEXT;
+
+-- migration 9
+-- Loops (issue 38 item 1): what detm's loop detection noticed on a task
+-- (daemon/task/loopdet.c, desktop/loopwatch.c), as JSON {count, signals:
+-- {repeat, cycle, noop, item}, last: {signal, what, times, since, at,
+-- sentence, ordinal, action_id}, paused_at?}; NULL until the first loop.
+ALTER TABLE tasks ADD COLUMN loops TEXT;

@@ -145,7 +145,8 @@ static struct tool tools[] = {
 	"Read a task's status, progress percentage and plan items. detail_level: items (default, "
 	"one line per item), actions or full (every item with its actions and logs), focused "
 	"(actions of the current item only). Use it to re-orient after a long wait or a context "
-	"reset.",
+	"reset. loops (when present) is what detm's loop detection noticed: you repeated yourself "
+	"without progress (loops.last.sentence says what and since when); do something different.",
 	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{" TASK_ID ","
 	"'detail_level':{'type':'string','enum':['items','actions','full','focused'],'description':'How much detail; default items.'}}}",
 	RO | IDEM, "GET", "/api/tasks/{task_id}", "detail_level:detail", "tasks", 0, NULL

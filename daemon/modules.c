@@ -19,6 +19,7 @@
 #include "backends/ground.h"
 #include "desktop/launch.h"
 #include "desktop/live.h"
+#include "desktop/loopwatch.h"
 #include "desktop/takeover.h"
 #include "gui/agent_bg.h"
 #include "modules.h"
@@ -84,6 +85,8 @@ modules_start(struct app *app, const char **what, struct derr *e)
 		return *what = "smart waits: ", -1;
 	if (takeover_init(app->store, cfg->takeover_idle_s, e) != 0)
 		return *what = "takeover: ", -1;
+	if (loopwatch_init(app, e) != 0)
+		return *what = "loop detection: ", -1;
 	return 0;
 }
 
@@ -102,6 +105,7 @@ modules_stop_engines(void)
 void
 modules_stop(struct app *app)
 {
+	loopwatch_shutdown();       /* the requests are over: nothing feeds it */
 	takeover_shutdown();
 	budget_shutdown();      /* after the requests: no pause is queued any more */
 	usage_shutdown();

@@ -196,6 +196,14 @@ function completionBadge(o) {
   return el("span", { class: "badge contradicted", title: why, text: "done? contradicted" });
 }
 
+// Loops detm noticed (api.md "Loops"): a badge with how many, whose title
+// is the latest one's explanation.
+function loopBadge(o) {
+  if (!o || !o.loops || !o.loops.count) return null;
+  const last = o.loops.last || {};
+  return el("span", { class: "badge loop", title: last.sentence || "", text: `loop ×${o.loops.count}` });
+}
+
 function renderTasks() {
   const ul = $("tasks");
   ul.replaceChildren();
@@ -212,7 +220,7 @@ function renderTasks() {
       el("span", { class: "name", text: t.name }),
       el("span", { class: "row" },
         el("span", { class: `badge ${t.status}`, text: t.status }),
-        ...[completionBadge(t)].filter(Boolean),
+        ...[completionBadge(t), loopBadge(t)].filter(Boolean),
         bar(pct),
         el("span", { class: "count", text: `${done}/${total}` }),
         el("span", { class: "age", text: age(t.created_at), title: t.created_at })));
@@ -279,6 +287,10 @@ function renderTask(t) {
   const { done, total } = counts(t);
   $("t-meta").textContent = `${t.task_id} · ${done}/${total} done · started ${age(t.created_at)} ago` +
     (t.metadata && t.metadata.display ? ` · display ${t.metadata.display}` : "");
+  const lp = $("t-loop"), last = t.loops && t.loops.last;
+  lp.hidden = !last;
+  lp.textContent = last ? `Loop ${t.loops.count > 1 ? `(${t.loops.count} so far)` : ""}: ${last.sentence}` +
+    (t.loops.paused_at ? " — paused for a human" : "") : "";
   const pr = $("t-progress");
   pr.firstElementChild.style.width = `${t.progress_pct || 0}%`;
   pr.setAttribute("aria-valuenow", String(t.progress_pct || 0));

@@ -78,6 +78,10 @@ struct config {
 	long stuck_check_s;     /* how often active tasks are checked */
 	long stuck_after_s;     /* idle this long (and no watching wait): stuck */
 	long stuck_cooldown_s;  /* no second alert for a task within this */
+	/* loop detection (task/loopdet.c, desktop/loopwatch.c) */
+	bool loop_detection;
+	long loop_repeats, loop_noops, loop_item_factor, loop_item_min, loop_px;
+	long loop_pause_after;  /* loop events before a pause and a human; 0 never */
 	long takeover_idle_s;   /* a human's takeover ends after this long without input (takeover.c) */
 	char *workspace;        /* memory tools (memory.c); ~ expanded */
 	/* recordings (recorder.c) */

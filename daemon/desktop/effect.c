@@ -454,6 +454,25 @@ judge_unwatched(const char *did, json_object *r)
 	jx_add_str(r, "summary", line);
 }
 
+/* The screen signature of the latest input judged on this thread, for
+ * the loop detector (effect_take_sig). */
+static _Thread_local struct {
+	bool have;
+	int64_t at_us;
+	uint8_t sig[LOOPDET_SIG_N];
+} fx_last;
+
+bool
+effect_take_sig(uint8_t out[LOOPDET_SIG_N])
+{
+	bool have = fx_last.have && mono_us() - fx_last.at_us < EFFECT_SIG_FRESH_MS * 1000;
+
+	if (have)
+		memcpy(out, fx_last.sig, LOOPDET_SIG_N);
+	fx_last.have = false;
+	return have;
+}
+
 void
 effect_judge(struct effect *f, struct display_lease *l, const char *did, json_object *r)
 {
@@ -461,6 +480,7 @@ effect_judge(struct effect *f, struct display_lease *l, const char *did, json_ob
 	const char *v;
 	int64_t ev_us;
 
+	fx_last.have = false;
 	if (f == NULL) {
 		judge_unwatched(did, r);
 		return;
@@ -468,6 +488,11 @@ effect_judge(struct effect *f, struct display_lease *l, const char *did, json_ob
 	watch(f, l);
 	f->t_end = mono_us();
 	v = verdict(f, why, sizeof why, &ev_us);
+	if (f->have_before && f->mask != NULL) {     /* after the watch: it is never delayed */
+		fx_signature(f, fx_last.sig);
+		fx_last.have = true;
+		fx_last.at_us = mono_us();
+	}
 	jx_add_str(r, "effect", v);
 	json_object_object_add(r, "evidence", evidence_json(f, why));
 	json_object_object_add(r, "effect_ms", ev_us > 0 ? ms_json((double)(ev_us - f->t_input) / 1000.0) : NULL);

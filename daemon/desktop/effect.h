@@ -103,6 +103,7 @@
 #include <json-c/json.h>
 
 #include "derr.h"
+#include "task/loopdet.h"
 #include "x11/display.h"
 
 #define EFFECT_SETTLE_MS 300            /* settle_ms default */
@@ -117,6 +118,7 @@
 #define EFFECT_MIN_PIXELS 8
 #define EFFECT_REGION_WIDTH 800
 #define EFFECT_TAIL_MS 300              /* after a watch: its drawing may go on (fades) */
+#define EFFECT_SIG_FRESH_MS 5000        /* effect_take_sig: a signature older than this is stale */
 
 enum effect_observe { EFFECT_OBSERVE_NONE, EFFECT_OBSERVE_REGION, EFFECT_OBSERVE_SCREEN };
 
@@ -162,6 +164,15 @@ void effect_free(struct effect *f, struct display_lease *l);
  * the lease from t0_us until now: whatever the display draws meanwhile
  * and for a moment after is no idle drawing to later watches (xhist.h). */
 void effect_mark_unwatched(struct display_lease *l, int64_t t0_us);
+/* The loop detector's screen signature (task/loopdet.h) of the screen
+ * before the latest input effect_judge watched on this thread, taken once:
+ * true and out filled when there is one (judged less than
+ * EFFECT_SIG_FRESH_MS ago, with a picture from before the input), then
+ * forgotten. Areas animating or drawing every so often (a caret, a
+ * clock: the drawing history) are left out of it. The action row that
+ * input logs is written on the same thread right after (desktop_run,
+ * gui_do), which is where the loop watch (loopwatch.c) takes it. */
+bool effect_take_sig(uint8_t out[LOOPDET_SIG_N]);
 /* The "verified" compatibility field of the verdict in r: true for
  * confirmed, false for suspected_noop, null otherwise. */
 json_object *effect_verified(json_object *r);

@@ -98,6 +98,10 @@ struct effect {
 };
 
 /* effect_px.c */
+/* The loop detector's signature of the picture before (have_before and a
+ * mask needed): each grid cell's mean luma over its pixels not marked
+ * FX_ANIM or FX_PERIODIC (0 when all are). */
+void fx_signature(const struct effect *f, uint8_t out[LOOPDET_SIG_N]);
 /* The picture halfway through a baseline that is still drawing. */
 void fx_mid(struct effect *f, struct display_lease *l);
 /* The history's busy areas into the mask (FX_ANIM continuous,

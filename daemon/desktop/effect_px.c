@@ -66,6 +66,30 @@ full_frame(const struct effect *f, const struct xcap_frame *fr)
 }
 
 void
+fx_signature(const struct effect *f, uint8_t out[LOOPDET_SIG_N])
+{
+	uint32_t sum[LOOPDET_SIG_N] = { 0 }, n[LOOPDET_SIG_N] = { 0 };
+
+	for (int y = 0; y < f->sh; y += 2) {
+		const unsigned char *row = f->before.rgb + (size_t)y * (size_t)f->sw * 3;
+		const uint8_t *m = f->mask + (size_t)y * (size_t)f->sw;
+		size_t cy = (size_t)y * LOOPDET_SIG_H / (size_t)f->sh;
+
+		for (int x = 0; x < f->sw; x += 2) {
+			size_t c = cy * LOOPDET_SIG_W + (size_t)x * LOOPDET_SIG_W / (size_t)f->sw;
+			const unsigned char *p = row + (size_t)x * 3;
+
+			if (m[x] & (FX_ANIM | FX_PERIODIC))
+				continue;
+			sum[c] += (77u * p[0] + 150u * p[1] + 29u * p[2]) >> 8;
+			n[c]++;
+		}
+	}
+	for (size_t c = 0; c < LOOPDET_SIG_N; c++)
+		out[c] = n[c] > 0 ? (uint8_t)(sum[c] / n[c]) : 0;
+}
+
+void
 fx_mid(struct effect *f, struct display_lease *l)
 {
 	struct xcap_req q = { 0 };

@@ -30,7 +30,8 @@
 
 #define EVENTS_RING 1024
 
-/* type: task, item, action, log, message, wait, recording; op: created,
+/* type: task, item, action, log, message, wait, recording, completion,
+ * loop (loop_rows.c); op: created,
  * updated, deleted; ref: the item ordinal / action / wait id, or NULL. */
 void events_publish(const char *type, const char *op, const char *task_id, const char *ref);
 /* Inside a deferred store_tx (store_defer_begin), events_publish holds the

@@ -110,6 +110,18 @@ int task_action_add(struct store *st, const char *task_id,
     const struct action_new *a, char id_out[ID_LEN], int64_t *ordinal_out,
     struct derr *e) DETM_NODISCARD;
 
+/* Called after every committed action insert (task_action_add,
+ * task_driver_note), on the thread that wrote it, outside the store lock:
+ * the loop watch (desktop/loopwatch.c) is fed so, whatever path logged
+ * the action. One hook, set before the server starts (NULL: none). */
+struct task_action_note {
+	const char *task_id, *action_id;
+	int64_t ordinal;                    /* the item's, or -1 */
+	const struct action_new *a;
+};
+typedef void (*task_action_hook_fn)(const struct task_action_note *n, void *arg);
+void task_action_hook_set(task_action_hook_fn fn, void *arg);
+
 struct action_patch {
 	const char *status;         /* NULL: unchanged */
 	const char *output_json;    /* NULL: unchanged */

@@ -29,6 +29,25 @@ static const char SQL_ACTION_SET[] =
     "UPDATE actions SET status = coalesce(?3, status), output_data = coalesce(?4, output_data), "
     "duration_ms = coalesce(?5, duration_ms) WHERE id = ?1 AND task_id = ?2";
 
+static task_action_hook_fn action_hook;
+static void *action_hook_arg;
+
+void
+task_action_hook_set(task_action_hook_fn fn, void *arg)
+{
+	action_hook = fn;
+	action_hook_arg = arg;
+}
+
+static void
+action_noted(const char *task_id, const char *id, int64_t ordinal, const struct action_new *a)
+{
+	struct task_action_note n = { .task_id = task_id, .action_id = id, .ordinal = ordinal, .a = a };
+
+	if (action_hook != NULL)
+		action_hook(&n, action_hook_arg);
+}
+
 struct action_tx {
 	const char *task_id;
 	const struct action_new *a;
@@ -91,10 +110,12 @@ task_action_add(struct store *st, const char *task_id, const struct action_new *
 
 	*ordinal_out = -1;
 	rc = store_tx(st, action_tx, &t, e);
-	if (rc != 0)
+	if (rc != 0) {
 		*ordinal_out = -1;
-	else
+	} else {
 		events_publish("action", "created", task_id, id_out);
+		action_noted(task_id, id_out, *ordinal_out, a);
+	}
 	return rc;
 }
 
@@ -134,6 +155,7 @@ task_driver_note(struct store *st, const char *id, const char *msg,
 		events_publish("message", "created", id, NULL);
 		events_publish("action", "created", id, aid);
 		events_publish("task", "updated", id, NULL);
+		action_noted(id, aid, ord, a);
 	}
 	return rc;
 }

@@ -24,7 +24,7 @@
 #include "taskstate.h"
 
 static const char SQL_TASK_ROW[] =
-    "SELECT id, name, status, agent_id, metadata, created_at, updated_at, completion FROM tasks WHERE id = ?1";
+    "SELECT id, name, status, agent_id, metadata, created_at, updated_at, completion, loops FROM tasks WHERE id = ?1";
 static const char SQL_ITEMS[] =
     "SELECT p.id, p.ordinal, p.title, p.status, p.started_at, p.completed_at, p.duration_seconds, "
     "p.action_count, p.completion "
@@ -370,6 +370,8 @@ tview_summary(struct store *st, const char *id, enum task_detail detail,
 	add_col_time(sum, "created_at", s, 5);
 	add_col_time(sum, "last_update", s, 6);
 	add_completion(sum, s, 7);
+	if ((meta = jx_parse_stored(col_text(s, 8))) != NULL)
+		json_object_object_add(sum, "loops", meta);
 	sqlite3_reset(s);
 
 	if (detail == DETAIL_FOCUSED &&

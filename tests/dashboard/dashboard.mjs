@@ -173,6 +173,18 @@ async function main() {
   await page.screenshot({ path: `${shots}/dark.png`, fullPage: true });
   await page.emulateMedia({ colorScheme: "light" });
 
+  // ---- a loop (api.md "Loops"): the agent's own rows, four suspected_noop in a row ----
+  const l = (await api("POST", "/api/tasks", { name: "Looping one" })).json.task_id;
+  for (const w of ["a", "b", "c", "d"])
+    await api("POST", `/api/tasks/${l}/actions`, { action_type: "gui", summary: `type ${w}`, status: "completed",
+      input_data: { action: "type", text: w }, output_data: { effect: "suspected_noop" } });
+  const lb = page.locator(`#tasks li[data-id="${l}"] .badge.loop`);
+  check("a loop is marked in the list", await until(async () => (await lb.count()) === 1 &&
+    (await lb.innerText()) === "loop ×1"));
+  await page.locator(`#tasks li[data-id="${l}"] .task-btn`).click();
+  check("and explained in the task view", await until(async () => await page.locator("#t-loop").isVisible() &&
+    (await page.locator("#t-loop").innerText()).includes("signal: noop")));
+
   // ---- error states ----
   await page.locator(`#tasks li[data-id="${b}"] .task-btn`).click();
   await until(async () => (await page.locator("#t-name").innerText()) === "Paused one");
