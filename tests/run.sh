@@ -18,7 +18,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist faults mcp desktop launch clip typing vision waits wake gui uitars agent record dashboard takeover memory usage done ops a11y hostile load fuzz)
+all_suites=(layers unit x11 http persist faults mcp desktop launch clip typing vision waits wake gui uitars agent openclaw record dashboard takeover memory usage done ops a11y hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -39,6 +39,7 @@ declare -A cmd=(
 	[gui]="tests/gui/run.sh"
 	[uitars]="tests/uitars/run.sh"
 	[agent]="tests/agent/run.sh"
+	[openclaw]="tests/openclaw/run.sh"
 	[record]="tests/record/run.sh"
 	[dashboard]="tests/dashboard/run.sh"
 	[takeover]="tests/takeover/run.sh"
