@@ -12,9 +12,11 @@
 #    model calls the built-in `computer` tool: screenshots, a click, typing
 #    into an xterm on the session's task display, key, hold_key, a drag that
 #    selects, a middle click that pastes it, a shift-click, a ctrl-scroll,
-#    and a stale frameId, which must be refused. Checked from outside detm:
-#    the file the xterm's `cat` writes, the PRIMARY selection (xclip), and
-#    the task's action log over HTTP.
+#    a click on a frame whose display was replaced meanwhile (the plugin
+#    refuses it), and a stale frameId (OpenClaw's tool refuses it). Checked
+#    from outside detm: the file the xterm's `cat` writes, the PRIMARY
+#    selection (xclip), and the task's action log over HTTP.
+# 3. token.mjs: the plugin against a detmd started with a token.
 # Wall time: ~40-90 s (OpenClaw's start-up is most of it).
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -116,7 +118,7 @@ cx=$(fp $((X + 200))) cy=$(fp $((Y + 150)))
 r1x=$(fp $((X + 2))) r1y=$(fp $((Y + 8))) r1e=$(fp $((X + 2 + 6 * 10)))
 stub_script "$(jq -n --arg c "$C" --argjson cx "$cx" --argjson cy "$cy" --argjson r1x "$r1x" --argjson r1y "$r1y" --argjson r1e "$r1e" '
 	def call($a): $c + ($a | tojson);
-	{answers: [
+	{hold: 13, answers: [
 	call({action: "left_click", coordinate: [$cx, $cy], frameId: "$FRAME"}),
 	call({action: "type", text: "hello from openclaw\n"}),
 	call({action: "type", text: "abc"}),
@@ -129,7 +131,19 @@ stub_script "$(jq -n --arg c "$C" --argjson cx "$cx" --argjson cy "$cy" --argjso
 	call({action: "left_click", coordinate: [$cx, $cy], text: "shift", frameId: "$FRAME"}),
 	call({action: "scroll", coordinate: [$cx, $cy], scrollDirection: "down", scrollAmount: 2, text: "ctrl", frameId: "$FRAME"}),
 	call({action: "left_click", coordinate: [777, 333], frameId: "$FRAME0"}),
+	call({action: "left_click", coordinate: [700, 300], frameId: "$FRAME"}),
 	"All done on the detm display."]}')"
+curl -fsS -X POST "$STUB/_stub/release" >/dev/null
+
+# Request 13 (a click on the latest frame) is held while the display under
+# that frame is replaced by one of another size: the plugin must refuse the
+# frame (COMPUTER_STALE_FRAME) and send nothing. First read what the xterm
+# holds, from outside detm, while it is still there.
+wait_for 120 sh -c "[ \$(curl -fsS '$STUB/_stub/script' | jq .held) -ge 1 ]" || bad "the model's 13th request is held"
+sel=$(DISPLAY=$(disp_of "$task") XAUTHORITY=$(auth_of "$task") timeout 5 xclip -o -selection primary 2>/dev/null)
+curl -fsS -X DELETE "$DETM_URL/api/tasks/$task/display" >/dev/null
+curl -fsS -X POST "$DETM_URL/api/tasks/$task/display" -H 'Content-Type: application/json' \
+	-d '{"resolution":"1024x768"}' >/dev/null || bad "the task's display restarts at 1024x768"
 curl -fsS -X POST "$STUB/_stub/release" >/dev/null
 
 wait "$apid"
@@ -141,7 +155,6 @@ check "openclaw agent turn exits 0" test "$arc" -eq 0
 wait_for 10 grep -q "hello from openclaw" "$out"
 check "typed text reached the xterm (cat's file)" grep -qx "hello from openclaw" "$out"
 check "key BackSpace and Return landed (line 'ab')" grep -qx "ab" "$out"
-sel=$(DISPLAY=$(disp_of "$task") XAUTHORITY=$(auth_of "$task") timeout 5 xclip -o -selection primary 2>/dev/null)
 check "the drag selected text in the xterm (PRIMARY holds 'hello')" grep -q "hello" <<<"$sel"
 check "the middle click pasted the selection (cat's file)" test "$(grep -c "hello" "$out")" -ge 2
 
@@ -161,9 +174,19 @@ check "logged: drag" test "$(n_in '.action == "drag"')" -ge 1
 check "logged: middle_click" test "$(n_in '.action == "middle_click"')" -ge 1
 check "logged: shift-click (hold shift)" test "$(n_in '.action == "click" and .hold == "shift"')" -ge 1
 check "logged: ctrl-scroll down 2" test "$(n_in '.action == "scroll" and .hold == "ctrl" and .amount == 2')" -ge 1
+check "display replaced under the frame: the plugin refused it" grep -q "COMPUTER_STALE_FRAME: the display changed" <<<"$(curl -fsS "$STUB/_stub/requests" | jq -r '[.requests[] | select(.api == "openai")] | last | .prompt')"
+check "display replaced: that click never reached detm" test "$(n_in ".x == $(sp 700)")" -eq 0
 check "stale frame: its click never reached detm" test "$(n_in ".x == $(sp 777)")" -eq 0
 last=$(curl -fsS "$STUB/_stub/requests" | jq -r '[.requests[] | select(.api == "openai")] | last | .prompt')
 check "stale frame: the model was told to take a new screenshot" grep -q "frameId does not match" <<<"$last"
 check "the turn ended with the model's answer" grep -q "All done on the detm display" "$tmp/agent.json"
 kill -TERM "$gpid" 2>/dev/null
+
+# ---- 3. a detmd with a token ----
+daemon_stop
+DETM_TOKEN=tok-$$-$RANDOM
+daemon_start || bad "detmd starts with a token"
+total_pass=0 total_fail=0
+run_part token env DETM_URL="$DETM_URL" DETM_TOKEN="$DETM_TOKEN" timeout 120 "$node24" tests/openclaw/token.mjs
+PASS=$((PASS + total_pass)) FAIL=$((FAIL + total_fail))
 finish
