@@ -27,7 +27,7 @@ suite_atexit() {
 	local keep=${DETM_TEST_OUT:-test-output}/openclaw
 	mkdir -p "$keep"
 	[ -n "${STUB:-}" ] && curl -fsS "$STUB/_stub/requests" >"$tmp/stub-requests.json" 2>/dev/null
-	[ -n "${DETM_URL:-}" ] && curl -fsS "$DETM_URL/api/tasks?status=all&limit=50" >"$tmp/tasks.json" 2>/dev/null
+	[ -n "${DETM_URL:-}" ] && curl -fsS ${DETM_TOKEN:+-H "Authorization: Bearer $DETM_TOKEN"} "$DETM_URL/api/tasks?status=all&limit=50" >"$tmp/tasks.json" 2>/dev/null
 	cp "$tmp"/*.log "$tmp"/*.json "$tmp"/*.err "$tmp"/*.jsonl "$keep/" 2>/dev/null
 	echo "   (kept in $keep)"
 }
@@ -106,12 +106,21 @@ else
 fi
 out=$tmp/typed.txt
 : >"$out"
-xstart "$task" xterm -geometry 80x24+0+0 -fa '' -fn fixed -T octerm -e sh -c "cat >'$out'"
-xwait "$task" octerm 20 || bad "xterm on the session's display"
+# (Its display and X authority read once, checked; a start that fails on a
+# loaded machine is tried again once.)
+disp_ok() { d=$(disp_of "$task") && a=$(auth_of "$task") && [ -n "$d" ] && [ "$d" != null ] && [ -f "$a" ]; }
+wait_for 30 disp_ok || bad "the session's task has a display" "$(curl -s "$DETM_URL/api/tasks/$task" | head -c 300)"
+xterm_up() {
+	DISPLAY=$d XAUTHORITY=$a xterm -geometry 80x24+0+0 -fa '' -fn fixed -T octerm -e sh -c "cat >'$out'" 2>>"$tmp/clients.log" &
+	xt=$!
+	pids+=("$xt")
+	wait_for 30 sh -c "DISPLAY=$d XAUTHORITY=$a xdotool search --name '^octerm\$' >/dev/null 2>&1"
+}
+xterm_up || { ! kill -0 "$xt" 2>/dev/null && xterm_up; } || bad "xterm on the session's display ($d)"
 wait_for 60 sh -c "[ \$(curl -fsS '$STUB/_stub/script' | jq .held) -ge 1 ]" || bad "the model's second request is held"
 # The xterm's client area (below openbox's title bar), in screen pixels.
-X=$(xenv "$task" xwininfo -name octerm | awk '/Absolute upper-left X/ {print $NF}')
-Y=$(xenv "$task" xwininfo -name octerm | awk '/Absolute upper-left Y/ {print $NF}')
+X=$(DISPLAY=$d XAUTHORITY=$a xwininfo -name octerm | awk '/Absolute upper-left X/ {print $NF}')
+Y=$(DISPLAY=$d XAUTHORITY=$a xwininfo -name octerm | awk '/Absolute upper-left Y/ {print $NF}')
 fp() { echo $(( ($1 * 1200 + 640) / 1280 )); }          # screen -> frame pixel
 sp() { echo $(( ($1 * 1280 * 2 + 1200) / 2400 )); }     # frame -> screen pixel (the plugin's rounding)
 cx=$(fp $((X + 200))) cy=$(fp $((Y + 150)))
@@ -140,7 +149,7 @@ curl -fsS -X POST "$STUB/_stub/release" >/dev/null
 # frame (COMPUTER_STALE_FRAME) and send nothing. First read what the xterm
 # holds, from outside detm, while it is still there.
 wait_for 120 sh -c "[ \$(curl -fsS '$STUB/_stub/script' | jq .held) -ge 1 ]" || bad "the model's 13th request is held"
-sel=$(DISPLAY=$(disp_of "$task") XAUTHORITY=$(auth_of "$task") timeout 5 xclip -o -selection primary 2>/dev/null)
+sel=$(DISPLAY=$d XAUTHORITY=$a timeout 10 xclip -o -selection primary 2>/dev/null)
 curl -fsS -X DELETE "$DETM_URL/api/tasks/$task/display" >/dev/null
 curl -fsS -X POST "$DETM_URL/api/tasks/$task/display" -H 'Content-Type: application/json' \
 	-d '{"resolution":"1024x768"}' >/dev/null || bad "the task's display restarts at 1024x768"
@@ -180,7 +189,11 @@ check "stale frame: its click never reached detm" test "$(n_in ".x == $(sp 777)"
 last=$(curl -fsS "$STUB/_stub/requests" | jq -r '[.requests[] | select(.api == "openai")] | last | .prompt')
 check "stale frame: the model was told to take a new screenshot" grep -q "frameId does not match" <<<"$last"
 check "the turn ended with the model's answer" grep -q "All done on the detm display" "$tmp/agent.json"
+# The Gateway stops its helpers itself on SIGTERM (a kill -9 at exit would
+# leave them behind).
 kill -TERM "$gpid" 2>/dev/null
+gone() { ! kill -0 "$gpid" 2>/dev/null; }
+wait_for 30 gone || bad "the Gateway stops on SIGTERM"
 
 # ---- 3. a detmd with a token ----
 daemon_stop
