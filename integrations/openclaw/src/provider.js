@@ -157,6 +157,8 @@ export function createDetmProvider(rawConfig, deps = {}) {
 				display: true,
 				metadata: { openclaw_session: key, source: "openclaw-computer-use" },
 			}, { signal });
+			if (!t.metadata?.display)      // never drive the shared desktop instead
+				throw computerError("DRIVER_UNAVAILABLE", `detmd made task ${t.task_id} without a display of its own; free a display (task_displays_max) and try again`);
 			sessions.set(key, { taskId: t.task_id, lastUsed: Date.now() });
 			return t.task_id;
 		})();
