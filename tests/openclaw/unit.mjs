@@ -121,6 +121,17 @@ check("close B", (await act(B, { action: "__close_execution" })).ok);
 const sa = await snap(A, {}, { sessionKey: "agent:main:unit-1" });
 check("A reopens after closing", /^detm:v1:/.test(sa.displayFrameId));
 check("the same session keeps its task", (await act(A, { action: "get_cursor_position" }, { sessionKey: "agent:main:unit-1" })).details.taskId === taskId);
+// Windows: launch_app, list_windows, bring_to_front, the accessibility tree.
+const la = await act(A, { action: "launch_app", app: "xterm" }, { sessionKey: "agent:main:unit-1" });
+check("launch_app xterm: its window, as a windowRef", la.ok && /^detm:win:0x/.test(la.details.window?.windowRef || ""), JSON.stringify(la));
+const lw = await act(A, { action: "list_windows" });
+check("list_windows lists it", lw.ok && lw.details.windows.some((w) => w.windowRef === la.details.window?.windowRef), JSON.stringify(lw).slice(0, 400));
+const bf = await act(A, { action: "bring_to_front", windowRef: la.details.window?.windowRef });
+check("bring_to_front focuses it", bf.ok, JSON.stringify(bf));
+await throwsCode("bring_to_front with a made-up windowRef", "COMPUTER_INVALID_REQUEST", () => act(A, { action: "bring_to_front", windowRef: "w-1" }));
+const at = await act(A, { action: "get_accessibility_tree", maxElements: 50 });
+check("get_accessibility_tree answers (elements listed, maybe none)", at.ok && Array.isArray(at.details.elements), JSON.stringify(at).slice(0, 300));
+if (sdk) check("window replies valid by OpenClaw's schema", [la, lw, bf, at].every((r) => validAct(r)));
 await act(A, { action: "__close_execution" });
 
 // A second session gets a second task on another display.

@@ -374,7 +374,10 @@ export function createDetmProvider(rawConfig, deps = {}) {
 		async function launch(p, signal) {
 			if (typeof p.app !== "string" || !p.app.trim()) throw computerError("INVALID_REQUEST", "launch_app needs app");
 			const id = await task(signal);
-			const r = await client.request("POST", `/api/tasks/${id}/launch`, { command: p.app.trim() }, { signal });
+			const app = p.app.trim();
+			// A URL, a file or a desktop id opens (xdg-open/browser/Exec line); a name runs.
+			const body = /:\/\/|\.desktop$|^\//.test(app) ? { open: app } : { command: app };
+			const r = await client.request("POST", `/api/tasks/${id}/launch`, body, { signal });
 			return JSON.stringify({ ok: true, effect: r.window ? "confirmed" : "unverifiable", details: {
 				scope: "desktop", taskId: id, display: r.display, pid: r.pid, program: r.program, status: r.status,
 				window: r.window ? { windowRef: `detm:win:${r.window.id}`, title: r.window.title } : null,
