@@ -16,6 +16,8 @@
 #    refuses it), and a stale frameId (OpenClaw's tool refuses it). Checked
 #    from outside detm: the file the xterm's `cat` writes, the PRIMARY
 #    selection (xclip), and the task's action log over HTTP.
+#    Then a second turn in the same Gateway (the computer is free again, the
+#    session keeps its task).
 # 3. token.mjs: the plugin against a detmd started with a token.
 # Wall time: ~40-90 s (OpenClaw's start-up is most of it).
 cd "$(dirname "$0")/../.."
@@ -189,6 +191,22 @@ check "stale frame: its click never reached detm" test "$(n_in ".x == $(sp 777)"
 last=$(curl -fsS "$STUB/_stub/requests" | jq -r '[.requests[] | select(.api == "openai")] | last | .prompt')
 check "stale frame: the model was told to take a new screenshot" grep -q "frameId does not match" <<<"$last"
 check "the turn ended with the model's answer" grep -q "All done on the detm display" "$tmp/agent.json"
+# A second turn in the same Gateway: the first turn's execution was closed
+# (or its lease ends), so this one gets the computer (no COMPUTER_HOST_BUSY),
+# on the same session's task, now a 1024x768 display seen 1:1.
+stub_script "$(jq -n --arg c "$C" '{answers: [($c + "{\"action\":\"screenshot\"}"),
+	($c + ({action: "left_click", coordinate: [512, 300], frameId: "$FRAME"} | tojson)), "Second turn done."]}')"
+"${ocenv[@]}" timeout 300 "$node24" "$ocbin" agent --agent main --json \
+	--message "Click the middle of the screen." >"$tmp/agent2.json" 2>"$tmp/agent2.err"
+check "second turn exits 0" test $? -eq 0
+check "second turn: no tool failure (the computer was free)" \
+	test "$(jq '[.. | objects | select(has("toolSummary")) | .toolSummary.failures] | first' "$tmp/agent2.json")" = 0
+check "second turn: its screenshot was 1024x768 (the replaced display)" \
+	test "$(curl -fsS "$STUB/_stub/requests" | jq '[.requests[] | select(.api == "openai") | .images[]? | select(.width == 1024 and .height == 768)] | length')" -ge 1
+curl -fsS "$DETM_URL/api/tasks/$task?detail=actions" | jq -c '.task_actions[]?.input_data' >"$tmp/inputs2.jsonl"
+check "second turn: the click landed 1:1 on the session's task (512,300)" \
+	test "$(jq -c 'select(.action == "click" and .x == 512 and .y == 300)' "$tmp/inputs2.jsonl" | wc -l)" -ge 1
+
 # The Gateway stops its helpers itself on SIGTERM (a kill -9 at exit would
 # leave them behind).
 kill -TERM "$gpid" 2>/dev/null

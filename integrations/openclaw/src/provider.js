@@ -16,8 +16,11 @@
 //   "confirmed" without detm saying so.
 // - `type` goes out in chunks; the AbortSignal stops it between chunks (and
 //   aborts the request in flight).
+// - A session's task is found again after a restart of the plugin's process
+//   (the Gateway's computer helper may not outlive a turn): detm's active
+//   tasks carry metadata.openclaw_session.
 // Does not: hold the execution lock (host.js does), talk to OpenClaw, or
-// keep anything on disk: a restarted plugin makes new tasks for its sessions.
+// keep anything on disk itself.
 
 import { randomUUID } from "node:crypto";
 import { DetmClient, computerError, cancelledError } from "./detm-http.js";
@@ -152,6 +155,15 @@ export function createDetmProvider(rawConfig, deps = {}) {
 		}
 		if (creating.has(key)) return creating.get(key);
 		const p = (async () => {
+			// The Gateway runs its computer helper in a process that may not
+			// outlive a turn: detm itself remembers which task a session has.
+			const open = await client.request("GET", "/api/tasks?status=active&limit=500", undefined, { signal });
+			const mine = (open.tasks || []).find((t) => t.metadata?.openclaw_session === key &&
+				t.metadata?.source === "openclaw-computer-use" && t.metadata?.display);
+			if (mine) {
+				sessions.set(key, { taskId: mine.task_id, lastUsed: Date.now() });
+				return mine.task_id;
+			}
 			const t = await client.request("POST", "/api/tasks", {
 				name: `OpenClaw session ${key}`.slice(0, 200),
 				display: true,
