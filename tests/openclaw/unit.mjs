@@ -155,6 +155,17 @@ const typed = (await gui(cc.details.taskId)).filter((a) => /"type"/.test(JSON.st
 check("cancelled type sent fewer than all chunks", typed.length < Math.ceil(2000 / 48), `${typed.length} chunks`);
 await act(C, { action: "__close_execution" });
 
+// A new plugin process (the Gateway's helper is one per turn) finds the
+// session's task again in detm.
+{
+	const fresh = createExecutionHost(createDetmProvider({ url: URL_ }));
+	const F = randomUUID();
+	await fresh.snapshot(JSON.stringify({ executionId: F, maxWidth: 320 }), { sessionKey: "agent:main:unit-1" });
+	const fr = JSON.parse(await fresh.act(JSON.stringify({ executionId: F, action: "get_cursor_position" }), { sessionKey: "agent:main:unit-1" }));
+	check("a new plugin process finds the session's task again", fr.details.taskId === taskId, `${fr.details.taskId} vs ${taskId}`);
+	await fresh.close();
+}
+
 // The lease: an owner idle past it loses the computer; a busy one never.
 let clock = 0;
 const prov = createDetmProvider({ url: URL_ });
