@@ -132,6 +132,13 @@ await throwsCode("bring_to_front with a made-up windowRef", "COMPUTER_INVALID_RE
 const at = await act(A, { action: "get_accessibility_tree", maxElements: 50 });
 check("get_accessibility_tree answers (elements listed, maybe none)", at.ok && Array.isArray(at.details.elements), JSON.stringify(at).slice(0, 300));
 if (sdk) check("window replies valid by OpenClaw's schema", [la, lw, bf, at].every((r) => validAct(r)));
+// The effect is detm's: the same word as the logged action's output (or
+// "unverifiable" when detm gives none), for a type into the focused xterm.
+const ty = await act(A, { action: "type", text: "echo effect\n" });
+const lastType = (await gui(taskId)).filter((a) => a.input_data?.action === "type").pop();
+const detmEffect = lastType?.output_data?.effect;
+check(`type's effect is detm's own (${ty.effect}, detm: ${detmEffect ?? "none"})`,
+	ty.effect === (["confirmed", "suspected_noop", "unverifiable"].includes(detmEffect) ? detmEffect : "unverifiable"), JSON.stringify(lastType?.output_data));
 await act(A, { action: "__close_execution" });
 
 // A second session gets a second task on another display.
