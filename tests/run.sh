@@ -18,7 +18,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist faults mcp desktop launch osworld clip typing vision waits wake gui effect dialects uitars agent record dashboard takeover memory usage done loops ops drain deploy a11y hostile load fuzz)
+all_suites=(layers unit x11 http persist faults mcp desktop launch osworld clip typing vision waits wake gui effect dialects uitars agent openclaw record dashboard takeover memory usage done loops ops drain deploy a11y hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -41,6 +41,7 @@ declare -A cmd=(
 	[effect]="tests/effect/run.sh"
 	[uitars]="tests/uitars/run.sh"
 	[agent]="tests/agent/run.sh"
+	[openclaw]="tests/openclaw/run.sh"
 	[record]="tests/record/run.sh"
 	[dashboard]="tests/dashboard/run.sh"
 	[takeover]="tests/takeover/run.sh"

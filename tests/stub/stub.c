@@ -53,6 +53,10 @@
  *      "models": ["minicpm-v:latest", ...], for /api/tags and /models
  *      An OpenAI-style answer "TOOL_CALL name {json}" becomes
  *      message.tool_calls[0] {id, type function, function {name, arguments}}.
+ *      In any answer "$FRAME" / "$FRAME0" become the last / first
+ *      "frameId <uuid>" of the request (OpenClaw's computer tool results).
+ *      An OpenAI request with "stream": true is answered as SSE
+ *      (chat.completion.chunk deltas, then "data: [DONE]").
  *      "tool_use": {"action":"left_click","coordinate":[x,y]},
  *                                          an Anthropic request that declares
  *                                          "tools" gets this tool_use block
@@ -761,6 +765,112 @@ sleep_ms(long ms)
 		;
 }
 
+/* ---- OpenAI streaming and frame ids (OpenClaw's computer tool) ---------- */
+
+/* The answer with "$FRAME0" / "$FRAME" replaced by the first / last
+ * "frameId <uuid>" in the raw request (OpenClaw's computer tool names its
+ * screenshot frames so; a scripted model must echo them). Caller frees. */
+static char *
+frame_subst(const char *answer, const char *body, size_t len)
+{
+	const char *first = NULL, *last = NULL, *p = body, *end = body + len;
+	char *out;
+	size_t cap, o = 0;
+
+	while (p != NULL && p < end) {
+		const char *q = memmem(p, (size_t)(end - p), "frameId ", 8);
+
+		if (q == NULL)
+			break;
+		q += 8;
+		if (end - q >= 36 && strspn(q, "0123456789abcdef-") >= 36) {
+			if (first == NULL)
+				first = q;
+			last = q;
+		}
+		p = q;
+	}
+	cap = strlen(answer) * 2 + 64;
+	out = malloc(cap);
+	if (out == NULL)
+		return strdup(answer);
+	for (const char *a = answer; *a != '\0';) {
+		const char *id = NULL;
+		size_t skip = 1;
+
+		if (strncmp(a, "$FRAME0", 7) == 0)
+			id = first, skip = 7;
+		else if (strncmp(a, "$FRAME", 6) == 0)
+			id = last, skip = 6;
+		if (skip > 1) {
+			const char *v = id != NULL ? id : "no-frame-seen";
+			size_t n = id != NULL ? 36 : strlen(v);
+
+			if (o + n + 1 >= cap)
+				break;
+			memcpy(out + o, v, n);
+			o += n;
+			a += skip;
+			continue;
+		}
+		if (o + 2 >= cap)
+			break;
+		out[o++] = *a++;
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* A chat.completion as OpenAI's stream:true SSE: one delta chunk with the
+ * whole message (tool calls indexed), one with finish_reason, one with the
+ * usage, then [DONE]. Puts completion. Caller frees. */
+static char *
+sse_from_completion(json_object *completion)
+{
+	json_object *c0 = json_object_array_get_idx(jget(completion, "choices"), 0);
+	json_object *msg = jget(c0, "message"), *calls = jget(msg, "tool_calls");
+	const char *fin = jstr(c0, "finish_reason");
+	json_object *chunk[3];
+	size_t cap = 64, o = 0;
+	char *out;
+
+	for (size_t i = 0; calls != NULL && i < json_object_array_length(calls); i++)
+		json_object_object_add(json_object_array_get_idx(calls, i), "index", json_object_new_int((int)i));
+	for (int k = 0; k < 3; k++) {
+		json_object *ch = json_object_new_array(), *c = json_object_new_object();
+
+		chunk[k] = json_object_new_object();
+		json_object_object_add(chunk[k], "id", json_object_get(jget(completion, "id")));
+		json_object_object_add(chunk[k], "object", json_object_new_string("chat.completion.chunk"));
+		json_object_object_add(chunk[k], "created", json_object_get(jget(completion, "created")));
+		json_object_object_add(chunk[k], "model", json_object_get(jget(completion, "model")));
+		if (k == 2) {
+			json_object_object_add(chunk[k], "choices", ch);
+			json_object_put(c);
+			json_object_object_add(chunk[k], "usage", json_object_get(jget(completion, "usage")));
+			continue;
+		}
+		json_object_object_add(c, "index", json_object_new_int(0));
+		json_object_object_add(c, "delta", k == 0 ? json_object_get(msg) : json_object_new_object());
+		json_object_object_add(c, "finish_reason", k == 1 && fin != NULL ? json_object_new_string(fin) : NULL);
+		json_object_array_add(ch, c);
+		json_object_object_add(chunk[k], "choices", ch);
+	}
+	for (int k = 0; k < 3; k++)
+		cap += strlen(json_object_to_json_string_ext(chunk[k], JSON_C_TO_STRING_PLAIN)) + 16;
+	out = malloc(cap);
+	if (out != NULL) {
+		for (int k = 0; k < 3; k++)
+			o += (size_t)snprintf(out + o, cap - o, "data: %s\n\n",
+			    json_object_to_json_string_ext(chunk[k], JSON_C_TO_STRING_PLAIN));
+		snprintf(out + o, cap - o, "data: [DONE]\n\n");
+	}
+	for (int k = 0; k < 3; k++)
+		json_object_put(chunk[k]);
+	json_object_put(completion);
+	return out;
+}
+
 static enum MHD_Result
 model_request(struct MHD_Connection *c, const char *api, const char *path, struct rq *r,
     json_object *rec)
@@ -832,7 +942,7 @@ model_request(struct MHD_Connection *c, const char *api, const char *path, struc
 			sc.next_answer++;
 		answer = json_object_get_string(json_object_array_get_idx(sc.answers, i));
 	}
-	answer = strdup(answer != NULL ? answer : "YES\nstub default answer");
+	answer = frame_subst(answer != NULL ? answer : "YES\nstub default answer", r->body, r->len);
 	tin = sc.tokens_in ? sc.tokens_in : 50 + 100 * (long)json_object_get_int(jget(rec, "image_count")) +
 	    (long)strlen(prompt) / 4;
 	tout = sc.tokens_out ? sc.tokens_out : (long)strlen(answer) / 4 + 1;
@@ -879,8 +989,17 @@ model_request(struct MHD_Connection *c, const char *api, const char *path, struc
 		record_add(rec);
 		if (tool_use != NULL)
 			json_object_object_add(rec, "tool_use", json_object_get(tool_use));
-		ret = send_json(c, 200, usage_adjust(answer_json(api, model, answer, tin, tout, n, tool_use),
-		    no_usage, cost), 0);
+		json_object *done = usage_adjust(answer_json(api, model, answer, tin, tout, n, tool_use),
+		    no_usage, cost);
+
+		if (strcmp(api, "openai") == 0 && json_object_get_boolean(jget(body, "stream"))) {
+			char *sse = sse_from_completion(done);
+
+			ret = sse != NULL ? send_text(c, 200, "text/event-stream", sse, 0) : MHD_NO;
+			free(sse);
+		} else {
+			ret = send_json(c, 200, done, 0);
+		}
 	}
 	json_object_put(tool_use);
 	(void)path;
