@@ -147,6 +147,14 @@ class Agent {
 		return w;
 	}
 
+	// smart_wait settled: nothing drew for 500 ms (a window still laying
+	// itself out moves what the tree lists), at most 20 s; not asserted.
+	async settled() {
+		const w = await this.waitFor("settled", 20000);
+		if (process.env.APPS_DEBUG) console.log(`# ${this.name} settled: ${w.status} ${w.elapsed_seconds} s`);
+		return w;
+	}
+
 	// The display's X clipboard, read by xclip (outside detm).
 	xclip() {
 		return execFileSync("xclip", ["-o", "-selection", "clipboard"], {
@@ -206,9 +214,12 @@ async function mousepad(a) {
 async function calculator(a) {
 	let r = await a.tool("desktop_launch", { task_id: a.task, command: "gnome-calculator", wait_window: 20 });
 	check(a.name, `desktop_launch started gnome-calculator [${first(r).slice(0, 120)}]`, r.structuredContent.window);
-	const buttons = await a.until({ window: "Calculator", role: "push button", max: 200 },
+	const seen = await a.until({ window: "Calculator", role: "push button", max: 200 },
 		(e) => ["1", "2", "7", "×", "="].every((n) => (e.elements || []).some((x) => x.name === n)) && e, 30000);
-	if (!check(a.name, "its digit, × and = buttons are in the tree (GTK 4)", buttons)) return;
+	if (!check(a.name, "its digit, × and = buttons are in the tree (GTK 4)", seen)) return;
+	// GTK 4 sizes its window again after openbox maps it: positions once it is still
+	await a.settled();
+	const buttons = await a.elements({ window: "Calculator", role: "push button", max: 200 });
 	check(a.name, "GTK 4 toolkit", (buttons.windows || []).some((w) => /^GTK 4/.test(w.toolkit || "")), JSON.stringify(buttons.windows));
 	// the X window, from xdotool (outside detm): every listed button inside it
 	const geo = execFileSync("xdotool", ["search", "--name", "^Calculator$", "getwindowgeometry", "--shell"], {
@@ -241,8 +252,12 @@ async function form(a, launch, mark) {
 	check(a.name, `desktop_launch started the browser [${first(r).slice(0, 140)}]`, r.structuredContent.window);
 	const want = { "Full name": `Ada ${mark}`, City: "Zürich", Quantity: "12" };
 	const field = (e, n) => (e.elements || []).find((x) => (x.role === "entry" || x.role === "spin button") && x.name === n);
-	const fields = await a.until({ max: 300 }, (e) => Object.keys(want).every((n) => field(e, n)) && e, 60000);
-	if (!check(a.name, "the form's fields are in the tree, named by their labels", fields)) return;
+	const seen = await a.until({ max: 300 }, (e) => Object.keys(want).every((n) => field(e, n)) && e, 60000);
+	if (!check(a.name, "the form's fields are in the tree, named by their labels", seen)) return;
+	// the page may still move (an info bar above it): positions once the screen is still
+	await a.settled();
+	const fields = await a.elements({ max: 300 });
+	if (!check(a.name, "and still are once the screen is still", Object.keys(want).every((n) => field(fields, n)))) return;
 	for (const [label, value] of Object.entries(want)) {
 		const el = field(fields, label);
 		const c = await a.clickEl(`click ${label}`, el);
@@ -289,26 +304,36 @@ async function calc(a) {
 	let r = await a.tool("desktop_launch", { task_id: a.task, command: "libreoffice", wait_window: 20,
 		args: ["--calc", "--norestore", "--nologo", "--nolockcheck", `-env:UserInstallation=file://${path.join(a.folder, "lo")}`] });
 	check(a.name, `desktop_launch started LibreOffice [${first(r).slice(0, 140)}]`, r.structuredContent.status === "running");
-	const cell = await a.until({ window: "LibreOffice Calc", name: "A1", max: 50 }, (e) => (e.elements || []).find((x) => x.role === "table cell"), 90000);
+	const cell = await a.until({ window: "LibreOffice Calc", name: "A1", max: 50 },
+		(e) => (e.elements || []).find((x) => x.role === "table cell" && x.name === "A1"), 90000);
 	if (!check(a.name, "the sheet's cell A1 is in the tree", cell)) return;
-	const c = await a.clickEl("click A1", cell);
+	// a new sheet has its cursor in A1; its toolbars are still being laid out
+	await a.settled();
 	const t = await a.act("type cells", { action: "type", text: "fruit\tcount\napple\t3\npear\t14\n" });
-	check(a.name, `typing the cells had an effect (${c.effect}, ${t.effect})`, t.effect !== "suspected_noop", JSON.stringify(t.evidence));
-	const saveAs = await a.act("ctrl+shift+s", { action: "press_key", keys: "ctrl+shift+s", expect: 'window:"Save As"' });
-	check(a.name, `ctrl+shift+s opened the Save As dialog (${saveAs.effect})`, saveAs.effect === "confirmed", JSON.stringify(saveAs.evidence));
-	const p = await a.act("type path", { action: "type", text: file });
-	check(a.name, `the path went into the dialog (${p.effect})`, (p.focus_window || {}).title === "Save As", JSON.stringify(p).slice(0, 400));
-	const ret = await a.act("Return", { action: "press_key", keys: "Return" });
-	check(a.name, `Return in Save As had an effect (${ret.effect})`, ret.effect !== "suspected_noop", JSON.stringify(ret.evidence));
-	const keep = await a.until({ role: "push button", max: 300 },
-		(e) => (e.elements || []).find((x) => /Use Text CSV Format/.test(x.name)), 30000);
-	if (!check(a.name, "the Keep format question is in the tree", keep)) return;
-	const k = await a.clickEl("click Use Text CSV Format", keep);
-	check(a.name, `clicking "Use Text CSV Format!" had an effect (${k.effect})`, k.effect !== "suspected_noop", JSON.stringify(k.evidence));
-	const ok = await a.until({ window: "Export Text File", role: "push button", name: "OK" }, (e) => (e.elements || [])[0], 30000);
-	if (!check(a.name, "the Export Text File options are in the tree", ok)) return;
-	const o = await a.clickEl("click OK", ok);
-	check(a.name, `clicking OK had an effect (${o.effect})`, o.effect !== "suspected_noop", JSON.stringify(o.evidence));
+	check(a.name, `typing the cells went into Calc (${t.effect})`, /LibreOffice Calc/.test((t.focus_window || {}).title || "") &&
+		t.effect !== "suspected_noop", JSON.stringify(t).slice(0, 400));
+	const filled = await a.elements({ window: "LibreOffice Calc", name: "B3", max: 50 });
+	check(a.name, "the tree reads B3's text: 14", (filled.elements || []).some((x) => x.name === "B3" && x.text === "14"),
+		JSON.stringify(filled.elements));
+	// an untitled document: ctrl+shift+s opens the dialog titled "Save"
+	const saveAs = await a.act("ctrl+shift+s", { action: "press_key", keys: "ctrl+shift+s", expect: 'window:"Save"' });
+	check(a.name, `ctrl+shift+s opened the Save dialog (${saveAs.effect})`, saveAs.effect === "confirmed", JSON.stringify(saveAs.evidence));
+	// a name ending in .csv picks the Text CSV filter (GTK's chooser, LibreOffice's gtk3 plugin)
+	const p = await a.act("type path", { action: "type", text: file, expect: "settled", settle_ms: 5000 });
+	check(a.name, `the path went into the dialog (${p.effect})`, (p.focus_window || {}).title === "Save" &&
+		p.effect !== "suspected_noop", JSON.stringify(p).slice(0, 400));
+	const ret = await a.act("Return", { action: "press_key", keys: "Return", expect: 'window:"Confirm File Format"' });
+	check(a.name, `Return asked whether to keep the format (${ret.effect})`, ret.effect === "confirmed", JSON.stringify(ret.evidence));
+	const keep = await a.until({ window: "Confirm File Format", role: "push button", max: 50 },
+		(e) => (e.elements || []).find((x) => x.name === "Use Text CSV Format"), 30000);
+	if (!check(a.name, "the question's \"Use Text CSV Format\" button is in the tree (window= the X title)", keep)) return;
+	const k = await a.clickEl("click Use Text CSV Format", keep, { expect: 'window:"Export Text File"' });
+	check(a.name, `clicking "Use Text CSV Format" opened the export options (${k.effect})`, k.effect === "confirmed", JSON.stringify(k.evidence));
+	const ok = await a.until({ window: "Export Text File", role: "push button", name: "OK" },
+		(e) => (e.elements || []).find((x) => x.name === "OK"), 30000);
+	if (!check(a.name, "the Export Text File options' OK is in the tree", ok)) return;
+	const o = await a.clickEl("click OK", ok, { expect: 'gone:dialog "Export Text File"' });
+	check(a.name, `clicking OK closed the options (${o.effect})`, o.effect !== "suspected_noop", JSON.stringify(o.evidence));
 	const want = "fruit,count\napple,3\npear,14\n";
 	let bytes = null;
 	const end = Date.now() + 20000;
