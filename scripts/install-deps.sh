@@ -11,8 +11,9 @@
 #          never runs xclip);
 #          node and npm for the suites that npm ci their oracles: dashboard,
 #          mcp's SDK interop, uitars; accessible programs for the a11y
-#          suite: zenity, python3-gi with GTK 3, gnome-calculator for GTK 4,
-#          LibreOffice Calc with its GTK 3 plugin)
+#          suite: zenity, python3-gi with GTK 3 and GTK 4, gnome-calculator
+#          for GTK 4, LibreOffice Calc with its GTK 3 plugin; and for the
+#          apps suite firefox-esr besides those)
 #   bench  test + the tools `make bench` compares against (wrk, ...)
 #
 # Idempotent: it asks dpkg which packages are missing and does nothing (and
@@ -32,7 +33,8 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libatspi2.0-dev at-spi2-core dbus-daemon)
 test_pkgs=(sqlite3 curl procps jq unzip xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
 	clang libclang-rt-14-dev python3 nodejs
-	zenity python3-gi gir1.2-gtk-3.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip mousepad)
+	zenity python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip mousepad
+	firefox-esr)
 bench_pkgs=(wrk)
 
 case "$group" in

@@ -155,6 +155,16 @@ class Agent {
 		return w;
 	}
 
+	// X, Y, WIDTH, HEIGHT of the client window whose title matches re, by
+	// xdotool search and xwininfo (outside detm).
+	xgeo(re) {
+		const env = { ...process.env, DISPLAY: this.display, XAUTHORITY: this.xauth };
+		const w = execFileSync("xdotool", ["search", "--name", re], { env, timeout: 10000 }).toString().trim().split("\n")[0];
+		const info = execFileSync("xwininfo", ["-id", w], { env, timeout: 10000 }).toString();
+		const num = (k) => Number((info.match(new RegExp(`${k}:\\s+(-?\\d+)`)) || [])[1]);
+		return { X: num("Absolute upper-left X"), Y: num("Absolute upper-left Y"), WIDTH: num("Width"), HEIGHT: num("Height") };
+	}
+
 	// The display's X clipboard, read by xclip (outside detm).
 	xclip() {
 		return execFileSync("xclip", ["-o", "-selection", "clipboard"], {
@@ -221,14 +231,13 @@ async function calculator(a) {
 	await a.settled();
 	const buttons = await a.elements({ window: "Calculator", role: "push button", max: 200 });
 	check(a.name, "GTK 4 toolkit", (buttons.windows || []).some((w) => /^GTK 4/.test(w.toolkit || "")), JSON.stringify(buttons.windows));
-	// the X window, from xdotool (outside detm): every listed button inside it
-	const geo = execFileSync("xdotool", ["search", "--name", "^Calculator$", "getwindowgeometry", "--shell"], {
-		env: { ...process.env, DISPLAY: a.display, XAUTHORITY: a.xauth }, timeout: 10000 }).toString();
-	const g = Object.fromEntries(geo.trim().split("\n").map((l) => l.split("=")).map(([k, v]) => [k, Number(v)]));
+	// the X window, from xdotool and xwininfo (outside detm; xwininfo's
+	// absolute position: xdotool's geometry counts a frame's offset twice)
+	const g = a.xgeo("^Calculator$");
 	const inside = buttons.elements.filter((x) => x.role === "push button" && x.bounds && x.bounds.width > 0)
 		.every((x) => x.bounds.x >= g.X && x.bounds.y >= g.Y && x.bounds.x + x.bounds.width <= g.X + g.WIDTH &&
 			x.bounds.y + x.bounds.height <= g.Y + g.HEIGHT);
-	check(a.name, `the buttons are placed inside its X window under openbox (${g.X},${g.Y} ${g.WIDTH}x${g.HEIGHT}, xdotool)`, inside,
+	check(a.name, `the buttons are placed inside its X window under openbox (${g.X},${g.Y} ${g.WIDTH}x${g.HEIGHT}, xwininfo)`, inside,
 		JSON.stringify(buttons.elements.slice(0, 5).map((x) => [x.name, x.bounds])));
 	for (const n of ["1", "2", "×", "7", "="]) {
 		const el = buttons.elements.find((x) => x.role === "push button" && x.name === n);
