@@ -13,7 +13,8 @@
 // the X clipboard read by xclip. Timings are printed, never asserted.
 // Effect verdicts are recorded per step and printed; a step that visibly
 // did something (a dialog opened, text typed) must not be
-// `suspected_noop`, and a step known to do nothing must not be `confirmed`.
+// `suspected_noop`, and a step known to do nothing (shift alone; a key
+// while no window has the focus) must not be `confirmed`.
 //
 //   mousepad    GTK 3: type a text, ctrl+s, a path pasted into the Save
 //               As dialog (clipboard_set, ctrl+v), Return: the file's
@@ -107,8 +108,6 @@ class Agent {
 		return s;
 	}
 
-	verdict(step) { return (this.verdicts.find((v) => v.step === step) || {}).effect; }
-
 	// The screen as desktop_look shows it, kept in DETM_TEST_OUT/apps/ (for
 	// the reader of a failure; never asserted).
 	async shot(tag) {
@@ -200,9 +199,6 @@ class Agent {
 		console.log(`# ${this.name}: ${(this.ms / 1000).toFixed(1)} s, ${this.calls} tool calls; verdicts: ${v}`);
 	}
 }
-
-const centreOf = (el) => ({ x: el.bounds.x + Math.floor(el.bounds.width / 2), y: el.bounds.y + Math.floor(el.bounds.height / 2) });
-const named = (role, name) => (e) => (e.elements || []).find((x) => x.role === role && x.name === name);
 
 // ---- mousepad (GTK 3): type, save through the Save As dialog ----
 async function mousepad(a) {
