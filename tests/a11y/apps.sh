@@ -53,6 +53,13 @@ timed() {
 	CODE=${out% *} SECS=${out#* }
 }
 under() { awk -v s="$SECS" -v b="$1" 'BEGIN { exit !(s < b) }'; }
+# settle TASK: a smart wait "settled" (nothing drew for 500 ms), 30 s at most
+settle() {
+	local w
+	w=$(curl -sS -X POST "$DETM_URL/api/waits" -H 'Content-Type: application/json' \
+		-d '{"task_id":"'"$1"'","wake_when":"settled","timeout":30}' | jq -r .wait_id)
+	curl -sS -o /dev/null "$DETM_URL/api/waits/$w?block_s=35"
+}
 # client_geo TASK TITLE: X= Y= WIDTH= HEIGHT= of the client window titled
 # exactly TITLE, from xwininfo's absolute position (xdotool getwindowgeometry
 # counts a reparenting window manager's frame offset twice: 20 px low under
@@ -143,13 +150,22 @@ if command -v gnome-calculator >/dev/null; then
 		'([.elements[] | .name | select(test("^[0-9]$"))] | unique | length) == 10 and
 		 all(.elements[]; (.name | test("^([0-9]) \\1$")) | not) and
 		 (.windows[0].toolkit | startswith("GTK 4"))'
+	# GTK 4 sizes its window again after openbox maps it: the positions and
+	# the X geometry are compared once the screen is still (settled)
+	settle "$T"
+	elements "$T" "window=Calculator&role=push%20button"
 	cx=$(jqr '.elements[] | select(.name == "7") | .bounds | .x + (.width / 2 | floor)')
 	cy=$(jqr '.elements[] | select(.name == "7") | .bounds | .y + (.height / 2 | floor)')
 	client_geo "$T" Calculator
-	check "the buttons are placed on the screen, inside the X window (${X:-?},${Y:-?} ${WIDTH:-?}x${HEIGHT:-?})" \
-		eval '[ "$(jq --argjson x "${X:-0}" --argjson y "${Y:-0}" --argjson w "${WIDTH:-0}" --argjson h "${HEIGHT:-0}" \
-			"[.elements[] | select(.role == \"push button\") | .bounds] | length > 10 and
-			 all(.[]; .x >= \$x and .y >= \$y and .x + .width <= \$x + \$w and .y + .height <= \$y + \$h)" "$tmp/resp")" = true ]'
+	outside=$(jq -c --argjson x "${X:-0}" --argjson y "${Y:-0}" --argjson w "${WIDTH:-0}" --argjson h "${HEIGHT:-0}" \
+		'[.elements[] | select(.role == "push button") | select(.bounds | .x < $x or .y < $y or .x + .width > $x + $w or
+		  .y + .height > $y + $h) | {name, bounds}] | .[:4]' "$tmp/resp")
+	if [ "$(jq '[.elements[] | select(.role == "push button")] | length > 10' "$tmp/resp")" = true ] && [ "$outside" = "[]" ]; then
+		ok "the buttons are placed on the screen, inside the X window ($X,$Y ${WIDTH}x$HEIGHT)"
+	else
+		bad "the buttons are placed on the screen, inside the X window (${X:-?},${Y:-?} ${WIDTH:-?}x${HEIGHT:-?})" \
+			"outside: $outside; the window: $(jq -c '.windows' "$tmp/resp")"
+	fi
 	api POST /api/desktop/action '{"task_id":"'"$T"'","action":"click","x":'"${cx:-0}"',"y":'"${cy:-0}"',"settle_ms":2000}'
 	expect "the click's effect verdict is not suspected_noop" 200 '.effect != "suspected_noop"'
 	typed() { elements "$T" "window=Calculator&role=text" && [ "$(jqr '[.elements[] | select(.text == "7")] | length')" -ge 1 ] 2>/dev/null; }
@@ -166,6 +182,8 @@ if /usr/bin/python3 -c 'import gi; gi.require_version("Gtk", "4.0")' 2>/dev/null
 	g4_up() { elements "$T" "window=Plain%20GTK4&role=push%20button" && [ "$(jqr '[.elements[] | select(.name == "Beta")] | length')" = 1 ] 2>/dev/null; }
 	if wait_for 60 g4_up; then ok "a plain GTK 4 window: its Beta button is listed"; else
 		bad "a plain GTK 4 window: its Beta button is listed" "$(head -c 600 "$tmp/resp"); $(tail -3 "$tmp/clients.log")"; fi
+	settle "$T"
+	elements "$T" "window=Plain%20GTK4&role=push%20button"
 	gw=$(xenv "$T" xdotool search --name '^Plain GTK4$' | head -1)
 	check "openbox framed it: a title bar above the client window (_NET_FRAME_EXTENTS top > 0)" \
 		eval '[ "$(xenv "$T" xprop -id "${gw:-0}" _NET_FRAME_EXTENTS | sed -n "s/.*= [0-9]*, [0-9]*, \([0-9]*\),.*/\1/p")" -gt 0 ]'
