@@ -14,7 +14,8 @@
 #          never runs xclip);
 #          node and npm for the suites that npm ci their oracles: dashboard,
 #          mcp's SDK interop, uitars; accessible programs for the a11y
-#          suite: zenity, python3-gi with GTK 3, gnome-calculator for GTK 4,
+#          suite: zenity, python3-gi with GTK 3, gnome-calculator for GTK 4
+#          (python3-gi with GTK 4 too), firefox-esr for the apps suite,
 #          LibreOffice Calc with its GTK 3 plugin; and the deploy suite's
 #          validators, npm ci'd from tests/deploy/package-lock.json; and, with
 #          npm, Node 24 and OpenClaw from npm for the openclaw suite, into
@@ -38,7 +39,8 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libatspi2.0-dev at-spi2-core dbus-daemon)
 test_pkgs=(sqlite3 curl procps jq unzip xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
 	clang libclang-rt-14-dev python3 python3-requests nodejs
-	zenity python3-gi gir1.2-gtk-3.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip mousepad)
+	zenity python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip mousepad
+	firefox-esr)
 bench_pkgs=(wrk)
 # The sonames bin/detmd links (ldd) and loads at first use (enc.c, ocr.c,
 # zipout.c, a11y), in Debian 12's packages.

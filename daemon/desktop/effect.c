@@ -300,6 +300,35 @@ first_evidence(const struct effect *f)
 	return first;
 }
 
+/* True (and why) when no evidence counted but detm cannot say nothing
+ * happened: no XDamage, no picture before, drawing only where the screen
+ * was already changing at the input (a window still drawing its first
+ * frames looks like an animation), or drawing that ended as it began. */
+static bool
+cannot_tell(const struct effect *f, char *why, size_t len)
+{
+	if (!f->w.damage) {
+		snprintf(why, len, "the display reports no drawing (no XDamage) and no window changed");
+		return true;
+	}
+	if (f->w.rects > 0 && !f->have_before) {
+		snprintf(why, len, "the screen drew, but there is no picture from before the input to compare");
+		return true;
+	}
+	if (f->masked_at_point) {
+		snprintf(why, len, "pixels changed only where the screen was already changing before the "
+		    "input (%ld pixels: an animation, a hover transition or a window still drawing): an effect "
+		    "there cannot be told apart", f->masked);
+		return true;
+	}
+	if (f->transient) {
+		snprintf(why, len, "the application drew (%ld rectangles) but the screen ended as it was",
+		    f->w.rects);
+		return true;
+	}
+	return false;
+}
+
 /* The verdict in words, into why; returns it. *ev_us: when the evidence
  * came (0: none). */
 static const char *
@@ -311,7 +340,7 @@ verdict(struct effect *f, char *why, size_t len, int64_t *ev_us)
 		return "unverifiable";
 	}
 	if (f->has_x) {
-		char want[300];
+		char want[300], tail[400];
 
 		expect_describe(&f->x, want, sizeof want);
 		if (f->expect_met == 1) {
@@ -329,6 +358,10 @@ verdict(struct effect *f, char *why, size_t len, int64_t *ev_us)
 			    f->expect_why, f->win_ev[0] ? f->win_ev : "pixels");
 			return "unverifiable";
 		}
+		if (cannot_tell(f, tail, sizeof tail)) {
+			snprintf(why, len, "expected %.150s, not met: %.150s; but %.250s", want, f->expect_why, tail);
+			return "unverifiable";
+		}
 		snprintf(why, len, "expected %.200s, not met: %.300s; nothing changed within %d ms", want,
 		    f->expect_why, f->o.settle_ms);
 		return "suspected_noop";
@@ -344,25 +377,8 @@ verdict(struct effect *f, char *why, size_t len, int64_t *ev_us)
 		    f->nchg, f->nchg == 1 ? "" : "s", f->chg[0].w, f->chg[0].h, f->chg[0].x, f->chg[0].y);
 		return "confirmed";
 	}
-	if (!f->w.damage) {
-		snprintf(why, len, "the display reports no drawing (no XDamage) and no window changed");
+	if (cannot_tell(f, why, len))
 		return "unverifiable";
-	}
-	if (f->w.rects > 0 && !f->have_before) {
-		snprintf(why, len, "the screen drew, but there is no picture from before the input to compare");
-		return "unverifiable";
-	}
-	if (f->masked_at_point) {
-		snprintf(why, len, "pixels changed only where the screen was already changing before the "
-		    "input (%ld pixels: an animation or a hover transition): an effect there cannot be told "
-		    "apart", f->masked);
-		return "unverifiable";
-	}
-	if (f->transient) {
-		snprintf(why, len, "the application drew (%ld rectangles) but the screen ended as it was",
-		    f->w.rects);
-		return "unverifiable";
-	}
 	snprintf(why, len, "nothing changed within %d ms%s", f->o.settle_ms,
 	    f->discounted_caret > 0 ? " (only a caret-sized change, discounted)" : "");
 	return "suspected_noop";

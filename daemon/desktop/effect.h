@@ -28,7 +28,9 @@
  *                   the app drew and ended as it was (a flash, a press
  *                   animation), the area keeps drawing anyway (an animation
  *                   under the point), or `expect` could not be checked or
- *                   was not met while other things changed.
+ *                   was not met while other things changed (or while
+ *                   the screen drew only where the rules below discount
+ *                   it: the same reasons as without expect).
  * Only confirmed is proof; unverifiable never counts as success.
  *
  * Rules against drawing that is not the input's effect:

@@ -26,7 +26,8 @@
 #               with 10 KB names: replies capped, helper RSS bounded
 #   apps:       (apps.sh, a detmd of its own) a GTK 3 form (text, value, X
 #               titles, a 5000-row tree view), the three "no element" hints,
-#               gnome-calculator (GTK 4) and LibreOffice Calc's sheet
+#               gnome-calculator (GTK 4), a GTK 4 window in openbox's frame
+#               and LibreOffice Calc's sheet
 #
 # Prints "N passed, N failed".
 set -u

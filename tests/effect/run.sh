@@ -84,6 +84,9 @@ act "$A" '"action":"click","x":1100,"y":650'
 verdict "a click on the empty root: suspected_noop" suspected_noop
 click "$A" spinner
 expect "a click on a spinner (it draws all the time): never confirmed" 200 '.effect != "confirmed"'
+click "$A" spinner '"expect":"window:\"Nowhere\"","settle_ms":600'
+expect "an expect not met on a spinner: unverifiable, as without expect (its drawing hides any effect), not suspected_noop" 200 \
+	'.effect == "unverifiable" and .expect.met == false and (.evidence.summary | test("already changing"))'
 click "$A" entry
 verdict "a click into the entry: confirmed (the caret)" confirmed
 act "$A" '"action":"type","text":"hello"'
