@@ -228,6 +228,10 @@ mcp_initialize(struct mcp_session *s, struct json_object *id, struct json_object
 	}
 	out->initialized = true;
 	out->version = v;
+	if (json_object_object_get_ex(params, "clientInfo", &res) &&
+	    json_object_object_get_ex(res, "name", &pv) && json_object_is_type(pv, json_type_string) &&
+	    strcasestr(json_object_get_string(pv), "openclaw") != NULL)
+		atomic_store(&s->openclaw, true);
 	res = json_object_new_object();
 	json_object_object_add(res, "protocolVersion", json_object_new_string(mcp_versions[v]));
 	json_object_object_add(res, "capabilities", mcp_capabilities(true));
@@ -320,6 +324,31 @@ mcp_text_serialize(struct json_object *o, struct printbuf *pb, int level, int fl
 	return printbuf_memappend(pb, text, (int)strlen(text));
 }
 
+bool
+mcp_memory_hidden(struct mcp_session *s)
+{
+	return s->memory == MCP_MEMORY_OFF ||
+	    (s->memory == MCP_MEMORY_AUTO && atomic_load(&s->openclaw));
+}
+
+static bool
+mcp_is_memory_tool(const char *name)
+{
+	return strncmp(name, "memory_", 7) == 0;
+}
+
+/* The table without the memory tools. */
+static struct json_object *
+mcp_tools_array_no_memory(int v)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; i < tools_count(); i++)
+		if (!mcp_is_memory_tool(tools_at(i)->name))
+			json_object_array_add(arr, mcp_tool_json(tools_at(i), v, false));
+	return arr;
+}
+
 static struct json_object *
 mcp_tools_list(struct mcp_session *s, struct json_object *id, struct json_object *params, int v)
 {
@@ -328,7 +357,9 @@ mcp_tools_list(struct mcp_session *s, struct json_object *id, struct json_object
 
 	if (params != NULL && json_object_object_get_ex(params, "cursor", &cursor) && cursor != NULL)
 		return mcp_error(id, MCP_E_PARAMS, NULL, "invalid cursor: tools/list returns every tool at once");
-	if (s->nextra == 0 && mcp_tools_text[v] != NULL) {
+	if (mcp_memory_hidden(s)) {
+		arr = mcp_tools_array_no_memory(v);
+	} else if (s->nextra == 0 && mcp_tools_text[v] != NULL) {
 		arr = json_object_new_array();
 		json_object_set_serializer(arr, mcp_text_serialize, (void *)(uintptr_t)mcp_tools_text[v],
 		    NULL);
@@ -513,6 +544,12 @@ mcp_call_check(struct mcp_session *s, struct json_object *id, struct json_object
 	if (out->tool == NULL)
 		return mcp_error(id, MCP_E_PARAMS, NULL, "Unknown tool: %.*s",
 		    utf8_prec(json_object_get_string(name), 100), json_object_get_string(name));
+	if (mcp_is_memory_tool(out->tool->name) && mcp_memory_hidden(s)) {
+		out->tool = NULL;
+		return mcp_error(id, MCP_E_PARAMS, NULL, "Unknown tool: %s: detm's memory tools are off "
+		    "for this client (OpenClaw has its own memory tools over the same files); start "
+		    "detm-mcp with --memory-tools on to have them", json_object_get_string(name));
+	}
 	json_object_object_get_ex(params, "arguments", &a);
 	if (a != NULL && !json_object_is_type(a, json_type_object))
 		return mcp_error(id, MCP_E_PARAMS, NULL, "tools/call params.arguments must be an object");

@@ -79,6 +79,12 @@ struct json_object *mcp_tools_array(int v);
 #define MCP_SERVER_VERSION "0.2.0"
 #define MCP_LIST_TTL_MS    3600000     /* tools/list and discover: the table is fixed */
 
+/* Whether the memory tools (memory_search, memory_read, memory_append)
+ * are served. AUTO: not to an OpenClaw client (initialize's
+ * clientInfo.name holds "openclaw"), which has its own memory tools over
+ * the same files; to every other client. */
+enum mcp_memory { MCP_MEMORY_AUTO = 0, MCP_MEMORY_ON, MCP_MEMORY_OFF };
+
 struct mcp_session {
 	atomic_int version;         /* MCP_NONE or an MCP_V_* index */
 	const char *server_name;    /* serverInfo.name (static) */
@@ -88,7 +94,12 @@ struct mcp_session {
 	 * input_schema must be set). Borrowed, static. */
 	const struct tool *extra;
 	size_t nextra;
+	enum mcp_memory memory;     /* set by the transport before the first message */
+	atomic_bool openclaw;       /* initialize named an OpenClaw client */
 };
+
+/* Whether s hides the memory tools (listed nowhere, refused when called). */
+bool mcp_memory_hidden(struct mcp_session *s);
 
 /* What the transport must do with one message. */
 enum mcp_act {

@@ -36,7 +36,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-		"usage: detm-mcp [--url URL] [--token TOKEN] [--verbose]\n"
+		"usage: detm-mcp [--url URL] [--token TOKEN] [--memory-tools auto|on|off] [--verbose]\n"
 		"\n"
 		"A stdio MCP server for detm. An MCP client (OpenClaw, Claude Desktop,\n"
 		"Claude Code...) starts it; it speaks JSON-RPC on stdin/stdout, one\n"
@@ -47,6 +47,9 @@ usage(FILE *f)
 		"                 each call goes to the detmd holding its task_id/wait_id,\n"
 		"                 a new task to the ready one with the most free displays\n"
 		"  --token TOKEN  sent as Authorization: Bearer (env ACU_TOKEN)\n"
+		"  --memory-tools auto|on|off  serve memory_search/read/append (env\n"
+		"                 ACU_MCP_MEMORY_TOOLS; default auto: not to an OpenClaw client,\n"
+		"                 which has its own memory tools over the same files)\n"
 		"  -v, --verbose  log every HTTP exchange to stderr\n"
 		"  --version      print the version and exit\n"
 		"  -h, --help     this text\n"
@@ -142,12 +145,14 @@ main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "url", required_argument, NULL, 'u' },
 		{ "token", required_argument, NULL, 't' },
+		{ "memory-tools", required_argument, NULL, 'm' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env = getenv("ACU_DAEMON_URL"), *token = getenv("ACU_TOKEN"), *urls[CAP_URLS];
+	const char *memory = getenv("ACU_MCP_MEMORY_TOOLS");
 	char envbuf[CAP_URLS * 1100] = "", dflt[] = DEFAULT_DAEMON_URL;
 	int c, rc = 1, nurls = 0;
 
@@ -155,6 +160,7 @@ main(int argc, char **argv)
 		switch (c) {
 		case 'u': if (add_urls(optarg, urls, &nurls) != 0) return 2; break;
 		case 't': token = optarg; break;
+		case 'm': memory = optarg; break;
 		case 'v': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("detm-mcp %s (detmd api_version %d)\n", DETM_MCP_VERSION,
 		                 DETM_API_VERSION); return 0;
@@ -174,6 +180,13 @@ main(int argc, char **argv)
 	}
 	if (nurls == 0 && add_urls(dflt, urls, &nurls) != 0)
 		return 2;
+	if (memory != NULL && memory[0] != '\0' && strcmp(memory, "auto") != 0) {
+		if (strcmp(memory, "on") != 0 && strcmp(memory, "off") != 0) {
+			fprintf(stderr, "detm-mcp: --memory-tools must be auto, on or off, got '%s'\n", memory);
+			return 2;
+		}
+		rpc_set_memory(strcmp(memory, "on") == 0 ? MCP_MEMORY_ON : MCP_MEMORY_OFF);
+	}
 	if (token != NULL && strpbrk(token, "\r\n") != NULL) {
 		fprintf(stderr, "detm-mcp: the token must not contain line breaks\n");
 		return 2;

@@ -28,7 +28,13 @@
 #include "result.h"
 #include "worker.h"
 
-static struct mcp_session rpc_session = { MCP_NONE, "detm-mcp", NULL, 0 };
+static struct mcp_session rpc_session = { MCP_NONE, "detm-mcp", NULL, 0, MCP_MEMORY_AUTO, false };
+
+void
+rpc_set_memory(enum mcp_memory m)
+{
+	rpc_session.memory = m;
+}
 static pthread_mutex_t rpc_out_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool rpc_out_broken;
 

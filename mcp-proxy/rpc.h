@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "mcp.h"
 #include "worker.h"
 
 /* Handle one line read from stdin (without its '\n'; a trailing '\r' is
@@ -34,6 +35,8 @@ void rpc_progress(void *ud, double elapsed_s, const char *message);
  * thread. A write error (the client went away) is logged once and later
  * messages are dropped. */
 void rpc_send(struct json_object *msg);
+/* The memory tools policy (mcp.h), before the first line is read. */
+void rpc_set_memory(enum mcp_memory m);
 
 /* rpc_execute, rpc_send and rpc_progress for the worker pool
  * (worker_start), which calls nothing of this file by name. */

@@ -658,7 +658,7 @@ mc_start(struct req *r, struct mcp_session *s, struct mcp_out *o, json_object *m
 	if (json_object_deep_copy(o->args, &c->args, NULL) != 0)
 		abort();
 	json_object_put(o->args);
-	c->sess = (struct mcp_session){ atomic_load(&s->version), s->server_name, NULL, 0 };
+	c->sess = (struct mcp_session){ atomic_load(&s->version), s->server_name, NULL, 0, s->memory, atomic_load(&s->openclaw) };
 	c->out = *o;
 	if (json_object_deep_copy(msg, &c->msg, NULL) != 0)
 		abort();
@@ -875,7 +875,7 @@ api_mcp_post(struct req *r, struct derr *e)
 	json_object *msg = r->body, *res;
 	const char *sid = req_in_header(r, "Mcp-Session-Id"), *accept = req_in_header(r, "Accept");
 	const char *method;
-	struct mcp_session s = { MCP_NONE, "detmd", NULL, 0 };
+	struct mcp_session s = { MCP_NONE, "detmd", NULL, 0, MCP_MEMORY_AUTO, false };
 	bool modern;
 	char newsid[MCP_SID_LEN + 1];
 	struct mcp_out o;

@@ -66,6 +66,31 @@ else
 	total_fail=$((total_fail + 1))
 fi
 
+# Memory tools and OpenClaw (issue 36): an OpenClaw client has its own
+# memory tools over the same files, so detm's are off for it unless asked.
+init_as() { printf '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"%s","version":"1"}}}' "$1"; }
+list_mem() { # list_mem CLIENT [detm-mcp options]: the memory tools tools/list gives CLIENT
+	local who=$1; shift
+	printf '%s\n%s\n%s\n' "$(init_as "$who")" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+		'{"jsonrpc":"2.0","id":2,"method":"tools/list"}' |
+		timeout 10 "$DETM_BIN/detm-mcp" --url "$DETM_URL" "$@" 2>/dev/null |
+		jq -r 'select(.id == 2) | [.result.tools[].name | select(startswith("memory_"))] | join(",")'
+}
+mem_check() { # mem_check NAME WANT CLIENT [options]
+	local got; got=$(list_mem "${@:3}")
+	if [ "$got" = "$2" ]; then echo "ok   $1"; total_pass=$((total_pass + 1)); else
+		echo "FAIL $1: memory tools listed: '$got', want '$2'"; total_fail=$((total_fail + 1)); fi
+}
+mem_check "memory tools: listed for a client that is not OpenClaw" "memory_search,memory_read,memory_append" claude-code
+mem_check "memory tools: not listed for OpenClaw (clientInfo openclaw-mcp)" "" openclaw-mcp
+mem_check "memory tools: --memory-tools on lists them for OpenClaw too" "memory_search,memory_read,memory_append" OpenClaw --memory-tools on
+mem_check "memory tools: --memory-tools off hides them from everyone" "" claude-code --memory-tools off
+got=$(printf '%s\n%s\n' "$(init_as openclaw)" '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"x"}}}' |
+	timeout 10 "$DETM_BIN/detm-mcp" --url "$DETM_URL" 2>/dev/null | jq -r 'select(.id == 3) | .error.message // "no error"')
+if [[ "$got" == *"memory tools are off for this client"*"--memory-tools on"* ]]; then
+	echo "ok   memory tools: a call from OpenClaw says they are off and how to turn them on"; total_pass=$((total_pass + 1))
+else echo "FAIL memory tools: a call from OpenClaw is refused with the reason: got '$got'"; total_fail=$((total_fail + 1)); fi
+
 sdk=tests/mcp/sdk
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "FAIL sdk interop: node/npm not found on PATH; install Node.js >= 18 to run the MCP SDK interop test"

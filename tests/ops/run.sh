@@ -164,7 +164,7 @@ echo ok >"$tmp/oc/gw/health"
 GW=$(free_port)
 (cd "$tmp/oc/gw" && exec python3 -m http.server "$GW" --bind 127.0.0.1 >/dev/null 2>&1) &
 gwpid=$!
-wait_for 10 curl -fsS "http://127.0.0.1:$GW/health" -o /dev/null || bad "the fake Gateway starts"
+wait_for 10 curl -fs "http://127.0.0.1:$GW/health" -o /dev/null || bad "the fake Gateway starts"
 ocdoc() { # ocdoc CONFIG_JSON [detmd options]: the in-process doctor with the fake openclaw first on PATH
 	local c=$1; shift
 	echo "$c" >"$tmp/oc/openclaw.json"
