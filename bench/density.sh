@@ -52,7 +52,7 @@ add_display() {
 	[ -n "$t" ] && [ "$t" != null ] || die "cannot create task $n"
 	disp=$(api GET "/api/tasks/$t/display" | jq -r .name)
 	auth=$(api GET "/api/tasks/$t/display" | jq -r .xauthority)
-	DISPLAY=$disp XAUTHORITY=$auth xterm -geometry 100x30+0+0 -fa Mono -fs 11 -e sh -c \
+	DISPLAY=$disp XAUTHORITY=$auth xterm -geometry 80x20+0+0 -fa Mono -fs 11 -e sh -c \
 		'while :; do date +%T.%N; sleep 0.5; done' 2>/dev/null &
 	pids+=($!)
 	api POST /api/waits "{\"task_id\":\"$t\",\"wake_when\":\"text:\\\"never shown $n\\\"\",\"timeout\":3600}" \
@@ -60,7 +60,7 @@ add_display() {
 	tasks+=("$t")
 	if [ "$n" = 0 ]; then   # display 1 also gets the xterm whose lines resolve waits
 		mkfifo "$tmp/lines"
-		DISPLAY=$disp XAUTHORITY=$auth xterm -geometry 60x10+700+400 -fa Mono -fs 12 -e sh -c \
+		DISPLAY=$disp XAUTHORITY=$auth xterm -geometry 50x8+700+0 -fa Mono -fs 12 -e sh -c \
 			"exec 3<>'$tmp/lines'; while read -r l <&3; do date +%s%3N > '$tmp/drawn'; echo \"\$l\"; done" \
 			2>/dev/null &
 		pids+=($!)

@@ -6,7 +6,8 @@
  * is recognised by ocr_condition; the engine then OCRs the regions that
  * changed (ocr_changed_boxes on its greyscale diff thumbnails, widened to
  * their text lines by ocr_line_boxes, then ocr_text on the full-resolution
- * frame, upscaled) and decides with ocr_match, which tolerates OCR noise but
+ * frame, upscaled, line by line through ocr_read_lines' cache of lines
+ * already read) and decides with ocr_match, which tolerates OCR noise but
  * not a different word.
  *
  * Measured on this machine (bench/ocr.sh): ~10 ms for a changed line

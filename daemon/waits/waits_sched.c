@@ -26,6 +26,13 @@
  * intervals and drawing bring the next tick), for at most REREAD_MAX_US; a
  * whole read pays it, whatever it says.
  *
+ * OCR at most once a second (OCR_MIN_US): a busy screen (a terminal that
+ * scrolls, a clock) wakes a text wait at every drawing; a judgement due
+ * sooner than a second after the last is put off to that second and owed
+ * (j->ocr_owed), so neither XDamage nor the gate skips it. A forced
+ * re-evaluation is not put off. What is read is shared: ocr_read_lines
+ * keeps each text line's reading by its pixels, for every wait (issue 39).
+ *
  * Does not: write rows (waits_store.c), decide which judge takes a
  * condition (waits_judge.c), or talk HTTP.
  */
