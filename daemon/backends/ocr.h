@@ -6,7 +6,8 @@
  * is recognised by ocr_condition; the engine then OCRs the regions that
  * changed (ocr_changed_boxes on its greyscale diff thumbnails, widened to
  * their text lines by ocr_line_boxes, then ocr_text on the full-resolution
- * frame, upscaled) and decides with ocr_match, which tolerates OCR noise but
+ * frame, upscaled, line by line through ocr_read_lines' cache of lines
+ * already read) and decides with ocr_match, which tolerates OCR noise but
  * not a different word.
  *
  * Measured on this machine (bench/ocr.sh): ~10 ms for a changed line
@@ -23,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/util.h"
 #include "derr.h"
@@ -122,6 +124,19 @@ int ocr_changed_boxes(const unsigned char *prev, const unsigned char *cur,
  * (<= n), or -1 on bad arguments (a box outside the frame, an empty one). */
 int ocr_line_boxes(const unsigned char *rgb, int width, int height, struct ocr_box *boxes, int n,
     int pad);
+
+/* The text of box b of an RGB24 frame, read line by line (ocr_cache.c):
+ * the box is cut into runs of rows with ink (rows of the box's most common
+ * tone between them), each run OCRed at `scale` unless a run with the same
+ * pixels, size and scale was read before (by any thread: a cache of about
+ * 1 MB, least recently used out). *text: malloc'd, the lines' texts joined
+ * by '\n' ("" when the box holds no ink). Returns 0; 1 when a run is too
+ * big for one OCR call (not text lines: read the box in strips with
+ * ocr_text; *text NULL); -1 with e (a box outside the frame, OCR failed). */
+int ocr_read_lines(struct ocr *o, const unsigned char *rgb, int width, int height, struct ocr_box b,
+    int scale, char **text, struct derr *e);
+/* Lines answered from that cache and lines OCRed, since start. */
+void ocr_cache_stats(uint64_t *hits, uint64_t *misses);
 
 /* Area-averaged greyscale thumbnail (BT.601 luma) of an RGB24 frame, the
  * input ocr_changed_boxes expects. out has tw*th bytes; tw <= width,

@@ -66,6 +66,7 @@ struct job {
 	bool judged_valid;
 	bool reread;            /* OCR said NO on changed regions only: read the whole target once */
 	int64_t reread_us;      /* ... since then */
+	bool ocr_owed;          /* an OCR judgement put off by OCR_MIN_US: nothing skips the next tick */
 	/* the judge; under mu */
 	char judge[8];          /* asked: auto | ocr | model */
 	bool use_ocr;           /* in effect: OCR, else the model backend */

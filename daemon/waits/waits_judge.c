@@ -50,16 +50,40 @@ wjudge_passthrough(bool use_ocr)
 	return !use_ocr && waits_engine.vision != NULL && vision_is_passthrough(waits_engine.vision);
 }
 
-/* OCRs rectangle b of f (in strips that fit OCR_MAX_PIXELS at `scale`)
- * and says whether phrase is in it; `seen` gets an excerpt of the text. */
+/* Whether the text read holds phrase (*found), and an excerpt of it in seen. */
+static void
+seen_of(const char *text, const char *phrase, bool *found, char *seen, size_t seen_len)
+{
+	if (ocr_match(text, phrase))
+		*found = true;
+	if (seen[0] == '\0' || *found) {
+		snprintf(seen, seen_len, "%s", text);
+		for (size_t i = 0; seen[i] != '\0'; i++)
+			if (seen[i] == '\n')
+				seen[i] = ' ';
+	}
+}
+
+/* OCRs rectangle b of f line by line (ocr_read_lines: lines read before,
+ * by any wait on any display, come from its cache), or, when b is not
+ * lines of text, in strips that fit OCR_MAX_PIXELS at `scale`; says
+ * whether phrase is in it; `seen` gets an excerpt of the text. */
 static int
 ocr_rect(const struct xcap_frame *f, struct ocr_box b, int scale, const char *phrase,
     bool *found, char *seen, size_t seen_len, struct derr *e)
 {
-	int rows, y;
+	char *text = NULL;
+	int rows, y, r;
 
 	if (b.w <= 0 || b.h <= 0)
 		return 0;
+	if ((r = ocr_read_lines(tls_ocr, f->rgb, f->width, f->height, b, scale, &text, e)) < 0)
+		return -1;
+	if (r == 0) {
+		seen_of(text, phrase, found, seen, seen_len);
+		free(text);
+		return 0;
+	}
 	rows = OCR_MAX_PIXELS / (b.w * scale * scale);
 	if (rows < 64) {
 		scale = 1;
@@ -67,21 +91,12 @@ ocr_rect(const struct xcap_frame *f, struct ocr_box b, int scale, const char *ph
 	}
 	for (y = b.y; y < b.y + b.h; y += rows - OCR_STRIP_OVERLAP) {
 		int h = b.y + b.h - y < rows ? b.y + b.h - y : rows;
-		char *text = NULL;
 
 		if (ocr_text(tls_ocr, f->rgb, f->width, f->height, b.x, y, b.w, h, scale, &text, NULL, e) != 0)
 			return -1;
-		if (ocr_match(text, phrase))
-			*found = true;
-		if (seen[0] == '\0' || *found) {
-			size_t i;
-
-			snprintf(seen, seen_len, "%s", text);
-			for (i = 0; seen[i] != '\0'; i++)
-				if (seen[i] == '\n')
-					seen[i] = ' ';
-		}
+		seen_of(text, phrase, found, seen, seen_len);
 		free(text);
+		text = NULL;
 		if (*found || y + h >= b.y + b.h)
 			break;
 	}

@@ -26,6 +26,13 @@
  * intervals and drawing bring the next tick), for at most REREAD_MAX_US; a
  * whole read pays it, whatever it says.
  *
+ * OCR at most once a second (OCR_MIN_US): a busy screen (a terminal that
+ * scrolls, a clock) wakes a text wait at every drawing; a judgement due
+ * sooner than a second after the last is put off to that second and owed
+ * (j->ocr_owed), so neither XDamage nor the gate skips it. A forced
+ * re-evaluation is not put off. What is read is shared: ocr_read_lines
+ * keeps each text line's reading by its pixels, for every wait (issue 39).
+ *
  * Does not: write rows (waits_store.c), decide which judge takes a
  * condition (waits_judge.c), or talk HTTP.
  */
@@ -65,6 +72,7 @@
 #define A11Y_POLL_US      1000000   /* an element condition: read the tree every second */
 #define REREAD_US          300000   /* OCR said NO on changed regions: the whole target then */
 #define REREAD_MAX_US    10000000   /* ... even if the screen still changes, after this long */
+#define OCR_MIN_US        1000000   /* OCR judges a wait at most once a second (a busy screen) */
 
 /* One tick: what it took under mu at its start, and what its steps share.
  * Each step returns the interval to the next tick, -1 when j finished, or
@@ -81,6 +89,7 @@ struct tick {
 	size_t npix;
 	bool force, use_ocr, pass, changed_ref;
 	bool reread;            /* an OCR re-read is owed: nothing skips this tick */
+	bool owed;              /* an OCR judgement put off by OCR_MIN_US: nor this one */
 	char reason[600];
 };
 
@@ -194,7 +203,7 @@ tick_undrawn(struct tick *t)
 	struct job *j = t->j;
 
 	if (!(t->l.damage && j->damage_valid && t->l.damage_seq == j->damage_seen && j->ref != NULL &&
-	    !t->force && !t->reread && (t->pass || (j->judged_valid && t->l.damage_seq == j->damage_judged) ||
+	    !t->force && !t->reread && !t->owed && (t->pass || (j->judged_valid && t->l.damage_seq == j->damage_judged) ||
 	    t->now - j->last_eval_us < t->cfg->wait_rejudge_s * 1000000LL)))
 		return GO_ON;
 	display_unlease(&t->l);
@@ -285,8 +294,16 @@ tick_gate(struct tick *t)
 
 	if (t->changed_ref)
 		j->last_change_us = t->now;
-	eval = t->force || t->reread || j->ref == NULL || t->changed_ref ||
+	eval = t->force || t->reread || t->owed || j->ref == NULL || t->changed_ref ||
 	    t->now - j->last_eval_us >= t->cfg->wait_rejudge_s * 1000000LL;
+	if (eval && t->use_ocr && !t->force && j->ref != NULL && t->now - j->last_eval_us < OCR_MIN_US) {
+		display_unlease(&t->l);         /* a busy screen: OCR at most once a second */
+		j->ocr_owed = true;
+		pthread_mutex_lock(&waits_engine.mu);
+		j->skipped++;
+		pthread_mutex_unlock(&waits_engine.mu);
+		return j->last_eval_us + OCR_MIN_US - t->now;
+	}
 	held = eval && !t->use_ocr && usage_scope(j->task_id, "wait", &t->e) != 0;
 	if (eval && !held)
 		return GO_ON;
@@ -491,6 +508,8 @@ tick(struct job *j)
 	if (!t.use_ocr)         /* the condition went to the model since: nothing owed */
 		j->reread = false;
 	t.reread = j->reread;
+	t.owed = j->ocr_owed && t.use_ocr;
+	j->ocr_owed = false;
 	t.pass = wjudge_passthrough(t.use_ocr);
 
 	if (expect_settled(t.criteria, &settled_ms))
