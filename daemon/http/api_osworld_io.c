@@ -438,7 +438,7 @@ api_osw_open_file(struct req *r, struct derr *e)
 	win = json_object_object_get(out, "window");
 	if (win == NULL || (!app && !title_names(json_object_get_string(
 	    json_object_object_get(win, "title")), name))) {
-		snprintf(msg, sizeof msg, "Failed to find window for %s within %d seconds.", name,
+		snprintf(msg, sizeof msg, "Failed to find window for %.600s within %d seconds.", name,
 		    LAUNCH_WAIT_MAX_MS / 1000);
 		rc = text(r, 500, msg);
 		goto out;
