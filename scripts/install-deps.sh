@@ -45,7 +45,7 @@ bench_pkgs=(wrk)
 # The sonames bin/detmd links (ldd) and loads at first use (enc.c, ocr.c,
 # zipout.c, a11y), in Debian 12's packages.
 runtime_pkgs=(libmicrohttpd12 libsqlite3-0 libjson-c5 libcurl4 libssl3
-	libx11-6 libx11-xcb1 libxcb-xtest0 libxext6 libxtst6 libxdamage1 libturbojpeg0 zlib1g
+	libx11-6 libx11-xcb1 libxcb-xtest0 libxext6 libxtst6 libxdamage1 libxfixes3 libturbojpeg0 zlib1g
 	libtesseract5 tesseract-ocr-eng libavcodec59 libavformat59 libavutil57 libarchive13
 	xvfb openbox libatspi2.0-0 at-spi2-core dbus-daemon curl ca-certificates tini)
 
