@@ -324,6 +324,23 @@ api_osw_start_recording(struct req *r, struct derr *e)
 	return status_msg(r, 200, "success", "Started recording successfully.");
 }
 
+/* Whether a clip's status says it failed through a fault of detm's own
+ * (an internal or disk error: 500); a clip that ended for an outside
+ * reason (its display or window went, stopped before its first frame)
+ * is the client's 409. */
+static bool
+clip_failed_inside(json_object *st)
+{
+	json_object *er = NULL, *code = NULL;
+	const char *c;
+
+	if (!json_object_object_get_ex(st, "error", &er) || !json_object_object_get_ex(er, "code", &code))
+		return false;
+	c = json_object_get_string(code);
+	return c != NULL && (strcmp(c, "internal") == 0 || strcmp(c, "io_error") == 0 ||
+	    strcmp(c, "no_space") == 0);
+}
+
 int
 api_osw_end_recording(struct req *r, struct derr *e)
 {
@@ -331,6 +348,7 @@ api_osw_end_recording(struct req *r, struct derr *e)
 	json_object *out = NULL;
 	struct stat sb;
 	const char *id;
+	bool failed;
 	int i, fd;
 
 	if (api_known_task(r, &id, e) != 0)
@@ -346,13 +364,19 @@ api_osw_end_recording(struct req *r, struct derr *e)
 		return status_msg(r, 400, "error", "No recording in progress to stop.");
 	if (rec_clip_stop(clip, &out, e) != 0)
 		return -1;
+	/* A clip stopped before its first frame is no fault of detm's: 409
+	 * (OSWorld's client takes any non-200 as "failed"); a clip that
+	 * failed is 500 with OSWorld's text. */
+	failed = clip_failed_inside(out);
 	json_object_put(out);
 	if (rec_clip_file(clip, path, sizeof path) != 0 ||
 	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return text(r, 500, "Recording failed. The output file is missing or empty.");
+		return text(r, failed ? 500 : 409, failed ? "Recording failed. The output file is missing or empty." :
+		    "Recording failed: nothing was recorded (it was stopped before its first frame, or its display went).");
 	if (fstat(fd, &sb) != 0 || sb.st_size == 0) {
 		close(fd);
-		return text(r, 500, "Recording failed. The output file is missing or empty.");
+		return text(r, failed ? 500 : 409, failed ? "Recording failed. The output file is missing or empty." :
+		    "Recording failed: nothing was recorded (it was stopped before its first frame, or its display went).");
 	}
 	req_header(r, "Content-Disposition", "attachment; filename=recording.mp4");
 	return req_reply_fd(r, 200, "video/mp4", fd, 0, (uint64_t)sb.st_size);
