@@ -6,7 +6,7 @@
 // request_human. Prints "N passed, N failed".
 import { apiAt, checker, until } from "../lib.mjs";
 import { chromium } from "../dashboard/node_modules/playwright-core/index.mjs";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 
 const url = process.env.DETM_URL, out = process.env.OUT, wakeLog = process.env.WAKE_LOG;
@@ -234,6 +234,12 @@ async function main() {
 
   // ---- keyboard: any script and a chord, into the xterm ----
   kids.push(spawn("xmessage", ["-geometry", "+10+400", "a window the human opened"], { env, stdio: "ignore" }));
+  // it must be up before the hand-back counts windows_opened (under load
+  // xmessage mapped after the release once)
+  // (asked of the X server: the agent's list_windows is refused while the
+  // human drives)
+  check("the window the human opened is up", await until(() =>
+    spawnSync("xdotool", ["search", "--name", "^xmessage$"], { env }).status === 0, 20000));
   p = await viewPoint(page, 500, 60, 800, 600);
   await page.mouse.click(p.x, p.y);
   // Keys typed outside the view stay in the page (the browser's own
