@@ -149,7 +149,7 @@ run_json(const struct run *r)
 	jx_add_str(o, "instruction", r->instruction);
 	iso_time(r->started_ms, ts);
 	jx_add_str(o, "started_at", ts);
-	json_object_object_add(o, "elapsed_s", json_object_new_double((double)((end - r->t0_us) / 100000) / 10.0));
+	json_object_object_add(o, "elapsed_s", json_object_new_double((double)((end - r->t0_us) / 1000) / 1000.0));
 	if (r->result != NULL) {
 		if (json_object_object_get_ex(r->result, "success", &v))
 			json_object_object_add(o, "success", json_object_get(v));
