@@ -313,13 +313,28 @@ mc_say(struct mcall *c, const char *fmt, ...)
 	pthread_mutex_unlock(&c->mu);
 }
 
+/* One follow step of a clip or a wait: GET base+id?block_s=1 (its reply
+ * in *json, as mc_dispatch). */
+static json_object *
+mc_poll(struct mcall *c, const char *base, const char *id, json_object **json)
+{
+	char p[96];
+	json_object *q = json_object_new_object(), *res;
+
+	snprintf(p, sizeof p, "%s%s", base, id);
+	json_object_object_add(q, "block_s", json_object_new_string("1"));
+	res = mc_dispatch(c, "GET", p, q, NULL, json);
+	json_object_put(q);
+	return res;
+}
+
 /* video_record: start without waiting, follow the clip, stop it when the
  * call is cancelled (NULL then). */
 static json_object *
 mc_clip(struct mcall *c)
 {
 	json_object *query = json_object_new_object(), *body = json_object_new_object();
-	json_object *res = NULL, *json = NULL, *v, *q;
+	json_object *res = NULL, *json = NULL, *v;
 	char path[LIM_URL_BYTES + 1], id[16], p2[96];
 	long long dur = 10;
 	bool follow;
@@ -358,11 +373,7 @@ mc_clip(struct mcall *c)
 			log_info("mcp: video_record cancelled: clip %s stopped", id);
 			goto out;
 		}
-		snprintf(p2, sizeof p2, "/api/record/%s", id);
-		q = json_object_new_object();
-		json_object_object_add(q, "block_s", json_object_new_string("1"));
-		res = mc_dispatch(c, "GET", p2, q, NULL, &json);
-		json_object_put(q);
+		res = mc_poll(c, "/api/record/", id, &json);
 	}
 out:
 	json_object_put(query);
@@ -377,7 +388,7 @@ static json_object *
 mc_wait(struct mcall *c)
 {
 	json_object *query = json_object_new_object(), *body = json_object_new_object();
-	json_object *res = NULL, *json = NULL, *v, *q;
+	json_object *res = NULL, *json = NULL, *v;
 	char path[LIM_URL_BYTES + 1], id[16] = "", p2[96];
 
 	if (toolreq_build(c->tool, c->args, true, path, sizeof path, query, body) != 0) {
@@ -401,11 +412,7 @@ mc_wait(struct mcall *c)
 			log_info("mcp: smart_wait task cancelled: wait %s cancelled", id);
 			goto out;
 		}
-		snprintf(p2, sizeof p2, "/api/waits/%s", id);
-		q = json_object_new_object();
-		json_object_object_add(q, "block_s", json_object_new_string("1"));
-		res = mc_dispatch(c, "GET", p2, q, NULL, &json);
-		json_object_put(q);
+		res = mc_poll(c, "/api/waits/", id, &json);
 	}
 out:
 	json_object_put(query);
