@@ -25,6 +25,7 @@
 #include "caps.h"
 #include "forward.h"
 #include "log.h"
+#include "peerlist.h"
 #include "route.h"
 #include "rpc.h"
 #include "tools.h"
@@ -32,11 +33,13 @@
 
 #define READ_CHUNK (64 * 1024)
 
+static struct peerlist url_check;      /* every URL given, checked */
+
 static void
 usage(FILE *f)
 {
 	fprintf(f,
-		"usage: detm-mcp [--url URL] [--token TOKEN] [--memory-tools auto|on|off] [--verbose]\n"
+		"usage: detm-mcp [--url URL]... [--resolve-all] [--token TOKEN] [--memory-tools auto|on|off] [--verbose]\n"
 		"\n"
 		"A stdio MCP server for detm. An MCP client (OpenClaw, Claude Desktop,\n"
 		"Claude Code...) starts it; it speaks JSON-RPC on stdin/stdout, one\n"
@@ -45,7 +48,11 @@ usage(FILE *f)
 		"  --url URL      detmd's address (env ACU_DAEMON_URL; default %s); give it\n"
 		"                 more than once (or URL,URL...) to route between detmds:\n"
 		"                 each call goes to the detmd holding its task_id/wait_id,\n"
-		"                 a new task to the ready one with the most free displays\n"
+		"                 a new task to the ready one with the most free displays,\n"
+		"                 task_list merged from all (docs/mcp.md \"Several detmds\")\n"
+		"  --resolve-all  each --url's host name stands for every address it\n"
+		"                 resolves to (a Kubernetes headless Service: one per pod),\n"
+		"                 resolved again every %d s (env ACU_RESOLVE_ALL=1)\n"
 		"  --token TOKEN  sent as Authorization: Bearer (env ACU_TOKEN)\n"
 		"  --memory-tools auto|on|off  serve memory_search/read/append (env\n"
 		"                 ACU_MCP_MEMORY_TOOLS; default auto: not to an OpenClaw client,\n"
@@ -55,7 +62,7 @@ usage(FILE *f)
 		"  -h, --help     this text\n"
 		"\n"
 		"Start detmd first (make run, or detmd). docs/mcp.md has client configs.\n",
-		DEFAULT_DAEMON_URL);
+		DEFAULT_DAEMON_URL, PEERLIST_RESOLVE_S);
 }
 
 /* The stdin loop. Returns when stdin reaches EOF or fails. */
@@ -124,18 +131,17 @@ main_read_loop(void)
 static int
 add_urls(char *list, const char **urls, int *n)
 {
-	for (char *save = NULL, *u = strtok_r(list, ",", &save); u != NULL; u = strtok_r(NULL, ",", &save)) {
-		if (*n >= CAP_URLS) {
-			fprintf(stderr, "detm-mcp: at most %d detmd URLs\n", CAP_URLS);
-			return -1;
-		}
-		if ((strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) ||
-		    strlen(u) > 1024 || strpbrk(u, " \r\n") != NULL) {
-			fprintf(stderr, "detm-mcp: --url must be an http:// or https:// URL, got '%s'\n", u);
-			return -1;
-		}
-		urls[(*n)++] = u;
+	char err[300];
+
+	if (*n >= PEERLIST_MAX) {
+		fprintf(stderr, "detm-mcp: at most %d --url\n", PEERLIST_MAX);
+		return -1;
 	}
+	if (peerlist_parse(list, &url_check, err, sizeof err) != 0) {
+		fprintf(stderr, "detm-mcp: --url: %s\n", err);
+		return -1;
+	}
+	urls[(*n)++] = list;
 	return 0;
 }
 
@@ -146,14 +152,15 @@ main(int argc, char **argv)
 		{ "url", required_argument, NULL, 'u' },
 		{ "token", required_argument, NULL, 't' },
 		{ "memory-tools", required_argument, NULL, 'm' },
+		{ "resolve-all", no_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *env = getenv("ACU_DAEMON_URL"), *token = getenv("ACU_TOKEN"), *urls[CAP_URLS];
-	const char *memory = getenv("ACU_MCP_MEMORY_TOOLS");
-	char envbuf[CAP_URLS * 1100] = "", dflt[] = DEFAULT_DAEMON_URL;
+	const char *env = getenv("ACU_DAEMON_URL"), *token = getenv("ACU_TOKEN"), *urls[PEERLIST_MAX];
+	const char *memory = getenv("ACU_MCP_MEMORY_TOOLS"), *all = getenv("ACU_RESOLVE_ALL");
+	char envbuf[PEERLIST_MAX * PEERLIST_URL] = "", dflt[] = DEFAULT_DAEMON_URL;
 	int c, rc = 1, nurls = 0;
 
 	while ((c = getopt_long(argc, argv, "u:t:vVh", opts, NULL)) != -1) {
@@ -161,6 +168,7 @@ main(int argc, char **argv)
 		case 'u': if (add_urls(optarg, urls, &nurls) != 0) return 2; break;
 		case 't': token = optarg; break;
 		case 'm': memory = optarg; break;
+		case 'r': all = "1"; break;
 		case 'v': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("detm-mcp %s (detmd api_version %d)\n", DETM_MCP_VERSION,
 		                 DETM_API_VERSION); return 0;
@@ -191,6 +199,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "detm-mcp: the token must not contain line breaks\n");
 		return 2;
 	}
+	worker_resolve_all(all != NULL && (strcmp(all, "1") == 0 || strcmp(all, "on") == 0 ||
+	                                   strcmp(all, "true") == 0));
 	/* A client that goes away must not kill us mid-write: write() reports it. */
 	signal(SIGPIPE, SIG_IGN);
 	/* No tools_init: tools/list is answered from the text built at build
@@ -200,7 +210,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	log_info("detm-mcp %s forwarding to %s%s", DETM_MCP_VERSION, urls[0],
-	         nurls > 1 ? " and more, routed by task id (route.h)" : "");
+	         url_check.n > 1 || (all != NULL && all[0] == '1') ? " and more, routed by task id (route.h)" : "");
 	main_read_loop();
 	worker_stop(TIME_EOF_GRACE_MS);
 	rc = 0;

@@ -1,9 +1,10 @@
 /*
  * route.c - see route.h.
  *
- * State: a ring of ROUTE_CACHE (id, index) pairs under one mutex, filled
- * by lookups and by task_register replies; an id's entry is trusted until
- * it falls off the ring (a task does not move between detmds).
+ * State: a ring of ROUTE_CACHE (id, detmd URL) pairs under one mutex,
+ * filled by lookups and by the replies that create ids; an id's entry is
+ * trusted until it falls off the ring (a task does not move between
+ * detmds) or its URL leaves the list (a pod gone from the DNS name).
  * Invariant: an id goes into a path only after id_ok.
  */
 #include "route.h"
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "caps.h"
+#include "peerlist.h"
 #include "log.h"
 
 #define ROUTE_CACHE 4096
@@ -20,7 +22,7 @@
 
 static struct {
 	char id[9];
-	int idx;
+	char url[PEERLIST_URL];
 } cache[ROUTE_CACHE];
 static unsigned cache_next;
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -37,33 +39,39 @@ id_ok(const char *s)
 }
 
 void
-route_remember(const char *id, int idx)
+route_remember(const char *id, const char *url)
 {
-	if (!id_ok(id))
+	unsigned i;
+
+	if (!id_ok(id) || url == NULL)
 		return;
 	pthread_mutex_lock(&cache_mu);
-	for (unsigned i = 0; i < ROUTE_CACHE; i++)
-		if (strcmp(cache[i].id, id) == 0) {
-			cache[i].idx = idx;
-			goto out;
-		}
-	snprintf(cache[cache_next].id, sizeof cache[0].id, "%s", id);
-	cache[cache_next].idx = idx;
-	cache_next = (cache_next + 1) % ROUTE_CACHE;
-out:
+	for (i = 0; i < ROUTE_CACHE && strcmp(cache[i].id, id) != 0; i++)
+		;
+	if (i == ROUTE_CACHE) {
+		i = cache_next;
+		cache_next = (cache_next + 1) % ROUTE_CACHE;
+		snprintf(cache[i].id, sizeof cache[0].id, "%s", id);
+	}
+	snprintf(cache[i].url, sizeof cache[0].url, "%s", url);
 	pthread_mutex_unlock(&cache_mu);
 }
 
+/* The index in fws of the detmd id was seen on, or -1. */
 static int
-cached(const char *id)
+cached(struct forward *const *fws, int n, const char *id)
 {
+	char url[PEERLIST_URL] = "";
 	int idx = -1;
 
 	pthread_mutex_lock(&cache_mu);
-	for (unsigned i = 0; i < ROUTE_CACHE && idx < 0; i++)
+	for (unsigned i = 0; i < ROUTE_CACHE && url[0] == '\0'; i++)
 		if (strcmp(cache[i].id, id) == 0)
-			idx = cache[i].idx;
+			snprintf(url, sizeof url, "%s", cache[i].url);
 	pthread_mutex_unlock(&cache_mu);
+	for (int i = 0; i < n && url[0] != '\0' && idx < 0; i++)
+		if (strcmp(forward_base(fws[i]), url) == 0)
+			idx = i;
 	return idx;
 }
 
@@ -117,16 +125,16 @@ find_owner(struct forward *const *fws, int n, const char *id, const char *prefix
 {
 	char path[64], down[600] = "";
 	size_t o = 0;
-	int idx = cached(id);
+	int idx = cached(fws, n, id);
 
-	if (idx >= 0 && idx < n)
+	if (idx >= 0)
 		return idx;
 	snprintf(path, sizeof path, "%s%s", prefix, id);
 	for (int i = 0; i < n; i++) {
 		long st = forward_probe(fws[i], path, ROUTE_PROBE_S, NULL);
 
 		if (st == 200) {
-			route_remember(id, i);
+			route_remember(id, forward_base(fws[i]));
 			return i;
 		}
 		if (st != 404 && o < sizeof down)
@@ -145,6 +153,7 @@ route_choose(struct forward *const *fws, int n, const struct tool *t, struct jso
 {
 	static const struct { const char *arg, *path; } ids[] = {
 		{ "task_id", "/api/tasks/" }, { "wait_id", "/api/waits/" },
+		{ "run_id", "/api/gui/agent/" }, { "clip_id", "/api/record/" },
 	};
 	struct json_object *v;
 
@@ -157,4 +166,28 @@ route_choose(struct forward *const *fws, int n, const struct tool *t, struct jso
 		    id_ok(json_object_get_string(v)))
 			return find_owner(fws, n, json_object_get_string(v), ids[k].path, err, errlen);
 	return 0;
+}
+
+void
+route_remember_result(struct json_object *res, const char *url)
+{
+	static const char *const keys[] = { "task_id", "wait_id", "run_id", "clip_id" };
+	struct json_object *sc, *id;
+
+	if (!json_object_object_get_ex(res, "structuredContent", &sc) ||
+	    json_object_object_get_ex(res, "isError", NULL))
+		return;
+	for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+		if (json_object_object_get_ex(sc, keys[k], &id) && json_object_is_type(id, json_type_string))
+			route_remember(json_object_get_string(id), url);
+}
+
+bool
+route_merges(const struct tool *t, struct json_object *args)
+{
+	struct json_object *v;
+
+	if (strcmp(t->name, "task_list") == 0)
+		return true;
+	return strcmp(t->name, "wait_status") == 0 && !json_object_object_get_ex(args, "wait_id", &v);
 }

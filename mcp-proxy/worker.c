@@ -23,6 +23,8 @@
 #include "caps.h"
 #include "forward.h"
 #include "log.h"
+#include "merge.h"
+#include "peerlist.h"
 #include "result.h"
 #include "route.h"
 
@@ -43,8 +45,9 @@ static struct job *wk_running[CAP_WORKERS];
 static bool wk_stopping;
 static bool wk_aborting;            /* grace over: cancel everything */
 static atomic_int wk_shutdown;      /* abort the startup version check */
-static char *wk_urls[CAP_URLS], *wk_token;
-static int wk_nurls;
+static struct peerset *wk_peers;   /* the detmds (peerlist.h: names re-resolved) */
+static bool wk_resolve_all;
+static char *wk_token;
 static const struct worker_ops *wk_ops;      /* rpc.c's, set once by worker_start */
 static pthread_t wk_threads[CAP_WORKERS];
 static size_t wk_nthreads;         /* started so far (under wk_lock) */
@@ -58,7 +61,9 @@ static char wk_init_err[300];
 
 /* The job this pool thread runs, and its connection to detmd. */
 static _Thread_local struct job *wk_cur;
-static _Thread_local struct forward *wk_fw[CAP_URLS];   /* one per URL, made at first use */
+static _Thread_local struct forward *wk_fw[PEERLIST_MAX];   /* one per URL, made at first use */
+static _Thread_local int wk_nfw;
+static _Thread_local unsigned wk_gen;      /* of the peerset wk_fw was made from */
 
 static char *
 wk_key(struct json_object *id)
@@ -140,11 +145,31 @@ wk_main(void *arg)
 		pthread_cond_broadcast(&wk_cond);
 		pthread_mutex_unlock(&wk_lock);
 	}
-	for (int u = 0; u < wk_nurls; u++) {
+	for (int u = 0; u < wk_nfw; u++) {
 		forward_free(wk_fw[u]);
 		wk_fw[u] = NULL;
 	}
 	return NULL;
+}
+
+/* This thread's handles for the current URL list (made again when the
+ * list changed: a name re-resolved to other pods). */
+static void
+wk_handles(void)
+{
+	struct peerlist pl;
+	unsigned gen = peerset_get(wk_peers, &pl);
+
+	if (gen == wk_gen && wk_nfw > 0)
+		return;
+	for (int u = 0; u < wk_nfw; u++) {
+		forward_free(wk_fw[u]);
+		wk_fw[u] = NULL;
+	}
+	for (int u = 0; u < pl.n; u++)
+		wk_fw[u] = forward_new(pl.url[u], wk_token);
+	wk_nfw = pl.n;
+	wk_gen = gen;
 }
 
 /* The first call on any worker loads libcurl and checks every detmd's API
@@ -160,8 +185,11 @@ wk_forward_get(const struct tool *t, struct json_object *args, int *which, char 
 	pthread_mutex_lock(&wk_init_lock);
 	if (wk_init_state == 1) {
 		wk_init_state = forward_global_init(wk_init_err, sizeof wk_init_err) == 0 ? 0 : -1;
-		for (int u = 0; wk_init_state == 0 && u < wk_nurls; u++) {
-			struct forward *fw = forward_new(wk_urls[u], wk_token);
+		struct peerlist pl;
+
+		peerset_get(wk_peers, &pl);
+		for (int u = 0; wk_init_state == 0 && u < pl.n; u++) {
+			struct forward *fw = forward_new(pl.url[u], wk_token);
 
 			forward_check_version(fw, &wk_shutdown);
 			forward_free(fw);
@@ -172,10 +200,8 @@ wk_forward_get(const struct tool *t, struct json_object *args, int *which, char 
 	pthread_mutex_unlock(&wk_init_lock);
 	if (state != 0)
 		return NULL;
-	for (int u = 0; u < wk_nurls; u++)
-		if (wk_fw[u] == NULL)
-			wk_fw[u] = forward_new(wk_urls[u], wk_token);
-	*which = route_choose(wk_fw, wk_nurls, t, args, err, errlen);
+	wk_handles();
+	*which = route_choose(wk_fw, wk_nfw, t, args, err, errlen);
 	return *which >= 0 ? wk_fw[*which] : NULL;
 }
 
@@ -185,11 +211,16 @@ wk_forward_get(const struct tool *t, struct json_object *args, int *which, char 
 int
 worker_start(const char *const *urls, int nurls, const char *token, const struct worker_ops *ops)
 {
+	struct peerlist pl = { 0 };
+	char err[200];
+
 	wk_ops = ops;
-	wk_nurls = nurls < CAP_URLS ? nurls : CAP_URLS;
-	for (int u = 0; u < wk_nurls; u++)
-		if ((wk_urls[u] = strdup(urls[u])) == NULL)
-			abort();
+	for (int u = 0; u < nurls; u++)
+		if (peerlist_parse(urls[u], &pl, err, sizeof err) != 0) {
+			log_error("%s", err);
+			return -1;
+		}
+	wk_peers = peerset_new(&pl, wk_resolve_all);
 	wk_token = token != NULL ? strdup(token) : NULL;
 	if (token != NULL && wk_token == NULL)
 		abort();
@@ -269,16 +300,10 @@ worker_cancel(struct json_object *request_id)
 	free(key);
 }
 
-/* A task_register result's task_id goes into route.c's cache: the next
- * call naming it needs no lookup. */
-static void
-wk_remember_task(struct json_object *res, int which)
+void
+worker_resolve_all(bool on)
 {
-	struct json_object *sc, *id;
-
-	if (json_object_object_get_ex(res, "structuredContent", &sc) &&
-	    json_object_object_get_ex(sc, "task_id", &id) && json_object_is_type(id, json_type_string))
-		route_remember(json_object_get_string(id), which);
+	wk_resolve_all = on;
 }
 
 struct json_object *
@@ -305,9 +330,14 @@ worker_forward(const struct tool *t, struct json_object *args, bool follow, stru
 		ctl.ud = progress_token;
 	}
 	fw = wk_forward_get(t, args, &which, err, sizeof err);
-	res = fw != NULL ? forward_call(fw, t, args, &ctl) : result_error(NULL, "%s", err);
-	if (fw != NULL && res != NULL && strcmp(t->name, "task_register") == 0)
-		wk_remember_task(res, which);
+	if (fw != NULL && wk_nfw > 1 && route_merges(t, args))
+		res = merge_call(wk_fw, wk_nfw, t, args, &ctl);
+	else
+		res = fw != NULL ? forward_call(fw, t, args, &ctl) : result_error(NULL, "%s", err);
+	/* the ids a reply carries go into route.c's cache: the next call
+	 * naming one needs no lookup */
+	if (fw != NULL && res != NULL && wk_nfw > 1)
+		route_remember_result(res, forward_base(fw));
 
 	pthread_mutex_lock(&wk_lock);
 	j->inflight = NULL;
@@ -357,10 +387,8 @@ worker_stop(int grace_ms)
 	for (i = 0; i < n; i++)
 		pthread_join(wk_threads[i], NULL);
 	wk_nthreads = 0;
-	for (int u = 0; u < wk_nurls; u++) {
-		free(wk_urls[u]);
-		wk_urls[u] = NULL;
-	}
+	peerset_free(wk_peers);
+	wk_peers = NULL;
 	free(wk_token);
 	wk_token = NULL;
 }

@@ -31,12 +31,16 @@ struct worker_ops {
 	void (*progress)(void *ud, double elapsed_s, const char *message);
 };
 
-/* Set the pool up for nurls detmds (1..CAP_URLS; route.h says which one
- * each call goes to; urls and token are copied; ops must outlive the pool);
+/* Before worker_start: expand each URL's DNS name to every address it has
+ * (re-resolved every PEERLIST_RESOLVE_S; peerlist.h). */
+void worker_resolve_all(bool on);
+/* Set the pool up for the detmds of urls (each a URL or a comma-separated
+ * list, up to PEERLIST_MAX in all; route.h says which one each call goes
+ * to; urls and token are copied; ops must outlive the pool);
  * its threads start with the first jobs, up to CAP_WORKERS. libcurl is
  * loaded and detmd's API version checked (logged) only at the first
  * tools/call, so initialize and tools/list touch neither libcurl nor the
- * daemon, nor start a thread. Returns 0. */
+ * daemon, nor start a thread. Returns 0, or -1 (logged) for a bad URL. */
 int worker_start(const char *const *urls, int nurls, const char *token, const struct worker_ops *ops)
 	__attribute__((warn_unused_result));
 

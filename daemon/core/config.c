@@ -205,6 +205,11 @@ static const struct opt opts[] = {
 	  "JPEG quality of the screenshot sent to a grounding model" },
 	{ "grounding-timeout-ms", "ACU_GROUNDING_TIMEOUT_MS", OPT_INT, O(grounding_timeout_ms), "60000", 100, 600000,
 	  "one grounding model call (no retries)" },
+	{ "peers", "ACU_PEERS", OPT_STR, O(peers), "", 0, 0,
+	  "the other detmds of the fleet (URLs, comma-separated, or a DNS name with --peers-resolve-all): "
+	  "GET /api/fleet/tasks lists every pod's tasks, a request for a task id held by a peer is forwarded to it" },
+	{ "peers-resolve-all", "ACU_PEERS_RESOLVE_ALL", OPT_BOOL, O(peers_resolve_all), "0", 0, 1,
+	  "each --peers host name stands for every address it resolves to (a headless Service), re-resolved every 30 s" },
 };
 
 static int

@@ -99,6 +99,8 @@ struct config {
 	long grounding_max_dim; /* width of the image sent to a grounding model */
 	long grounding_quality;
 	long grounding_timeout_ms;
+	char *peers;            /* --peers: "" for none */
+	bool peers_resolve_all;
 };
 
 /* Fills c from defaults, the environment and argv. Returns 0 to run, 1 when

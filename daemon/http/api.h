@@ -189,6 +189,11 @@ int api_capabilities(struct req *r, struct derr *e);
 int api_routes_list(struct req *r, struct derr *e);
 int api_task_create(struct req *r, struct derr *e);
 int api_task_list(struct req *r, struct derr *e);
+/* The fleet (api_fleet.c): --peers' merged task list, and a request for an
+ * id this detmd does not have sent to the peer that has it (0: r's reply
+ * is the peer's answer, e cleared; -1: e kept or set). */
+int api_fleet_tasks(struct req *r, struct derr *e);
+int api_fleet_forward(struct req *r, struct derr *e);
 int api_task_get(struct req *r, struct derr *e);
 int api_task_patch(struct req *r, struct derr *e);
 int api_task_delete(struct req *r, struct derr *e);

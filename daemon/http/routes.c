@@ -206,6 +206,7 @@ const struct route api_routes[] = {
 	PY("task_list"), PY("smart_wait"), PY("wait_status"), PY("wait_update"), PY("wait_cancel"),
 	PY("desktop_look"), PY("desktop_action"), PY("video_record"),
 	PY("memory_search"), PY("memory_read"), PY("memory_append"), PY("gui_agent"), PY("live_ui"),
+	{ "GET",    "/api/fleet/tasks",                         api_fleet_tasks,    0, "every pod's tasks (--peers), each with its pod; ?local=1 this detmd's only" },
 };
 #pragma GCC diagnostic pop
 

@@ -1,0 +1,407 @@
+/*
+ * api_fleet.c - one detmd answering for the fleet (issue 39 item 3), when
+ * --peers (ACU_PEERS) names the other detmds (URLs, or a DNS name with
+ * --peers-resolve-all: peerlist.h):
+ *
+ *   GET /api/fleet/tasks   this detmd's task list and every peer's, merged
+ *                          newest first; each task says its "pod" (host
+ *                          name) and "detmd" (the URL it was read from,
+ *                          "self" for this one); "pods" lists each detmd
+ *                          asked, "unreachable" each that did not answer.
+ *                          ?local=1 (what peers ask each other) is this
+ *                          detmd's part only, with its instance id, so a
+ *                          peer list that includes this detmd (a headless
+ *                          Service lists every pod) does not count it twice.
+ *   forwarding             a request on /api/tasks/{id}/..., /api/waits/{id},
+ *                          /api/record/{id}, /api/gui/agent/{id} that this
+ *                          detmd answers 404 not_found is sent to the peers
+ *                          (the id's last owner first) with this detmd's
+ *                          token and X-Detm-Forwarded; the first answer
+ *                          that is not a 404 is the reply. A forwarded
+ *                          request is never forwarded again (no loops).
+ *
+ * Why forward, not redirect: the dashboard authenticates with a cookie
+ * scoped to the pod it was opened on, and a browser drops Authorization on
+ * a cross-origin redirect; pod addresses are often not reachable from the
+ * operator's browser at all. So the pod that was asked asks its peer.
+ * Not forwarded: replies that are not JSON (live.mjpeg, frame.jpg, the
+ * recordings, export ZIPs, raw file bytes): such a request for a peer's
+ * task is 501 naming the pod that has it. Bodies sent as raw bytes
+ * (ROUTE_RAW uploads) are not forwarded either.
+ * Invariant: an id goes into a peer URL only as 8 lowercase hex digits.
+ */
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "backends/httpc.h"
+#include "core/jx.h"
+#include "core/log.h"
+#include "lim.h"
+#include "core/util.h"
+#include "peerlist.h"
+
+#define FLEET_TIMEOUT_MS 5000L          /* a peer's list, an ownership probe */
+#define FLEET_FORWARD_MS 150000L        /* a forwarded request (long polls: block_s) */
+#define FLEET_CACHE 1024
+
+static pthread_mutex_t fl_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct peerset *fl_peers;        /* NULL: no --peers */
+static bool fl_ready;
+static char fl_instance[20], fl_pod[128];
+static struct {
+	char id[9];
+	char url[PEERLIST_URL];
+} fl_cache[FLEET_CACHE];
+static unsigned fl_next;
+
+/* The peers' current URLs; false when there are none. */
+static bool
+fleet_peers(struct req *r, struct peerlist *out)
+{
+	struct peerset *ps;
+
+	pthread_mutex_lock(&fl_mu);
+	if (!fl_ready) {
+		struct peerlist pl = { 0 };
+		char err[300];
+		const char *list = r->app->cfg->peers;
+
+		fl_ready = true;
+		snprintf(fl_instance, sizeof fl_instance, "%08x%08x", (unsigned)random(), (unsigned)getpid());
+		if (gethostname(fl_pod, sizeof fl_pod) != 0)
+			snprintf(fl_pod, sizeof fl_pod, "detmd");
+		if (list != NULL && list[0] != '\0') {
+			if (peerlist_parse(list, &pl, err, sizeof err) != 0)
+				log_warn("--peers: %s; no fleet", err);
+			else
+				fl_peers = peerset_new(&pl, r->app->cfg->peers_resolve_all);
+		}
+	}
+	ps = fl_peers;
+	pthread_mutex_unlock(&fl_mu);
+	out->n = 0;
+	if (ps != NULL)
+		peerset_get(ps, out);
+	return out->n > 0;
+}
+
+static void
+cache_put(const char *id, const char *url)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&fl_mu);
+	for (i = 0; i < FLEET_CACHE && strcmp(fl_cache[i].id, id) != 0; i++)
+		;
+	if (i == FLEET_CACHE) {
+		i = fl_next;
+		fl_next = (fl_next + 1) % FLEET_CACHE;
+		snprintf(fl_cache[i].id, sizeof fl_cache[i].id, "%s", id);
+	}
+	snprintf(fl_cache[i].url, sizeof fl_cache[i].url, "%s", url);
+	pthread_mutex_unlock(&fl_mu);
+}
+
+static void
+cache_get(const char *id, char *url, size_t cap)
+{
+	url[0] = '\0';
+	pthread_mutex_lock(&fl_mu);
+	for (unsigned i = 0; i < FLEET_CACHE && url[0] == '\0'; i++)
+		if (strcmp(fl_cache[i].id, id) == 0)
+			snprintf(url, cap, "%s", fl_cache[i].url);
+	pthread_mutex_unlock(&fl_mu);
+}
+
+/* ---- the merged task list ---- */
+
+static void
+tag_tasks(json_object *tasks, const char *pod, const char *detmd)
+{
+	for (size_t i = 0; i < json_object_array_length(tasks); i++) {
+		json_object *t = json_object_array_get_idx(tasks, i);
+
+		jx_add_str(t, "pod", pod);
+		jx_add_str(t, "detmd", detmd);
+	}
+}
+
+static const char *
+sget(json_object *o, const char *k)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ?
+	    json_object_get_string(v) : "";
+}
+
+static int
+newest_first(const void *a, const void *b)
+{
+	json_object *x = *(json_object *const *)a, *y = *(json_object *const *)b;
+	int c = strcmp(sget(y, "updated_at"), sget(x, "updated_at"));
+
+	return c != 0 ? c : strcmp(sget(y, "created_at"), sget(x, "created_at"));
+}
+
+/* One peer's part into all/pods/down; false when it is this detmd. */
+static bool
+fleet_ask(struct req *r, const char *url, const char *const *hdrs, json_object *all,
+    json_object *pods, json_object *down)
+{
+	char u[PEERLIST_URL + 160], err[256];
+	const char *st = req_query(r, "status"), *lim = req_query(r, "limit");
+	json_object *rep = NULL, *tasks, *p;
+	long status = 0;
+	bool other = true;
+
+	snprintf(u, sizeof u, "%s/api/fleet/tasks?local=1&status=%.20s&limit=%.8s", url,
+	    st != NULL && strspn(st, "abcdefghijklmnopqrstuvwxyz_") == strlen(st) ? st : "",
+	    lim != NULL && strspn(lim, "0123456789") == strlen(lim) ? lim : "");
+	httpc_get_json(u, hdrs, FLEET_TIMEOUT_MS, &status, &rep, err, sizeof err);
+	if (status == 200 && json_object_object_get_ex(rep, "tasks", &tasks)) {
+		if (strcmp(sget(rep, "instance"), fl_instance) == 0) {
+			other = false;
+		} else {
+			for (size_t i = 0; i < json_object_array_length(tasks); i++) {
+				json_object *t = json_object_array_get_idx(tasks, i);
+
+				jx_add_str(t, "detmd", url);
+				json_object_array_add(all, json_object_get(t));
+				cache_put(sget(t, "task_id"), url);
+			}
+			p = json_object_new_object();
+			jx_add_str(p, "pod", sget(rep, "pod"));
+			jx_add_str(p, "detmd", url);
+			json_object_object_add(p, "tasks", json_object_new_int64((int64_t)json_object_array_length(tasks)));
+			json_object_array_add(pods, p);
+		}
+	} else {
+		p = json_object_new_object();
+		jx_add_str(p, "detmd", url);
+		jx_add_str(p, "error", status == 0 ? err : sget(json_object_object_get(rep, "error"), "message"));
+		json_object_array_add(down, p);
+	}
+	json_object_put(rep);
+	return other;
+}
+
+int
+api_fleet_tasks(struct req *r, struct derr *e)
+{
+	struct peerlist pl;
+	json_object *out, *all, *pods, *down, *p, *v;
+	const char *local = req_query(r, "local");
+	char auth[600];
+	const char *hdrs[] = { auth, "X-Detm-Forwarded: 1", NULL };
+	int64_t limit = 0;
+	bool peers = fleet_peers(r, &pl);
+
+	if (api_task_list(r, e) != 0)
+		return -1;
+	out = r->reply;
+	r->reply = NULL;
+	all = json_object_object_get(out, "tasks");
+	tag_tasks(all, fl_pod, "self");
+	jx_add_str(out, "pod", fl_pod);
+	jx_add_str(out, "instance", fl_instance);
+	pods = json_object_new_array();
+	down = json_object_new_array();
+	p = json_object_new_object();
+	jx_add_str(p, "pod", fl_pod);
+	jx_add_str(p, "detmd", "self");
+	json_object_object_add(p, "tasks", json_object_new_int64((int64_t)json_object_array_length(all)));
+	json_object_array_add(pods, p);
+	snprintf(auth, sizeof auth, "Authorization: Bearer %.500s", r->app->cfg->token);
+	if (r->app->cfg->token[0] == '\0')
+		hdrs[0] = "X-Detm-Fleet: 1";
+	for (int i = 0; peers && !(local != NULL && strcmp(local, "1") == 0) && i < pl.n; i++)
+		fleet_ask(r, pl.url[i], hdrs, all, pods, down);
+	json_object_array_sort(all, newest_first);
+	if (req_query(r, "limit") != NULL && json_object_object_get_ex(out, "tasks", &v))
+		limit = atoll(req_query(r, "limit"));
+	if (limit > 0 && json_object_array_length(all) > (size_t)limit)
+		json_object_array_del_idx(all, (size_t)limit, json_object_array_length(all) - (size_t)limit);
+	json_object_object_add(out, "pods", pods);
+	json_object_object_add(out, "unreachable", down);
+	json_object_object_add(out, "peers", json_object_new_boolean(peers));
+	return req_reply(r, 200, out);
+}
+
+/* ---- forwarding a request for a peer's id ---- */
+
+/* The id of an id-bearing path and the path that says who has it
+ * ("/api/tasks/ID"); false for any other path. */
+static bool
+path_id(const char *path, char id[9], char *probe, size_t cap)
+{
+	static const char *const pre[] = { "/api/tasks/", "/api/waits/", "/api/record/", "/api/gui/agent/" };
+
+	for (size_t k = 0; k < ARRAY_LEN(pre); k++) {
+		size_t n = strlen(pre[k]);
+		const char *s = path + n;
+
+		if (strncmp(path, pre[k], n) != 0 || strspn(s, "0123456789abcdef") != 8 ||
+		    (s[8] != '\0' && s[8] != '/'))
+			continue;
+		memcpy(id, s, 8);
+		id[8] = '\0';
+		snprintf(probe, cap, "%s%s", pre[k], id);
+		return true;
+	}
+	return false;
+}
+
+/* Whether the route answers JSON (forwardable) rather than bytes. */
+static bool
+json_route(struct req *r)
+{
+	static const char *const tails[] = { ".mjpeg", ".jpg", ".mp4", "/export" };
+	size_t n = strlen(r->path);
+	const char *fmt = req_query(r, "format");
+
+	if (r->in_raw != NULL)
+		return false;
+	for (size_t k = 0; k < ARRAY_LEN(tails); k++)
+		if (n >= strlen(tails[k]) && strcmp(r->path + n - strlen(tails[k]), tails[k]) == 0)
+			return false;
+	return !(strstr(r->path, "/files/") != NULL && strcmp(r->method, "GET") == 0 &&
+	    (fmt == NULL || strcmp(fmt, "json") != 0));
+}
+
+struct qbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static void
+q_esc(struct qbuf *q, const char *v)
+{
+	for (; v != NULL && *v != '\0' && q->len + 4 < q->cap; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    c == '-' || c == '_' || c == '.' || c == '~')
+			q->s[q->len++] = (char)c;
+		else
+			q->len += (size_t)snprintf(q->s + q->len, q->cap - q->len, "%%%02X", c);
+	}
+	q->s[q->len] = '\0';
+}
+
+static enum MHD_Result
+q_add(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct qbuf *q = cls;
+
+	(void)kind;
+	if (strcmp(key, "token") == 0 || q->len + 8 >= q->cap)
+		return MHD_YES;         /* the dashboard's token is ours, not the peer's */
+	q->s[q->len] = q->len == 0 ? '?' : '&';
+	q->len++;
+	q_esc(q, key);
+	if (value != NULL && q->len + 2 < q->cap) {
+		q->s[q->len++] = '=';
+		q_esc(q, value);
+	}
+	return MHD_YES;
+}
+
+/* Sends r to the detmd at url: 1 it answered (r's reply set), 0 it has
+ * not the id (404), -1 it did not answer (why in down). */
+static int
+forward_to(struct req *r, const char *url, const char *const *hdrs, const char *query,
+    char *down, size_t dcap)
+{
+	char u[PEERLIST_URL + LIM_URL_BYTES];
+	bool body = strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0;
+	struct httpc_req rq = { .method = r->method, .url = u, .headers = hdrs,
+	    .body = body ? r->body : NULL, .timeout_ms = FLEET_FORWARD_MS, .max_reply = 32u << 20 };
+	struct httpc_resp rs;
+	int rc;
+
+	snprintf(u, sizeof u, "%s%s%s", url, r->path, query);
+	rc = httpc_do(&rq, &rs);
+
+	if (rc != HTTPC_OK || rs.status == 0) {
+		size_t o = strlen(down);
+
+		snprintf(down + o, dcap - o, "%s%s (%s)", o ? ", " : "", url, rs.error);
+		httpc_resp_free(&rs);
+		return -1;
+	}
+	if (rs.status == 404) {
+		httpc_resp_free(&rs);
+		return 0;
+	}
+	if (rs.json == NULL)
+		rs.json = json_object_new_object();
+	req_reply(r, (int)rs.status, rs.json);
+	rs.json = NULL;
+	req_header(r, "X-Detm-Pod", "%s", url);
+	httpc_resp_free(&rs);
+	return 1;
+}
+
+int
+api_fleet_forward(struct req *r, struct derr *e)
+{
+	struct peerlist pl;
+	char id[9], probe[64], first[PEERLIST_URL], down[1024] = "", auth[600], qs[LIM_URL_BYTES] = "";
+	const char *hdrs[] = { "X-Detm-Forwarded: 1", auth, NULL };
+	struct qbuf q = { qs, 0, sizeof qs };
+	bool json;
+
+	if (r->conn == NULL || req_in_header(r, "X-Detm-Forwarded") != NULL ||
+	    !path_id(r->path, id, probe, sizeof probe) || !fleet_peers(r, &pl))
+		return -1;
+	json = json_route(r);
+	if (r->app->cfg->token[0] != '\0')
+		snprintf(auth, sizeof auth, "Authorization: Bearer %.500s", r->app->cfg->token);
+	else
+		hdrs[1] = NULL;
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, q_add, &q);
+	cache_get(id, first, sizeof first);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < pl.n; i++) {
+			const char *url = pl.url[i];
+			long st = 0;
+			int got;
+
+			/* pass 0: the id's last owner only; pass 1: the others */
+			if ((pass == 0) != (strcmp(url, first) == 0))
+				continue;
+			if (json) {
+				got = forward_to(r, url, hdrs, qs, down, sizeof down);
+			} else {
+				char u[PEERLIST_URL + 64], err[256];
+				json_object *rep = NULL;
+
+				snprintf(u, sizeof u, "%s%s", url, probe);
+				httpc_get_json(u, hdrs, FLEET_TIMEOUT_MS, &st, &rep, err, sizeof err);
+				json_object_put(rep);
+				got = st == 200 ? 1 : st == 404 ? 0 : -1;
+				if (got == 1) {
+					cache_put(id, url);
+					return derr_set(e, DERR_NOT_IMPLEMENTED, NULL, "%s is on the detmd at %s; "
+					    "%s is not forwarded between detmds (only JSON routes are): ask that "
+					    "detmd, or open its dashboard", id, url, r->path);
+				}
+			}
+			if (got == 1) {
+				cache_put(id, url);
+				derr_clear(e);
+				return 0;
+			}
+		}
+	if (down[0] != '\0')
+		return derr_set(e, DERR_UNAVAILABLE, NULL, "unavailable: %s is not on this detmd and on no "
+		    "peer that answered; these did not answer: %.700s (its detmd may be down or restarting)",
+		    id, down);
+	return -1;
+}
