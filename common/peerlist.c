@@ -19,6 +19,7 @@ struct peerset {
 	pthread_mutex_t mu;
 	struct peerlist given, cur;
 	bool resolve_all;
+	long every_s;
 	time_t resolved_at;     /* CLOCK_MONOTONIC seconds; 0: never */
 	unsigned gen;
 };
@@ -156,7 +157,7 @@ resolve(struct peerset *ps)
 }
 
 struct peerset *
-peerset_new(const struct peerlist *given, bool resolve_all)
+peerset_new(const struct peerlist *given, bool resolve_all, long every_s)
 {
 	struct peerset *ps = calloc(1, sizeof *ps);
 
@@ -166,6 +167,7 @@ peerset_new(const struct peerlist *given, bool resolve_all)
 	ps->given = *given;
 	ps->cur = *given;
 	ps->resolve_all = resolve_all;
+	ps->every_s = every_s > 0 ? every_s : PEERLIST_RESOLVE_S;
 	ps->gen = 1;
 	return ps;
 }
@@ -185,7 +187,7 @@ peerset_get(struct peerset *ps, struct peerlist *out)
 	unsigned gen;
 
 	pthread_mutex_lock(&ps->mu);
-	if (ps->resolve_all && (ps->resolved_at == 0 || mono_s() - ps->resolved_at >= PEERLIST_RESOLVE_S))
+	if (ps->resolve_all && (ps->resolved_at == 0 || mono_s() - ps->resolved_at >= ps->every_s))
 		resolve(ps);
 	*out = ps->cur;
 	gen = ps->gen;

@@ -26,7 +26,7 @@
 
 #define PEERLIST_MAX 32         /* URLs after expansion */
 #define PEERLIST_URL 300        /* bytes of one URL */
-#define PEERLIST_RESOLVE_S 30   /* re-resolve names older than this */
+#define PEERLIST_RESOLVE_S 30   /* default: re-resolve names older than this */
 
 struct peerlist {
 	int n;
@@ -40,8 +40,9 @@ struct peerset;
 int peerlist_parse(const char *list, struct peerlist *out, char *err, size_t errlen);
 
 /* A set over the URLs of given (copied); resolve_all: expand names to
- * every address. Never NULL (aborts when out of memory). */
-struct peerset *peerset_new(const struct peerlist *given, bool resolve_all);
+ * every address, again every_s seconds after (<= 0: PEERLIST_RESOLVE_S).
+ * Never NULL (aborts when out of memory). */
+struct peerset *peerset_new(const struct peerlist *given, bool resolve_all, long every_s);
 void peerset_free(struct peerset *ps);
 
 /* Copies the current URLs into out (resolving first when due) and returns

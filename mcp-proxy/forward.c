@@ -42,6 +42,7 @@ struct forward {
 	CURL *curl;
 	char *base;                 /* no trailing slash */
 	char *auth;                 /* "Authorization: Bearer ..." or NULL */
+	bool fleet;                 /* one of several detmds (route.h) */
 };
 
 struct fw_reply {
@@ -350,6 +351,11 @@ fw_failure(struct forward *fw, const struct tool *t, const char *method, const c
 		case CURLE_COULDNT_CONNECT:
 		case CURLE_COULDNT_RESOLVE_HOST:
 		case CURLE_COULDNT_RESOLVE_PROXY:
+			if (fw->fleet)
+				return result_error(NULL, "unavailable: the detmd at %s did not answer (%s); "
+					"it may be down or restarting (its tasks are unavailable until it is back; "
+					"the other detmds still answer). Try again later.", fw->base,
+					r->cerr[0] ? r->cerr : fw_curl.easy_strerror(r->cc));
 			return result_error(NULL, "detmd is not reachable at %s (%s): start it with "
 				"`make run` in the detm source tree or by running `detmd`, or point "
 				"detm-mcp at it with --url or ACU_DAEMON_URL.", fw->base,
@@ -675,6 +681,12 @@ forward_probe(struct forward *fw, const char *path, long timeout_s, struct json_
 	}
 	fw_reply_clear(&r);
 	return st;
+}
+
+void
+forward_set_fleet(struct forward *fw, bool fleet)
+{
+	fw->fleet = fleet;
 }
 
 const char *

@@ -66,4 +66,8 @@ long forward_probe(struct forward *fw, const char *path, long timeout_s, struct 
 /* The daemon's base URL, as given (borrowed). */
 const char *forward_base(const struct forward *fw);
 
+/* fw is one of several detmds: a detmd that does not answer is reported
+ * "unavailable" (down or restarting), not "start it". */
+void forward_set_fleet(struct forward *fw, bool fleet);
+
 #endif

@@ -47,12 +47,13 @@ usage(FILE *f)
 		"\n"
 		"  --url URL      detmd's address (env ACU_DAEMON_URL; default %s); give it\n"
 		"                 more than once (or URL,URL...) to route between detmds:\n"
-		"                 each call goes to the detmd holding its task_id/wait_id,\n"
+		"                 each call goes to the detmd holding its task/wait/run/clip id,\n"
 		"                 a new task to the ready one with the most free displays,\n"
 		"                 task_list merged from all (docs/mcp.md \"Several detmds\")\n"
 		"  --resolve-all  each --url's host name stands for every address it\n"
 		"                 resolves to (a Kubernetes headless Service: one per pod),\n"
 		"                 resolved again every %d s (env ACU_RESOLVE_ALL=1)\n"
+		"  --resolve-every SECONDS  how often (env ACU_RESOLVE_EVERY_S)\n"
 		"  --token TOKEN  sent as Authorization: Bearer (env ACU_TOKEN)\n"
 		"  --memory-tools auto|on|off  serve memory_search/read/append (env\n"
 		"                 ACU_MCP_MEMORY_TOOLS; default auto: not to an OpenClaw client,\n"
@@ -153,6 +154,7 @@ main(int argc, char **argv)
 		{ "token", required_argument, NULL, 't' },
 		{ "memory-tools", required_argument, NULL, 'm' },
 		{ "resolve-all", no_argument, NULL, 'r' },
+		{ "resolve-every", required_argument, NULL, 'e' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -160,6 +162,7 @@ main(int argc, char **argv)
 	};
 	const char *env = getenv("ACU_DAEMON_URL"), *token = getenv("ACU_TOKEN"), *urls[PEERLIST_MAX];
 	const char *memory = getenv("ACU_MCP_MEMORY_TOOLS"), *all = getenv("ACU_RESOLVE_ALL");
+	const char *every = getenv("ACU_RESOLVE_EVERY_S");
 	char envbuf[PEERLIST_MAX * PEERLIST_URL] = "", dflt[] = DEFAULT_DAEMON_URL;
 	int c, rc = 1, nurls = 0;
 
@@ -169,6 +172,7 @@ main(int argc, char **argv)
 		case 't': token = optarg; break;
 		case 'm': memory = optarg; break;
 		case 'r': all = "1"; break;
+		case 'e': every = optarg; break;
 		case 'v': log_set_level(LOG_DEBUG); break;
 		case 'V': printf("detm-mcp %s (detmd api_version %d)\n", DETM_MCP_VERSION,
 		                 DETM_API_VERSION); return 0;
@@ -199,8 +203,12 @@ main(int argc, char **argv)
 		fprintf(stderr, "detm-mcp: the token must not contain line breaks\n");
 		return 2;
 	}
+	if (every != NULL && every[0] != '\0' && (atol(every) < 1 || atol(every) > 86400)) {
+		fprintf(stderr, "detm-mcp: --resolve-every must be 1 to 86400 seconds, got '%s'\n", every);
+		return 2;
+	}
 	worker_resolve_all(all != NULL && (strcmp(all, "1") == 0 || strcmp(all, "on") == 0 ||
-	                                   strcmp(all, "true") == 0));
+	                                   strcmp(all, "true") == 0), every != NULL ? atol(every) : 0);
 	/* A client that goes away must not kill us mid-write: write() reports it. */
 	signal(SIGPIPE, SIG_IGN);
 	/* No tools_init: tools/list is answered from the text built at build

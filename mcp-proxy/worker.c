@@ -47,6 +47,7 @@ static bool wk_aborting;            /* grace over: cancel everything */
 static atomic_int wk_shutdown;      /* abort the startup version check */
 static struct peerset *wk_peers;   /* the detmds (peerlist.h: names re-resolved) */
 static bool wk_resolve_all;
+static long wk_resolve_s;
 static char *wk_token;
 static const struct worker_ops *wk_ops;      /* rpc.c's, set once by worker_start */
 static pthread_t wk_threads[CAP_WORKERS];
@@ -166,8 +167,10 @@ wk_handles(void)
 		forward_free(wk_fw[u]);
 		wk_fw[u] = NULL;
 	}
-	for (int u = 0; u < pl.n; u++)
+	for (int u = 0; u < pl.n; u++) {
 		wk_fw[u] = forward_new(pl.url[u], wk_token);
+		forward_set_fleet(wk_fw[u], pl.n > 1);
+	}
 	wk_nfw = pl.n;
 	wk_gen = gen;
 }
@@ -220,7 +223,7 @@ worker_start(const char *const *urls, int nurls, const char *token, const struct
 			log_error("%s", err);
 			return -1;
 		}
-	wk_peers = peerset_new(&pl, wk_resolve_all);
+	wk_peers = peerset_new(&pl, wk_resolve_all, wk_resolve_s);
 	wk_token = token != NULL ? strdup(token) : NULL;
 	if (token != NULL && wk_token == NULL)
 		abort();
@@ -301,9 +304,10 @@ worker_cancel(struct json_object *request_id)
 }
 
 void
-worker_resolve_all(bool on)
+worker_resolve_all(bool on, long every_s)
 {
 	wk_resolve_all = on;
+	wk_resolve_s = every_s;
 }
 
 struct json_object *

@@ -32,8 +32,8 @@ struct worker_ops {
 };
 
 /* Before worker_start: expand each URL's DNS name to every address it has
- * (re-resolved every PEERLIST_RESOLVE_S; peerlist.h). */
-void worker_resolve_all(bool on);
+ * (re-resolved every every_s seconds; <= 0: PEERLIST_RESOLVE_S; peerlist.h). */
+void worker_resolve_all(bool on, long every_s);
 /* Set the pool up for the detmds of urls (each a URL or a comma-separated
  * list, up to PEERLIST_MAX in all; route.h says which one each call goes
  * to; urls and token are copied; ops must outlive the pool);

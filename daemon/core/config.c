@@ -209,7 +209,9 @@ static const struct opt opts[] = {
 	  "the other detmds of the fleet (URLs, comma-separated, or a DNS name with --peers-resolve-all): "
 	  "GET /api/fleet/tasks lists every pod's tasks, a request for a task id held by a peer is forwarded to it" },
 	{ "peers-resolve-all", "ACU_PEERS_RESOLVE_ALL", OPT_BOOL, O(peers_resolve_all), "0", 0, 1,
-	  "each --peers host name stands for every address it resolves to (a headless Service), re-resolved every 30 s" },
+	  "each --peers host name stands for every address it resolves to (a headless Service), re-resolved every --peers-resolve-every seconds" },
+	{ "peers-resolve-every", "ACU_PEERS_RESOLVE_EVERY_S", OPT_INT, O(peers_resolve_s), "30", 1, 86400,
+	  "seconds between two resolutions of the --peers names" },
 };
 
 static int

@@ -101,6 +101,7 @@ struct config {
 	long grounding_timeout_ms;
 	char *peers;            /* --peers: "" for none */
 	bool peers_resolve_all;
+	long peers_resolve_s;
 };
 
 /* Fills c from defaults, the environment and argv. Returns 0 to run, 1 when

@@ -79,7 +79,8 @@ fleet_peers(struct req *r, struct peerlist *out)
 			if (peerlist_parse(list, &pl, err, sizeof err) != 0)
 				log_warn("--peers: %s; no fleet", err);
 			else
-				fl_peers = peerset_new(&pl, r->app->cfg->peers_resolve_all);
+				fl_peers = peerset_new(&pl, r->app->cfg->peers_resolve_all,
+				    r->app->cfg->peers_resolve_s);
 		}
 	}
 	ps = fl_peers;
@@ -343,7 +344,6 @@ forward_to(struct req *r, const char *url, const char *const *hdrs, const char *
 		rs.json = json_object_new_object();
 	req_reply(r, (int)rs.status, rs.json);
 	rs.json = NULL;
-	req_header(r, "X-Detm-Pod", "%s", url);
 	httpc_resp_free(&rs);
 	return 1;
 }
