@@ -180,10 +180,24 @@ async function refreshAll() {
 
 // ---- task list --------------------------------------------------------
 
+// With --peers (deploy.md "Routing") this detmd lists every pod's tasks
+// (GET /api/fleet/tasks): each row names its pod, a pod that did not
+// answer is named above the list, and a task of another pod is read and
+// driven through this one (it forwards). A detmd without the route: its own.
 async function loadTasks() {
   const f = $("filter").value;
-  const body = await api(`/api/tasks?status=${encodeURIComponent(f)}&limit=200`);
+  const q = `status=${encodeURIComponent(f)}&limit=200`;
+  let body = null;
+  if (state.fleet !== false) {
+    body = await api(`/api/fleet/tasks?${q}`).catch(() => null);
+    state.fleet = !!(body && body.peers);
+  }
+  if (!body) body = await api(`/api/tasks?${q}`);
   state.tasks = body.tasks || [];
+  const down = (body.unreachable || []).map((p) => p.detmd);
+  $("fleet-note").hidden = !state.fleet;
+  $("fleet-note").textContent = state.fleet ? `${(body.pods || []).length} pods` +
+    (down.length ? `; not answering: ${down.join(", ")}` : "") : "";
   renderTasks();
 }
 
@@ -223,7 +237,8 @@ function renderTasks() {
         ...[completionBadge(t), loopBadge(t)].filter(Boolean),
         bar(pct),
         el("span", { class: "count", text: `${done}/${total}` }),
-        el("span", { class: "age", text: age(t.created_at), title: t.created_at })));
+        el("span", { class: "age", text: age(t.created_at), title: t.created_at }),
+        state.fleet ? el("span", { class: "pod", text: t.pod || "", title: t.detmd || "" }) : null));
     const li = el("li", { class: t.task_id === state.sel ? "sel" : null, "data-id": t.task_id, "data-status": t.status }, btn);
     if (FINAL.has(t.status) && t.recording && t.recording.url)
       li.append(el("a", { class: "dl button", href: t.recording.url, download: `task-${t.task_id}.mp4`,
@@ -570,7 +585,10 @@ function wire() {
   $("live").addEventListener("error", () => {
     if (!state.liveFor) return;
     state.liveFor = null;
-    $("live-note").textContent = "No live picture: the task has no display of its own and the shared display is not reachable.";
+    const row = state.tasks.find((t) => t.task_id === state.sel);
+    $("live-note").textContent = row && row.detmd && row.detmd !== "self"
+      ? `No live picture here: the task runs on pod ${row.pod} (${row.detmd}), and live views, frames and recordings are not forwarded between pods; open that pod's dashboard.`
+      : "No live picture: the task has no display of its own and the shared display is not reachable.";
   });
   $("post").addEventListener("submit", async (ev) => {
     ev.preventDefault();

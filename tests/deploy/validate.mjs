@@ -100,6 +100,7 @@ function podOf(o) {
 function shapeChecks(label, docs, values) {
 	const kinds = docs.map((d) => d.obj.kind).sort();
 	const want = values.shape === "statefulset" ? ["NetworkPolicy", "Service", "StatefulSet"] : ["SandboxTemplate", "SandboxWarmPool"];
+	if (values.shape === "statefulset" && values.fleet?.peers) want.push("Service");      // <release>-detm-peers
 	if (!values.token.existingSecret) want.push("Secret");
 	check(`${label}: objects are ${want.sort().join(", ")}`, JSON.stringify(kinds) === JSON.stringify(want.sort()), kinds.join(", "));
 	for (const d of docs) {
@@ -134,13 +135,25 @@ function shapeChecks(label, docs, values) {
 	const ingress = values.shape === "statefulset"
 		? docs.find((d) => d.obj.kind === "NetworkPolicy")?.obj.spec.ingress
 		: holder.spec.networkPolicyManagement === "Managed" ? holder.spec.networkPolicy.ingress : null;
+	// with the fleet's peers (statefulset), a second rule: detm's own pods
+	const peers = values.shape === "statefulset" && values.fleet?.peers;
 	const from = (ingress || []).flatMap((r) => r.from || []);
-	check(`${label}: ingress admits the gateway's pods only, on detmd's port`,
-		ingress?.length === 1 && from.length === 1 &&
+	check(`${label}: ingress admits the gateway's pods only${peers ? " and detm's own (peers)" : ""}, on detmd's port`,
+		ingress?.length === (peers ? 2 : 1) && from.length === (peers ? 2 : 1) &&
 		JSON.stringify(from[0].podSelector?.matchLabels) === JSON.stringify(values.gateway.podLabels) &&
-		ingress[0].ports[0].port === values.port);
+		ingress.every((r) => r.ports[0].port === values.port) &&
+		(!peers || JSON.stringify(from[1].podSelector?.matchLabels) === JSON.stringify(holder.spec.selector.matchLabels)));
 	if (values.shape === "statefulset") {
-		const svc = docs.find((d) => d.obj.kind === "Service").obj, ss = holder;
+		const svc = docs.find((d) => d.obj.kind === "Service" && d.obj.metadata.name === holder.spec.serviceName)?.obj ||
+			docs.find((d) => d.obj.kind === "Service").obj, ss = holder;
+		if (peers) {
+			const ps = docs.find((d) => d.obj.kind === "Service" && d.obj.metadata.name === `${ss.metadata.name}-peers`)?.obj;
+			const env = Object.fromEntries(ss.spec.template.spec.containers[0].env.map((e) => [e.name, e.value]));
+			check(`${label}: the pods' ACU_PEERS is the headless peers Service (not-ready pods too), every address`,
+				ps?.spec.clusterIP === "None" && ps.spec.publishNotReadyAddresses === true &&
+				env.ACU_PEERS === `http://${ps.metadata.name}.${ps.metadata.namespace}.svc:${values.port}` &&
+				env.ACU_PEERS_RESOLVE_ALL === "1");
+		}
 		const sel = ss.spec.selector.matchLabels, labels = ss.spec.template.metadata.labels;
 		check(`${label}: a headless Service the StatefulSet names, selecting its pods`,
 			svc.spec.clusterIP === "None" && ss.spec.serviceName === svc.metadata.name &&

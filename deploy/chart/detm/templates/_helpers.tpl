@@ -73,6 +73,16 @@ containers:
         value: {{ .Values.maxDisplays | quote }}
       - name: ACU_DISPLAY_RESOLUTION
         value: {{ .Values.displayResolution | quote }}
+      {{- if eq .Values.shape "statefulset" }}
+      {{- if .Values.fleet.peers }}
+      # Every pod's address, ready or not (a draining pod still holds its
+      # tasks): GET /api/fleet/tasks and forwarding by task id (deploy.md "Routing").
+      - name: ACU_PEERS
+        value: "http://{{ include "detm.fullname" . }}-peers.{{ .Release.Namespace }}.svc:{{ .Values.port }}"
+      - name: ACU_PEERS_RESOLVE_ALL
+        value: "1"
+      {{- end }}
+      {{- end }}
       {{- if .Values.extraEnv }}
       {{- toYaml .Values.extraEnv | nindent 6 }}
       {{- end }}
