@@ -15,6 +15,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include <json-c/json.h>
+
 struct peerset {
 	pthread_mutex_t mu;
 	struct peerlist given, cur;
@@ -193,4 +195,67 @@ peerset_get(struct peerset *ps, struct peerlist *out)
 	gen = ps->gen;
 	pthread_mutex_unlock(&ps->mu);
 	return gen;
+}
+
+static struct {
+	char id[9];
+	char url[PEERLIST_URL];
+} ids[PEERLIST_IDS];
+static unsigned ids_next;
+static pthread_mutex_t ids_mu = PTHREAD_MUTEX_INITIALIZER;
+
+bool
+peerlist_id_ok(const char *s)
+{
+	return s != NULL && strlen(s) == 8 && strspn(s, "0123456789abcdef") == 8;
+}
+
+void
+peerlist_remember(const char *id, const char *url)
+{
+	unsigned i;
+
+	if (!peerlist_id_ok(id) || url == NULL)
+		return;
+	pthread_mutex_lock(&ids_mu);
+	for (i = 0; i < PEERLIST_IDS && strcmp(ids[i].id, id) != 0; i++)
+		;
+	if (i == PEERLIST_IDS) {
+		i = ids_next;
+		ids_next = (ids_next + 1) % PEERLIST_IDS;
+		snprintf(ids[i].id, sizeof ids[i].id, "%s", id);
+	}
+	snprintf(ids[i].url, sizeof ids[i].url, "%s", url);
+	pthread_mutex_unlock(&ids_mu);
+}
+
+void
+peerlist_owner(const char *id, char *url, size_t cap)
+{
+	url[0] = '\0';
+	if (!peerlist_id_ok(id))
+		return;
+	pthread_mutex_lock(&ids_mu);
+	for (unsigned i = 0; i < PEERLIST_IDS && url[0] == '\0'; i++)
+		if (strcmp(ids[i].id, id) == 0)
+			snprintf(url, cap, "%s", ids[i].url);
+	pthread_mutex_unlock(&ids_mu);
+}
+
+static const char *
+str_at(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ?
+	    json_object_get_string(v) : "";
+}
+
+int
+peerlist_newest_first(const void *a, const void *b)
+{
+	struct json_object *x = *(struct json_object *const *)a, *y = *(struct json_object *const *)b;
+	int c = strcmp(str_at(y, "updated_at"), str_at(x, "updated_at"));
+
+	return c != 0 ? c : strcmp(str_at(y, "created_at"), str_at(x, "created_at"));
 }

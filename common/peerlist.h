@@ -49,4 +49,19 @@ void peerset_free(struct peerset *ps);
  * the list's generation: it changes exactly when the URLs did. */
 unsigned peerset_get(struct peerset *ps, struct peerlist *out);
 
+/* Where ids live: one ring of PEERLIST_IDS (id, URL) pairs per process,
+ * under a mutex; an entry is trusted until it falls off the ring (an id
+ * does not move between detmds). ids must be 8 lowercase hex digits
+ * (others are ignored / never found). */
+#define PEERLIST_IDS 4096
+void peerlist_remember(const char *id, const char *url);
+/* The URL id was last seen on into url (cap bytes); "" when unknown. */
+void peerlist_owner(const char *id, char *url, size_t cap);
+/* Whether s is 8 lowercase hex digits (a task, wait, run or clip id). */
+bool peerlist_id_ok(const char *s);
+
+/* A json_object_array_sort comparator: objects newest first by
+ * "updated_at", then "created_at" (ISO-8601 text sorts by time). */
+int peerlist_newest_first(const void *a, const void *b);
+
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peerlist.h"
 #include "result.h"
 #include "route.h"
 
@@ -26,16 +27,6 @@ str_of(struct json_object *o, const char *k)
 
 	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ?
 	    json_object_get_string(v) : "";
-}
-
-/* Newest first: updated_at, then created_at (ISO-8601 text sorts by time). */
-static int
-newest_first(const void *a, const void *b)
-{
-	struct json_object *x = *(struct json_object *const *)a, *y = *(struct json_object *const *)b;
-	int c = strcmp(str_of(y, "updated_at"), str_of(x, "updated_at"));
-
-	return c != 0 ? c : strcmp(str_of(y, "created_at"), str_of(x, "created_at"));
 }
 
 /* The text of a failed result (its first content block). */
@@ -106,7 +97,7 @@ merge_call(struct forward *const *fws, int n, const struct tool *t, struct json_
 		json_object_put(down);
 		return result_error(NULL, "no detmd answered %s: %s", t->name, why);
 	}
-	json_object_array_sort(all, newest_first);
+	json_object_array_sort(all, peerlist_newest_first);
 	if (json_object_object_get_ex(args, "limit", &v))
 		limit = json_object_get_int64(v);
 	len = json_object_array_length(all);

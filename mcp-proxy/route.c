@@ -1,15 +1,14 @@
 /*
  * route.c - see route.h.
  *
- * State: a ring of ROUTE_CACHE (id, detmd URL) pairs under one mutex,
- * filled by lookups and by the replies that create ids; an id's entry is
- * trusted until it falls off the ring (a task does not move between
- * detmds) or its URL leaves the list (a pod gone from the DNS name).
- * Invariant: an id goes into a path only after id_ok.
+ * State: peerlist.h's (id, detmd URL) ring, filled by lookups and by the
+ * replies that carry ids; an id's entry is trusted until it falls off the
+ * ring (a task does not move between detmds) or its URL leaves the list
+ * (a pod gone from the DNS name).
+ * Invariant: an id goes into a path only after peerlist_id_ok.
  */
 #include "route.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,62 +16,25 @@
 #include "peerlist.h"
 #include "log.h"
 
-#define ROUTE_CACHE 4096
 #define ROUTE_PROBE_S 3L
-
-static struct {
-	char id[9];
-	char url[PEERLIST_URL];
-} cache[ROUTE_CACHE];
-static unsigned cache_next;
-static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static bool
-id_ok(const char *s)
-{
-	if (s == NULL || strlen(s) != 8)
-		return false;
-	for (int i = 0; i < 8; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-			return false;
-	return true;
-}
 
 void
 route_remember(const char *id, const char *url)
 {
-	unsigned i;
-
-	if (!id_ok(id) || url == NULL)
-		return;
-	pthread_mutex_lock(&cache_mu);
-	for (i = 0; i < ROUTE_CACHE && strcmp(cache[i].id, id) != 0; i++)
-		;
-	if (i == ROUTE_CACHE) {
-		i = cache_next;
-		cache_next = (cache_next + 1) % ROUTE_CACHE;
-		snprintf(cache[i].id, sizeof cache[0].id, "%s", id);
-	}
-	snprintf(cache[i].url, sizeof cache[0].url, "%s", url);
-	pthread_mutex_unlock(&cache_mu);
+	peerlist_remember(id, url);
 }
 
 /* The index in fws of the detmd id was seen on, or -1. */
 static int
 cached(struct forward *const *fws, int n, const char *id)
 {
-	char url[PEERLIST_URL] = "";
-	int idx = -1;
+	char url[PEERLIST_URL];
 
-	pthread_mutex_lock(&cache_mu);
-	for (unsigned i = 0; i < ROUTE_CACHE && url[0] == '\0'; i++)
-		if (strcmp(cache[i].id, id) == 0)
-			snprintf(url, sizeof url, "%s", cache[i].url);
-	pthread_mutex_unlock(&cache_mu);
-	for (int i = 0; i < n && url[0] != '\0' && idx < 0; i++)
+	peerlist_owner(id, url, sizeof url);
+	for (int i = 0; i < n && url[0] != '\0'; i++)
 		if (strcmp(forward_base(fws[i]), url) == 0)
-			idx = i;
-	return idx;
+			return i;
+	return -1;
 }
 
 static long long
@@ -163,7 +125,7 @@ route_choose(struct forward *const *fws, int n, const struct tool *t, struct jso
 		return choose_free(fws, n, err, errlen);
 	for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++)
 		if (json_object_object_get_ex(args, ids[k].arg, &v) && json_object_is_type(v, json_type_string) &&
-		    id_ok(json_object_get_string(v)))
+		    peerlist_id_ok(json_object_get_string(v)))
 			return find_owner(fws, n, json_object_get_string(v), ids[k].path, err, errlen);
 	return 0;
 }

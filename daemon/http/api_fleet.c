@@ -47,17 +47,11 @@
 
 #define FLEET_TIMEOUT_MS 5000L          /* a peer's list, an ownership probe */
 #define FLEET_FORWARD_MS 150000L        /* a forwarded request (long polls: block_s) */
-#define FLEET_CACHE 1024
 
 static pthread_mutex_t fl_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct peerset *fl_peers;        /* NULL: no --peers */
 static bool fl_ready;
 static char fl_instance[20], fl_pod[128];
-static struct {
-	char id[9];
-	char url[PEERLIST_URL];
-} fl_cache[FLEET_CACHE];
-static unsigned fl_next;
 
 /* The peers' current URLs; false when there are none. */
 static bool
@@ -91,34 +85,6 @@ fleet_peers(struct req *r, struct peerlist *out)
 	return out->n > 0;
 }
 
-static void
-cache_put(const char *id, const char *url)
-{
-	unsigned i;
-
-	pthread_mutex_lock(&fl_mu);
-	for (i = 0; i < FLEET_CACHE && strcmp(fl_cache[i].id, id) != 0; i++)
-		;
-	if (i == FLEET_CACHE) {
-		i = fl_next;
-		fl_next = (fl_next + 1) % FLEET_CACHE;
-		snprintf(fl_cache[i].id, sizeof fl_cache[i].id, "%s", id);
-	}
-	snprintf(fl_cache[i].url, sizeof fl_cache[i].url, "%s", url);
-	pthread_mutex_unlock(&fl_mu);
-}
-
-static void
-cache_get(const char *id, char *url, size_t cap)
-{
-	url[0] = '\0';
-	pthread_mutex_lock(&fl_mu);
-	for (unsigned i = 0; i < FLEET_CACHE && url[0] == '\0'; i++)
-		if (strcmp(fl_cache[i].id, id) == 0)
-			snprintf(url, cap, "%s", fl_cache[i].url);
-	pthread_mutex_unlock(&fl_mu);
-}
-
 /* ---- the merged task list ---- */
 
 static void
@@ -139,15 +105,6 @@ sget(json_object *o, const char *k)
 
 	return json_object_object_get_ex(o, k, &v) && json_object_is_type(v, json_type_string) ?
 	    json_object_get_string(v) : "";
-}
-
-static int
-newest_first(const void *a, const void *b)
-{
-	json_object *x = *(json_object *const *)a, *y = *(json_object *const *)b;
-	int c = strcmp(sget(y, "updated_at"), sget(x, "updated_at"));
-
-	return c != 0 ? c : strcmp(sget(y, "created_at"), sget(x, "created_at"));
 }
 
 /* One peer's part into all/pods/down; false when it is this detmd. */
@@ -174,7 +131,7 @@ fleet_ask(struct req *r, const char *url, const char *const *hdrs, json_object *
 
 				jx_add_str(t, "detmd", url);
 				json_object_array_add(all, json_object_get(t));
-				cache_put(sget(t, "task_id"), url);
+				peerlist_remember(sget(t, "task_id"), url);
 			}
 			p = json_object_new_object();
 			jx_add_str(p, "pod", sget(rep, "pod"));
@@ -223,7 +180,7 @@ api_fleet_tasks(struct req *r, struct derr *e)
 		hdrs[0] = "X-Detm-Fleet: 1";
 	for (int i = 0; peers && !(local != NULL && strcmp(local, "1") == 0) && i < pl.n; i++)
 		fleet_ask(r, pl.url[i], hdrs, all, pods, down);
-	json_object_array_sort(all, newest_first);
+	json_object_array_sort(all, peerlist_newest_first);
 	if (req_query(r, "limit") != NULL && json_object_object_get_ex(out, "tasks", &v))
 		limit = atoll(req_query(r, "limit"));
 	if (limit > 0 && json_object_array_length(all) > (size_t)limit)
@@ -366,7 +323,7 @@ api_fleet_forward(struct req *r, struct derr *e)
 	else
 		hdrs[1] = NULL;
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, q_add, &q);
-	cache_get(id, first, sizeof first);
+	peerlist_owner(id, first, sizeof first);
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < pl.n; i++) {
 			const char *url = pl.url[i];
@@ -387,14 +344,14 @@ api_fleet_forward(struct req *r, struct derr *e)
 				json_object_put(rep);
 				got = st == 200 ? 1 : st == 404 ? 0 : -1;
 				if (got == 1) {
-					cache_put(id, url);
+					peerlist_remember(id, url);
 					return derr_set(e, DERR_NOT_IMPLEMENTED, NULL, "%s is on the detmd at %s; "
 					    "%s is not forwarded between detmds (only JSON routes are): ask that "
 					    "detmd, or open its dashboard", id, url, r->path);
 				}
 			}
 			if (got == 1) {
-				cache_put(id, url);
+				peerlist_remember(id, url);
 				derr_clear(e);
 				return 0;
 			}

@@ -164,6 +164,9 @@ tool task_list '{}'
 check "task_list through detm-mcp: merged from the 3 detmds, each task naming the detmd that holds it" \
 	[ "$(rq --arg b "${URL[B]}" --arg c "${URL[C]}" '.structuredContent | .detmds == 3 and (.unreachable | length) == 0 and
 		([.tasks[] | .detmd] | sort) == ([$b, $b, $c] | sort)')" = true ]
+tool wait_status '{}'
+check "wait_status without a wait_id through detm-mcp: merged from the 3 detmds" \
+	[ "$(rq '.structuredContent | .detmds == 3 and (.waits | type) == "array"')" = true ]
 
 # ---- one pod answers for the fleet (the dashboard's view) ----
 at A GET '/api/fleet/tasks?status=all'

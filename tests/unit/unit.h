@@ -26,5 +26,6 @@ extern const struct harness_test launch_tests[];
 extern const struct harness_test taskview_tests[];
 extern const struct harness_test expect_tests[];
 extern const struct harness_test loopdet_tests[];
+extern const struct harness_test peerlist_tests[];
 
 #endif
