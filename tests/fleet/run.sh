@@ -17,6 +17,9 @@
 #              task of C read and written through A (forwarded with A's
 #              token); the dashboard's cookie works for it; C's live
 #              frame through A is 501 naming C (bytes are not forwarded)
+#   dashboard  A's /dashboard in headless chromium (tests/dashboard/fleet.mjs):
+#              every pod's tasks with their pod, C's task opened and a
+#              message posted on it through A, its live view explained
 #   drain      B drained while an agent logs actions on B's task through
 #              A: a new task goes elsewhere, every acknowledged action is
 #              on B (none lost)
@@ -186,6 +189,21 @@ expect "C's live frame through A: 501, naming C (bytes are not forwarded)" 501 \
 	'.error.message | contains("'"${URL[C]}"'")'
 at A GET "/api/tasks/abcdef01"
 expect "an id no pod has: 404 not_found from A" 404 '.error.code == "not_found"'
+
+# ---- the dashboard of A (a real browser), when chromium and node are here ----
+chrome=${CHROMIUM:-/usr/bin/chromium}
+if [ -x "$chrome" ] && command -v node >/dev/null && npm_ci tests/dashboard playwright-core >/dev/null 2>&1; then
+	A=${URL[A]} TOKEN=$TOK CHROMIUM=$chrome MSG_TASK=$t3 MSG_ON=${URL[C]} \
+		TASKS="$t1=${URL[B]},$t2=${URL[B]},$t3=${URL[C]}" node tests/dashboard/fleet.mjs >"$tmp/dash.out" 2>&1
+	sed '$d' "$tmp/dash.out"
+	if [[ $(tail -n 1 "$tmp/dash.out") =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+		PASS=$((PASS + BASH_REMATCH[1])) FAIL=$((FAIL + BASH_REMATCH[2]))
+	else
+		bad "the fleet dashboard ran" "$(tail -n 5 "$tmp/dash.out")"
+	fi
+else
+	bad "the fleet dashboard: needs $chrome, node and playwright-core (scripts/install-deps.sh test)"
+fi
 
 # ---- drain B while an agent works on its task through A ----
 : >"$tmp/acked"
