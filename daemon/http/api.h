@@ -193,6 +193,9 @@ int api_task_list(struct req *r, struct derr *e);
  * id this detmd does not have sent to the peer that has it (0: r's reply
  * is the peer's answer, e cleared; -1: e kept or set). */
 int api_fleet_tasks(struct req *r, struct derr *e);
+/* Whether r (answered 404 here) could be a peer's: --peers set, an id-
+ * bearing path, not itself forwarded. Cheap: asks no peer. */
+bool api_fleet_wants(struct req *r);
 int api_fleet_forward(struct req *r, struct derr *e);
 int api_task_get(struct req *r, struct derr *e);
 int api_task_patch(struct req *r, struct derr *e);

@@ -305,6 +305,16 @@ forward_to(struct req *r, const char *url, const char *const *hdrs, const char *
 	return 1;
 }
 
+bool
+api_fleet_wants(struct req *r)
+{
+	struct peerlist pl;
+	char id[9], probe[64];
+
+	return r->conn != NULL && req_in_header(r, "X-Detm-Forwarded") == NULL &&
+	    path_id(r->path, id, probe, sizeof probe) && fleet_peers(r, &pl);
+}
+
 int
 api_fleet_forward(struct req *r, struct derr *e)
 {
@@ -314,8 +324,7 @@ api_fleet_forward(struct req *r, struct derr *e)
 	struct qbuf q = { qs, 0, sizeof qs };
 	bool json;
 
-	if (r->conn == NULL || req_in_header(r, "X-Detm-Forwarded") != NULL ||
-	    !path_id(r->path, id, probe, sizeof probe) || !fleet_peers(r, &pl))
+	if (!api_fleet_wants(r) || !path_id(r->path, id, probe, sizeof probe) || !fleet_peers(r, &pl))
 		return -1;
 	json = json_route(r);
 	if (r->app->cfg->token[0] != '\0')

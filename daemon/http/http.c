@@ -123,10 +123,10 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 		return MHD_YES;
 	}
 	if (hr->phase == PH_RAN)
-		return http_handler_reply(hr, conn, method, url);
+		return http_reply_or_peer(h, hr, conn, method, url);
 	if (hr->phase == PH_COMMIT) {
 		http_commit_result(h, hr, store_ticket_state(h->app->store, hr->ticket));
-		return http_handler_reply(hr, conn, method, url);
+		return http_reply_or_peer(h, hr, conn, method, url);
 	}
 	if (hr->phase == PH_QUEUED)
 		return MHD_YES;         /* not ours: resumed too early (cannot happen) */
@@ -146,7 +146,7 @@ on_access(void *cls, struct MHD_Connection *conn, const char *url,
 	hr->conn = conn;
 	if (hr->ticket != 0 && http_commit_wait(h, hr, conn))
 		return MHD_YES;
-	return http_handler_reply(hr, conn, method, url);
+	return http_reply_or_peer(h, hr, conn, method, url);
 }
 
 static void

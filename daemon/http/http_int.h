@@ -120,6 +120,8 @@ struct hreq {
 	uint64_t ticket;        /* its writes' batch: the reply waits for its commit */
 	bool lane;              /* on the write lane: runs deferred there too */
 	bool stream_slot;       /* holds one of the stream cap's slots */
+	bool to_peer;           /* 404 here, a peer may have the id: run again on a
+	                         * side worker, which forwards (api_fleet.c) */
 	struct hreq *live_prev, *live_next;     /* on http.live (l_mu) */
 };
 
@@ -163,6 +165,13 @@ void http_stream_release(struct http *h, struct hreq *hr);
 /* http_side.c */
 /* A handler that never blocks runs on the HTTP worker. */
 bool http_runs_inline(const struct hreq *hr, struct MHD_Connection *conn);
+/* hr's reply (http_handler_reply), unless hr->to_peer: then hr is reset
+ * and queued for a side worker (asking a peer blocks: never on the HTTP
+ * worker or the write lane). */
+enum MHD_Result http_reply_or_peer(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
+    const char *method, const char *url);
+/* True on a side worker (not the HTTP workers, not the write lane). */
+bool http_on_side_worker(void);
 /* A ROUTE_TRY handler in nowait mode on the worker: false if it refused
  * (hr is reset for a side worker). */
 bool http_try_inline(struct http *h, struct hreq *hr, struct MHD_Connection *conn,

@@ -211,9 +211,14 @@ http_handler_call(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 		hr->rc = hr->route->fn(r, &hr->e);
 		hr->ticket = store_defer_end();
 	}
-	/* an id this detmd does not have may be a peer's (api_fleet.c) */
-	if (hr->rc != 0 && hr->e.code == DERR_NOT_FOUND && api_fleet_forward(r, &hr->e) == 0)
-		hr->rc = 0;
+	/* an id this detmd does not have may be a peer's (api_fleet.c); asking
+	 * blocks, so only a side worker asks (http_reply_or_peer) */
+	if (hr->rc != 0 && hr->e.code == DERR_NOT_FOUND && api_fleet_wants(r)) {
+		if (!http_on_side_worker())
+			hr->to_peer = true;
+		else if (api_fleet_forward(r, &hr->e) == 0)
+			hr->rc = 0;
+	}
 	cancel_bind(NULL, -1);
 }
 

@@ -45,6 +45,34 @@
 
 #define SIDE_IDLE_S     10      /* a side worker with nothing to do leaves */
 
+static _Thread_local bool side_thread;  /* this thread is a side_main */
+
+bool
+http_on_side_worker(void)
+{
+	return side_thread;
+}
+
+enum MHD_Result
+http_reply_or_peer(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
+    const char *method, const char *url)
+{
+	if (!hr->to_peer)
+		return http_handler_reply(hr, conn, method, url);
+	log_debug("%s %s: not here, asking the peers on a side worker", method, url);
+	http_reply_release(&hr->r);
+	json_object_put(hr->r.body);
+	hr->r.body = NULL;
+	derr_clear(&hr->e);
+	hr->rc = -1;
+	hr->ticket = 0;
+	hr->to_peer = false;
+	free(hr->method);
+	free(hr->url);
+	http_side_queue(h, hr, conn, method, url, false);
+	return MHD_YES;
+}
+
 /* A deferred reply whose batch did not end well becomes the store's error
  * for it (state < 0): not committed (no_space, io_error, internal), or
  * stored but not durable. */
@@ -263,6 +291,7 @@ side_main(void *arg)
 	struct hreq *hr;
 	struct timespec ts;
 
+	side_thread = true;
 	pthread_mutex_lock(&h->mu);
 	for (;;) {
 		while (h->q_head == NULL && !h->stopping) {
