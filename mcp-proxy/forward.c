@@ -255,6 +255,8 @@ fw_request(struct forward *fw, const char *method, const char *path, struct json
 	hdrs = fw_curl.slist_append(hdrs, "Expect:");
 	if (fw->auth != NULL)
 		hdrs = fw_curl.slist_append(hdrs, fw->auth);
+	if (ctl->local)
+		hdrs = fw_curl.slist_append(hdrs, "X-Detm-Forwarded: 1");
 	if (body != NULL) {
 		hdrs = fw_curl.slist_append(hdrs, "Content-Type: application/json");
 		payload = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
@@ -670,6 +672,7 @@ forward_probe(struct forward *fw, const char *path, long timeout_s, struct json_
 	long st = 0;
 
 	ctl.cancel = &never;
+	ctl.local = true;
 	if (json != NULL)
 		*json = NULL;
 	if (fw_request(fw, "GET", path, NULL, timeout_s, &ctl, &r) == FW_OK) {

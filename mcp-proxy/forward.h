@@ -43,6 +43,8 @@ struct forward_ctl {
 	bool follow;                /* a TOOL_WAIT tool run as a task: follow the
 	                             * wait until it ends (its record is the result) */
 	/* private */
+	bool local;                 /* X-Detm-Forwarded: 1 (a probe asks this detmd
+	                             * only, not its --peers) */
 	const char *tool;
 	long long t0_ms, last_ms;
 	char message[200];

@@ -9,9 +9,11 @@
 #   landing    task_register (display: true) lands on the ready detmd with
 #              the most free display slots: B (4), B (3, first of a tie), C
 #   routing    task_summary by id on each owner; video_record's clip_id
-#              and video_status by clip id (remembered from the reply; a
-#              fresh detm-mcp finds it by probing); task_list merged from
-#              all three, each entry naming its detmd
+#              and video_status by clip id, gui_agent's run_id (background,
+#              bin/vision-stub as the model) and gui_agent_status by run id
+#              (remembered from the reply; a fresh detm-mcp finds each by
+#              probing); task_list and wait_status merged from all three,
+#              each entry naming its detmd
 #   peers      pod A answers for the fleet: GET /api/fleet/tasks lists every
 #              pod's tasks with the pod named (A itself counted once); a
 #              task of C read and written through A (forwarded with A's
@@ -70,12 +72,13 @@ else
 	PEERS="http://127.0.0.2:$PORT,http://127.0.0.3:$PORT,http://127.0.0.4:$PORT" RESOLVE=()
 	PEER_ARGS=(--peers "$PEERS")
 fi
+stub_start || { bad "vision-stub starts"; finish; exit 1; }     # gui_agent's model (background runs)
 declare -A PODS_PID URL DATA
 # pod NAME ADDR MAXDISPLAYS: a detmd on ADDR:$PORT
 pod() {
 	local d
 	d=$(mktemp -d /tmp/detm-test.XXXXXX); dirs+=("$d")
-	ACU_TOKEN=$TOK "$DETM_BIN/detmd" --listen "$2" --port "$PORT" --data-dir "$d" --max-displays "$3" \
+	ACU_TOKEN=$TOK OPENROUTER_API_KEY=$KEY ACU_OPENROUTER_URL=$STUB "$DETM_BIN/detmd" --listen "$2" --port "$PORT" --data-dir "$d" --max-displays "$3" \
 		"${PEER_ARGS[@]}" >>"$d/stdout.log" 2>&1 &
 	PODS_PID[$1]=$! URL[$1]="http://$2:$PORT" DATA[$1]=$d
 }
@@ -128,6 +131,7 @@ tool() {
 	jq -c .result <"$tmp/reply" >"$tmp/res"
 }
 rq() { jq -r "$@" <"$tmp/res"; }
+quiet() { "$@" >/dev/null; }
 
 mcp_open "$PEERS"
 # ---- landing: the freest ready detmd ----
@@ -160,9 +164,26 @@ check "video_status by clip_id goes to C, which has it (remembered from video_re
   echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"video_status","arguments":{"clip_id":"'"$clip"'"}}}'
   sleep 0.2
   for i in $(seq 1 300); do grep -q '"id":1' "$tmp/fresh" 2>/dev/null && break; sleep 0.1; done; } |
-	ACU_TOKEN=$TOK timeout 60 "$DETM_BIN/detm-mcp" --url "$PEERS" "${RESOLVE[@]}" >"$tmp/fresh" 2>/dev/null
+	ACU_TOKEN=$TOK timeout 60 "$DETM_BIN/detm-mcp" -v --url "$PEERS" "${RESOLVE[@]}" >"$tmp/fresh" 2>"$tmp/fresh.log"
 check "a fresh detm-mcp finds the clip by probing (video_status by clip_id)" \
-	jq -se '.[] | select(.id == 1) | .result.structuredContent.clip_id == "'"$clip"'"' "$tmp/fresh" >/dev/null
+	quiet jq -se '.[] | select(.id == 1) | .result.structuredContent.clip_id == "'"$clip"'"' "$tmp/fresh"
+check "  its probes ask each detmd for itself (A and B 404, not A's forward to C)" \
+	[ "$(grep -c "GET /api/record/$clip -> 404" "$tmp/fresh.log")" = 2 ]
+stub_script '{"answers":["TOOL_CALL done {\"summary\":\"looked\",\"success\":true}"],"tokens_in":1,"tokens_out":1}'
+tool gui_agent '{"task_id":"'"$t3"'","instruction":"look","background":true}'
+run=$(rq '.structuredContent.run_id // empty')
+check "gui_agent in the background on C's task returns a run_id ($run)" [ -n "$run" ]
+tool gui_agent_status '{"run_id":"'"$run"'","block_s":10}'
+check "gui_agent_status by run_id goes to C (remembered from gui_agent's reply)" \
+	[ "$(rq '.isError != true and .structuredContent.run_id == "'"$run"'"')" = true ]
+{ echo '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+  echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gui_agent_status","arguments":{"run_id":"'"$run"'"}}}'
+  for i in $(seq 1 300); do grep -q '"id":1' "$tmp/fresh2" 2>/dev/null && break; sleep 0.1; done; } |
+	ACU_TOKEN=$TOK timeout 60 "$DETM_BIN/detm-mcp" --url "$PEERS" "${RESOLVE[@]}" >"$tmp/fresh2" 2>/dev/null
+check "a fresh detm-mcp finds the run by probing (gui_agent_status by run_id)" \
+	quiet jq -se '.[] | select(.id == 1) | .result.structuredContent.run_id == "'"$run"'"' "$tmp/fresh2"
+at A GET "/api/gui/agent/$run"
+expect "GET /api/gui/agent/{C's run} on A: forwarded to C" 200 '.run_id == "'"$run"'"'
 tool task_list '{}'
 check "task_list through detm-mcp: merged from the 3 detmds, each task naming the detmd that holds it" \
 	[ "$(rq --arg b "${URL[B]}" --arg c "${URL[C]}" '.structuredContent | .detmds == 3 and (.unreachable | length) == 0 and
