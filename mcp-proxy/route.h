@@ -11,7 +11,9 @@
  *                     (video_status): the detmd that has it: a cache of ids
  *                     seen (every reply that carries one of these ids fills
  *                     it: route_remember), else GET /api/tasks/{id}
- *                     (/api/waits/, /api/gui/agent/, /api/record/) on each; an id
+ *                     (/api/waits/, /api/gui/agent/, /api/record/) on each,
+ *                     with X-Detm-Forwarded: 1 (a detmd with --peers would
+ *                     answer for its peers' ids too); an id
  *                     no reachable detmd has while some did not answer is
  *                     a tool error naming them ("unavailable"), else the
  *                     first detmd answers (its own not_found)

@@ -196,7 +196,8 @@ int api_fleet_tasks(struct req *r, struct derr *e);
 /* Whether r (answered 404 here) could be a peer's: --peers set, an id-
  * bearing path, not itself forwarded. Cheap: asks no peer. */
 bool api_fleet_wants(struct req *r);
-int api_fleet_forward(struct req *r, struct derr *e);
+/* raw, len: the request body as received (JSON), forwarded as it came. */
+int api_fleet_forward(struct req *r, const char *raw, size_t len, struct derr *e);
 int api_task_get(struct req *r, struct derr *e);
 int api_task_patch(struct req *r, struct derr *e);
 int api_task_delete(struct req *r, struct derr *e);

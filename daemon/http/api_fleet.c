@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -66,7 +67,12 @@ fleet_peers(struct req *r, struct peerlist *out)
 		const char *list = r->app->cfg->peers;
 
 		fl_ready = true;
-		snprintf(fl_instance, sizeof fl_instance, "%08x%08x", (unsigned)random(), (unsigned)getpid());
+		uint64_t rnd = 0;
+
+		/* random per process: pods alike (same pid 1, same seed) must differ */
+		if (getrandom(&rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+			rnd = (uint64_t)mono_us() ^ ((uint64_t)getpid() << 32);
+		snprintf(fl_instance, sizeof fl_instance, "%016llx", (unsigned long long)rnd);
 		if (gethostname(fl_pod, sizeof fl_pod) != 0)
 			snprintf(fl_pod, sizeof fl_pod, "detmd");
 		if (list != NULL && list[0] != '\0') {
@@ -238,13 +244,13 @@ struct qbuf {
 };
 
 static void
-q_esc(struct qbuf *q, const char *v)
+q_esc(struct qbuf *q, const char *v, bool slash)
 {
 	for (; v != NULL && *v != '\0' && q->len + 4 < q->cap; v++) {
 		unsigned char c = (unsigned char)*v;
 
 		if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    c == '-' || c == '_' || c == '.' || c == '~')
+		    c == '-' || c == '_' || c == '.' || c == '~' || (slash && c == '/'))
 			q->s[q->len++] = (char)c;
 		else
 			q->len += (size_t)snprintf(q->s + q->len, q->cap - q->len, "%%%02X", c);
@@ -262,28 +268,31 @@ q_add(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 		return MHD_YES;         /* the dashboard's token is ours, not the peer's */
 	q->s[q->len] = q->len == 0 ? '?' : '&';
 	q->len++;
-	q_esc(q, key);
+	q_esc(q, key, false);
 	if (value != NULL && q->len + 2 < q->cap) {
 		q->s[q->len++] = '=';
-		q_esc(q, value);
+		q_esc(q, value, false);
 	}
 	return MHD_YES;
 }
 
-/* Sends r to the detmd at url: 1 it answered (r's reply set), 0 it has
- * not the id (404), -1 it did not answer (why in down). */
+/* Sends r to the detmd at url (body: the request's JSON as received, or
+ * NULL): 1 it answered (r's reply set), 0 it has not the id (404), -1 it
+ * did not answer (why in down). */
 static int
 forward_to(struct req *r, const char *url, const char *const *hdrs, const char *query,
-    char *down, size_t dcap)
+    json_object *body, char *down, size_t dcap)
 {
-	char u[PEERLIST_URL + LIM_URL_BYTES];
-	bool body = strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0;
+	char u[PEERLIST_URL + 4 * LIM_URL_BYTES], path[3 * LIM_URL_BYTES + 1];
+	struct qbuf pq = { path, 0, sizeof path };
+	bool has_body = strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0;
 	struct httpc_req rq = { .method = r->method, .url = u, .headers = hdrs,
-	    .body = body ? r->body : NULL, .timeout_ms = FLEET_FORWARD_MS, .max_reply = 32u << 20 };
+	    .body = has_body ? body : NULL, .timeout_ms = FLEET_FORWARD_MS, .max_reply = 32u << 20 };
 	struct httpc_resp rs;
 	int rc;
 
-	snprintf(u, sizeof u, "%s%s%s", url, r->path, query);
+	q_esc(&pq, r->path, true);      /* the path as decoded: escaped again */
+	snprintf(u, sizeof u, "%s%s%s", url, path, query);
 	rc = httpc_do(&rq, &rs);
 
 	if (rc != HTTPC_OK || rs.status == 0) {
@@ -315,56 +324,70 @@ api_fleet_wants(struct req *r)
 	    path_id(r->path, id, probe, sizeof probe) && fleet_peers(r, &pl);
 }
 
+/* A route that answers bytes: whether the detmd at url has the id (1),
+ * has not (0), or did not answer (-1, why in down). */
+static int
+owner_probe(const char *url, const char *probe, const char *const *hdrs, char *down, size_t dcap)
+{
+	char u[PEERLIST_URL + 64], err[256];
+	json_object *rep = NULL;
+	long st = 0;
+
+	snprintf(u, sizeof u, "%s%s", url, probe);
+	httpc_get_json(u, hdrs, FLEET_TIMEOUT_MS, &st, &rep, err, sizeof err);
+	json_object_put(rep);
+	if (st == 0) {
+		size_t o = strlen(down);
+
+		snprintf(down + o, dcap - o, "%s%s (%s)", o ? ", " : "", url, err);
+	}
+	return st == 200 ? 1 : st == 0 ? -1 : 0;
+}
+
 int
-api_fleet_forward(struct req *r, struct derr *e)
+api_fleet_forward(struct req *r, const char *raw, size_t len, struct derr *e)
 {
 	struct peerlist pl;
 	char id[9], probe[64], first[PEERLIST_URL], down[1024] = "", auth[600], qs[LIM_URL_BYTES] = "";
-	const char *hdrs[] = { "X-Detm-Forwarded: 1", auth, NULL };
+	const char *hdrs[] = { "X-Detm-Forwarded: 1", auth, NULL }, *url = NULL;
 	struct qbuf q = { qs, 0, sizeof qs };
+	json_object *body = NULL;
+	struct derr pe;
 	bool json;
+	int got = 0;
 
 	if (!api_fleet_wants(r) || !path_id(r->path, id, probe, sizeof probe) || !fleet_peers(r, &pl))
 		return -1;
 	json = json_route(r);
+	/* the body as it came (a handler may have changed r->body) */
+	if (json && len > 0 && (body = jx_parse(raw, len, &pe)) == NULL)
+		return -1;
 	if (r->app->cfg->token[0] != '\0')
 		snprintf(auth, sizeof auth, "Authorization: Bearer %.500s", r->app->cfg->token);
 	else
 		hdrs[1] = NULL;
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, q_add, &q);
 	peerlist_owner(id, first, sizeof first);
-	for (int pass = 0; pass < 2; pass++)
-		for (int i = 0; i < pl.n; i++) {
-			const char *url = pl.url[i];
-			long st = 0;
-			int got;
-
-			/* pass 0: the id's last owner only; pass 1: the others */
+	/* pass 0: the id's last owner only; pass 1: the others */
+	for (int pass = 0; pass < 2 && got != 1; pass++)
+		for (int i = 0; i < pl.n && got != 1; i++) {
+			url = pl.url[i];
 			if ((pass == 0) != (strcmp(url, first) == 0))
 				continue;
-			if (json) {
-				got = forward_to(r, url, hdrs, qs, down, sizeof down);
-			} else {
-				char u[PEERLIST_URL + 64], err[256];
-				json_object *rep = NULL;
-
-				snprintf(u, sizeof u, "%s%s", url, probe);
-				httpc_get_json(u, hdrs, FLEET_TIMEOUT_MS, &st, &rep, err, sizeof err);
-				json_object_put(rep);
-				got = st == 200 ? 1 : st == 404 ? 0 : -1;
-				if (got == 1) {
-					peerlist_remember(id, url);
-					return derr_set(e, DERR_NOT_IMPLEMENTED, NULL, "%s is on the detmd at %s; "
-					    "%s is not forwarded between detmds (only JSON routes are): ask that "
-					    "detmd, or open its dashboard", id, url, r->path);
-				}
-			}
-			if (got == 1) {
-				peerlist_remember(id, url);
-				derr_clear(e);
-				return 0;
-			}
+			got = json ? forward_to(r, url, hdrs, qs, body, down, sizeof down) :
+			    owner_probe(url, probe, hdrs, down, sizeof down);
 		}
+	json_object_put(body);
+	if (got == 1) {
+		peerlist_remember(id, url);
+		if (json) {
+			derr_clear(e);
+			return 0;
+		}
+		return derr_set(e, DERR_NOT_IMPLEMENTED, NULL, "%s is on the detmd at %s; %s is not "
+		    "forwarded between detmds (only JSON routes are): ask that detmd, or open its "
+		    "dashboard", id, url, r->path);
+	}
 	if (down[0] != '\0')
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "unavailable: %s is not on this detmd and on no "
 		    "peer that answered; these did not answer: %.700s (its detmd may be down or restarting)",

@@ -216,7 +216,7 @@ http_handler_call(struct http *h, struct hreq *hr, struct MHD_Connection *conn,
 	if (hr->rc != 0 && hr->e.code == DERR_NOT_FOUND && api_fleet_wants(r)) {
 		if (!http_on_side_worker())
 			hr->to_peer = true;
-		else if (api_fleet_forward(r, &hr->e) == 0)
+		else if (api_fleet_forward(r, hr->body.data, hr->body.len, &hr->e) == 0)
 			hr->rc = 0;
 	}
 	cancel_bind(NULL, -1);

@@ -202,6 +202,10 @@ at A POST "/api/tasks/$t3/actions" '{"action_type":"other","summary":"via A"}'
 expect "POST an action on C's task through A: 201" 201
 at C GET "/api/tasks/$t3?detail=actions"
 check "  and it is stored on C" [ "$(jq '[.. | objects | select(.summary? == "via A")] | length' "$tmp/resp")" = 1 ]
+at A PUT "/api/tasks/$t3/files/notes/a%20b%C3%A9.txt" '{"content":"via A"}'
+expect "a JSON file upload to C's task through A (a name with a space and an é): 201" 201 '.path == "notes/a bé.txt"'
+at A GET "/api/tasks/$t3/files/notes/a%20b%C3%A9.txt?format=json"
+expect "  read back through A (format=json)" 200 '.content == "via A"'
 curl -s -c "$tmp/jar" -o /dev/null "${URL[A]}/dashboard?token=$TOK"
 code=$(curl -s -b "$tmp/jar" -o "$tmp/resp" -w '%{http_code}' "${URL[A]}/api/tasks/$t2?detail=actions")
 check "the dashboard's cookie (A's) reads B's task through A" [ "$code|$(jq -r .name "$tmp/resp")" = "200|fleet 2" ]
