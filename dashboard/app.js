@@ -189,7 +189,11 @@ async function loadTasks() {
   const q = `status=${encodeURIComponent(f)}&limit=200`;
   let body = null;
   if (state.fleet !== false) {
-    body = await api(`/api/fleet/tasks?${q}`).catch(() => null);
+    // only a detmd without the route turns the fleet view off for good
+    body = await api(`/api/fleet/tasks?${q}`).catch((e) => {
+      if (e instanceof ApiError && e.status === 404) return null;
+      throw e;
+    });
     state.fleet = !!(body && body.peers);
   }
   if (!body) body = await api(`/api/tasks?${q}`);
