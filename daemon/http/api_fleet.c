@@ -53,10 +53,12 @@ static pthread_mutex_t fl_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct peerset *fl_peers;        /* NULL: no --peers */
 static bool fl_ready;
 static char fl_instance[20], fl_pod[128];
+static char fl_self[PEERLIST_URL];      /* this detmd's URL in the list, once seen */
 
-/* The peers' current URLs; false when there are none. */
-static bool
-fleet_peers(struct req *r, struct peerlist *out)
+/* The peer set (made at the first call; it resolves nothing), or NULL
+ * without --peers. */
+static struct peerset *
+fleet_set(struct req *r)
 {
 	struct peerset *ps;
 
@@ -85,6 +87,16 @@ fleet_peers(struct req *r, struct peerlist *out)
 	}
 	ps = fl_peers;
 	pthread_mutex_unlock(&fl_mu);
+	return ps;
+}
+
+/* The peers' current URLs (resolving names when due: may block); false
+ * when there are none. */
+static bool
+fleet_peers(struct req *r, struct peerlist *out)
+{
+	struct peerset *ps = fleet_set(r);
+
 	out->n = 0;
 	if (ps != NULL)
 		peerset_get(ps, out);
@@ -124,13 +136,18 @@ fleet_ask(struct req *r, const char *url, const char *const *hdrs, json_object *
 	long status = 0;
 	bool other = true;
 
-	snprintf(u, sizeof u, "%s/api/fleet/tasks?local=1&status=%.20s&limit=%.8s", url,
+	snprintf(u, sizeof u, "%s/api/fleet/tasks?local=1%s%.20s%s%.8s", url,
+	    st != NULL && st[0] != '\0' && strspn(st, "abcdefghijklmnopqrstuvwxyz_") == strlen(st) ? "&status=" : "",
 	    st != NULL && strspn(st, "abcdefghijklmnopqrstuvwxyz_") == strlen(st) ? st : "",
+	    lim != NULL && lim[0] != '\0' && strspn(lim, "0123456789") == strlen(lim) ? "&limit=" : "",
 	    lim != NULL && strspn(lim, "0123456789") == strlen(lim) ? lim : "");
 	httpc_get_json(u, hdrs, FLEET_TIMEOUT_MS, &status, &rep, err, sizeof err);
 	if (status == 200 && json_object_object_get_ex(rep, "tasks", &tasks)) {
 		if (strcmp(sget(rep, "instance"), fl_instance) == 0) {
 			other = false;
+			pthread_mutex_lock(&fl_mu);
+			snprintf(fl_self, sizeof fl_self, "%s", url);  /* not asked when forwarding */
+			pthread_mutex_unlock(&fl_mu);
 		} else {
 			for (size_t i = 0; i < json_object_array_length(tasks); i++) {
 				json_object *t = json_object_array_get_idx(tasks, i);
@@ -317,11 +334,11 @@ forward_to(struct req *r, const char *url, const char *const *hdrs, const char *
 bool
 api_fleet_wants(struct req *r)
 {
-	struct peerlist pl;
 	char id[9], probe[64];
 
+	/* on an HTTP worker: nothing here may block (no name resolution) */
 	return r->conn != NULL && req_in_header(r, "X-Detm-Forwarded") == NULL &&
-	    path_id(r->path, id, probe, sizeof probe) && fleet_peers(r, &pl);
+	    path_id(r->path, id, probe, sizeof probe) && fleet_set(r) != NULL;
 }
 
 /* A route that answers bytes: whether the detmd at url has the id (1),
@@ -348,7 +365,8 @@ int
 api_fleet_forward(struct req *r, const char *raw, size_t len, struct derr *e)
 {
 	struct peerlist pl;
-	char id[9], probe[64], first[PEERLIST_URL], down[1024] = "", auth[600], qs[LIM_URL_BYTES] = "";
+	char id[9], probe[64], first[PEERLIST_URL], self[PEERLIST_URL], down[1024] = "", auth[600];
+	char qs[LIM_URL_BYTES] = "";
 	const char *hdrs[] = { "X-Detm-Forwarded: 1", auth, NULL }, *url = NULL;
 	struct qbuf q = { qs, 0, sizeof qs };
 	json_object *body = NULL;
@@ -368,11 +386,14 @@ api_fleet_forward(struct req *r, const char *raw, size_t len, struct derr *e)
 		hdrs[1] = NULL;
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, q_add, &q);
 	peerlist_owner(id, first, sizeof first);
+	pthread_mutex_lock(&fl_mu);
+	snprintf(self, sizeof self, "%s", fl_self);
+	pthread_mutex_unlock(&fl_mu);
 	/* pass 0: the id's last owner only; pass 1: the others */
 	for (int pass = 0; pass < 2 && got != 1; pass++)
 		for (int i = 0; i < pl.n && got != 1; i++) {
 			url = pl.url[i];
-			if ((pass == 0) != (strcmp(url, first) == 0))
+			if ((pass == 0) != (strcmp(url, first) == 0) || strcmp(url, self) == 0)
 				continue;
 			got = json ? forward_to(r, url, hdrs, qs, body, down, sizeof down) :
 			    owner_probe(url, probe, hdrs, down, sizeof down);
