@@ -132,6 +132,15 @@ tool() {
 }
 rq() { jq -r "$@" <"$tmp/res"; }
 quiet() { "$@" >/dev/null; }
+# fresh NAME ARGS: one call from a new detm-mcp (nothing remembered): its
+# replies in $tmp/fresh, its verbose log (each HTTP exchange) in $tmp/fresh.log
+fresh() {
+	rm -f "$tmp/fresh"
+	{ echo '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+	  echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"$1\",\"arguments\":$2}}"
+	  for i in $(seq 1 300); do grep -q '"id":1' "$tmp/fresh" 2>/dev/null && break; sleep 0.1; done; } |
+		ACU_TOKEN=$TOK timeout 60 "$DETM_BIN/detm-mcp" -v --url "$PEERS" "${RESOLVE[@]}" >"$tmp/fresh" 2>"$tmp/fresh.log"
+}
 
 mcp_open "$PEERS"
 # ---- landing: the freest ready detmd ----
@@ -160,11 +169,7 @@ check "video_record on C's task starts a clip (clip_id $clip)" [ -n "$clip" ]
 tool video_status '{"clip_id":"'"$clip"'"}'
 check "video_status by clip_id goes to C, which has it (remembered from video_record's reply)" \
 	[ "$(rq '.isError != true and .structuredContent.clip_id == "'"$clip"'"')" = true ]
-{ echo '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
-  echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"video_status","arguments":{"clip_id":"'"$clip"'"}}}'
-  sleep 0.2
-  for i in $(seq 1 300); do grep -q '"id":1' "$tmp/fresh" 2>/dev/null && break; sleep 0.1; done; } |
-	ACU_TOKEN=$TOK timeout 60 "$DETM_BIN/detm-mcp" -v --url "$PEERS" "${RESOLVE[@]}" >"$tmp/fresh" 2>"$tmp/fresh.log"
+fresh video_status '{"clip_id":"'"$clip"'"}'
 check "a fresh detm-mcp finds the clip by probing (video_status by clip_id)" \
 	quiet jq -se '.[] | select(.id == 1) | .result.structuredContent.clip_id == "'"$clip"'"' "$tmp/fresh"
 check "  its probes ask each detmd for itself (A and B 404, not A's forward to C)" \
@@ -176,12 +181,9 @@ check "gui_agent in the background on C's task returns a run_id ($run)" [ -n "$r
 tool gui_agent_status '{"run_id":"'"$run"'","block_s":10}'
 check "gui_agent_status by run_id goes to C (remembered from gui_agent's reply)" \
 	[ "$(rq '.isError != true and .structuredContent.run_id == "'"$run"'"')" = true ]
-{ echo '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
-  echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"gui_agent_status","arguments":{"run_id":"'"$run"'"}}}'
-  for i in $(seq 1 300); do grep -q '"id":1' "$tmp/fresh2" 2>/dev/null && break; sleep 0.1; done; } |
-	ACU_TOKEN=$TOK timeout 60 "$DETM_BIN/detm-mcp" --url "$PEERS" "${RESOLVE[@]}" >"$tmp/fresh2" 2>/dev/null
+fresh gui_agent_status '{"run_id":"'"$run"'"}'
 check "a fresh detm-mcp finds the run by probing (gui_agent_status by run_id)" \
-	quiet jq -se '.[] | select(.id == 1) | .result.structuredContent.run_id == "'"$run"'"' "$tmp/fresh2"
+	quiet jq -se '.[] | select(.id == 1) | .result.structuredContent.run_id == "'"$run"'"' "$tmp/fresh"
 at A GET "/api/gui/agent/$run"
 expect "GET /api/gui/agent/{C's run} on A: forwarded to C" 200 '.run_id == "'"$run"'"'
 tool task_list '{}'
