@@ -381,3 +381,97 @@ httpc_get_json(const char *url, const char *const *headers, long timeout_ms,
 {
 	return simple("GET", url, headers, NULL, timeout_ms, status, reply, errbuf, errlen);
 }
+
+/* ---- a GET whose body is passed on as it comes (httpc_stream) ---- */
+
+struct stream_sink {
+	const struct httpc_stream_cb *cb;
+	CURL *c;
+	bool head_sent, stopped;
+	char ctype[128];
+};
+
+static size_t
+on_stream_header(char *p, size_t size, size_t n, void *arg)
+{
+	struct stream_sink *s = arg;
+	size_t len = size * n;
+	static const char name[] = "content-type:";
+
+	if (len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
+		size_t o = sizeof name - 1, k = 0;
+
+		while (o < len && p[o] == ' ')
+			o++;
+		while (o < len && p[o] != '\r' && p[o] != '\n' && k + 1 < sizeof s->ctype)
+			s->ctype[k++] = p[o++];
+		s->ctype[k] = '\0';
+	}
+	return len;
+}
+
+static size_t
+on_stream_body(char *p, size_t size, size_t n, void *arg)
+{
+	struct stream_sink *s = arg;
+	long status = 0;
+
+	if (!s->head_sent) {
+		s->head_sent = true;
+		curl_easy_getinfo(s->c, CURLINFO_RESPONSE_CODE, &status);
+		if (!s->cb->head(status, s->ctype, s->cb->arg)) {
+			s->stopped = true;
+			return 0;
+		}
+	}
+	if (s->cb->body(p, size * n, s->cb->arg) != 0) {
+		s->stopped = true;
+		return 0;
+	}
+	return size * n;
+}
+
+int
+httpc_stream(const char *url, const char *const *headers, const struct httpc_stream_cb *cb,
+    char *err, size_t errlen)
+{
+	struct stream_sink s = { .cb = cb };
+	struct curl_slist *hl = NULL;
+	char cerr[CURL_ERROR_SIZE] = "";
+	CURLcode rc;
+	long status = 0;
+	int ret = HTTPC_OK;
+
+	if ((s.c = pool_get()) == NULL)
+		return snprintf(err, errlen, "curl_easy_init failed"), HTTPC_EOTHER;
+	for (const char *const *h = headers; h != NULL && *h != NULL; h++)
+		hl = curl_slist_append(hl, *h);
+	curl_easy_setopt(s.c, CURLOPT_URL, url);
+	curl_easy_setopt(s.c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(s.c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(s.c, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(s.c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	/* no total timeout (a live view has no end): a stalled one ends */
+	curl_easy_setopt(s.c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(s.c, CURLOPT_LOW_SPEED_TIME, cb->stall_s > 0 ? cb->stall_s : 60L);
+	curl_easy_setopt(s.c, CURLOPT_USERAGENT, "detm/1 (fleet)");
+	curl_easy_setopt(s.c, CURLOPT_ERRORBUFFER, cerr);
+	curl_easy_setopt(s.c, CURLOPT_HTTPHEADER, hl);
+	curl_easy_setopt(s.c, CURLOPT_WRITEFUNCTION, on_stream_body);
+	curl_easy_setopt(s.c, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(s.c, CURLOPT_HEADERFUNCTION, on_stream_header);
+	curl_easy_setopt(s.c, CURLOPT_HEADERDATA, &s);
+	rc = curl_easy_perform(s.c);
+	curl_easy_getinfo(s.c, CURLINFO_RESPONSE_CODE, &status);
+	if (rc == CURLE_OK && !s.head_sent)         /* an empty body: the head still goes */
+		cb->head(status, s.ctype, cb->arg);
+	if (rc != CURLE_OK && !s.stopped) {
+		ret = map_curl_error(rc);
+		snprintf(err, errlen, "%s", cerr[0] ? cerr : curl_easy_strerror(rc));
+	}
+	curl_easy_setopt(s.c, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(s.c, CURLOPT_HTTPHEADER, NULL);
+	pool_put(s.c, rc == CURLE_OK);
+	curl_slist_free_all(hl);
+	return ret;
+}

@@ -96,4 +96,20 @@ struct httpc_meter {
 /* Sets the meter (NULL: none); m must outlive every request. */
 void httpc_set_meter(const struct httpc_meter *m);
 
+/* A GET whose body goes on as it comes (a peer's live view or video, for
+ * the fleet): head(status, content_type, arg) once, when the first bytes
+ * (or the end of an empty body) arrive (false stops the transfer); then
+ * body(p, n, arg) for each piece (non-zero stops it). No total timeout; a
+ * transfer under 1 byte/s for stall_s seconds (<= 0: 60) ends. Not
+ * metered (no model call). Returns as httpc_do: 0 when it ended after a
+ * response or was stopped by a callback, else the failure with err. */
+struct httpc_stream_cb {
+	bool (*head)(long status, const char *content_type, void *arg);
+	int (*body)(const void *p, size_t n, void *arg);
+	void *arg;
+	long stall_s;
+};
+int httpc_stream(const char *url, const char *const *headers, const struct httpc_stream_cb *cb,
+    char *err, size_t errlen);
+
 #endif

@@ -32,6 +32,8 @@
  */
 #include <microhttpd.h>
 #include <pthread.h>
+#include <strings.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,7 @@
 #include "core/log.h"
 #include "lim.h"
 #include "core/util.h"
+#include "desktop/live.h"
 #include "peerlist.h"
 
 #define FLEET_TIMEOUT_MS 5000L          /* a peer's list, an ownership probe */
@@ -361,6 +364,154 @@ owner_probe(const char *url, const char *probe, const char *const *hdrs, char *d
 	return st == 200 ? 1 : st == 0 ? -1 : 0;
 }
 
+/* ---- a peer's bytes (live view, frame, video, export, raw file) ---- */
+
+/* Between the side worker that answers and the pipe job that reads the
+ * peer: the head (status, type) handed over once; freed by the last of
+ * the two. */
+struct bridge {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int refs;
+	int state;              /* 0 waiting for the head, 1 head in, -1 ended without */
+	long status;
+	char ctype[128], err[256], auth[600];
+	char url[PEERLIST_URL + 4 * LIM_URL_BYTES];
+	struct pipejob *job;
+};
+
+static void
+bridge_put(void *arg)
+{
+	struct bridge *b = arg;
+	int left;
+
+	pthread_mutex_lock(&b->mu);
+	left = --b->refs;
+	pthread_mutex_unlock(&b->mu);
+	if (left > 0)
+		return;
+	pthread_mutex_destroy(&b->mu);
+	pthread_cond_destroy(&b->cv);
+	free(b);
+}
+
+static bool
+br_head(long status, const char *ctype, void *arg)
+{
+	struct bridge *b = arg;
+
+	pthread_mutex_lock(&b->mu);
+	b->status = status;
+	snprintf(b->ctype, sizeof b->ctype, "%s", ctype);
+	b->state = 1;
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	return status == 200;
+}
+
+static int
+br_body(const void *p, size_t n, void *arg)
+{
+	return pipejob_write(((struct bridge *)arg)->job, p, n);
+}
+
+/* The pipe job: the peer's body into the pipe as it comes. */
+static int
+br_run(struct pipejob *j, void *arg)
+{
+	struct bridge *b = arg;
+	const char *hdrs[] = { "X-Detm-Forwarded: 1", b->auth[0] ? b->auth : NULL, NULL };
+	struct httpc_stream_cb cb = { br_head, br_body, b, 60 };
+	int rc;
+
+	b->job = j;
+	rc = httpc_stream(b->url, hdrs, &cb, b->err, sizeof b->err);
+	pthread_mutex_lock(&b->mu);
+	if (b->state == 0)
+		b->state = -1;
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	return rc == 0 && b->status == 200 ? 0 : -1;
+}
+
+/* Our own static text for a type a peer sent (a reply's type must be). */
+static const char *
+static_type(const char *t)
+{
+	static const char *const known[] = { "image/jpeg", "image/png", "video/mp4", "application/zip",
+	    "multipart/x-mixed-replace; boundary=" LIVE_BOUNDARY, "text/plain; charset=utf-8",
+	    "application/json; charset=utf-8" };
+
+	for (size_t k = 0; k < ARRAY_LEN(known); k++)
+		if (strcasecmp(t, known[k]) == 0)
+			return known[k];
+	return "application/octet-stream";
+}
+
+/* The head of the peer's reply, waited for at most FLEET_TIMEOUT_MS * 3. */
+static int
+br_wait(struct bridge *b, long *status, char *err, size_t cap)
+{
+	struct timespec ts;
+	int state;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += FLEET_TIMEOUT_MS * 3 / 1000;
+	pthread_mutex_lock(&b->mu);
+	while (b->state == 0 && pthread_cond_timedwait(&b->cv, &b->mu, &ts) == 0)
+		;
+	state = b->state;
+	*status = b->status;
+	snprintf(err, cap, "%s", b->err[0] ? b->err : "no answer in time");
+	pthread_mutex_unlock(&b->mu);
+	return state;
+}
+
+/* r's reply: the GET's bytes from the peer at base, streamed through. */
+static int
+bytes_from(struct req *r, const char *base, const char *qs, const char *auth, struct derr *e)
+{
+	struct bridge *b;
+	struct pipejob *job;
+	struct qbuf pq;
+	char path[3 * LIM_URL_BYTES + 1], err[256];
+	long status = 0;
+	int fd = -1;
+
+	if (req_bulk_take(REQ_BULK_VIEW, e) != 0)
+		return -1;
+	b = xcalloc(1, sizeof *b);
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
+	b->refs = 2;
+	snprintf(b->auth, sizeof b->auth, "%s", auth != NULL ? auth : "");
+	pq = (struct qbuf){ path, 0, sizeof path };
+	q_esc(&pq, r->path, true);
+	snprintf(b->url, sizeof b->url, "%s%s%s", base, path, qs);
+	job = pipejob_spawn(br_run, b, bridge_put, req_streams_wake, &fd, err, sizeof err);
+	if (job == NULL) {
+		b->refs = 1;
+		bridge_put(b);
+		return req_reply_pipe(r, REQ_BULK_VIEW, NULL, -1, NULL, err, e);
+	}
+	if (br_wait(b, &status, err, sizeof err) == 1 && status == 200) {
+		const char *type = static_type(b->ctype);
+
+		bridge_put(b);
+		return req_reply_pipe(r, REQ_BULK_VIEW, job, fd, type, NULL, e);
+	}
+	bridge_put(b);
+	close(fd);
+	pipejob_release(job);
+	req_bulk_give(REQ_BULK_VIEW);
+	if (status == 404)
+		return derr_set(e, DERR_NOT_FOUND, NULL, "the detmd at %s that has it answered 404 for %s",
+		    base, r->path);
+	return derr_set(e, DERR_UNAVAILABLE, NULL, "the detmd at %s that has it answered %s %ld: %s",
+	    base, r->path, status, err);
+}
+
 int
 api_fleet_forward(struct req *r, const char *raw, size_t len, struct derr *e)
 {
@@ -404,6 +555,10 @@ api_fleet_forward(struct req *r, const char *raw, size_t len, struct derr *e)
 		if (json) {
 			derr_clear(e);
 			return 0;
+		}
+		if (strcmp(r->method, "GET") == 0 && r->in_raw == NULL) {
+			derr_clear(e);
+			return bytes_from(r, url, qs, hdrs[1], e);
 		}
 		return derr_set(e, DERR_NOT_IMPLEMENTED, NULL, "%s is on the detmd at %s; %s is not "
 		    "forwarded between detmds (only JSON routes are): ask that detmd, or open its "

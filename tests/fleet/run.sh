@@ -163,7 +163,7 @@ check "task_summary by id is answered by the owner (C's fleet 3, B's fleet 1)" [
 tool task_log_action '{"task_id":"'"$t3"'","action_type":"other","summary":"mcp on C"}'
 at C GET "/api/tasks/$t3?detail=actions"
 check "task_log_action on C's task is stored on C" [ "$(jq '[.. | objects | select(.summary? == "mcp on C")] | length' "$tmp/resp")" = 1 ]
-tool video_record '{"task_id":"'"$t3"'","duration":30,"wait":false}'
+tool video_record '{"task_id":"'"$t3"'","duration":5,"wait":false}'
 clip=$(rq '.structuredContent.clip_id // empty')
 check "video_record on C's task starts a clip (clip_id $clip)" [ -n "$clip" ]
 tool video_status '{"clip_id":"'"$clip"'"}'
@@ -211,9 +211,16 @@ expect "  read back through A (format=json)" 200 '.content == "via A"'
 curl -s -c "$tmp/jar" -o /dev/null "${URL[A]}/dashboard?token=$TOK"
 code=$(curl -s -b "$tmp/jar" -o "$tmp/resp" -w '%{http_code}' "${URL[A]}/api/tasks/$t2?detail=actions")
 check "the dashboard's cookie (A's) reads B's task through A" [ "$code|$(jq -r .name "$tmp/resp")" = "200|fleet 2" ]
-at A GET "/api/tasks/$t3/frame.jpg"
-expect "C's live frame through A: 501, naming C (bytes are not forwarded)" 501 \
-	'.error.message | contains("'"${URL[C]}"'")'
+code=$(curl -s -o "$tmp/frame" -w '%{http_code} %{content_type}' --max-time 30 "${H[@]}" "${URL[A]}/api/tasks/$t3/frame.jpg")
+check "C's screen now (frame.jpg) through A: a JPEG, streamed from C ($code)" \
+	sh -c "[ '$code' = '200 image/jpeg' ] && [ \"\$(head -c 3 '$tmp/frame' | od -An -tx1 | tr -d ' ')\" = ffd8ff ]"
+curl -s -o "$tmp/live" --max-time 4 "${H[@]}" "${URL[A]}/api/tasks/$t3/live.mjpeg"
+check "C's live view (MJPEG) through A: frames arrive ($(grep -ac -- '--detmframe' "$tmp/live") parts in 4 s)" \
+	[ "$(grep -ac -- '--detmframe' "$tmp/live")" -ge 1 ]
+code=$(curl -s -o "$tmp/resp" -w '%{http_code}' --max-time 30 -X PUT -H "Authorization: Bearer $TOK" \
+	-H 'Content-Type: application/octet-stream' --data-binary 'raw bytes' "${URL[A]}/api/tasks/$t3/files/raw.bin")
+check "a raw-bytes upload to C's task through A: 501 naming C (raw bodies are not forwarded)" \
+	sh -c "[ '$code' = 501 ] && jq -e '.error.message | contains(\"${URL[C]}\")' '$tmp/resp' >/dev/null"
 at A GET "/api/tasks/abcdef01"
 expect "an id no pod has: 404 not_found from A" 404 '.error.code == "not_found"'
 
