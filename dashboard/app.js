@@ -591,7 +591,7 @@ function wire() {
     state.liveFor = null;
     const row = state.tasks.find((t) => t.task_id === state.sel);
     $("live-note").textContent = row && row.detmd && row.detmd !== "self"
-      ? `No live picture here: the task runs on pod ${row.pod} (${row.detmd}), and live views, frames and recordings are not forwarded between pods; open that pod's dashboard.`
+      ? `No live picture: the task runs on pod ${row.pod} (${row.detmd}), which did not send one (down, or the task has no display).`
       : "No live picture: the task has no display of its own and the shared display is not reachable.";
   });
   $("post").addEventListener("submit", async (ev) => {

@@ -19,15 +19,17 @@
  *                          token and X-Detm-Forwarded; the first answer
  *                          that is not a 404 is the reply. A forwarded
  *                          request is never forwarded again (no loops).
+ *                          A GET whose reply is bytes (live.mjpeg, frame.jpg,
+ *                          videos, exports, raw files) is streamed through:
+ *                          httpc_stream on a pipe job, the reply its pipe.
  *
  * Why forward, not redirect: the dashboard authenticates with a cookie
  * scoped to the pod it was opened on, and a browser drops Authorization on
  * a cross-origin redirect; pod addresses are often not reachable from the
  * operator's browser at all. So the pod that was asked asks its peer.
- * Not forwarded: replies that are not JSON (live.mjpeg, frame.jpg, the
- * recordings, export ZIPs, raw file bytes): such a request for a peer's
- * task is 501 naming the pod that has it. Bodies sent as raw bytes
- * (ROUTE_RAW uploads) are not forwarded either.
+ * Not forwarded: bodies sent as raw bytes (ROUTE_RAW uploads): 501 naming
+ * the pod that has the id. Asking a peer blocks, so it happens only on a
+ * side worker (http_reply_or_peer moves a request there).
  * Invariant: an id goes into a peer URL only as 8 lowercase hex digits.
  */
 #include <microhttpd.h>

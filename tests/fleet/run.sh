@@ -17,11 +17,12 @@
 #   peers      pod A answers for the fleet: GET /api/fleet/tasks lists every
 #              pod's tasks with the pod named (A itself counted once); a
 #              task of C read and written through A (forwarded with A's
-#              token); the dashboard's cookie works for it; C's live
-#              frame through A is 501 naming C (bytes are not forwarded)
+#              token, a file name escaped again); the dashboard's cookie
+#              works for it; C's frame.jpg and live MJPEG streamed through
+#              A; a raw-bytes upload through A is 501 naming C
 #   dashboard  A's /dashboard in headless chromium (tests/dashboard/fleet.mjs):
 #              every pod's tasks with their pod, C's task opened and a
-#              message posted on it through A, its live view explained
+#              message posted on it through A, its live view shown
 #   drain      B drained while an agent logs actions on B's task through
 #              A: a new task goes elsewhere, every acknowledged action is
 #              on B (none lost)
