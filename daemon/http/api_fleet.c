@@ -213,6 +213,8 @@ api_fleet_tasks(struct req *r, struct derr *e)
 		limit = atoll(req_query(r, "limit"));
 	if (limit > 0 && json_object_array_length(all) > (size_t)limit)
 		json_object_array_del_idx(all, (size_t)limit, json_object_array_length(all) - (size_t)limit);
+	if (json_object_object_get_ex(out, "count", NULL))
+		json_object_object_add(out, "count", json_object_new_int64((int64_t)json_object_array_length(all)));
 	json_object_object_add(out, "pods", pods);
 	json_object_object_add(out, "unreachable", down);
 	json_object_object_add(out, "peers", json_object_new_boolean(peers));

@@ -198,7 +198,7 @@ check "wait_status without a wait_id through detm-mcp: merged from the 3 detmds"
 # ---- one pod answers for the fleet (the dashboard's view) ----
 at A GET '/api/fleet/tasks?status=all'
 expect "GET /api/fleet/tasks on A: every pod's 3 tasks, the pods named, A counted once" 200 \
-	'(.tasks | length) == 3 and (.pods | length) == 3 and ([.tasks[].pod] | all(. != "")) and (.unreachable | length) == 0 and .peers'
+	'(.tasks | length) == 3 and .count == 3 and (.pods | length) == 3 and ([.tasks[].pod] | all(. != "")) and (.unreachable | length) == 0 and .peers'
 at A GET "/api/tasks/$t3"
 expect "GET /api/tasks/{C's task} on A: forwarded to C" 200 '.name == "fleet 3"'
 at A POST "/api/tasks/$t3/actions" '{"action_type":"other","summary":"via A"}'
