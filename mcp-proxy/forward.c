@@ -364,7 +364,7 @@ fw_failure(struct forward *fw, const struct tool *t, const char *method, const c
 				r->cerr[0] ? r->cerr : fw_curl.easy_strerror(r->cc));
 		case CURLE_OPERATION_TIMEDOUT:
 			return result_error(NULL, "detmd at %s did not answer %s %s within %ld s (%s).",
-				fw->base, method, path, t->timeout_s, r->cerr);
+				fw->base, method, path, ctl->timeout_s > 0 ? ctl->timeout_s : t->timeout_s, r->cerr);
 		default:
 			if (r->overflow)
 				return result_error(NULL, "detmd's reply to %s %s is larger than %ld MiB; "
@@ -428,7 +428,7 @@ fw_fetch(struct forward *fw, const struct tool *t, const char *method, const cha
 	int rc;
 
 	*json = NULL;
-	rc = fw_request(fw, method, path, body, t->timeout_s, ctl, &r);
+	rc = fw_request(fw, method, path, body, ctl->timeout_s > 0 ? ctl->timeout_s : t->timeout_s, ctl, &r);
 	if (rc == FW_CANCELLED)
 		goto out;
 	if (rc == FW_OK && r.status >= 200 && r.status < 300 && r.data == NULL)

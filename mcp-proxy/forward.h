@@ -42,6 +42,8 @@ struct forward_ctl {
 	void *ud;
 	bool follow;                /* a TOOL_WAIT tool run as a task: follow the
 	                             * wait until it ends (its record is the result) */
+	long timeout_s;             /* > 0: each exchange's limit instead of the tool's
+	                             * (a merged list's part, merge.c) */
 	/* private */
 	bool local;                 /* X-Detm-Forwarded: 1 (a probe asks this detmd
 	                             * only, not its --peers) */

@@ -14,6 +14,8 @@
 #include "result.h"
 #include "route.h"
 
+#define MERGE_TIMEOUT_S 10L     /* one detmd's part of a merged list */
+
 static const char *
 list_key(const struct tool *t)
 {
@@ -69,6 +71,9 @@ merge_call(struct forward *const *fws, int n, const struct tool *t, struct json_
 	long long limit = 0;
 	int ok = 0;
 
+	/* the detmds are asked one after the other: a hung one costs this much */
+	ctl->timeout_s = MERGE_TIMEOUT_S;
+
 	for (int i = 0; i < n; i++) {
 		struct json_object *res = forward_call(fws[i], t, args, ctl), *sc, *d;
 
@@ -92,6 +97,7 @@ merge_call(struct forward *const *fws, int n, const struct tool *t, struct json_
 		}
 		json_object_put(res);
 	}
+	ctl->timeout_s = 0;
 	if (ok == 0) {
 		json_object_put(all);
 		json_object_put(down);

@@ -9,6 +9,8 @@
  * that fails (unreachable, an error) is named in "unreachable" ([{detmd,
  * error}]) and in the text, never silently dropped; "detmds" counts those
  * asked. Every detmd failing is a tool error naming each.
+ * Detmds are asked one after the other, each for at most 10 s (a hung one
+ * delays the list by that much, then is named).
  * Does not: page across detmds (each is asked for up to limit).
  */
 #ifndef DETM_MCP_MERGE_H

@@ -26,6 +26,7 @@
 #   drain      B drained while an agent logs actions on B's task through
 #              A: a new task goes elsewhere, every acknowledged action is
 #              on B (none lost)
+#   stop       C stopped (SIGSTOP): task_list names it after its 10 s
 #   kill -9    C killed: its task is a tool error "unavailable" naming C,
 #              through MCP and through A (503); task_list names C in
 #              "unreachable" and still lists A's and B's
@@ -269,6 +270,13 @@ while read -r a; do
 done <"$tmp/acked"
 check "none lost: each of the $(wc -l <"$tmp/acked") actions acknowledged through A is on B ($before before the drain's end)" \
 	test "$lost" = 0 -a "$(wc -l <"$tmp/acked")" -gt "$before"
+
+# ---- C hangs (SIGSTOP): named, not waited for forever ----
+kill -STOP "${PODS_PID[C]}"
+tool task_list '{}'
+kill -CONT "${PODS_PID[C]}"
+check "C stopped (SIGSTOP): task_list names it unreachable after its time and lists A's and B's tasks" \
+	[ "$(rq --arg c "${URL[C]}" '.structuredContent | (.unreachable | map(.detmd)) == [$c] and ([.tasks[].task_id] | index("'"$t1"'") != null)')" = true ]
 
 # ---- kill -9 C ----
 kill -9 "${PODS_PID[C]}"; wait "${PODS_PID[C]}" 2>/dev/null
