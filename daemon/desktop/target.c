@@ -152,41 +152,83 @@ window_json(const struct xwin *w, int x, int y)
 	return o;
 }
 
-/* Under a lease: the topmost visible window at the point that the input
- * did not open, and the pixels of the OCR box around the point. */
-static int
-read_x(const struct tjob *j, json_object *t, struct xcap_frame *fr, struct xwin *win)
-{
-	struct display_lease l;
-	struct xwin *w = NULL;
-	size_t n = 0;
-	struct derr e;
-	int rc = -1;
+/* What the display looked like after a task's last input: its windows
+ * and its whole tree, the "before" of its next input (worker only). */
+struct snap {
+	char task_id[ID_LEN];
+	struct xwin *w;
+	size_t n;
+	json_object *all;       /* a11y_elements' answer, or NULL */
+};
+static struct snap snaps[TARGET_SNAPS];
+static unsigned snap_next;
 
-	memset(win, 0, sizeof *win);
+static struct snap *
+snap_of(const char *task_id)
+{
+	for (int i = 0; i < TARGET_SNAPS; i++)
+		if (snaps[i].w != NULL && strcmp(snaps[i].task_id, task_id) == 0)
+			return &snaps[i];
+	return NULL;
+}
+
+static void
+snap_free(struct snap *s)
+{
+	free(s->w);
+	json_object_put(s->all);
+	memset(s, 0, sizeof *s);
+}
+
+/* Keeps (takes) w and all as task_id's snapshot. */
+static void
+snap_keep(const char *task_id, struct xwin *w, size_t n, json_object *all)
+{
+	struct snap *s = snap_of(task_id);
+
+	if (s == NULL)
+		s = &snaps[snap_next++ % TARGET_SNAPS];
+	snap_free(s);
+	snprintf(s->task_id, sizeof s->task_id, "%s", task_id);
+	s->w = w;
+	s->n = n;
+	s->all = all;
+}
+
+/* The topmost visible window of w[0..n) at the point that the input did
+ * not open. */
+static bool
+pick_window(const struct tjob *j, const struct xwin *w, size_t n, struct xwin *out)
+{
+	for (size_t i = n; i-- > 0;) {  /* topmost first */
+		if (!w[i].visible || appeared(j, w[i].id) || j->x < w[i].x || j->y < w[i].y ||
+		    j->x >= w[i].x + w[i].width || j->y >= w[i].y + w[i].height)
+			continue;
+		*out = w[i];
+		return true;
+	}
+	return false;
+}
+
+/* Under a lease: the windows now and the pixels around the point. */
+static int
+read_x(const struct tjob *j, struct xcap_frame *fr, struct xwin **w, size_t *n)
+{
+	struct xcap_req q = { .x = j->x - TARGET_CAP_W / 2, .y = j->y - TARGET_CAP_H / 2,
+		.w = TARGET_CAP_W, .h = TARGET_CAP_H };
+	struct display_lease l;
+	struct derr e;
+	int rc;
+
+	*w = NULL;
+	*n = 0;
 	if (desktop_lease(tg.app, j->task_id, &l, &e) != 0)
 		return -1;
-	if (xwin_list(l.d, &w, &n, &e) == 0) {
-		for (size_t i = n; i-- > 0;) {  /* topmost first */
-			if (!w[i].visible || appeared(j, w[i].id) || j->x < w[i].x || j->y < w[i].y ||
-			    j->x >= w[i].x + w[i].width || j->y >= w[i].y + w[i].height)
-				continue;
-			*win = w[i];
-			json_object_object_add(t, "window", window_json(&w[i], j->x, j->y));
-			break;
-		}
-	}
-	free(w);
-	{
-		struct xcap_req q = { .x = j->x - TARGET_CAP_W / 2, .y = j->y - TARGET_CAP_H / 2,
-			.w = TARGET_CAP_W, .h = TARGET_CAP_H };
-
-		if (q.x < 0)
-			q.x = 0;
-		if (q.y < 0)
-			q.y = 0;
-		rc = xcap_grab(l.cap, &q, fr, &e);
-	}
+	q.x = q.x < 0 ? 0 : q.x;
+	q.y = q.y < 0 ? 0 : q.y;
+	rc = xwin_list(l.d, w, n, &e);
+	if (rc == 0 && xcap_grab(l.cap, &q, fr, &e) != 0)
+		fr->width = fr->height = 0;
 	display_unlease(&l);
 	return rc;
 }
@@ -215,53 +257,57 @@ same_el(json_object *a, json_object *b)
 	return ra != NULL && rb != NULL && strcmp(ra, rb) == 0 && strcmp(na, nb) == 0;
 }
 
-/* The deepest element at the point in the window's tree (by bounds), its
- * index among the same role and name there, and its path from
- * a11y_at_point when that answers the same element. */
-static void
-read_tree(int number, const struct tjob *j, const struct xwin *win, json_object *t)
+static bool
+in_window(json_object *all, json_object *el, const char *title)
 {
-	struct a11y_query q = { .window = win->title[0] != '\0' ? win->title : NULL, .max = 400 };
-	json_object *all = NULL, *els, *best = NULL, *el, *pt = NULL;
-	struct derr e;
+	json_object *ws = json_object_object_get(all, "windows");
+	json_object *w = json_object_array_get_idx(ws, (size_t)json_object_get_int(
+	    json_object_object_get(el, "window_index")));
+	const char *xt = json_object_get_string(json_object_object_get(w, "x_title"));
+	const char *nm = json_object_get_string(json_object_object_get(w, "name"));
+
+	if (title[0] == '\0' || w == NULL)
+		return true;
+	return (xt != NULL && strcmp(xt, title) == 0) || (nm != NULL && strcmp(nm, title) == 0) ||
+	    (xt == NULL && nm == NULL);
+}
+
+/* The deepest element at the point in the window (all: a11y_elements'
+ * answer for the display) with its index among the same role and name
+ * there; NULL when none holds the point. */
+static json_object *
+element_at(json_object *all, const struct tjob *j, const struct xwin *win)
+{
+	json_object *els = json_object_object_get(all, "elements"), *best = NULL, *el, *o;
 	int bestd = -1, idx = 0, of = 0;
 
-	if (!a11y_active(number) || a11y_elements(number, &q, &all, &e) != 0)
-		return;
-	els = json_object_object_get(all, "elements");
 	for (size_t i = 0; i < json_object_array_length(els); i++) {
 		int d;
 
 		el = json_object_array_get_idx(els, i);
 		d = json_object_get_int(json_object_object_get(el, "depth"));
-		if (holds(el, j->x, j->y) && d >= bestd) {
+		if (in_window(all, el, win->title) && holds(el, j->x, j->y) && d >= bestd) {
 			best = el;
 			bestd = d;
 		}
 	}
 	if (best == NULL)
-		goto out;
+		return NULL;
 	for (size_t i = 0; i < json_object_array_length(els); i++) {
 		el = json_object_array_get_idx(els, i);
-		if (!same_el(el, best))
+		if (!in_window(all, el, win->title) || !same_el(el, best))
 			continue;
 		if (el == best)
 			idx = of;
 		of++;
 	}
-	el = json_object_new_object();
-	json_object_object_add(el, "role", json_object_get(json_object_object_get(best, "role")));
-	json_object_object_add(el, "name", json_object_get(json_object_object_get(best, "name")));
-	json_object_object_add(el, "bounds", json_object_get(json_object_object_get(best, "bounds")));
-	json_object_object_add(el, "index", json_object_new_int(idx));
-	json_object_object_add(el, "of", json_object_new_int(of));
-	if (a11y_at_point(number, j->x, j->y, &pt, &e) == 0 &&
-	    same_el(json_object_object_get(pt, "element"), best))
-		json_object_object_add(el, "path", json_object_get(json_object_object_get(pt, "path")));
-	json_object_object_add(t, "element", el);
-out:
-	json_object_put(pt);
-	json_object_put(all);
+	o = json_object_new_object();
+	json_object_object_add(o, "role", json_object_get(json_object_object_get(best, "role")));
+	json_object_object_add(o, "name", json_object_get(json_object_object_get(best, "name")));
+	json_object_object_add(o, "bounds", json_object_get(json_object_object_get(best, "bounds")));
+	json_object_object_add(o, "index", json_object_new_int(idx));
+	json_object_object_add(o, "of", json_object_new_int(of));
+	return o;
 }
 
 /* The OCR box: the element's bounds when it has small ones holding the
@@ -330,22 +376,58 @@ read_text(const struct tjob *j, struct xcap_frame *fr, const struct xwin *win, j
 static void
 run_job(const struct tjob *j)
 {
-	json_object *t = json_object_new_object(), *p = json_object_new_object();
+	json_object *t = json_object_new_object(), *p = json_object_new_object(), *all = NULL, *el = NULL;
+	struct a11y_query q = { .max = TARGET_ELEMENTS };
 	struct xcap_frame fr = { 0 };
-	struct xwin win;
+	struct xwin win, *w = NULL;
+	struct snap *before = snap_of(j->task_id);
 	struct derr e;
+	size_t n = 0;
 	int number = display_task_number(j->task_id);
+	bool now = false, was = false;
 
 	json_object_object_add(p, "x", json_object_new_int(j->x));
 	json_object_object_add(p, "y", json_object_new_int(j->y));
 	json_object_object_add(t, "point", p);
-	if (number >= 0 && read_x(j, t, &fr, &win) == 0) {
-		read_tree(number, j, &win, t);
-		read_text(j, &fr, &win, t);
+	if (number < 0 || read_x(j, &fr, &w, &n) != 0)
+		goto store;
+	if (a11y_active(number) && a11y_elements(number, &q, &all, &e) != 0)
+		all = NULL;
+	/* The window at the point now; one the input closed, from before it. */
+	if (!(now = pick_window(j, w, n, &win)) && before != NULL)
+		was = pick_window(j, before->w, before->n, &win);
+	if (now || was) {
+		json_object_object_add(t, "window", window_json(&win, j->x, j->y));
+		if (was)
+			jx_add_str(t, "seen", "before");
 	}
+	if (now && all != NULL)
+		el = element_at(all, j, &win);
+	if (el == NULL && (now || was) && before != NULL && before->all != NULL) {
+		el = element_at(before->all, j, &win);
+		if (el != NULL)
+			jx_add_str(el, "seen", "before");
+	}
+	if (el != NULL) {
+		json_object *pt = NULL;
+
+		if (now && a11y_at_point(number, j->x, j->y, &pt, &e) == 0 &&
+		    same_el(json_object_object_get(pt, "element"), el))
+			json_object_object_add(el, "path", json_object_get(json_object_object_get(pt, "path")));
+		json_object_put(pt);
+		json_object_object_add(t, "element", el);
+	}
+	if (now && fr.width > 0)
+		read_text(j, &fr, &win, t);
+	snap_keep(j->task_id, w, n, all);
+	w = NULL;
+	all = NULL;
+store:
 	json_object_object_add(t, "read_after_ms", json_object_new_int64((mono_us() - j->logged_us) / 1000));
 	if (replay_target_set(tg.app->store, j->action_id, t, &e) != 0)
 		log_warn("target: could not store action %s's target: %s", j->action_id, e.message);
+	free(w);
+	json_object_put(all);
 	xcap_frame_free(&fr);
 	json_object_put(t);
 }
@@ -403,6 +485,8 @@ target_shutdown(void)
 	tg.started = false;
 	ocr_free(tg.ocr);
 	tg.ocr = NULL;
+	for (int i = 0; i < TARGET_SNAPS; i++)
+		snap_free(&snaps[i]);
 }
 
 int

@@ -11,14 +11,19 @@
  *
  * Read AFTER the input, never before (issue 35: reading the tree before a
  * press delayed input on real apps): the action hook queues a job and one
- * background worker reads it, so no input waits for it. Because it is
- * read after, a window the input opened over its own point would answer
- * for it: the window under the point is taken below any window the
- * input's evidence says appeared, and the element is the one at the point
- * inside that window (a11y_elements on that window, deepest element whose
- * bounds hold the point); the OCR box (the element's bounds when small,
- * else TARGET_TEXT_W x TARGET_TEXT_H around the point) is cut from that
- * window's area.
+ * background worker reads it, so no input waits for it. The worker reads
+ * the X windows, the display's whole tree (TARGET_ELEMENTS) and a capture
+ * around the point, and keeps the windows and the tree as the task's
+ * snapshot (the last TARGET_SNAPS tasks): the state BEFORE its next input.
+ * The window at the point is the topmost one now that the input did not
+ * open (its evidence's "appeared"); when there is none (the input closed
+ * its window: an OK button) it is taken from the snapshot ("seen":
+ * "before"); so is the element when none holds the point now. The element
+ * is the deepest one of that window whose bounds hold the point; the OCR
+ * box (the element's bounds when small, else TARGET_TEXT_W x
+ * TARGET_TEXT_H around the point) is read only from pixels seen now.
+ * A snapshot is as old as the task's last input: a window that opened
+ * later on its own is not in it.
  * "index"/"of": the element's place among the window's elements with the
  * same role and name (0-based), how many there were.
  *
@@ -37,6 +42,8 @@
 #define TARGET_TEXT_H 36
 #define TARGET_CAP_W 480        /* the pixels captured around a point */
 #define TARGET_CAP_H 120
+#define TARGET_SNAPS 16          /* tasks whose last state is kept */
+#define TARGET_ELEMENTS 400     /* elements read per input */
 
 /* Starts the worker and adds the action hook. 0, or -1 with e. */
 int target_init(struct app *app, struct derr *e) DETM_NODISCARD;

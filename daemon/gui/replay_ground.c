@@ -138,6 +138,40 @@ by_tree(int number, const struct xwin *w, json_object *el, struct rp_ground *g)
 	return found;
 }
 
+/* What the tree holds at (x, y) in the window now, against the recorded
+ * element: 1 the same role and name, -1 another element (*seen names it),
+ * 0 the tree cannot tell (not active, nothing there). */
+static int
+tree_at(int number, const struct xwin *w, int x, int y, json_object *el, char *seen, size_t cap)
+{
+	struct a11y_query q = { .window = w->title[0] != '\0' ? w->title : NULL, .max = 400 };
+	json_object *all = NULL, *els, *best = NULL;
+	char norm[A11Y_NAME_MAX];
+	int bestd = -1, rc = 0;
+	struct derr e;
+
+	if (!a11y_active(number) || a11y_elements(number, &q, &all, &e) != 0)
+		return 0;
+	els = json_object_object_get(all, "elements");
+	for (size_t i = 0; i < json_object_array_length(els); i++) {
+		json_object *x1 = json_object_array_get_idx(els, i), *b = json_object_object_get(x1, "bounds");
+		int d = iget(x1, "depth");
+
+		if (b != NULL && x >= iget(b, "x") && y >= iget(b, "y") && x < iget(b, "x") + iget(b, "width") &&
+		    y < iget(b, "y") + iget(b, "height") && d >= bestd) {
+			best = x1;
+			bestd = d;
+		}
+	}
+	if (best != NULL) {
+		a11y_norm(sget(el, "name"), norm, sizeof norm);
+		rc = same_name(best, sget(el, "role"), norm) ? 1 : -1;
+		snprintf(seen, cap, "%.40s \"%.80s\"", sget(best, "role"), sget(best, "name"));
+	}
+	json_object_put(all);
+	return rc;
+}
+
 /* ---- 2. OCR ---- */
 
 /* The recorded text's words, with the words cut by the box's edges
@@ -327,10 +361,21 @@ rp_ground(struct app *app, const char *task_id, json_object *t, int timeout_ms, 
 	if (by_ocr(app, task_id, &win, t, g))
 		return 1;
 	if (win.width == iget(w, "width") && win.height == iget(w, "height")) {
-		g->x = win.x + iget(w, "rel_x");
-		g->y = win.y + iget(w, "rel_y");
-		g->by = "window";
-		return 1;
+		char seen[160] = "";
+		int x = win.x + iget(w, "rel_x"), y = win.y + iget(w, "rel_y");
+
+		/* The position only when the tree does not say another
+		 * element is there now. */
+		if (el == NULL || tree_at(number, &win, x, y, el, seen, sizeof seen) >= 0) {
+			g->x = x;
+			g->y = y;
+			g->by = "window";
+			return 1;
+		}
+		snprintf(g->why, sizeof g->why, "no element with that role and name; %s; at the recorded "
+		    "position is %s now",
+		    has_word(sget(t, "text")) ? "the text was not found by OCR" : "no text was recorded", seen);
+		return by_model(app, task_id, t, g);
 	}
 	snprintf(g->why, sizeof g->why, "%s; %s; the window is %dx%d, not the recorded %dx%d",
 	    el != NULL ? "no element with that role and name" : "no element was recorded",

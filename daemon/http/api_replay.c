@@ -130,8 +130,16 @@ api_task_replay(struct req *r, struct derr *e)
 	q.from_step = (int)from;
 	q.settle_ms = (int)settle;
 	q.timeout_ms = (int)timeout;
-	if (replay_start(r->app, &q, &out, e) != 0)
+	if (replay_start(r->app, &q, &out, e) != 0) {
+		struct derr e2;
+
+		if (into == NULL || into[0] == '\0') {        /* no replay task without its replay */
+			display_stop(id);
+			if (task_delete(r->app->store, id, &e2) != 0)
+				log_warn("could not remove replay task %s: %s", id, e2.message);
+		}
 		goto out;
+	}
 	rc = req_reply(r, 202, out);
 out:
 	json_object_put(smeta);

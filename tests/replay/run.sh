@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# replay/run.sh - record once, replay without the model (issue 38 item 3) on
+# a real detmd, real Xvfb task displays and a real GTK 3 application with
+# its accessibility tree (save_app.py, started through desktop_launch).
+#
+#   record:   a scripted agent (HTTP only) launches the app, clicks the
+#             "File name" entry (found through /api/desktop/elements), types
+#             a name (with "param":"filename"), clicks "Content", types a
+#             text, clicks Save, waits for the "Saved" window, clicks OK
+#   replay:   POST /api/tasks/{id}/replay -> 202 and a new task linked to
+#             its source (replay_of, the source's "replays"); the replay
+#             ends done with every step replayed, 0 model calls; the file
+#             is on disk again and OK in the "Saved" window was clicked
+#             (the app's own log, read by the suite)
+#   params:   {"filename":"q3.csv","hello replay":"bye"}: q3.csv holds "bye"
+#   moved:    the app in another layout and window size (every widget
+#             elsewhere): the clicks are re-grounded by the tree at other
+#             points, 0 model calls, the file is written
+#   gone:     the save button renamed: needs_agent at that step naming what
+#             was looked for, the task stays active (xdotool: the app's
+#             window, no Saved window); the agent clicks the
+#             button itself and replays again with task_id and from_step:
+#             done, the file is written
+#
+# Oracles apart from detmd: the files on disk, xdotool. Prints
+# "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib.sh
+
+suite_init replay --rm-data
+for t in xdotool jq python3; do
+	command -v $t >/dev/null || { bad "needs $t" "run scripts/install-deps.sh test"; finish; exit 1; }
+done
+/usr/bin/python3 -c 'import gi; gi.require_version("Gtk", "3.0")' 2>/dev/null ||
+	{ bad "needs python3-gi and GTK 3" "run scripts/install-deps.sh test"; finish; exit 1; }
+app="$PWD/tests/replay/save_app.py"
+out="$tmp/out"
+mkdir -p "$out"
+cfg="$tmp/app.json"
+layout() { # layout a|b WIDTH HEIGHT LABEL
+	printf '{"out_dir":"%s","layout":"%s","width":%s,"height":%s,"save_label":"%s"}\n' "$out" "$1" "$2" "$3" "$4" >"$cfg"
+}
+layout a 420 200 Save
+daemon_start --launch-allow "$app" || { bad "daemon start"; finish; exit 1; }
+
+# el TASK QUERY: the first element's centre as "X Y" ("" when none).
+el() {
+	api GET "/api/desktop/elements?task_id=$1&$2"
+	[ "$CODE" = 200 ] && jqr '.elements[0].bounds // empty | "\(.x + (.width / 2 | floor)) \(.y + (.height / 2 | floor))"'
+}
+wait_el() { # wait_el TASK QUERY: prints the centre once it shows (20 s)
+	local i p
+	for i in $(seq 1 100); do
+		p=$(el "$1" "$2")
+		[ -n "$p" ] && { echo "$p"; return 0; }
+		sleep 0.2
+	done
+	return 1
+}
+click() { # click TASK "X Y"
+	set -- "$1" $2
+	api POST /api/desktop/action "{\"task_id\":\"$1\",\"action\":\"click\",\"x\":$2,\"y\":$3,\"settle_ms\":4000}"
+	[ "$CODE" = 200 ] || bad "click on $1" "$CODE $(head -c 300 "$tmp/resp")"
+}
+type_text() { # type_text TASK TEXT [PARAM]
+	api POST /api/desktop/action "{\"task_id\":\"$1\",\"action\":\"type\",\"text\":\"$2\",\"settle_ms\":4000${3:+,\"param\":\"$3\"}}"
+	[ "$CODE" = 200 ] || bad "type on $1" "$CODE $(head -c 300 "$tmp/resp")"
+}
+replay() { # replay SOURCE BODY: the replay task's id (202 checked)
+	api POST "/api/tasks/$1/replay" "$2"
+	if [ "$CODE" != 202 ]; then
+		bad "POST replay $2" "$CODE $(head -c 400 "$tmp/resp")"
+		return 1
+	fi
+	jqr .task_id
+}
+result() { # result REPLAY: waits for its end, the progress in $tmp/resp
+	local i
+	for i in $(seq 1 12); do
+		api GET "/api/tasks/$1/replay?block_s=10"
+		[ "$(jqr .status)" != running ] && return 0
+	done
+}
+
+# ---- record ----
+api POST /api/tasks '{"name":"save a file","display":true,"display_width":1024,"display_height":768}'
+S=$(jqr .task_id)
+api POST "/api/tasks/$S/launch" "{\"command\":\"$app\",\"args\":[\"$cfg\"],\"wait_window\":15}"
+expect "record: desktop_launch starts the app" 201 '.window.title == "Replay Saver"'
+p=$(wait_el "$S" "role=text&name=File%20name") || bad "record: the File name entry shows in the tree"
+click "$S" "$p"
+type_text "$S" first.txt filename
+p=$(el "$S" "role=text&name=Content")
+click "$S" "$p"
+type_text "$S" "hello replay"
+p=$(el "$S" "role=push%20button&name=Save")
+save_at=$p
+click "$S" "$p"
+p=$(wait_el "$S" "role=push%20button&name=OK&window=Saved") || bad "record: the Saved window shows"
+click "$S" "$p"
+check "record: the app wrote first.txt" [ "$(cat "$out/first.txt" 2>/dev/null)" = "hello replay" ]
+api PATCH "/api/tasks/$S" '{"status":"completed"}'
+rm -f "$out/first.txt"
+
+# ---- replay, nothing changed ----
+R1=$(replay "$S" '{}') && ok "replay: 202 with a new task id"
+api GET "/api/tasks/$R1"
+expect "replay: the new task names its source (metadata.replay_of)" 200 ".metadata.replay_of == \"$S\" and .metadata.display != null"
+result "$R1"
+expect "replay: done, all 7 steps replayed, 0 model calls" 200 \
+	'.status == "done" and .steps_total == 7 and .replayed == 7 and .model_calls == 0 and .failed == 0'
+expect "replay: the clicks were grounded by the accessibility tree" 200 \
+	'[.steps[] | select(.action == "click") | .grounded_by] | length == 4 and all(. == "accessibility")'
+expect "replay: the launch re-launched, keys waited for their window" 200 \
+	'.steps[0].grounded_by == "launch" and ([.steps[] | select(.action == "type") | .grounded_by] | all(. == "focus"))'
+check "replay: the file is on disk again (read by the suite)" [ "$(cat "$out/first.txt" 2>/dev/null)" = "hello replay" ]
+check "replay: OK in the Saved window was clicked (the app's own log)" [ "$(grep -c '^ok first.txt$' "$out/events.log")" = 2 ]
+api GET "/api/tasks/$S"
+expect "replay: the source lists its replay" 200 "(.replays // []) | index(\"$R1\") != null"
+api GET "/api/tasks/$R1"
+expect "replay: the replay task ended completed" 200 '.status == "completed" and .replay.status == "done"'
+
+# ---- params ----
+R2=$(replay "$S" '{"params":{"filename":"q3.csv","hello replay":"bye"}}')
+result "$R2"
+expect "params: done, two texts replaced" 200 '.status == "done" and ([.steps[] | select(.param != null)] | length == 2)'
+check "params: q3.csv holds the replaced text" [ "$(cat "$out/q3.csv" 2>/dev/null)" = "bye" ]
+
+# ---- moved: another layout and size ----
+layout b 640 360 Save
+rm -f "$out/first.txt"
+R3=$(replay "$S" '{}')
+result "$R3"
+expect "moved: done with 0 model calls" 200 '.status == "done" and .model_calls == 0 and .replayed == 7'
+expect "moved: every click re-grounded by the tree" 200 \
+	'[.steps[] | select(.action == "click") | .grounded_by] | all(. == "accessibility")'
+new_save=$(jq -r '.steps[5].point | "\(.x) \(.y)"' "$tmp/resp")
+check "moved: Save was clicked elsewhere than at record time ($save_at -> $new_save)" [ "$new_save" != "$save_at" ]
+check "moved: the file is written" [ "$(cat "$out/first.txt" 2>/dev/null)" = "hello replay" ]
+
+# ---- gone: the target is not there ----
+layout a 420 200 Store
+rm -f "$out/first.txt"
+R4=$(replay "$S" '{"timeout_ms":4000}')
+result "$R4"
+expect "gone: needs_agent at step 5 (the Save click) with what was looked for" 200 \
+	'.status == "needs_agent" and .needs.step == 5 and (.needs.looked_for | contains("Save")) and .model_calls == 0 and .replayed == 5'
+api GET "/api/tasks/$R4"
+expect "gone: the replay task stays active for the agent" 200 '.status == "active"'
+saved=$(xenv "$R4" xdotool search --name '^Saved$' 2>/dev/null | wc -l)
+main=$(xenv "$R4" xdotool search --name '^Replay Saver$' 2>/dev/null | wc -l)
+check "gone: on its display the app waits, nothing was saved (xdotool: $main, $saved windows)" [ "$main" = 1 ] && [ "$saved" = 0 ] && [ ! -e "$out/first.txt" ]
+p=$(el "$R4" "role=push%20button&name=Store")
+click "$R4" "$p"
+R4b=$(replay "$S" "{\"task_id\":\"$R4\",\"from_step\":6}")
+check "gone: the replay goes on in the same task" [ "$R4b" = "$R4" ]
+result "$R4"
+expect "gone: from_step 6 ends done" 200 '.status == "done" and .from_step == 6 and .replayed == 1'
+check "gone: the file is written" [ "$(cat "$out/first.txt" 2>/dev/null)" = "hello replay" ]
+
+# ---- errors ----
+api POST "/api/tasks/$S/replay" '{"from_step":99}'
+expect "from_step past the steps: 400 on from_step" 400 '.error.field == "from_step"'
+api POST "/api/tasks/$S/replay" '{"params":{"a":1}}'
+expect "a non-string param: 400 on params" 400 '.error.field == "params"'
+api GET "/api/tasks/$S/replay"
+expect "GET replay of a source: its latest replay and the list" 200 '(.replays | length) >= 4'
+finish
