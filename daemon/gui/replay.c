@@ -345,7 +345,7 @@ finish(struct run *r, const char *status)
 		json_object *n = json_object_object_get(r->state, "needs");
 
 		snprintf(msg, sizeof msg, "Replay stopped at step %d (%s): could not find %s (%s). Do that step, "
-		    "then replay again with from_step %d and task_id %s.",
+		    "then replay again with from_step %d and replay_task_id %s.",
 		    json_object_get_int(json_object_object_get(n, "step")), sget(n, "action"), sget(n, "looked_for"),
 		    sget(n, "why"), json_object_get_int(json_object_object_get(n, "step")) + 1, r->task_id);
 	} else {

@@ -25,7 +25,7 @@
  * A step none of these grounds ends the replay with status "needs_agent"
  * naming the step and what was looked for; the agent does that step on
  * the replay task's display and calls replay again with from_step (the
- * next step) and task_id (the same replay task).
+ * next step) and replay_task_id (the same replay task).
  * Keys and text wait until the window that got them at record time
  * (focus_window) has the keyboard focus (focused by title when it does
  * not come); a launch starts the same program and arguments.

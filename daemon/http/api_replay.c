@@ -1,14 +1,16 @@
 /*
  * api_replay.c - record once, replay (gui/replay.h) over HTTP:
- *   POST /api/tasks/{id}/replay   {params?, from_step?, task_id?, settle_ms?,
- *                                  timeout_ms?, display_width?, display_height?,
- *                                  display_resolution?}  -> 202 the first progress
+ *   POST /api/tasks/{id}/replay   {params?, from_step?, replay_task_id?, block_s?,
+ *                                  settle_ms?, timeout_ms?, display_width?,
+ *                                  display_height?, display_resolution?} -> 202 the
+ *                                  first progress (with block_s: waits that long;
+ *                                  200 when it ended by then)
  *   GET  /api/tasks/{id}/replay   ?block_s: a replay task's progress, or a
  *                                  source's latest replay (with "replays")
  *
  * A replay is a new task (name "replay of <source>", metadata replay_of,
  * its own display and recording, the source's display size unless the
- * body gives one); with task_id, an earlier replay of the same source that
+ * body gives one); with replay_task_id, an earlier replay of the same source that
  * is still active (one that stopped with needs_agent) goes on from
  * from_step on its own display.
  *
@@ -52,14 +54,14 @@ check_into(struct req *r, const char *source, const char *into, struct derr *e)
 	int st, rc = -1;
 
 	if (task_meta(r->app->store, into, &st, &meta, e) != 0)
-		return derr_refield(e, "task_id");
+		return derr_refield(e, "replay_task_id");
 	of = json_object_get_string(json_object_object_get(meta, "replay_of"));
 	if (of == NULL || strcmp(of, source) != 0)
-		derr_set(e, DERR_INVALID, "task_id", "task %s is not a replay of %s", into, source);
+		derr_set(e, DERR_INVALID, "replay_task_id", "task %s is not a replay of %s", into, source);
 	else if (st != TASK_ACTIVE)
-		derr_set(e, DERR_CONFLICT, "task_id", "replay task %s is %s, not active", into, task_status_name(st));
+		derr_set(e, DERR_CONFLICT, "replay_task_id", "replay task %s is %s, not active", into, task_status_name(st));
 	else if (!display_has(into))
-		derr_set(e, DERR_CONFLICT, "task_id", "replay task %s has no running display", into);
+		derr_set(e, DERR_CONFLICT, "replay_task_id", "replay task %s has no running display", into);
 	else
 		rc = 0;
 	json_object_put(meta);
@@ -105,7 +107,7 @@ api_task_replay(struct req *r, struct derr *e)
 	struct replay_req q = { 0 };
 	const char *source, *into = NULL;
 	json_object *smeta = NULL, *out = NULL;
-	int64_t from = 0, settle = 0, timeout = 0;
+	int64_t from = 0, settle = 0, timeout = 0, block = 0;
 	char id[ID_LEN];
 	int st, rc = -1;
 
@@ -114,7 +116,8 @@ api_task_replay(struct req *r, struct derr *e)
 	    jx_int(r->body, "from_step", false, 0, 499, &from, NULL, e) != 0 ||
 	    jx_int(r->body, "settle_ms", false, 0, 60000, &settle, NULL, e) != 0 ||
 	    jx_int(r->body, "timeout_ms", false, 100, 120000, &timeout, NULL, e) != 0 ||
-	    jx_str(r->body, "task_id", false, 0, ID_LEN - 1, &into, e) != 0)
+	    jx_int(r->body, "block_s", false, 0, REPLAY_BLOCK_MAX_S, &block, NULL, e) != 0 ||
+	    jx_str(r->body, "replay_task_id", false, 0, ID_LEN - 1, &into, e) != 0)
 		return -1;
 	if (task_meta(r->app->store, source, &st, &smeta, e) != 0)
 		return -1;
@@ -139,6 +142,17 @@ api_task_replay(struct req *r, struct derr *e)
 				log_warn("could not remove replay task %s: %s", id, e2.message);
 		}
 		goto out;
+	}
+	if (block > 0) {        /* the caller waits for the result */
+		json_object *o = replay_status(r->app, id, (int)block, e);
+		const char *st2 = o != NULL ? json_object_get_string(json_object_object_get(o, "status")) : NULL;
+
+		if (o != NULL) {
+			json_object_put(out);
+			out = o;
+			rc = req_reply(r, st2 != NULL && strcmp(st2, "running") != 0 ? 200 : 202, out);
+			goto out;
+		}
 	}
 	rc = req_reply(r, 202, out);
 out:

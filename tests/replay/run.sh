@@ -12,14 +12,16 @@
 #             ends done with every step replayed, 0 model calls; the file
 #             is on disk again and OK in the "Saved" window was clicked
 #             (the app's own log, read by the suite)
-#   params:   {"filename":"q3.csv","hello replay":"bye"}: q3.csv holds "bye"
+#   params:   through detm-mcp's task_replay, {"filename":"q3.csv","hello
+#             replay":"bye"}: q3.csv holds "bye"
 #   moved:    the app in another layout and window size (every widget
 #             elsewhere): the clicks are re-grounded by the tree at other
 #             points, 0 model calls, the file is written
 #   gone:     the save button renamed: needs_agent at that step naming what
 #             was looked for, the task stays active (xdotool: the app's
 #             window, no Saved window); the agent clicks the
-#             button itself and replays again with task_id and from_step:
+#             button itself and replays again with replay_task_id and
+#             from_step:
 #             done, the file is written
 #
 # Oracles apart from detmd: the files on disk, xdotool. Prints
@@ -122,9 +124,13 @@ api GET "/api/tasks/$R1"
 expect "replay: the replay task ended completed" 200 '.status == "completed" and .replay.status == "done"'
 
 # ---- params ----
-R2=$(replay "$S" '{"params":{"filename":"q3.csv","hello replay":"bye"}}')
+# through detm-mcp's task_replay (waits for the result: block_s)
+mcp_calls "$tmp/mcp.out" 60 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task_replay","arguments":{"task_id":"'"$S"'","params":{"filename":"q3.csv","hello replay":"bye"},"block_s":25}}}'
+R2=$(jq -r 'select(.id == 2) | .result.structuredContent.task_id // empty' "$tmp/mcp.out")
+[ -n "$R2" ] || bad "MCP task_replay answers with the replay task_id" "$(head -c 400 "$tmp/mcp.out")"
 result "$R2"
-expect "params: done, two texts replaced" 200 '.status == "done" and ([.steps[] | select(.param != null)] | length == 2)'
+expect "params (MCP task_replay): done, two texts replaced" 200 '.status == "done" and ([.steps[] | select(.param != null)] | length == 2)'
 check "params: q3.csv holds the replaced text" [ "$(cat "$out/q3.csv" 2>/dev/null)" = "bye" ]
 
 # ---- moved: another layout and size ----
@@ -153,7 +159,7 @@ main=$(xenv "$R4" xdotool search --name '^Replay Saver$' 2>/dev/null | wc -l)
 check "gone: on its display the app waits, nothing was saved (xdotool: $main, $saved windows)" [ "$main" = 1 ] && [ "$saved" = 0 ] && [ ! -e "$out/first.txt" ]
 p=$(el "$R4" "role=push%20button&name=Store")
 click "$R4" "$p"
-R4b=$(replay "$S" "{\"task_id\":\"$R4\",\"from_step\":6}")
+R4b=$(replay "$S" "{\"replay_task_id\":\"$R4\",\"from_step\":6}")
 check "gone: the replay goes on in the same task" [ "$R4b" = "$R4" ]
 result "$R4"
 expect "gone: from_step 6 ends done" 200 '.status == "done" and .from_step == 6 and .replayed == 1'
