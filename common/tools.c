@@ -289,7 +289,8 @@ static struct tool tools[] = {
 	"'params':{'type':'object','additionalProperties':{'type':'string'},'description':'Text to type instead of the recorded: {name or recorded text: new text}.'},"
 	"'from_step':{'type':'integer','minimum':0,'maximum':499,'description':'First step to replay (0-based); default 0.'},"
 	"'replay_task_id':{'type':'string'," ID_PATTERN ",'description':'Go on in this earlier replay of the same task (one that stopped with needs_agent) instead of a new one.'},"
-	"'block_s':{'type':'integer','minimum':0,'maximum':25,'default':20,'description':'Seconds to wait for the replay to end; 0 answers at once (follow it with task_replay_status).'},"
+	"'block_s':{'type':'integer','minimum':0,'maximum':25,'description':'Seconds to wait for the replay to end (20 is a good value); 0 or absent answers at once with its first progress (follow it with task_replay_status).'},"
+	"'ask_model':{'type':'boolean','description':'A step found no other way goes to the grounding model, if detmd has one (default true); false: stop with needs_agent instead.'},"
 	"'settle_ms':{'type':'integer','minimum':0,'maximum':60000,'description':'How long each input watches for its effect; default 5000 (returns at the first evidence).'},"
 	"'timeout_ms':{'type':'integer','minimum':100,'maximum':120000,'description':'How long a step waits for its window, focus or target; default 15000.'}}}",
 	DES | OPEN, "POST", "/api/tasks/{task_id}/replay", NULL, "tasks", TOOL_LONG_CALL_S, NULL
@@ -300,7 +301,7 @@ static struct tool tools[] = {
 	"result (as task_replay does). task_id is the replay task, or the source task (its latest "
 	"replay, with the list of its replays).",
 	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{" TASK_ID ","
-	"'block_s':{'type':'integer','minimum':0,'maximum':25,'default':20,'description':'Seconds to wait for the replay to end; 0 answers at once.'}}}",
+	"'block_s':{'type':'integer','minimum':0,'maximum':25,'description':'Seconds to wait for the replay to end (20 is a good value); 0 or absent answers at once.'}}}",
 	RO | IDEM, "GET", "/api/tasks/{task_id}/replay", "block_s", "tasks", 0, NULL
 },
 {

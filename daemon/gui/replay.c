@@ -38,6 +38,7 @@ struct run {
 	json_object *steps, *params, *state;   /* state: the run thread's own */
 	char *snap;                 /* the last progress published, as JSON (rp.mu) */
 	int from, settle_ms, timeout_ms;
+	bool ask_model;
 	atomic_int stop;
 	pthread_t th;
 };
@@ -223,17 +224,16 @@ step_pointer(struct run *r, json_object *row, json_object *rec, struct rp_ground
 {
 	json_object *in = json_object_object_get(row, "input"), *t = json_object_object_get(row, "target");
 	json_object *tp = json_object_object_get(t, "point"), *p;
-	int ok, dx, dy;
+	int ok, dx, dy, rc;
 
-	if (!rp_ground(r->app, r->task_id, t, r->timeout_ms, &r->stop, g)) {
-		if (g->model_call)
-			count_add(r->state, "model_calls", 1);
-		return -1;
-	}
+	rc = rp_ground(r->app, r->task_id, t, r->timeout_ms, r->ask_model, &r->stop, g);
 	if (g->model_call) {
 		count_add(r->state, "model_calls", 1);
 		count_add(r->state, "asked", 1);
+		json_object_object_add(rec, "asked", json_object_new_boolean(1));
 	}
+	if (!rc)
+		return -1;
 	jx_add_str(rec, "grounded_by", g->by);
 	add_point(rec, g->x, g->y);
 	p = params_of(r, in);
@@ -415,6 +415,7 @@ state_new(const struct replay_req *q, size_t total)
 	json_object_object_add(s, "asked", json_object_new_int(0));
 	json_object_object_add(s, "failed", json_object_new_int(0));
 	json_object_object_add(s, "model_calls", json_object_new_int(0));
+	json_object_object_add(s, "ask_model", json_object_new_boolean(q->ask_model));
 	json_object_object_add(s, "params", q->params != NULL ? json_object_get(q->params) : NULL);
 	json_object_object_add(s, "steps", json_object_new_array());
 	jx_add_time(s, "started_at", now_ms());
@@ -486,6 +487,7 @@ replay_start(struct app *app, const struct replay_req *q, json_object **out, str
 	r->steps = steps;
 	r->params = q->params != NULL ? json_tokener_parse(jx_string(q->params, NULL)) : NULL;
 	r->from = q->from_step;
+	r->ask_model = q->ask_model;
 	r->settle_ms = q->settle_ms > 0 ? q->settle_ms : REPLAY_SETTLE_DEFAULT_MS;
 	r->timeout_ms = q->timeout_ms > 0 ? q->timeout_ms : REPLAY_TIMEOUT_DEFAULT_MS;
 	r->state = state_new(q, n);

@@ -20,8 +20,9 @@
  *      (strips, then columns, ocr_match), offset as recorded;
  *   3. window: the recorded position relative to the window, only when the
  *      window has the recorded size;
- *   4. model: with a grounding model configured (ground_has_model), one
- *      gui_find for that step alone (counted in model_calls).
+ *   4. model: with a grounding model configured (ground_has_model) and
+ *      ask_model, one gui_find for that step alone (counted in
+ *      model_calls and asked, whether or not its answer is usable).
  * A step none of these grounds ends the replay with status "needs_agent"
  * naming the step and what was looked for; the agent does that step on
  * the replay task's display and calls replay again with from_step (the
@@ -63,6 +64,7 @@ struct replay_req {
 	json_object *params;    /* object of strings, or NULL (borrowed; copied) */
 	int from_step;          /* 0.. */
 	int settle_ms, timeout_ms;
+	bool ask_model;         /* a step not found otherwise goes to the model (if any) */
 };
 
 /* Reads the source's steps, writes the first progress and starts the

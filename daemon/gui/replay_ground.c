@@ -324,8 +324,8 @@ describe(json_object *t, struct rp_ground *g)
 }
 
 int
-rp_ground(struct app *app, const char *task_id, json_object *t, int timeout_ms, atomic_int *stop,
-    struct rp_ground *g)
+rp_ground(struct app *app, const char *task_id, json_object *t, int timeout_ms, bool ask_model,
+    atomic_int *stop, struct rp_ground *g)
 {
 	json_object *w = json_object_object_get(t, "window"), *el = json_object_object_get(t, "element");
 	int number = display_task_number(task_id);
@@ -342,12 +342,12 @@ rp_ground(struct app *app, const char *task_id, json_object *t, int timeout_ms, 
 	describe(t, g);
 	if (w == NULL) {
 		snprintf(g->why, sizeof g->why, "no window was under the point at record time");
-		return by_model(app, task_id, t, g);
+		return ask_model && by_model(app, task_id, t, g);
 	}
 	if (!rp_wait_window(app, task_id, sget(w, "title"), sget(w, "class"), timeout_ms, stop, &win)) {
 		snprintf(g->why, sizeof g->why, "no window titled \"%.100s\" (class %.60s) came within %d ms",
 		    sget(w, "title"), sget(w, "class"), timeout_ms);
-		return by_model(app, task_id, t, g);
+		return ask_model && by_model(app, task_id, t, g);
 	}
 	/* The tree may lag the window: tried until the timeout's half. */
 	while (el != NULL && !stopped(stop)) {
@@ -375,13 +375,13 @@ rp_ground(struct app *app, const char *task_id, json_object *t, int timeout_ms, 
 		snprintf(g->why, sizeof g->why, "no element with that role and name; %s; at the recorded "
 		    "position is %s now",
 		    has_word(sget(t, "text")) ? "the text was not found by OCR" : "no text was recorded", seen);
-		return by_model(app, task_id, t, g);
+		return ask_model && by_model(app, task_id, t, g);
 	}
 	snprintf(g->why, sizeof g->why, "%s; %s; the window is %dx%d, not the recorded %dx%d",
 	    el != NULL ? "no element with that role and name" : "no element was recorded",
 	    has_word(sget(t, "text")) ? "the text was not found by OCR" : "no text was recorded",
 	    win.width, win.height, iget(w, "width"), iget(w, "height"));
-	return by_model(app, task_id, t, g);
+	return ask_model && by_model(app, task_id, t, g);
 }
 
 /* ---- the keyboard focus ---- */

@@ -29,10 +29,11 @@ struct rp_ground {
  * 0 not seen (or *stop set). */
 int rp_wait_window(struct app *app, const char *task_id, const char *title, const char *cls,
     int timeout_ms, atomic_int *stop, struct xwin *w);
-/* Grounds a recorded target (desktop/target.h) on task_id's display. 1
- * with g->x, g->y and g->by; 0 with g->looked_for and g->why. */
+/* Grounds a recorded target (desktop/target.h) on task_id's display (the
+ * model only with ask_model). 1 with g->x, g->y and g->by; 0 with
+ * g->looked_for and g->why. g->model_call either way. */
 int rp_ground(struct app *app, const char *task_id, json_object *target, int timeout_ms,
-    atomic_int *stop, struct rp_ground *g);
+    bool ask_model, atomic_int *stop, struct rp_ground *g);
 /* Waits until the window titled title has the keyboard focus, focusing it
  * (by title) when it does not come within a second. 1 ok, 0 not. */
 int rp_wait_focus(struct app *app, const char *task_id, const char *title, int timeout_ms,

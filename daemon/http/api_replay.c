@@ -1,6 +1,6 @@
 /*
  * api_replay.c - record once, replay (gui/replay.h) over HTTP:
- *   POST /api/tasks/{id}/replay   {params?, from_step?, replay_task_id?, block_s?,
+ *   POST /api/tasks/{id}/replay   {params?, from_step?, replay_task_id?, block_s?, ask_model?,
  *                                  settle_ms?, timeout_ms?, display_width?,
  *                                  display_height?, display_resolution?} -> 202 the
  *                                  first progress (with block_s: waits that long;
@@ -104,7 +104,7 @@ out:
 int
 api_task_replay(struct req *r, struct derr *e)
 {
-	struct replay_req q = { 0 };
+	struct replay_req q = { .ask_model = true };
 	const char *source, *into = NULL;
 	json_object *smeta = NULL, *out = NULL;
 	int64_t from = 0, settle = 0, timeout = 0, block = 0;
@@ -117,7 +117,8 @@ api_task_replay(struct req *r, struct derr *e)
 	    jx_int(r->body, "settle_ms", false, 0, 60000, &settle, NULL, e) != 0 ||
 	    jx_int(r->body, "timeout_ms", false, 100, 120000, &timeout, NULL, e) != 0 ||
 	    jx_int(r->body, "block_s", false, 0, REPLAY_BLOCK_MAX_S, &block, NULL, e) != 0 ||
-	    jx_str(r->body, "replay_task_id", false, 0, ID_LEN - 1, &into, e) != 0)
+	    jx_str(r->body, "replay_task_id", false, 0, ID_LEN - 1, &into, e) != 0 ||
+	    jx_bool(r->body, "ask_model", &q.ask_model, NULL, e) != 0)
 		return -1;
 	if (task_meta(r->app->store, source, &st, &smeta, e) != 0)
 		return -1;

@@ -59,7 +59,7 @@ const struct route api_routes[] = {
 	{ "POST",   "/api/tasks/{id}/help",                     api_takeover_help,  B, "the agent asks for a human",
 	    0, F("reason", "instructions", "task_id") },
 	{ "POST",   "/api/tasks/{id}/replay",                   api_task_replay,    B, "replay the task's recorded input on a new task's display, re-grounded without the model (202: the replay task's first progress)",
-	    0, F("params", "from_step", "replay_task_id", "block_s", "settle_ms", "timeout_ms", "display_width", "display_height", "display_resolution") },
+	    0, F("params", "from_step", "replay_task_id", "block_s", "ask_model", "settle_ms", "timeout_ms", "display_width", "display_height", "display_resolution") },
 	{ "GET",    "/api/tasks/{id}/replay",                   api_task_replay_get, 0, "a replay task's progress, or a task's latest replay (?block_s)" },
 	{ "POST",   "/api/tasks/{id}/items",                    api_items_append,   LIM_BODY_PLAN, "append plan items",
 	    0, F("items", "note") },

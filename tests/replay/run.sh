@@ -17,12 +17,14 @@
 #   moved:    the app in another layout and window size (every widget
 #             elsewhere): the clicks are re-grounded by the tree at other
 #             points, 0 model calls, the file is written
-#   gone:     the save button renamed: needs_agent at that step naming what
+#   gone:     the save button renamed, ask_model false: needs_agent at that step naming what
 #             was looked for, the task stays active (xdotool: the app's
 #             window, no Saved window); the agent clicks the
 #             button itself and replays again with replay_task_id and
-#             from_step:
-#             done, the file is written
+#             from_step: done, the file is written; with the model
+#             (bin/vision-stub) it is asked for that step alone: asked 1,
+#             model_calls 1, one request seen by the stub (its default
+#             answer grounds nothing, so the replay stops there)
 #
 # Oracles apart from detmd: the files on disk, xdotool. Prints
 # "N passed, N failed".
@@ -44,6 +46,10 @@ layout() { # layout a|b WIDTH HEIGHT LABEL
 	printf '{"out_dir":"%s","layout":"%s","width":%s,"height":%s,"save_label":"%s"}\n' "$out" "$1" "$2" "$3" "$4" >"$cfg"
 }
 layout a 420 200 Save
+# The grounding model is bin/vision-stub (UI-TARS over Ollama): it counts
+# every request, so "0 model calls" is checked from outside detmd too.
+stub_start || { bad "vision-stub starts"; finish; exit 1; }
+export OLLAMA_URL="$STUB" ACU_GUI_AGENT_BACKEND=uitars ACU_GROUNDING_TIMEOUT_MS=30000
 daemon_start --launch-allow "$app" || { bad "daemon start"; finish; exit 1; }
 
 # el TASK QUERY: the first element's centre as "X Y" ("" when none).
@@ -148,7 +154,8 @@ check "moved: the file is written" [ "$(cat "$out/first.txt" 2>/dev/null)" = "he
 # ---- gone: the target is not there ----
 layout a 420 200 Store
 rm -f "$out/first.txt"
-R4=$(replay "$S" '{"timeout_ms":4000}')
+check "no model request in any replay so far (the stub saw $(stub_count))" [ "$(stub_count)" = 0 ]
+R4=$(replay "$S" '{"timeout_ms":4000,"ask_model":false}')
 result "$R4"
 expect "gone: needs_agent at step 5 (the Save click) with what was looked for" 200 \
 	'.status == "needs_agent" and .needs.step == 5 and (.needs.looked_for | contains("Save")) and .model_calls == 0 and .replayed == 5'
@@ -164,6 +171,14 @@ check "gone: the replay goes on in the same task" [ "$R4b" = "$R4" ]
 result "$R4"
 expect "gone: from_step 6 ends done" 200 '.status == "done" and .from_step == 6 and .replayed == 1'
 check "gone: the file is written" [ "$(cat "$out/first.txt" 2>/dev/null)" = "hello replay" ]
+
+# ---- gone, with the model asked ----
+rm -f "$out/first.txt"
+R5=$(replay "$S" '{"timeout_ms":4000}')
+result "$R5"
+expect "gone, model: the model was asked for that step alone (asked 1, model_calls 1)" 200 \
+	'.asked == 1 and .model_calls == 1 and ([.steps[] | select(.asked == true) | .step] == [5])'
+check "gone, model: the stub saw exactly one request" [ "$(stub_count)" = 1 ]
 
 # ---- errors ----
 api POST "/api/tasks/$S/replay" '{"from_step":99}'
