@@ -286,7 +286,7 @@ static struct tool tools[] = {
 	"types params[T].",
 	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{"
 	"'task_id':{'type':'string'," ID_PATTERN ",'description':'The recorded (source) task.'},"
-	"'params':{'type':'object','additionalProperties':{'type':'string'},'description':'Text to type instead of the recorded: {name or recorded text: new text}.'},"
+	"'params':{'type':'object','description':'Text to type instead of the recorded: {name or recorded text: new text (a string)}.'},"
 	"'from_step':{'type':'integer','minimum':0,'maximum':499,'description':'First step to replay (0-based); default 0.'},"
 	"'replay_task_id':{'type':'string'," ID_PATTERN ",'description':'Go on in this earlier replay of the same task (one that stopped with needs_agent) instead of a new one.'},"
 	"'block_s':{'type':'integer','minimum':0,'maximum':25,'description':'Seconds to wait for the replay to end (20 is a good value); 0 or absent answers at once with its first progress (follow it with task_replay_status).'},"
@@ -573,6 +573,11 @@ static struct tool tools[] = {
 #define P_ARR(k)  "'" k "':{'type':'array'}"
 #define P_OBJ(k)  "'" k "':{'type':'object'}"
 #define OUT_TASK OUT(P_STR("task_id") "," P_STR("status") "," P_ARR("items") "," P_INT("progress_pct"), "'task_id','status'")
+/* A replay's progress and result (daemon/gui/replay.h). */
+#define OUT_REPLAY OUT(P_STR("task_id") "," P_STR("source") ",'status':{'type':'string','enum':['running','done'," \
+	"'needs_agent','failed','cancelled']}," P_INT("steps_total") "," P_INT("replayed") "," P_INT("regrounded") "," \
+	P_INT("asked") "," P_INT("failed") "," P_INT("model_calls") "," P_ARR("steps") "," P_OBJ("needs"), \
+	"'task_id','status'")
 #define OUT_WAIT OUT(P_STR("wait_id") "," P_STR("status") "," P_INT("evaluations"), "'wait_id','status'")
 #define OUT_XY   P_INT("x") "," P_INT("y") "," "'coords':{'type':'string','enum':['screen','image']}," P_NUM("scale")
 /* The effect verdict (desktop/effect.h); effect_ms is null without evidence. */
@@ -592,6 +597,8 @@ static const struct {
 	{ "task_drill_down", OUT(P_STR("task_id") "," P_INT("ordinal") "," P_ARR("actions"), "'task_id','actions'") },
 	{ "task_thread", OUT(P_STR("task_id") "," P_ARR("messages"), "'messages'") },
 	{ "task_list", OUT(P_ARR("tasks"), "'tasks'") },
+	{ "task_replay", OUT_REPLAY },
+	{ "task_replay_status", OUT_REPLAY },
 	{ "smart_wait", OUT_WAIT },
 	{ "wait_update", OUT_WAIT },
 	{ "wait_cancel", OUT_WAIT },

@@ -80,7 +80,7 @@ appeared_of(json_object *out, struct tjob *j)
 	json_object *w = json_object_object_get(ev, "windows");
 	size_t n = 0;
 
-	for (size_t i = 0; i < json_object_array_length(w) && n < 4; i++) {
+	for (size_t i = 0; i < jx_alen(w) && n < 4; i++) {
 		json_object *o = json_object_array_get_idx(w, i);
 		const char *c = json_object_get_string(json_object_object_get(o, "change"));
 
@@ -261,8 +261,8 @@ static bool
 in_window(json_object *all, json_object *el, const char *title)
 {
 	json_object *ws = json_object_object_get(all, "windows");
-	json_object *w = json_object_array_get_idx(ws, (size_t)json_object_get_int(
-	    json_object_object_get(el, "window_index")));
+	int i = json_object_get_int(json_object_object_get(el, "window_index"));
+	json_object *w = i >= 0 && (size_t)i < jx_alen(ws) ? json_object_array_get_idx(ws, (size_t)i) : NULL;
 	const char *xt = json_object_get_string(json_object_object_get(w, "x_title"));
 	const char *nm = json_object_get_string(json_object_object_get(w, "name"));
 
@@ -281,7 +281,7 @@ element_at(json_object *all, const struct tjob *j, const struct xwin *win)
 	json_object *els = json_object_object_get(all, "elements"), *best = NULL, *el, *o;
 	int bestd = -1, idx = 0, of = 0;
 
-	for (size_t i = 0; i < json_object_array_length(els); i++) {
+	for (size_t i = 0; i < jx_alen(els); i++) {
 		int d;
 
 		el = json_object_array_get_idx(els, i);
@@ -293,7 +293,7 @@ element_at(json_object *all, const struct tjob *j, const struct xwin *win)
 	}
 	if (best == NULL)
 		return NULL;
-	for (size_t i = 0; i < json_object_array_length(els); i++) {
+	for (size_t i = 0; i < jx_alen(els); i++) {
 		el = json_object_array_get_idx(els, i);
 		if (!in_window(all, el, win->title) || !same_el(el, best))
 			continue;
@@ -464,6 +464,8 @@ target_init(struct app *app, struct derr *e)
 
 	tg.app = app;
 	tg.stop = false;
+	if (!app->cfg->replay_targets)
+		return 0;
 	if ((err = pthread_create(&tg.th, NULL, worker, NULL)) != 0)
 		return derr_set(e, DERR_INTERNAL, NULL, "target worker: %s", strerror(err));
 	tg.started = true;

@@ -45,7 +45,8 @@
 #define TARGET_SNAPS 16          /* tasks whose last state is kept */
 #define TARGET_ELEMENTS 400     /* elements read per input */
 
-/* Starts the worker and adds the action hook. 0, or -1 with e. */
+/* Starts the worker and adds the action hook (nothing with
+ * --replay-targets 0). 0, or -1 with e. */
 int target_init(struct app *app, struct derr *e) DETM_NODISCARD;
 /* Stops the worker (jobs still queued are dropped). */
 void target_shutdown(void);

@@ -96,7 +96,7 @@ steps_of(json_object *rows)
 {
 	json_object *a = json_object_new_array();
 
-	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+	for (size_t i = 0; i < jx_alen(rows); i++) {
 		json_object *r = json_object_array_get_idx(rows, i);
 		const char *k = kind_of(r);
 
@@ -193,7 +193,7 @@ wait_appeared(struct run *r, json_object *row, json_object *rec)
 	    "evidence"), "windows");
 	struct xwin x;
 
-	for (size_t i = 0; i < json_object_array_length(w); i++) {
+	for (size_t i = 0; i < jx_alen(w); i++) {
 		json_object *o = json_object_array_get_idx(w, i);
 
 		if (strcmp(sget(o, "change"), "appeared") != 0 || sget(o, "title")[0] == '\0')
@@ -241,11 +241,14 @@ step_pointer(struct run *r, json_object *row, json_object *rec, struct rp_ground
 	dy = g->y - json_object_get_int(json_object_object_get(tp, "y"));
 	json_object_object_add(p, "x", json_object_new_int(g->x));
 	json_object_object_add(p, "y", json_object_new_int(g->y));
-	if (json_object_object_get(p, "x2") != NULL) {      /* a drag keeps its vector */
+	if (json_object_object_get(p, "x2") != NULL) {      /* a drag keeps its vector (screen px) */
+		json_object *o = json_object_object_get(row, "output");
+		json_object *src = json_object_object_get(o, "x2") != NULL ? o : in;
+
 		json_object_object_add(p, "x2", json_object_new_int(json_object_get_int(
-		    json_object_object_get(p, "x2")) + dx));
+		    json_object_object_get(src, "x2")) + dx));
 		json_object_object_add(p, "y2", json_object_new_int(json_object_get_int(
-		    json_object_object_get(p, "y2")) + dy));
+		    json_object_object_get(src, "y2")) + dy));
 	}
 	ok = run_input(r, sget(in, "action"), p, rec, row) && wait_appeared(r, row, rec);
 	json_object_put(p);
@@ -365,7 +368,7 @@ run_main(void *arg)
 {
 	struct run *r = arg;
 	json_object *list = json_object_object_get(r->state, "steps");
-	size_t n = json_object_array_length(r->steps);
+	size_t n = jx_alen(r->steps);
 	const char *status = "done";
 
 	for (size_t i = (size_t)r->from; i < n; i++) {
@@ -468,7 +471,7 @@ replay_start(struct app *app, const struct replay_req *q, json_object **out, str
 		return -1;
 	steps = steps_of(rows);
 	json_object_put(rows);
-	n = json_object_array_length(steps);
+	n = jx_alen(steps);
 	if (q->from_step < 0 || (n > 0 && (size_t)q->from_step >= n) || (n == 0 && q->from_step > 0)) {
 		json_object_put(steps);
 		return derr_set(e, DERR_INVALID, "from_step", "from_step %d is past the source's %zu steps",

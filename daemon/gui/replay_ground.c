@@ -20,6 +20,7 @@
 
 #include "backends/ground.h"
 #include "backends/ocr.h"
+#include "core/jx.h"
 #include "core/util.h"
 #include "desktop/desktop.h"
 #include "gui.h"
@@ -119,7 +120,7 @@ by_tree(int number, const struct xwin *w, json_object *el, struct rp_ground *g)
 		return 0;
 	a11y_norm(name, norm, sizeof norm);
 	els = json_object_object_get(all, "elements");
-	for (size_t i = 0; i < json_object_array_length(els); i++) {
+	for (size_t i = 0; i < jx_alen(els); i++) {
 		json_object *x = json_object_array_get_idx(els, i);
 
 		if (!same_name(x, role, norm))
@@ -153,7 +154,7 @@ tree_at(int number, const struct xwin *w, int x, int y, json_object *el, char *s
 	if (!a11y_active(number) || a11y_elements(number, &q, &all, &e) != 0)
 		return 0;
 	els = json_object_object_get(all, "elements");
-	for (size_t i = 0; i < json_object_array_length(els); i++) {
+	for (size_t i = 0; i < jx_alen(els); i++) {
 		json_object *x1 = json_object_array_get_idx(els, i), *b = json_object_object_get(x1, "bounds");
 		int d = iget(x1, "depth");
 

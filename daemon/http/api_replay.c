@@ -181,12 +181,12 @@ api_task_replay_get(struct req *r, struct derr *e)
 	if ((sum = task_summary(r->app->store, id, DETAIL_ITEMS, false, e)) == NULL)
 		return -1;
 	list = json_object_object_get(sum, "replays");
-	if (json_object_array_length(list) == 0) {
+	if (jx_alen(list) == 0) {
 		json_object_put(sum);
 		return derr_set(e, DERR_NOT_FOUND, NULL, "task %s is no replay and has none", id);
 	}
 	o = replay_status(r->app, json_object_get_string(json_object_array_get_idx(list,
-	    json_object_array_length(list) - 1)), (int)block, e);
+	    jx_alen(list) - 1)), (int)block, e);
 	if (o != NULL)
 		json_object_object_add(o, "replays", json_object_get(list));
 	json_object_put(sum);
