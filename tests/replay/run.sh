@@ -91,7 +91,10 @@ result() { # result REPLAY: waits for its end, the progress in $tmp/resp
 	done
 }
 
+took() { jqr 'def ms: (sub("\\.[0-9]+Z$"; "Z") | fromdate) * 1000 + (capture("\\.(?<f>[0-9]{3})Z$").f | tonumber); (.ended_at | ms) - (.started_at | ms)'; }
+
 # ---- record ----
+t_rec0=$(date +%s%N)
 api POST /api/tasks '{"name":"save a file","display":true,"display_width":1024,"display_height":768}'
 S=$(jqr .task_id)
 api POST "/api/tasks/$S/launch" "{\"command\":\"$app\",\"args\":[\"$cfg\"],\"wait_window\":15}"
@@ -108,6 +111,7 @@ click "$S" "$p"
 p=$(wait_el "$S" "role=push%20button&name=OK&window=Saved") || bad "record: the Saved window shows"
 click "$S" "$p"
 check "record: the app wrote first.txt" [ "$(cat "$out/first.txt" 2>/dev/null)" = "hello replay" ]
+t_rec1=$(date +%s%N)
 api PATCH "/api/tasks/$S" '{"status":"completed"}'
 rm -f "$out/first.txt"
 
@@ -118,6 +122,9 @@ expect "replay: the new task names its source (metadata.replay_of)" 200 ".metada
 result "$R1"
 expect "replay: done, all 7 steps replayed, 0 model calls" 200 \
 	'.status == "done" and .steps_total == 7 and .replayed == 7 and .model_calls == 0 and .failed == 0'
+# Measured, not asserted: the scripted recording (no model: the agent's
+# element lookups and inputs) against the replay, from its own clock.
+echo "measured: record $(( (t_rec1 - t_rec0) / 1000000 )) ms; replay $(took) ms, model_calls $(jqr .model_calls)"
 expect "replay: the clicks were grounded by the accessibility tree" 200 \
 	'[.steps[] | select(.action == "click") | .grounded_by] | length == 4 and all(. == "accessibility")'
 expect "replay: the launch re-launched, keys waited for their window" 200 \
@@ -144,6 +151,7 @@ layout b 640 360 Save
 rm -f "$out/first.txt"
 R3=$(replay "$S" '{}')
 result "$R3"
+echo "measured: moved replay $(took) ms, $(jqr .regrounded) of $(jqr .steps_total) steps re-grounded, model_calls $(jqr .model_calls)"
 expect "moved: done with 0 model calls" 200 '.status == "done" and .model_calls == 0 and .replayed == 7'
 expect "moved: every click re-grounded by the tree" 200 \
 	'[.steps[] | select(.action == "click") | .grounded_by] | all(. == "accessibility")'
