@@ -250,10 +250,12 @@ same_el(json_object *a, json_object *b)
 {
 	const char *ra = json_object_get_string(json_object_object_get(a, "role"));
 	const char *rb = json_object_get_string(json_object_object_get(b, "role"));
+	const char *sa = json_object_get_string(json_object_object_get(a, "name"));
+	const char *sb = json_object_get_string(json_object_object_get(b, "name"));
 	char na[A11Y_NAME_MAX], nb[A11Y_NAME_MAX];
 
-	a11y_norm(json_object_get_string(json_object_object_get(a, "name")), na, sizeof na);
-	a11y_norm(json_object_get_string(json_object_object_get(b, "name")), nb, sizeof nb);
+	a11y_norm(sa != NULL ? sa : "", na, sizeof na);     /* an element may have no name */
+	a11y_norm(sb != NULL ? sb : "", nb, sizeof nb);
 	return ra != NULL && rb != NULL && strcmp(ra, rb) == 0 && strcmp(na, nb) == 0;
 }
 

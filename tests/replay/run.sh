@@ -42,9 +42,7 @@ app="$PWD/tests/replay/save_app.py"
 out="$tmp/out"
 mkdir -p "$out"
 cfg="$tmp/app.json"
-layout() { # layout a|b WIDTH HEIGHT LABEL
-	printf '{"out_dir":"%s","layout":"%s","width":%s,"height":%s,"save_label":"%s"}\n' "$out" "$1" "$2" "$3" "$4" >"$cfg"
-}
+. tests/replay/lib.sh
 layout a 420 200 Save
 # The grounding model is bin/vision-stub (UI-TARS over Ollama): it counts
 # every request, so "0 model calls" is checked from outside detmd too.
@@ -52,64 +50,14 @@ stub_start || { bad "vision-stub starts"; finish; exit 1; }
 export OLLAMA_URL="$STUB" ACU_GUI_AGENT_BACKEND=uitars ACU_GROUNDING_TIMEOUT_MS=30000
 daemon_start --launch-allow "$app" || { bad "daemon start"; finish; exit 1; }
 
-# el TASK QUERY: the first element's centre as "X Y" ("" when none).
-el() {
-	api GET "/api/desktop/elements?task_id=$1&$2"
-	[ "$CODE" = 200 ] && jqr '.elements[0].bounds // empty | "\(.x + (.width / 2 | floor)) \(.y + (.height / 2 | floor))"'
-}
-wait_el() { # wait_el TASK QUERY: prints the centre once it shows (20 s)
-	local i p
-	for i in $(seq 1 100); do
-		p=$(el "$1" "$2")
-		[ -n "$p" ] && { echo "$p"; return 0; }
-		sleep 0.2
-	done
-	return 1
-}
-click() { # click TASK "X Y"
-	set -- "$1" $2
-	api POST /api/desktop/action "{\"task_id\":\"$1\",\"action\":\"click\",\"x\":$2,\"y\":$3,\"settle_ms\":4000}"
-	[ "$CODE" = 200 ] || bad "click on $1" "$CODE $(head -c 300 "$tmp/resp")"
-}
-type_text() { # type_text TASK TEXT [PARAM]
-	api POST /api/desktop/action "{\"task_id\":\"$1\",\"action\":\"type\",\"text\":\"$2\",\"settle_ms\":4000${3:+,\"param\":\"$3\"}}"
-	[ "$CODE" = 200 ] || bad "type on $1" "$CODE $(head -c 300 "$tmp/resp")"
-}
-replay() { # replay SOURCE BODY: the replay task's id (202 checked)
-	api POST "/api/tasks/$1/replay" "$2"
-	if [ "$CODE" != 202 ]; then
-		bad "POST replay $2" "$CODE $(head -c 400 "$tmp/resp")"
-		return 1
-	fi
-	jqr .task_id
-}
-result() { # result REPLAY: waits for its end, the progress in $tmp/resp
-	local i
-	for i in $(seq 1 12); do
-		api GET "/api/tasks/$1/replay?block_s=10"
-		[ "$(jqr .status)" != running ] && return 0
-	done
-}
-
-took() { jqr 'def ms: (sub("\\.[0-9]+Z$"; "Z") | fromdate) * 1000 + (capture("\\.(?<f>[0-9]{3})Z$").f | tonumber); (.ended_at | ms) - (.started_at | ms)'; }
-
 # ---- record ----
 t_rec0=$(date +%s%N)
 api POST /api/tasks '{"name":"save a file","display":true,"display_width":1024,"display_height":768}'
 S=$(jqr .task_id)
 api POST "/api/tasks/$S/launch" "{\"command\":\"$app\",\"args\":[\"$cfg\"],\"wait_window\":15}"
 expect "record: desktop_launch starts the app" 201 '.window.title == "Replay Saver"'
-p=$(wait_el "$S" "role=text&name=File%20name") || bad "record: the File name entry shows in the tree"
-click "$S" "$p"
-type_text "$S" first.txt filename
-p=$(el "$S" "role=text&name=Content")
-click "$S" "$p"
-type_text "$S" "hello replay"
-p=$(el "$S" "role=push%20button&name=Save")
-save_at=$p
-click "$S" "$p"
-p=$(wait_el "$S" "role=push%20button&name=OK&window=Saved") || bad "record: the Saved window shows"
-click "$S" "$p"
+record_save "$S" first.txt "hello replay" filename
+save_at=$SAVE_AT
 check "record: the app wrote first.txt" [ "$(cat "$out/first.txt" 2>/dev/null)" = "hello replay" ]
 t_rec1=$(date +%s%N)
 api PATCH "/api/tasks/$S" '{"status":"completed"}'
