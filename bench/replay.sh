@@ -56,9 +56,10 @@ row() { # row NAME: one line from the last progress
 	printf '%-7s %-12s %6s ms %5s/%-5s %9s %7s %12s   %s\n' "$1" "$(jqr .status)" "$(took 2>/dev/null || echo -)" \
 		"$(jqr .replayed)" "$(jqr .steps_total)" "$(jqr .regrounded)" "$(jqr .model_calls)" \
 		"$(jqr '.needs.step // "-"')" \
-		"$(jqr '[.steps[].grounded_by] | group_by(.) | map("\(.[0]) \(length)") | join(", ")')"
+		"$(jqr '[.steps[].grounded_by] | group_by(.) | map("\(.[0]) \(length)") | join(", ")')$(jqr \
+		'[.steps[] | select(.grounded_by == "ocr" or .grounded_by == "window") | "\(.step) \(.action) by \(.grounded_by)"] | if length > 0 then " (" + join(", ") + ")" else "" end')"
 }
-echo "recorded: $(curl -s "$DETM_URL/api/tasks/$S?detail=actions" | jq '[.items[].actions[]?, .unassigned[]?] | length' 2>/dev/null) rows, ${rec_ms} ms wall (scripted agent, 0 model calls)"
+echo "recorded: ${rec_ms} ms wall (scripted agent over HTTP, 0 model calls)"
 printf '%-7s %-12s %9s %11s %9s %7s %12s   %s\n' case status wall replayed regrounded models "stopped at" "grounded by"
 rm -f "$out"/*.txt
 R=$(replay "$S" '{}') && result "$R" && row same
