@@ -30,6 +30,7 @@ wait_el() {
 	return 1
 }
 click() {
+	[ -n "$2" ] || { bad "click on $1" "no point (the element was not found)"; return 1; }
 	set -- "$1" $2
 	api POST /api/desktop/action "{\"task_id\":\"$1\",\"action\":\"click\",\"x\":$2,\"y\":$3,\"settle_ms\":4000}"
 	[ "$CODE" = 200 ] || bad "click on $1" "$CODE $(head -c 300 "$tmp/resp")"
