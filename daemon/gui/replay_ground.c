@@ -350,8 +350,9 @@ rp_ground(struct app *app, const char *task_id, json_object *t, int timeout_ms, 
 		    sget(w, "title"), sget(w, "class"), timeout_ms);
 		return ask_model && by_model(app, task_id, t, g);
 	}
-	/* The tree may lag the window: tried until the timeout's half. */
-	while (el != NULL && !stopped(stop)) {
+	/* The tree may lag the window: tried until the timeout's half (an
+	 * element recorded without a name cannot be found by it). */
+	while (el != NULL && sget(el, "name")[0] != '\0' && !stopped(stop)) {
 		if (by_tree(number, &win, el, g))
 			return 1;
 		if (mono_us() >= end - (int64_t)timeout_ms * 500)
