@@ -31,6 +31,8 @@ struct tjob {
 	char task_id[ID_LEN], action_id[ID_LEN];
 	int x, y;
 	char appeared[4][24];           /* ids of windows the input opened */
+	struct xwin before;             /* evidence.window: under the point before the input */
+	bool has_before;
 	int64_t logged_us;
 };
 
@@ -90,6 +92,28 @@ appeared_of(json_object *out, struct tjob *j)
 	}
 }
 
+/* evidence.window (effect.c): the window under the point before the input. */
+static void
+before_of(json_object *out, struct tjob *j)
+{
+	json_object *w = json_object_object_get(json_object_object_get(out, "evidence"), "window");
+	const char *id = json_object_get_string(json_object_object_get(w, "id"));
+	const char *t = json_object_get_string(json_object_object_get(w, "title"));
+	const char *c = json_object_get_string(json_object_object_get(w, "class"));
+
+	if (w == NULL || id == NULL)
+		return;
+	j->has_before = true;
+	j->before.id = strtoul(id, NULL, 16);
+	snprintf(j->before.title, sizeof j->before.title, "%s", t != NULL ? t : "");
+	snprintf(j->before.wm_class, sizeof j->before.wm_class, "%s", c != NULL ? c : "");
+	j->before.x = json_object_get_int(json_object_object_get(w, "x"));
+	j->before.y = json_object_get_int(json_object_object_get(w, "y"));
+	j->before.width = json_object_get_int(json_object_object_get(w, "width"));
+	j->before.height = json_object_get_int(json_object_object_get(w, "height"));
+	j->before.visible = true;
+}
+
 static void
 on_action(const struct task_action_note *n, void *arg)
 {
@@ -109,6 +133,7 @@ on_action(const struct task_action_note *n, void *arg)
 	snprintf(j.task_id, sizeof j.task_id, "%s", n->task_id);
 	snprintf(j.action_id, sizeof j.action_id, "%s", n->action_id);
 	appeared_of(out, &j);
+	before_of(out, &j);
 	j.logged_us = mono_us();
 	pthread_mutex_lock(&tg.mu);
 	if (tg.started && !tg.stop && tg.len < TARGET_QUEUE) {
@@ -395,9 +420,18 @@ run_job(const struct tjob *j)
 		goto store;
 	if (a11y_active(number) && a11y_elements(number, &q, &all, &e) != 0)
 		all = NULL;
-	/* The window at the point now; one the input closed, from before it. */
-	if (!(now = pick_window(j, w, n, &win)) && before != NULL)
+	/* The window under the point before the input (the effect watch's
+	 * own list), as it is now, or as it was if the input closed it; else
+	 * the one at the point now; else the one in the snapshot. */
+	if (j->has_before) {
+		win = j->before;
+		was = true;
+		for (size_t i = 0; i < n; i++)
+			if (w[i].id == j->before.id && w[i].visible)
+				win = w[i], now = true, was = false;
+	} else if (!(now = pick_window(j, w, n, &win)) && before != NULL) {
 		was = pick_window(j, before->w, before->n, &win);
+	}
 	if (now || was) {
 		json_object_object_add(t, "window", window_json(&win, j->x, j->y));
 		if (was)

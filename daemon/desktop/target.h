@@ -15,10 +15,13 @@
  * the X windows, the display's whole tree (TARGET_ELEMENTS) and a capture
  * around the point, and keeps the windows and the tree as the task's
  * snapshot (the last TARGET_SNAPS tasks): the state BEFORE its next input.
- * The window at the point is the topmost one now that the input did not
- * open (its evidence's "appeared"); when there is none (the input closed
- * its window: an OK button) it is taken from the snapshot ("seen":
- * "before"); so is the element when none holds the point now. The element
+ * The window is the one the effect watch saw under the point BEFORE the
+ * input (its evidence.window, from X only: effect.c), as it is now, or as
+ * it was when the input closed it (an OK button: "seen": "before"); an
+ * input that was not watched takes the topmost window at the point now
+ * that the input did not open (its evidence's "appeared"), else the
+ * snapshot's. The element is taken from the snapshot when none holds
+ * the point now. The element
  * is the deepest one of that window whose bounds hold the point; the OCR
  * box (the element's bounds when small, else TARGET_TEXT_W x
  * TARGET_TEXT_H around the point) is read only from pixels seen now.

@@ -32,7 +32,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
 
-suite_init replay --rm-data
+suite_init replay --rm-data --term
 for t in xdotool jq python3; do
 	command -v $t >/dev/null || { bad "needs $t" "run scripts/install-deps.sh test"; finish; exit 1; }
 done
