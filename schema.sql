@@ -251,3 +251,13 @@ ALTER TABLE plan_items ADD COLUMN completion TEXT;
 -- {repeat, cycle, noop, item}, last: {signal, what, times, since, at,
 -- sentence, ordinal, action_id}, paused_at?}; NULL until the first loop.
 ALTER TABLE tasks ADD COLUMN loops TEXT;
+
+-- migration 10
+-- Record once, replay (issue 38 item 3). actions.target: what was under an
+-- input's point, read after the input by desktop/target.c (the window's
+-- title and class, the accessibility element with its path and index among
+-- same-role same-name elements, the OCR text around the point) as JSON;
+-- NULL for actions without a point or before it is read. tasks.replay: a
+-- replay task's progress and result (gui/replay.c) as JSON; NULL for others.
+ALTER TABLE actions ADD COLUMN target TEXT;
+ALTER TABLE tasks ADD COLUMN replay TEXT;

@@ -272,6 +272,39 @@ static struct tool tools[] = {
 	RO | IDEM, "GET", "/api/gui/agent/{run_id}", "block_s", "gui", 0, NULL
 },
 {
+	"task_replay", "Replay a recorded task",
+	"Redo a finished task's input (clicks, drags, scrolls, typing, keys, launches) on a new task "
+	"with its own display and recording, without a model: each click is found again by what was "
+	"recorded about its target (the accessibility element's role and name, else the text under it "
+	"by OCR, else its place in the same-size window), never by raw coordinates; each step waits for "
+	"its window and the window the original step opened. Returns the replay task_id and its result: "
+	"status (running, done, needs_agent, failed), steps_total, replayed, regrounded, asked, "
+	"model_calls and per step how it was grounded. needs_agent names the step detm could not find "
+	"(needs.step, needs.looked_for): do that step yourself on the replay task (its task_id), then "
+	"call task_replay again with replay_task_id and from_step = needs.step + 1. params replaces "
+	"typed text: a type step recorded with param N types params[N]; a step that typed exactly T "
+	"types params[T].",
+	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{"
+	"'task_id':{'type':'string'," ID_PATTERN ",'description':'The recorded (source) task.'},"
+	"'params':{'type':'object','description':'Text to type instead of the recorded: {name or recorded text: new text (a string)}.'},"
+	"'from_step':{'type':'integer','minimum':0,'maximum':499,'description':'First step to replay (0-based); default 0.'},"
+	"'replay_task_id':{'type':'string'," ID_PATTERN ",'description':'Go on in this earlier replay of the same task (one that stopped with needs_agent) instead of a new one.'},"
+	"'block_s':{'type':'integer','minimum':0,'maximum':25,'description':'Seconds to wait for the replay to end (20 is a good value); 0 or absent answers at once with its first progress (follow it with task_replay_status).'},"
+	"'ask_model':{'type':'boolean','description':'A step found no other way goes to the grounding model, if detmd has one (default true); false: stop with needs_agent instead.'},"
+	"'settle_ms':{'type':'integer','minimum':0,'maximum':60000,'description':'How long each input watches for its effect; default 5000 (returns at the first evidence).'},"
+	"'timeout_ms':{'type':'integer','minimum':100,'maximum':120000,'description':'How long a step waits for its window, focus or target; default 15000.'}}}",
+	DES | OPEN, "POST", "/api/tasks/{task_id}/replay", NULL, "tasks", TOOL_LONG_CALL_S, NULL
+},
+{
+	"task_replay_status", "Replay status",
+	"Follow a replay: waits up to block_s seconds while it runs, then reports its progress and "
+	"result (as task_replay does). task_id is the replay task, or the source task (its latest "
+	"replay, with the list of its replays).",
+	"{'type':'object','additionalProperties':false,'required':['task_id'],'properties':{" TASK_ID ","
+	"'block_s':{'type':'integer','minimum':0,'maximum':25,'description':'Seconds to wait for the replay to end (20 is a good value); 0 or absent answers at once.'}}}",
+	RO | IDEM, "GET", "/api/tasks/{task_id}/replay", "block_s", "tasks", 0, NULL
+},
+{
 	"gui_find", "Find a GUI element",
 	"Locate a visible element described in plain words (for example: the blue Save button in "
 	"the dialog) and return its centre as x, y in screen pixels (coords: screen), without "
@@ -540,6 +573,11 @@ static struct tool tools[] = {
 #define P_ARR(k)  "'" k "':{'type':'array'}"
 #define P_OBJ(k)  "'" k "':{'type':'object'}"
 #define OUT_TASK OUT(P_STR("task_id") "," P_STR("status") "," P_ARR("items") "," P_INT("progress_pct"), "'task_id','status'")
+/* A replay's progress and result (daemon/gui/replay.h). */
+#define OUT_REPLAY OUT(P_STR("task_id") "," P_STR("source") ",'status':{'type':'string','enum':['running','done'," \
+	"'needs_agent','failed','cancelled']}," P_INT("steps_total") "," P_INT("replayed") "," P_INT("regrounded") "," \
+	P_INT("asked") "," P_INT("failed") "," P_INT("model_calls") "," P_ARR("steps") "," P_OBJ("needs"), \
+	"'task_id','status'")
 #define OUT_WAIT OUT(P_STR("wait_id") "," P_STR("status") "," P_INT("evaluations"), "'wait_id','status'")
 #define OUT_XY   P_INT("x") "," P_INT("y") "," "'coords':{'type':'string','enum':['screen','image']}," P_NUM("scale")
 /* The effect verdict (desktop/effect.h); effect_ms is null without evidence. */
@@ -559,6 +597,8 @@ static const struct {
 	{ "task_drill_down", OUT(P_STR("task_id") "," P_INT("ordinal") "," P_ARR("actions"), "'task_id','actions'") },
 	{ "task_thread", OUT(P_STR("task_id") "," P_ARR("messages"), "'messages'") },
 	{ "task_list", OUT(P_ARR("tasks"), "'tasks'") },
+	{ "task_replay", OUT_REPLAY },
+	{ "task_replay_status", OUT_REPLAY },
 	{ "smart_wait", OUT_WAIT },
 	{ "wait_update", OUT_WAIT },
 	{ "wait_cancel", OUT_WAIT },

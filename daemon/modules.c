@@ -20,6 +20,8 @@
 #include "desktop/launch.h"
 #include "desktop/live.h"
 #include "desktop/loopwatch.h"
+#include "desktop/target.h"
+#include "gui/replay.h"
 #include "desktop/takeover.h"
 #include "gui/agent_bg.h"
 #include "modules.h"
@@ -87,6 +89,8 @@ modules_start(struct app *app, const char **what, struct derr *e)
 		return *what = "takeover: ", -1;
 	if (loopwatch_init(app, e) != 0)
 		return *what = "loop detection: ", -1;
+	if (target_init(app, e) != 0)
+		return *what = "replay targets: ", -1;
 	return 0;
 }
 
@@ -94,6 +98,7 @@ void
 modules_stop_engines(void)
 {
 	agent_bg_shutdown();        /* first: background gui_agent runs end (each at its turn) */
+	replay_shutdown();          /* replays stop at their next step */
 	waits_shutdown();           /* long polls return, workers leave the displays */
 	drain_shutdown();       /* so do POST /api/drain?wait= */
 	live_shutdown();        /* MJPEG viewers end, so their connections can */
@@ -106,6 +111,7 @@ void
 modules_stop(struct app *app)
 {
 	loopwatch_shutdown();       /* the requests are over: nothing feeds it */
+	target_shutdown();          /* before the displays and the store it reads and writes */
 	takeover_shutdown();
 	budget_shutdown();      /* after the requests: no pause is queued any more */
 	usage_shutdown();

@@ -310,12 +310,14 @@ function renderTask(t) {
   lp.hidden = !last;
   lp.textContent = last ? `Loop ${t.loops.count > 1 ? `(${t.loops.count} so far)` : ""}: ${last.sentence}` +
     (t.loops.paused_at ? " — paused for a human" : "") : "";
+  renderRerun(t);
   const pr = $("t-progress");
   pr.firstElementChild.style.width = `${t.progress_pct || 0}%`;
   pr.setAttribute("aria-valuenow", String(t.progress_pct || 0));
   $("b-pause").disabled = t.status !== "active";
   $("b-resume").disabled = t.status !== "paused";
   $("b-cancel").disabled = FINAL.has(t.status);
+  $("b-rerun").disabled = !FINAL.has(t.status);
   renderItems(t);
   renderScreen(t);
   document.dispatchEvent(new CustomEvent("detm:task", { detail: t }));   // takeover.js
@@ -552,6 +554,42 @@ function closeLightbox() {
   if (lbReturn) lbReturn.focus();
 }
 
+// A replay task (api.md "Replay"): what it replays, how far it got and how
+// each step was found again; a source: its replays.
+function renderRerun(t) {
+  const box = $("t-rerun"), p = box.querySelector("p"), ol = box.querySelector("ol");
+  const r = t.replay, src = t.metadata && t.metadata.replay_of;
+  p.replaceChildren();
+  ol.replaceChildren();
+  box.hidden = !src && !(t.replays && t.replays.length);
+  if (src) {
+    p.append("replay of ", el("a", { href: `#task=${src}`, onclick: (ev) => { ev.preventDefault(); select(src); }, text: src }));
+    if (r) p.append(` · ${r.status}: ${r.replayed}/${r.steps_total} steps replayed, ${r.regrounded} re-grounded, ` +
+      `${r.model_calls} model call${r.model_calls === 1 ? "" : "s"}` +
+      (r.needs ? ` · needs the agent at step ${r.needs.step}: ${r.needs.looked_for}` : ""));
+    for (const s of (r && r.steps) || [])
+      ol.append(el("li", { class: s.ok ? "" : "bad", text: `${s.step} ${s.action}: ${s.grounded_by}` +
+        (s.effect ? ` · ${s.effect}` : "") + (s.why ? ` · ${s.why}` : "") }));
+  } else if (t.replays && t.replays.length) {
+    p.append("replays: ");
+    t.replays.forEach((id, i) => p.append(i ? ", " : "", el("a", { href: `#task=${id}`,
+      onclick: (ev) => { ev.preventDefault(); select(id); }, text: id })));
+  }
+}
+
+async function rerun() {
+  const t = state.task;
+  if (!t) return;
+  try {
+    const r = await post(`/api/tasks/${t.task_id}/replay`, {});
+    banner("");
+    await loadTasks();
+    await select(r.task_id);
+  } catch (e) {
+    banner(`Could not replay the task: ${e.message}`);
+  }
+}
+
 // ---- wiring -----------------------------------------------------------
 
 async function control(verb) {
@@ -573,6 +611,7 @@ function wire() {
   $("b-pause").addEventListener("click", () => control("pause"));
   $("b-resume").addEventListener("click", () => control("resume"));
   $("b-cancel").addEventListener("click", () => control("cancel"));
+  $("b-rerun").addEventListener("click", rerun);
   $("v-live").addEventListener("click", () => setView("live"));
   $("v-replay").addEventListener("click", () => { stopLive(); setView("replay"); });
   $("b-rec").addEventListener("click", async () => {

@@ -165,6 +165,8 @@ static const struct opt opts[] = {
 	  "points this close (pixels) are the same target" },
 	{ "loop-pause-after", "ACU_LOOP_PAUSE_AFTER", OPT_INT, O(loop_pause_after), "3", 0, 10000,
 	  "after this many loop events a task is paused and a human asked for; 0: never (task metadata loop_pause_after overrides)" },
+	{ "replay-targets", "ACU_REPLAY_TARGETS", OPT_BOOL, O(replay_targets), "1", 0, 1,
+	  "after each pointer input on a task display, read what it aimed at (window, accessibility element, OCR) for replays (0: off; replays then find only by window position)" },
 	{ "takeover-idle", "ACU_TAKEOVER_IDLE_S", OPT_INT, O(takeover_idle_s), "600", 1, 86400,
 	  "a human's takeover of a task's display ends after this many seconds without input" },
 	{ "workspace", "ACU_WORKSPACE", OPT_STR, O(workspace), "~/.openclaw/workspace", 0, 0,

@@ -82,6 +82,7 @@ struct config {
 	bool loop_detection;
 	long loop_repeats, loop_noops, loop_item_factor, loop_item_min, loop_px;
 	long loop_pause_after;  /* loop events before a pause and a human; 0 never */
+	bool replay_targets;    /* desktop/target.c reads each pointer input's target */
 	long takeover_idle_s;   /* a human's takeover ends after this long without input (takeover.c) */
 	char *workspace;        /* memory tools (memory.c); ~ expanded */
 	/* recordings (recorder.c) */

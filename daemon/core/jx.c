@@ -403,3 +403,9 @@ jx_only(json_object *o, const char *const *keys, size_t n, struct derr *e)
 	}
 	return 0;
 }
+
+size_t
+jx_alen(json_object *o)
+{
+	return json_object_is_type(o, json_type_array) ? json_object_array_length(o) : 0;
+}

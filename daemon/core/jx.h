@@ -31,6 +31,9 @@ json_object *jx_parse(const char *text, size_t len, struct derr *e);
  * (stored before it was faithful) falls back to plain json-c. New object
  * or NULL. */
 json_object *jx_parse_stored(const char *text);
+/* The length of o when it is an array, else 0 (NULL, null, another type):
+ * json_object_array_length asserts on anything but an array. */
+size_t jx_alen(json_object *o);
 
 /* Serialises compactly without escaping '/'. Borrowed string, valid until
  * obj changes or is freed. */

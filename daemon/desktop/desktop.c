@@ -63,7 +63,9 @@ const char *const desktop_params[] = {
 	"action", "task_id", "x", "y", "x2", "y2", "button", "text", "keys", "key",
 	"hold", "hold_ms", "count",
 	"direction", "amount", "window_id", "window_name", "width", "height", "force",
-	"ms", "max_width", "quality", "format", "w", "h", "coords", "settle_ms", "expect", "observe", NULL
+	"ms", "max_width", "quality", "format", "w", "h", "coords", "settle_ms", "expect", "observe",
+	"param",        /* a type action's name for its text in a replay (gui/replay.h) */
+	NULL
 };
 
 static void

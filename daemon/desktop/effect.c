@@ -489,12 +489,32 @@ effect_take_sig(uint8_t out[LOOPDET_SIG_N])
 	return have;
 }
 
+/* evidence.window: the window under a pointer input's point before it
+ * (the watch's own window list), for replays (desktop/target.h). */
+static json_object *
+target_win_json(const struct xwin *w)
+{
+	json_object *o = json_object_new_object();
+	char id[24];
+
+	snprintf(id, sizeof id, "0x%lx", w->id);
+	jx_add_str(o, "id", id);
+	jx_add_str(o, "title", w->title);
+	jx_add_str(o, "class", w->wm_class);
+	json_object_object_add(o, "x", json_object_new_int(w->x));
+	json_object_object_add(o, "y", json_object_new_int(w->y));
+	json_object_object_add(o, "width", json_object_new_int(w->width));
+	json_object_object_add(o, "height", json_object_new_int(w->height));
+	return o;
+}
+
 void
 effect_judge(struct effect *f, struct display_lease *l, const char *did, json_object *r)
 {
 	char why[700], line[900];
 	const char *v;
 	int64_t ev_us;
+	json_object *ev;
 
 	fx_last.have = false;
 	if (f == NULL) {
@@ -510,7 +530,9 @@ effect_judge(struct effect *f, struct display_lease *l, const char *did, json_ob
 		fx_last.at_us = mono_us();
 	}
 	jx_add_str(r, "effect", v);
-	json_object_object_add(r, "evidence", evidence_json(f, why));
+	json_object_object_add(r, "evidence", ev = evidence_json(f, why));
+	if (f->has_target_win)
+		json_object_object_add(ev, "window", target_win_json(&f->target_win));
 	json_object_object_add(r, "effect_ms", ev_us > 0 ? ms_json((double)(ev_us - f->t_input) / 1000.0) : NULL);
 	if (f->has_x) {
 		json_object *x = json_object_new_object();

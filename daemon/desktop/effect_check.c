@@ -163,6 +163,9 @@ fx_target(struct effect *f, struct display_lease *l)
 	}
 	snprintf(f->target_desc, sizeof f->target_desc, top != NULL ? "the window \"%.120s\"" : "",
 	    top != NULL ? top->title : "");
+	f->has_target_win = top != NULL && f->px >= 0;
+	if (f->has_target_win)
+		f->target_win = *top;
 	for (size_t i = 0; i < f->nwin0; i++) {
 		unsigned long b = f->win0[i].id & ~rmask;
 

@@ -62,6 +62,8 @@ struct effect {
 	int ntarget;
 	struct fx_rect keys_rect;       /* keys: the focused window (w 0: none known) */
 	char target_desc[200];  /* "the window \"Effect test\"" or "" (no window) */
+	struct xwin target_win; /* a pointer input: the window under the point before it */
+	bool has_target_win;
 	struct xhist *hist;     /* the display's drawing history, or NULL */
 	struct xhist_area areas[XHIST_MAX_AREAS];       /* its busy areas before the input */
 	int nareas;

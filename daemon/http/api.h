@@ -238,6 +238,8 @@ int api_gui_find(struct req *r, struct derr *e);
 int api_gui_do(struct req *r, struct derr *e);
 int api_gui_agent(struct req *r, struct derr *e);
 int api_gui_agent_get(struct req *r, struct derr *e);
+int api_task_replay(struct req *r, struct derr *e);        /* api_replay.c */
+int api_task_replay_get(struct req *r, struct derr *e);
 int api_gui_agent_cancel(struct req *r, struct derr *e);
 /* api_rec.c */
 int api_rec_status(struct req *r, struct derr *e);

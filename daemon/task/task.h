@@ -113,7 +113,8 @@ int task_action_add(struct store *st, const char *task_id,
 /* Called after every committed action insert (task_action_add,
  * task_driver_note), on the thread that wrote it, outside the store lock:
  * the loop watch (desktop/loopwatch.c) is fed so, whatever path logged
- * the action. One hook, set before the server starts (NULL: none). */
+ * the action. Up to 4 hooks (the loop watch, the target recorder), each
+ * added once before the server starts; they run in the order added. */
 struct task_action_note {
 	const char *task_id, *action_id;
 	int64_t ordinal;                    /* the item's, or -1 */

@@ -29,14 +29,20 @@ static const char SQL_ACTION_SET[] =
     "UPDATE actions SET status = coalesce(?3, status), output_data = coalesce(?4, output_data), "
     "duration_ms = coalesce(?5, duration_ms) WHERE id = ?1 AND task_id = ?2";
 
-static task_action_hook_fn action_hook;
-static void *action_hook_arg;
+#define ACTION_HOOKS 4
+static task_action_hook_fn action_hooks[ACTION_HOOKS];
+static void *action_hook_args[ACTION_HOOKS];
 
 void
 task_action_hook_set(task_action_hook_fn fn, void *arg)
 {
-	action_hook = fn;
-	action_hook_arg = arg;
+	for (size_t i = 0; i < ACTION_HOOKS; i++) {
+		if (action_hooks[i] == NULL || action_hooks[i] == fn) {
+			action_hooks[i] = fn;
+			action_hook_args[i] = arg;
+			return;
+		}
+	}
 }
 
 static void
@@ -44,8 +50,8 @@ action_noted(const char *task_id, const char *id, int64_t ordinal, const struct 
 {
 	struct task_action_note n = { .task_id = task_id, .action_id = id, .ordinal = ordinal, .a = a };
 
-	if (action_hook != NULL)
-		action_hook(&n, action_hook_arg);
+	for (size_t i = 0; i < ACTION_HOOKS && action_hooks[i] != NULL; i++)
+		action_hooks[i](&n, action_hook_args[i]);
 }
 
 struct action_tx {

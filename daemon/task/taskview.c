@@ -24,7 +24,11 @@
 #include "taskstate.h"
 
 static const char SQL_TASK_ROW[] =
-    "SELECT id, name, status, agent_id, metadata, created_at, updated_at, completion, loops FROM tasks WHERE id = ?1";
+    "SELECT id, name, status, agent_id, metadata, created_at, updated_at, completion, loops, replay FROM tasks WHERE id = ?1";
+/* The replays of a task (metadata.replay_of, gui/replay.h), oldest first. */
+static const char SQL_REPLAYS_OF[] =
+    "SELECT id FROM tasks WHERE json_valid(metadata) AND json_extract(metadata, '$.replay_of') = ?1 "
+    "ORDER BY created_at, rowid LIMIT 100";
 static const char SQL_ITEMS[] =
     "SELECT p.id, p.ordinal, p.title, p.status, p.started_at, p.completed_at, p.duration_seconds, "
     "p.action_count, p.completion "
@@ -335,6 +339,26 @@ expand_actions(struct store *st, json_object *sum, json_object *items, const cha
 	return 0;
 }
 
+/* "replays": the ids of the task's replays, when it has any. */
+static void
+add_replays(struct store *st, json_object *sum, const char *id)
+{
+	sqlite3_stmt *s = store_stmt(st, SQL_REPLAYS_OF);
+	json_object *a = NULL;
+
+	if (s == NULL)
+		return;
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (a == NULL)
+			a = json_object_new_array();
+		json_object_array_add(a, json_object_new_string(col_text(s, 0)));
+	}
+	sqlite3_reset(s);
+	if (a != NULL)
+		json_object_object_add(sum, "replays", a);
+}
+
 /* Lock held. */
 json_object *
 tview_summary(struct store *st, const char *id, enum task_detail detail,
@@ -372,7 +396,10 @@ tview_summary(struct store *st, const char *id, enum task_detail detail,
 	add_completion(sum, s, 7);
 	if ((meta = jx_parse_stored(col_text(s, 8))) != NULL)
 		json_object_object_add(sum, "loops", meta);
+	if ((meta = jx_parse_stored(col_text(s, 9))) != NULL)
+		json_object_object_add(sum, "replay", meta);
 	sqlite3_reset(s);
+	add_replays(st, sum, id);
 
 	if (detail == DETAIL_FOCUSED &&
 	    (found = task_current_item(st, id, cur_id, &cur_ord, e)) < 0)

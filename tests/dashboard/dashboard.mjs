@@ -185,6 +185,18 @@ async function main() {
   check("and explained in the task view", await until(async () => await page.locator("#t-loop").isVisible() &&
     (await page.locator("#t-loop").innerText()).includes("signal: noop")));
 
+  // ---- replay (api.md "Replay"): the button on a finished task opens its replay ----
+  await page.locator(`#tasks li[data-id="${c}"] .task-btn`).click();
+  await until(async () => (await page.locator("#t-name").innerText()) === "Done one");
+  check("a finished task offers Replay task", await until(async () => await page.locator("#b-rerun").isEnabled()));
+  await page.locator("#b-rerun").click();
+  check("Replay task opens the new task: replay of its source, with its result", await until(async () =>
+    (await page.locator("#t-name").innerText()) === `replay of ${c}` && await page.locator("#t-rerun").isVisible() &&
+    (await page.locator("#t-rerun").innerText()).includes(`replay of ${c} · done: 0/0 steps replayed`), 15000),
+    await page.locator("#t-rerun").innerText().catch(() => ""));
+  const src = (await api("GET", `/api/tasks/${c}`)).json;
+  check("and the source lists it", Array.isArray(src.replays) && src.replays.length === 1);
+
   // ---- error states ----
   await page.locator(`#tasks li[data-id="${b}"] .task-btn`).click();
   await until(async () => (await page.locator("#t-name").innerText()) === "Paused one");

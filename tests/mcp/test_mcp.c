@@ -116,7 +116,7 @@ test_tools_list_has_every_tool_with_strict_schemas(void)
 		"request_human",
 		"desktop_elements", "desktop_launch",
 		"clipboard_get", "clipboard_set", "file_upload", "file_download", "file_list",
-		"gui_agent_status", "video_status",
+		"gui_agent_status", "video_status", "task_replay", "task_replay_status",
 	};
 	struct json_object *r = NULL, *tools, *t;
 	struct mproc p;

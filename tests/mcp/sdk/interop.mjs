@@ -57,7 +57,7 @@ async function main() {
 
 	await step("tools/list", async () => {
 		const { tools } = await client.listTools();
-		check("35 tools listed", tools.length === 35, String(tools.length));
+		check("37 tools listed", tools.length === 37, String(tools.length));
 		const ajv = new Ajv({ strict: false, allErrors: true });
 		const bad = [];
 		for (const t of tools) {
