@@ -60,7 +60,10 @@ add_display() {
 	tasks+=("$t")
 	if [ "$n" = 0 ]; then   # display 1 also gets the xterm whose lines resolve waits
 		mkfifo "$tmp/lines"
-		DISPLAY=$disp XAUTHORITY=$auth xterm -geometry 50x8+700+0 -fa Mono -fs 12 -e sh -c \
+		# beside the busy xterm (80 columns at 11 pt end near x=725), not over
+		# it: at +700 whichever came up last covered the other's edge, and
+		# a wait rightly did not see "mark N done" when "ma" was hidden
+		DISPLAY=$disp XAUTHORITY=$auth xterm -geometry 50x8+730+0 -fa Mono -fs 12 -e sh -c \
 			"exec 3<>'$tmp/lines'; while read -r l <&3; do date +%s%3N > '$tmp/drawn'; echo \"\$l\"; done" \
 			2>/dev/null &
 		pids+=($!)
@@ -99,7 +102,11 @@ for n in $STEPS; do
 		echo "mark $k done" >&4
 		r=$(api GET "/api/waits/$wid?block_s=20" | jq -r .status)
 		now=$(date +%s%3N)
-		[ "$r" = resolved ] && echo "$((now - $(cat "$tmp/drawn")))" >>"$tmp/lat"
+		if [ "$r" = resolved ]; then
+			echo "$((now - $(cat "$tmp/drawn")))" >>"$tmp/lat"
+		else    # the wait's own evidence: what OCR read
+			echo "   wait \"mark $k done\" $r: $(api GET "/api/waits/$wid" | jq -r .detail)" >>"$tmp/missed"
+		fi
 	done
 	resolved=$(wc -l <"$tmp/lat")
 	printf '   %-8s %-8s %-10s %-10s %-10s %-10s %-10s %-10s %s\n' "$n" "$cpu" \
@@ -110,4 +117,5 @@ for n in $STEPS; do
 		"$(awk -v u="$(pct "$tmp/click" 0.99)" 'BEGIN { printf "%.1f ms", u / 1000 }')" \
 		"$(pct "$tmp/lat" 0.95) ms ($resolved/$NWAITS)" "$load"
 done
+[ -s "$tmp/missed" ] && cat "$tmp/missed"
 echo "   (MB/disp: RSS above the idle daemon's $(awk -v k="$base_rss" 'BEGIN { printf "%.0f", k / 1024 }') MB, per display; targets: a text wait on a busy screen <= 3 % of a core, a recording <= 15 MB)"

@@ -1,0 +1,219 @@
+/*
+ * ocr_cut.c - where the text lines of a box are (ocr_cut_lines): the box
+ * cut into runs of rows with ink, each run cut at wide blank gaps into
+ * pieces, each piece cut into its own runs of rows again (a recursive
+ * X-Y cut, a few levels deep).
+ *
+ * Why the second cut: two windows side by side (a terminal that scrolls
+ * next to another one) have their lines at different heights, so a run of
+ * rows over the whole box holds a line of one and half of two lines of the
+ * other; tesseract, given that band, dropped short words ("mark 6 done"
+ * read as "mark done": a text wait that never resolved, issue 39). Each
+ * piece is cut into rows with its own background, so each window's lines
+ * come out whole.
+ *
+ * Rules do not count as ink: a pixel in a vertical run of ink at least
+ * RULE_LEN tall (a window's frame, a scrollbar, the desktop beside a
+ * window) does not make a row hold ink, and one in a horizontal run at
+ * least RULE_LEN wide (a title bar, a window's bottom edge, an underline)
+ * does not make a column hold ink; otherwise a frame would join every line
+ * of a window into one run, and a title bar every column of the screen.
+ *
+ * Invariants: at most `max` boxes, each inside b, in reading order (top to
+ * bottom, then left to right within a run); runs thinner than BAND_MIN_H
+ * are dropped (rules, dots). Work is bounded: one luma and mask pass per
+ * piece, at most CUT_DEPTH levels.
+ *
+ * Does not: OCR (ocr.c), remember readings (ocr_cache.c).
+ */
+#include "ocr.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BAND_INK    40      /* luma distance from the background that is ink */
+#define BAND_MIN_H  3       /* thinner runs of ink are rules, not text */
+#define BAND_PAD    1       /* blank rows/columns kept around a line */
+#define RULE_LEN    48      /* a run of ink this long is a rule, not a glyph */
+#define SEG_GAP_MIN 16      /* blank columns that part two pieces of a run: at least, */
+#define SEG_GAP_MAX 48      /* ... at most (else twice the run's height) */
+#define CUT_DEPTH   3       /* rows, pieces, their rows, their pieces... */
+
+enum { INK = 1, VRULE = 2, HRULE = 4 };
+
+/* A piece being cut: its box and one mask byte per pixel. */
+struct grid {
+	struct ocr_box b;
+	uint8_t *m;
+};
+
+struct out {
+	struct ocr_box *lines;
+	int n, max;
+};
+
+static int
+luma(const unsigned char *p)
+{
+	return (77 * p[0] + 150 * p[1] + 29 * p[2] + 128) >> 8;
+}
+
+/* The mask of b: ink (far from b's most common luma), and which ink is in
+ * a long vertical or horizontal run. */
+static void
+grid_fill(struct grid *g, const unsigned char *rgb, int width)
+{
+	struct ocr_box b = g->b;
+	size_t hist[256] = { 0 };
+	int bg = 0;
+
+	for (int y = 0; y < b.h; y++)
+		for (int x = 0; x < b.w; x++)
+			g->m[(size_t)y * (size_t)b.w + (size_t)x] = (uint8_t)luma(rgb + ((size_t)(b.y + y) *
+			    (size_t)width + (size_t)(b.x + x)) * 3);
+	for (size_t i = 0; i < (size_t)b.w * (size_t)b.h; i++)
+		hist[g->m[i]]++;
+	for (int i = 1; i < 256; i++)
+		if (hist[i] > hist[bg])
+			bg = i;
+	for (size_t i = 0; i < (size_t)b.w * (size_t)b.h; i++)
+		g->m[i] = abs(g->m[i] - bg) > BAND_INK ? INK : 0;
+	for (int x = 0; x < b.w; x++)           /* vertical runs */
+		for (int y = 0; y < b.h;) {
+			int y0 = y;
+
+			while (y < b.h && (g->m[(size_t)y * (size_t)b.w + (size_t)x] & INK))
+				y++;
+			if (y - y0 >= RULE_LEN)
+				for (int k = y0; k < y; k++)
+					g->m[(size_t)k * (size_t)b.w + (size_t)x] |= VRULE;
+			y += y == y0;
+		}
+	for (int y = 0; y < b.h; y++) {         /* horizontal runs */
+		uint8_t *r = g->m + (size_t)y * (size_t)b.w;
+
+		for (int x = 0; x < b.w;) {
+			int x0 = x;
+
+			while (x < b.w && (r[x] & INK))
+				x++;
+			if (x - x0 >= RULE_LEN)
+				for (int k = x0; k < x; k++)
+					r[k] |= HRULE;
+			x += x == x0;
+		}
+	}
+}
+
+/* Row y (of the grid) holds ink that is not part of a vertical rule. */
+static bool
+row_ink(const struct grid *g, int y)
+{
+	const uint8_t *r = g->m + (size_t)y * (size_t)g->b.w;
+
+	for (int x = 0; x < g->b.w; x++)
+		if ((r[x] & (INK | VRULE)) == INK)
+			return true;
+	return false;
+}
+
+/* Column x of grid rows [y0, y1) holds ink that is not part of a horizontal rule. */
+static bool
+col_ink(const struct grid *g, int x, int y0, int y1)
+{
+	for (int y = y0; y < y1; y++)
+		if ((g->m[(size_t)y * (size_t)g->b.w + (size_t)x] & (INK | HRULE)) == INK)
+			return true;
+	return false;
+}
+
+static void cut(const unsigned char *rgb, int width, struct ocr_box b, int depth, struct out *o);
+
+static void
+emit(struct out *o, struct ocr_box b)
+{
+	if (o->n < o->max)
+		o->lines[o->n++] = b;
+	else
+		o->n = o->max + 1;      /* overflow: the caller reads the box another way */
+}
+
+/* Rows [y0, y1) of g (one run of rows with ink): its pieces, each read
+ * again one level deeper, or the run itself (its inked columns) when it
+ * is one piece. */
+static void
+cut_run(const unsigned char *rgb, int width, const struct grid *g, int y0, int y1, int depth, struct out *o)
+{
+	struct ocr_box b = g->b, piece[16];
+	int gap = (y1 - y0) * 2, n = 0, x = 0;
+
+	gap = gap < SEG_GAP_MIN ? SEG_GAP_MIN : gap > SEG_GAP_MAX ? SEG_GAP_MAX : gap;
+	while (x < b.w && n < (int)ARRAY_LEN(piece)) {
+		int x0, last, blank = 0;
+
+		while (x < b.w && !col_ink(g, x, y0, y1))
+			x++;
+		if (x >= b.w)
+			break;
+		x0 = last = x;
+		for (; x < b.w && (blank < gap || n == (int)ARRAY_LEN(piece) - 1); x++) {
+			if (col_ink(g, x, y0, y1)) {
+				last = x;
+				blank = 0;
+			} else
+				blank++;
+		}
+		x0 = x0 - BAND_PAD < 0 ? 0 : x0 - BAND_PAD;
+		last = last + 1 + BAND_PAD > b.w ? b.w : last + 1 + BAND_PAD;
+		piece[n++] = (struct ocr_box){ b.x + x0, b.y + y0, last - x0, y1 - y0 };
+	}
+	if (n == 1 || depth + 1 >= CUT_DEPTH) {
+		for (int i = 0; i < n; i++)
+			emit(o, piece[i]);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		cut(rgb, width, piece[i], depth + 1, o);
+}
+
+/* Box b: its runs of rows with ink, each handed to cut_run. */
+static void
+cut(const unsigned char *rgb, int width, struct ocr_box b, int depth, struct out *o)
+{
+	struct grid g = { .b = b, .m = xmalloc((size_t)b.w * (size_t)b.h) };
+	int y = 0;
+
+	grid_fill(&g, rgb, width);
+	while (y < b.h && o->n <= o->max) {
+		int y0, y1;
+
+		while (y < b.h && !row_ink(&g, y))
+			y++;
+		if (y >= b.h)
+			break;
+		y0 = y;
+		while (y < b.h && row_ink(&g, y))
+			y++;
+		y1 = y;
+		if (y1 - y0 < BAND_MIN_H)
+			continue;
+		y0 = y0 - BAND_PAD < 0 ? 0 : y0 - BAND_PAD;
+		y1 = y1 + BAND_PAD > b.h ? b.h : y1 + BAND_PAD;
+		cut_run(rgb, width, &g, y0, y1, depth, o);
+	}
+	free(g.m);
+}
+
+int
+ocr_cut_lines(const unsigned char *rgb, int width, int height, struct ocr_box b, struct ocr_box *lines,
+    int max)
+{
+	struct out o = { .lines = lines, .max = max };
+
+	if (rgb == NULL || b.x < 0 || b.y < 0 || b.w <= 0 || b.h <= 0 || b.x + b.w > width ||
+	    b.y + b.h > height || max < 1)
+		return -1;
+	cut(rgb, width, b, 0, &o);
+	return o.n > max ? -1 : o.n;
+}
