@@ -10,8 +10,12 @@
 #   CPU %       detmd's utime+stime from /proc/PID/stat over the window
 #   RSS         VmRSS at the end of the window
 #   click       p50/p99 of the clicks' wall time (curl time_total)
+#   OCR lines/s text lines tesseract read (detm_ocr_lines_total{source="read"})
 #   wait p95    change -> verdict of waits that do resolve: BENCH_DENSITY_W (5)
 #               lines written on display 1 (a second xterm), one wait each
+# BENCH_DENSITY_CLICKS=0: no clicks (the waits' own cost, with ACU_RECORD=0
+# the encoder's off too); BENCH_DENSITY_PERF=FILE: perf record of detmd
+# over each window into FILE.N.
 # Prints a table per step; a report, never an assertion (a detmd that dies
 # or stops answering fails the run). The machine may be shared: the load
 # average is printed with the table.
@@ -22,6 +26,7 @@ cd "$(dirname "$0")/.."
 STEPS=${BENCH_DENSITY_STEPS:-1 4 8 16}
 WINDOW_S=${BENCH_DENSITY_S:-12}
 NWAITS=${BENCH_DENSITY_W:-5}
+CLICKS=${BENCH_DENSITY_CLICKS:-1}     # 0: no clicks (the waits' own cost)
 tmp=$(mktemp -d /tmp/detm-bench-density.XXXXXX)
 pids=()
 cleanup() {
@@ -39,6 +44,7 @@ done
 
 daemon_start "$@" || die "detmd did not start"
 api() { curl -fsS -X "$1" "$DETM_URL$2" -H 'Content-Type: application/json' ${3:+--data-binary "$3"}; }
+ocr_read() { curl -fsS "$DETM_URL/metrics" | awk '/^detm_ocr_lines_total\{source="read"\}/ { print $2 }'; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$DETM_PID/stat"; }
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$DETM_PID/status"; }
 pct() { sort -n "$1" | awk -v q="$2" '{ v[NR] = $1 } END { if (NR == 0) print "-"; else printf "%d", v[int(NR * q + 0.999)] }'; }
@@ -72,8 +78,8 @@ add_display() {
 }
 
 echo "== density: $(nproc) CPUs, $(awk 'NR == 1 { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM; busy xterm per display, recording at the default rate, 1 text wait each; ${WINDOW_S} s windows"
-printf '   %-8s %-8s %-10s %-10s %-10s %-10s %-10s %-10s %s\n' displays "CPU %" "CPU%/disp" "RSS MB" "MB/disp" \
-	"click p50" "click p99" "wait p95" "load avg"
+printf '   %-8s %-8s %-10s %-10s %-10s %-10s %-10s %-10s %-16s %s\n' displays "CPU %" "CPU%/disp" "RSS MB" "MB/disp" \
+	"click p50" "click p99" "OCR lines/s" "wait p95" "load avg"
 base_rss=$(rss_kb)
 k=0
 for n in $STEPS; do
@@ -81,9 +87,13 @@ for n in $STEPS; do
 	sleep 3
 	kill -0 "$DETM_PID" 2>/dev/null || die "detmd died with $n displays"
 	: >"$tmp/click"
-	c0=$(cpu_ticks); t0=$(date +%s%N)
+	c0=$(cpu_ticks); t0=$(date +%s%N); o0=$(ocr_read)
+	if [ -n "${BENCH_DENSITY_PERF:-}" ]; then  # a profile of detmd over the window
+		perf record -g -p "$DETM_PID" -o "$BENCH_DENSITY_PERF.$n" -- sleep "$WINDOW_S" >/dev/null 2>&1 &
+	fi
 	end=$((SECONDS + WINDOW_S)); i=0
 	while [ "$SECONDS" -lt "$end" ]; do
+		[ "$CLICKS" = 0 ] && { sleep 0.5; continue; }
 		t=${tasks[$((i % n))]}; i=$((i + 1))
 		curl -fsS -o /dev/null -w '%{time_total}\n' -X POST "$DETM_URL/api/desktop/action" \
 			-H 'Content-Type: application/json' \
@@ -91,7 +101,7 @@ for n in $STEPS; do
 			awk '{ printf "%d\n", $1 * 1000000 }' >>"$tmp/click" || die "click failed with $n displays"
 		sleep 0.05
 	done
-	c1=$(cpu_ticks); t1=$(date +%s%N)
+	c1=$(cpu_ticks); t1=$(date +%s%N); o1=$(ocr_read)
 	rss=$(rss_kb); load=$(cut -d' ' -f1 /proc/loadavg)
 	cpu=$(awk -v a="$c0" -v b="$c1" -v hz="$hz" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f", (b - a) / hz / (ns / 1e9) * 100 }')
 	: >"$tmp/lat"
@@ -109,12 +119,13 @@ for n in $STEPS; do
 		fi
 	done
 	resolved=$(wc -l <"$tmp/lat")
-	printf '   %-8s %-8s %-10s %-10s %-10s %-10s %-10s %-10s %s\n' "$n" "$cpu" \
+	printf '   %-8s %-8s %-10s %-10s %-10s %-10s %-10s %-10s %-16s %s\n' "$n" "$cpu" \
 		"$(awk -v c="$cpu" -v n="$n" 'BEGIN { printf "%.1f", c / n }')" \
 		"$(awk -v k="$rss" 'BEGIN { printf "%.0f", k / 1024 }')" \
 		"$(awk -v k="$rss" -v b="$base_rss" -v n="$n" 'BEGIN { printf "%.1f", (k - b) / 1024 / n }')" \
 		"$(awk -v u="$(pct "$tmp/click" 0.5)" 'BEGIN { printf "%.1f ms", u / 1000 }')" \
 		"$(awk -v u="$(pct "$tmp/click" 0.99)" 'BEGIN { printf "%.1f ms", u / 1000 }')" \
+		"$(awk -v a="$o0" -v b="$o1" -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f", (b - a) / (ns / 1e9) }')" \
 		"$(pct "$tmp/lat" 0.95) ms ($resolved/$NWAITS)" "$load"
 done
 [ -s "$tmp/missed" ] && cat "$tmp/missed"

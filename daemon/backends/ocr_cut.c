@@ -18,6 +18,7 @@
  * least RULE_LEN wide (a title bar, a window's bottom edge, an underline)
  * does not make a column hold ink; otherwise a frame would join every line
  * of a window into one run, and a title bar every column of the screen.
+ * Nor does a vertical rule make a column hold ink: pieces end at frames.
  *
  * Invariants: at most `max` boxes, each inside b, in reading order (top to
  * bottom, then left to right within a run); runs thinner than BAND_MIN_H
@@ -59,10 +60,26 @@ luma(const unsigned char *p)
 	return (77 * p[0] + 150 * p[1] + 29 * p[2] + 128) >> 8;
 }
 
+/* How many pixels of ink (against bg) run on from (x, y) in steps of
+ * (dx, dy) inside the frame, up to RULE_LEN: a run that reaches the edge
+ * of the box is measured on outside it, so a window's frame is a rule in
+ * a box one line high as in the whole screen (a line then reads the same,
+ * and hits the cache, whichever box it was read in). */
+static int
+beyond(const unsigned char *rgb, int width, int height, int x, int y, int dx, int dy, int bg)
+{
+	int n = 0;
+
+	for (; n < RULE_LEN && x >= 0 && y >= 0 && x < width && y < height; x += dx, y += dy, n++)
+		if (abs(luma(rgb + ((size_t)y * (size_t)width + (size_t)x) * 3) - bg) <= BAND_INK)
+			break;
+	return n;
+}
+
 /* The mask of b: ink (far from b's most common luma), and which ink is in
- * a long vertical or horizontal run. */
+ * a long vertical or horizontal run (measured on beyond b's edges). */
 static void
-grid_fill(struct grid *g, const unsigned char *rgb, int width)
+grid_fill(struct grid *g, const unsigned char *rgb, int width, int height)
 {
 	struct ocr_box b = g->b;
 	size_t hist[256] = { 0 };
@@ -81,11 +98,15 @@ grid_fill(struct grid *g, const unsigned char *rgb, int width)
 		g->m[i] = abs(g->m[i] - bg) > BAND_INK ? INK : 0;
 	for (int x = 0; x < b.w; x++)           /* vertical runs */
 		for (int y = 0; y < b.h;) {
-			int y0 = y;
+			int y0 = y, len;
 
 			while (y < b.h && (g->m[(size_t)y * (size_t)b.w + (size_t)x] & INK))
 				y++;
-			if (y - y0 >= RULE_LEN)
+			len = y - y0;
+			if (len > 0 && (y0 == 0 || y == b.h))
+				len += beyond(rgb, width, height, b.x + x, y0 == 0 ? b.y - 1 : b.y + b.h, 0,
+				    y0 == 0 ? -1 : 1, bg);
+			if (len >= RULE_LEN)
 				for (int k = y0; k < y; k++)
 					g->m[(size_t)k * (size_t)b.w + (size_t)x] |= VRULE;
 			y += y == y0;
@@ -94,11 +115,15 @@ grid_fill(struct grid *g, const unsigned char *rgb, int width)
 		uint8_t *r = g->m + (size_t)y * (size_t)b.w;
 
 		for (int x = 0; x < b.w;) {
-			int x0 = x;
+			int x0 = x, len;
 
 			while (x < b.w && (r[x] & INK))
 				x++;
-			if (x - x0 >= RULE_LEN)
+			len = x - x0;
+			if (len > 0 && (x0 == 0 || x == b.w))
+				len += beyond(rgb, width, height, x0 == 0 ? b.x - 1 : b.x + b.w, b.y + y,
+				    x0 == 0 ? -1 : 1, 0, bg);
+			if (len >= RULE_LEN)
 				for (int k = x0; k < x; k++)
 					r[k] |= HRULE;
 			x += x == x0;
@@ -118,17 +143,18 @@ row_ink(const struct grid *g, int y)
 	return false;
 }
 
-/* Column x of grid rows [y0, y1) holds ink that is not part of a horizontal rule. */
+/* Column x of grid rows [y0, y1) holds ink that is part of no rule (a
+ * vertical rule, a window's edge, parts pieces; it is not read). */
 static bool
 col_ink(const struct grid *g, int x, int y0, int y1)
 {
 	for (int y = y0; y < y1; y++)
-		if ((g->m[(size_t)y * (size_t)g->b.w + (size_t)x] & (INK | HRULE)) == INK)
+		if (g->m[(size_t)y * (size_t)g->b.w + (size_t)x] == INK)
 			return true;
 	return false;
 }
 
-static void cut(const unsigned char *rgb, int width, struct ocr_box b, int depth, struct out *o);
+static void cut(const unsigned char *rgb, int width, int height, struct ocr_box b, int depth, struct out *o);
 
 static void
 emit(struct out *o, struct ocr_box b)
@@ -143,7 +169,7 @@ emit(struct out *o, struct ocr_box b)
  * again one level deeper, or the run itself (its inked columns) when it
  * is one piece. */
 static void
-cut_run(const unsigned char *rgb, int width, const struct grid *g, int y0, int y1, int depth, struct out *o)
+cut_run(const unsigned char *rgb, int width, int height, const struct grid *g, int y0, int y1, int depth, struct out *o)
 {
 	struct ocr_box b = g->b, piece[16];
 	int gap = (y1 - y0) * 2, n = 0, x = 0;
@@ -174,17 +200,17 @@ cut_run(const unsigned char *rgb, int width, const struct grid *g, int y0, int y
 		return;
 	}
 	for (int i = 0; i < n; i++)
-		cut(rgb, width, piece[i], depth + 1, o);
+		cut(rgb, width, height, piece[i], depth + 1, o);
 }
 
 /* Box b: its runs of rows with ink, each handed to cut_run. */
 static void
-cut(const unsigned char *rgb, int width, struct ocr_box b, int depth, struct out *o)
+cut(const unsigned char *rgb, int width, int height, struct ocr_box b, int depth, struct out *o)
 {
 	struct grid g = { .b = b, .m = xmalloc((size_t)b.w * (size_t)b.h) };
 	int y = 0;
 
-	grid_fill(&g, rgb, width);
+	grid_fill(&g, rgb, width, height);
 	while (y < b.h && o->n <= o->max) {
 		int y0, y1;
 
@@ -200,7 +226,7 @@ cut(const unsigned char *rgb, int width, struct ocr_box b, int depth, struct out
 			continue;
 		y0 = y0 - BAND_PAD < 0 ? 0 : y0 - BAND_PAD;
 		y1 = y1 + BAND_PAD > b.h ? b.h : y1 + BAND_PAD;
-		cut_run(rgb, width, &g, y0, y1, depth, o);
+		cut_run(rgb, width, height, &g, y0, y1, depth, o);
 	}
 	free(g.m);
 }
@@ -214,6 +240,6 @@ ocr_cut_lines(const unsigned char *rgb, int width, int height, struct ocr_box b,
 	if (rgb == NULL || b.x < 0 || b.y < 0 || b.w <= 0 || b.h <= 0 || b.x + b.w > width ||
 	    b.y + b.h > height || max < 1)
 		return -1;
-	cut(rgb, width, b, 0, &o);
+	cut(rgb, width, height, b, 0, &o);
 	return o.n > max ? -1 : o.n;
 }

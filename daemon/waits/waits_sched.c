@@ -27,9 +27,11 @@
  * whole read pays it, whatever it says.
  *
  * OCR at most once a second (OCR_MIN_US): a busy screen (a terminal that
- * scrolls, a clock) wakes a text wait at every drawing; a judgement due
- * sooner than a second after the last is put off to that second and owed
- * (j->ocr_owed), so neither XDamage nor the gate skips it. A forced
+ * scrolls, a clock) wakes a text wait at every drawing; a tick sooner than
+ * a second after the last judgement is put off to that second before it
+ * grabs anything (tick_soon: that tick compares with the frame last
+ * judged, so no drawing is lost), and a judgement the gate found due is
+ * owed (j->ocr_owed), so neither XDamage nor the gate skips it. A forced
  * re-evaluation is not put off. What is read is shared: ocr_read_lines
  * keeps each text line's reading by its pixels, for every wait (issue 39).
  *
@@ -214,6 +216,26 @@ tick_undrawn(struct tick *t)
 	if (t->pass && pass_settled(t))
 		return -1;
 	return t->pass ? 1000000 : next_interval(j, t->now, false);
+}
+
+/* Step 2b: an OCR judgement less than OCR_MIN_US after the last one is put
+ * off before any grab (a busy screen wakes the wait at every drawing): the
+ * tick at that second grabs and compares with the frame last judged, so
+ * drawing in between is not lost; nothing is owed. Forced re-evaluations
+ * are not put off. */
+static int64_t
+tick_soon(struct tick *t)
+{
+	struct job *j = t->j;
+
+	if (!t->use_ocr || t->pass || t->force || j->ref == NULL || t->now - j->last_eval_us >= OCR_MIN_US)
+		return GO_ON;
+	display_unlease(&t->l);
+	pthread_mutex_lock(&waits_engine.mu);
+	j->skipped++;
+	pthread_mutex_unlock(&waits_engine.mu);
+	j->ocr_owed = j->ocr_owed || t->owed;   /* a debt already owed stays owed */
+	return j->last_eval_us + OCR_MIN_US - t->now;
 }
 
 /* Step 3: the greyscale thumbnail, compared with the one last judged. */
@@ -517,7 +539,7 @@ tick(struct job *j)
 	else if (wjudge_is_a11y(t.criteria))
 		next = tick_a11y(&t);
 	else if ((next = tick_lease(&t)) == GO_ON && (next = tick_undrawn(&t)) == GO_ON &&
-	    (next = tick_thumb(&t)) == GO_ON) {
+	    (next = tick_soon(&t)) == GO_ON && (next = tick_thumb(&t)) == GO_ON) {
 		if (t.pass)
 			next = tick_pass(&t);
 		else if ((next = tick_gate(&t)) == GO_ON)
