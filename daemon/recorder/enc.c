@@ -80,8 +80,12 @@ struct enc {
  * adaptive quantisation or macroblock tree. Measured at 720p on a
  * terminal that scrolls twice a second, 8 recordings: 46 -> ~20 MB of
  * detmd RSS per recording (the libraries, ~4 MB a recording of the 20
- * there, are paid once), files ~1.4x larger (144 KB against 100 KB in
- * 15 s) and ~40 % less CPU. */
+ * there, are paid once; 32 recordings: 18 MB, ~14.6 MB of it anonymous
+ * memory) and ~40 % less CPU. Files are larger at the same number: on a
+ * screen of random text at 10 fps, 103 KB a frame at qp 28 against 48 KB
+ * at crf 28, 76 KB at qp 31 (hence X264_QP_UP); sub-pixel search (subme=1,
+ * 60 KB at qp 28) would cost ~6 MB more per recording. */
+#define X264_QP_UP 3        /* qp = crf + 3: about the size CRF gave, without its lookahead */
 #define X264_LEAN "subme=0:ref=1:scenecut=0:weightp=0:aq-mode=0:rc-lookahead=0:sync-lookahead=0:mbtree=0"
 
 #define LAV_SONAME "libavformat.so.59"
@@ -293,7 +297,7 @@ enc_open(const char *path, int w, int h, const struct enc_opts *o,
 	en->ctx->gop_size = 600;        /* keyframes are forced by time instead */
 	if (en->fmt->oformat->flags & AVFMT_GLOBALHEADER)
 		en->ctx->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-	snprintf(params, sizeof params, "qp=%d:%s", o->crf > 0 && o->crf <= 51 ? o->crf : 28, X264_LEAN);
+	snprintf(params, sizeof params, "qp=%d:%s", (o->crf > 0 && o->crf <= 48 ? o->crf : 28) + X264_QP_UP, X264_LEAN);
 	lav.av_opt_set(en->ctx->priv_data, "preset", o->preset ? o->preset : "veryfast", 0);
 	lav.av_opt_set(en->ctx->priv_data, "tune", "zerolatency", 0);
 	lav.av_opt_set(en->ctx->priv_data, "x264-params", params, 0);
@@ -312,7 +316,7 @@ enc_open(const char *path, int w, int h, const struct enc_opts *o,
 		goto fail;
 	}
 	lav.av_dict_set(&mux, "movflags", "frag_keyframe+empty_moov+default_base_moof", 0);
-	lav.av_dict_set(&mux, "frag_duration", "1000000", 0);
+	lav.av_dict_set(&mux, "frag_duration", "500000", 0);   /* 0.5 s: a size cap overshoots by at most this much video */
 	rc = lav.avformat_write_header(en->fmt, &mux);
 	lav.av_dict_free(&mux);
 	if (rc < 0) {
