@@ -103,9 +103,10 @@ grid_fill(struct grid *g, const unsigned char *rgb, int width, int height)
 			while (y < b.h && (g->m[(size_t)y * (size_t)b.w + (size_t)x] & INK))
 				y++;
 			len = y - y0;
-			if (len > 0 && (y0 == 0 || y == b.h))
-				len += beyond(rgb, width, height, b.x + x, y0 == 0 ? b.y - 1 : b.y + b.h, 0,
-				    y0 == 0 ? -1 : 1, bg);
+			if (len > 0 && y0 == 0)
+				len += beyond(rgb, width, height, b.x + x, b.y - 1, 0, -1, bg);
+			if (len > 0 && y == b.h)
+				len += beyond(rgb, width, height, b.x + x, b.y + b.h, 0, 1, bg);
 			if (len >= RULE_LEN)
 				for (int k = y0; k < y; k++)
 					g->m[(size_t)k * (size_t)b.w + (size_t)x] |= VRULE;
@@ -120,9 +121,10 @@ grid_fill(struct grid *g, const unsigned char *rgb, int width, int height)
 			while (x < b.w && (r[x] & INK))
 				x++;
 			len = x - x0;
-			if (len > 0 && (x0 == 0 || x == b.w))
-				len += beyond(rgb, width, height, x0 == 0 ? b.x - 1 : b.x + b.w, b.y + y,
-				    x0 == 0 ? -1 : 1, 0, bg);
+			if (len > 0 && x0 == 0)
+				len += beyond(rgb, width, height, b.x - 1, b.y + y, -1, 0, bg);
+			if (len > 0 && x == b.w)
+				len += beyond(rgb, width, height, b.x + b.w, b.y + y, 1, 0, bg);
 			if (len >= RULE_LEN)
 				for (int k = x0; k < x; k++)
 					r[k] |= HRULE;

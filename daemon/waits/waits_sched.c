@@ -404,6 +404,7 @@ tick_judge(struct tick *t)
 	if (r != 0 || (!t->use_ocr &&
 	    xcap_encode(&j->full, XCAP_JPEG, (int)t->cfg->frame_quality, &jpeg, &t->e) != 0)) {
 		xcap_image_free(&jpeg);
+		xcap_frame_free(&j->full);
 		return MISSING_US;
 	}
 	if (j->prev_jpeg != NULL) {
@@ -416,8 +417,10 @@ tick_judge(struct tick *t)
 	    vision_eval_at(waits_engine.vision, t->criteria, (double)(now_ms() - j->created_ms) / 1e3, img, nimg,
 	    &vr, &t->e)) != 0) {
 		xcap_image_free(&jpeg);
+		xcap_frame_free(&j->full);
 		return judge_failed(t);
 	}
+	xcap_frame_free(&j->full);      /* 2.7 MB at 720p: not held between judgements (issue 39) */
 	j->fails = 0;
 	j->last_eval_us = t->now;
 	j->damage_judged = j->damage_seen;
