@@ -135,7 +135,8 @@ int ocr_line_boxes(const unsigned char *rgb, int width, int height, struct ocr_b
 int ocr_read_lines(struct ocr *o, const unsigned char *rgb, int width, int height, struct ocr_box b,
     int scale, char **text, struct derr *e);
 /* The text lines of box b of an RGB24 frame (ocr_cut.c), at most max, in
- * reading order, each inside b: runs of rows with ink (frames, scrollbars
+ * reading order, each inside b (grown up or down to the whole line
+ * where b's top or bottom row cuts through one): runs of rows with ink (frames, scrollbars
  * and other long runs of ink do not count), each run cut at blank gaps
  * wider than a word space into pieces that are cut into their own runs,
  * so that windows side by side give their lines apart. Returns the count

@@ -233,6 +233,59 @@ cut(const unsigned char *rgb, int width, int height, struct ocr_box b, int depth
 	free(g.m);
 }
 
+/* Row y over b's columns holds ink (against bg) outside the rule columns. */
+static bool
+frame_row_ink(const unsigned char *rgb, int width, struct ocr_box b, int y, int bg, const bool *rule)
+{
+	const unsigned char *p = rgb + ((size_t)y * (size_t)width + (size_t)b.x) * 3;
+
+	for (int x = 0; x < b.w; x++, p += 3)
+		if (!rule[x] && abs(luma(p) - bg) > BAND_INK)
+			return true;
+	return false;
+}
+
+/* A box whose top or bottom row cuts through a line of text (a changed
+ * region's edge) grows to that line's blank row, at most RULE_LEN rows
+ * each way (else it stays): the line is then read whole, and reads the
+ * same, and hits the cache, whichever box it was found in. Columns with
+ * a vertical rule through the edge row (a frame) do not count. */
+static struct ocr_box
+grow_to_lines(const unsigned char *rgb, int width, int height, struct ocr_box b)
+{
+	size_t hist[256] = { 0 };
+	bool *rule = xcalloc((size_t)b.w, 1);
+	int bg = 0, y;
+
+	for (int yy = b.y; yy < b.y + b.h; yy += 2)
+		for (int x = b.x; x < b.x + b.w; x += 2)
+			hist[luma(rgb + ((size_t)yy * (size_t)width + (size_t)x) * 3)]++;
+	for (int i = 1; i < 256; i++)
+		if (hist[i] > hist[bg])
+			bg = i;
+	for (int x = 0; x < b.w; x++)
+		rule[x] = beyond(rgb, width, height, b.x + x, b.y, 0, -1, bg) +
+		    beyond(rgb, width, height, b.x + x, b.y + b.h - 1, 0, 1, bg) >= RULE_LEN ||
+		    beyond(rgb, width, height, b.x + x, b.y, 0, 1, bg) >= RULE_LEN;
+	if (b.y > 0 && frame_row_ink(rgb, width, b, b.y, bg, rule)) {
+		for (y = b.y - 1; y >= 0 && b.y - y <= RULE_LEN && frame_row_ink(rgb, width, b, y, bg, rule); y--)
+			;
+		if (y >= 0 && b.y - y <= RULE_LEN) {
+			b.h += b.y - y;
+			b.y = y;
+		}
+	}
+	if (b.y + b.h < height && frame_row_ink(rgb, width, b, b.y + b.h - 1, bg, rule)) {
+		for (y = b.y + b.h; y < height && y - (b.y + b.h) < RULE_LEN && frame_row_ink(rgb, width, b, y, bg, rule);
+		    y++)
+			;
+		if (y < height && y - (b.y + b.h) < RULE_LEN)
+			b.h = y + 1 - b.y;
+	}
+	free(rule);
+	return b;
+}
+
 int
 ocr_cut_lines(const unsigned char *rgb, int width, int height, struct ocr_box b, struct ocr_box *lines,
     int max)
@@ -242,6 +295,6 @@ ocr_cut_lines(const unsigned char *rgb, int width, int height, struct ocr_box b,
 	if (rgb == NULL || b.x < 0 || b.y < 0 || b.w <= 0 || b.h <= 0 || b.x + b.w > width ||
 	    b.y + b.h > height || max < 1)
 		return -1;
-	cut(rgb, width, height, b, 0, &o);
+	cut(rgb, width, height, grow_to_lines(rgb, width, height, b), 0, &o);
 	return o.n > max ? -1 : o.n;
 }

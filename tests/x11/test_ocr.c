@@ -714,6 +714,10 @@ ocr_cut_lines_synthetic(void)
 	 * same crop: the frame at x 0 is a rule there too. */
 	n = ocr_cut_lines(rgb, W, H, (struct ocr_box){ 0, 27, 199, 20 }, &one, 1);
 	CHECK(n == 1 && one.x == ln[1].x && one.y == ln[1].y && one.w == ln[1].w && one.h == ln[1].h);
+	/* A box whose top cuts through a line (a changed region's edge): the
+	 * whole line, the same crop again, not a sliver. */
+	n = ocr_cut_lines(rgb, W, H, (struct ocr_box){ 0, 33, 199, 12 }, &one, 1);
+	CHECK(n == 1 && one.x == ln[1].x && one.y == ln[1].y && one.w == ln[1].w && one.h == ln[1].h);
 	/* No ink; bad arguments; more lines than room. */
 	CHECK(ocr_cut_lines(rgb, W, H, (struct ocr_box){ 300, 150, 50, 40 }, ln, 32) == 0);
 	CHECK(ocr_cut_lines(rgb, W, H, (struct ocr_box){ 390, 0, 20, 10 }, ln, 32) == -1);
