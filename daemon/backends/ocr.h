@@ -126,15 +126,23 @@ int ocr_line_boxes(const unsigned char *rgb, int width, int height, struct ocr_b
     int pad);
 
 /* The text of box b of an RGB24 frame, read line by line (ocr_cache.c):
- * the box is cut into runs of rows with ink (rows of the box's most common
- * tone between them), each run OCRed at `scale` unless a run with the same
- * pixels, size and scale was read before (by any thread: a cache of about
+ * the box is cut into text lines (ocr_cut_lines), each line OCRed at
+ * `scale` unless a line with the same pixels, size and scale was read before (by any thread: a cache of about
  * 1 MB, least recently used out). *text: malloc'd, the lines' texts joined
  * by '\n' ("" when the box holds no ink). Returns 0; 1 when a run is too
  * big for one OCR call (not text lines: read the box in strips with
  * ocr_text; *text NULL); -1 with e (a box outside the frame, OCR failed). */
 int ocr_read_lines(struct ocr *o, const unsigned char *rgb, int width, int height, struct ocr_box b,
     int scale, char **text, struct derr *e);
+/* The text lines of box b of an RGB24 frame (ocr_cut.c), at most max, in
+ * reading order, each inside b (grown up or down to the whole line
+ * where b's top or bottom row cuts through one): runs of rows with ink (frames, scrollbars
+ * and other long runs of ink do not count), each run cut at blank gaps
+ * wider than a word space into pieces that are cut into their own runs,
+ * so that windows side by side give their lines apart. Returns the count
+ * (0: no ink), or -1 on bad arguments or more than max lines. */
+int ocr_cut_lines(const unsigned char *rgb, int width, int height, struct ocr_box b, struct ocr_box *lines,
+    int max);
 /* Lines answered from that cache and lines OCRed, since start. */
 void ocr_cache_stats(uint64_t *hits, uint64_t *misses);
 

@@ -5,8 +5,8 @@
  * Why: a busy screen (a terminal that scrolls, a clock) redraws many lines
  * while only one or two of them are new. Reading the whole box each time
  * cost ~20 % of a core per wait (issue 39). So the box is cut into text
- * lines (runs of rows with ink, separated by rows of the box's background
- * tone), and each line's text is looked up by a hash of its pixels (not
+ * lines (ocr_cut.c: runs of rows with ink, and within a run, pieces apart
+ * by wide blank gaps, each cut into its own lines), and each line's text is looked up by a hash of its pixels (not
  * its position: a scrolled line is the same line) before tesseract is
  * asked. Every wait watching a display (and any display showing the same
  * pixels) shares the reads: one OCR per new line, whoever asks first.
@@ -19,7 +19,8 @@
  * key) would return another line's text: negligible, and a wait that
  * misses a phrase reads again at the next change.
  *
- * Does not: decide what to read (the wait engine), OCR itself (ocr.c), or
+ * Does not: decide what to read (the wait engine), find the lines
+ * (ocr_cut.c), OCR itself (ocr.c), or
  * match phrases (ocr_phrase.c).
  */
 #include "ocr.h"
@@ -32,9 +33,7 @@
 
 #define CACHE_SLOTS 1024
 #define CACHE_TEXT  1024    /* bytes of one line's text kept (longer: cut) */
-#define BAND_INK    40      /* luma distance from the background that is ink */
-#define BAND_MIN_H  3       /* thinner runs of ink are rules, not text */
-#define BAND_PAD    1       /* blank rows kept above and below a line */
+#define CUT_MAX     512     /* lines of one box (ocr_cut_lines) */
 
 struct slot {
 	uint64_t key, used;
@@ -47,39 +46,6 @@ static struct {
 	struct slot s[CACHE_SLOTS];
 	uint64_t clock, hits, misses;
 } cache = { .mu = PTHREAD_MUTEX_INITIALIZER };
-
-static int
-luma(const unsigned char *p)
-{
-	return (77 * p[0] + 150 * p[1] + 29 * p[2] + 128) >> 8;
-}
-
-/* The most common luma of the box, from every other row and column. */
-static int
-background(const unsigned char *rgb, int width, struct ocr_box b)
-{
-	size_t hist[256] = { 0 };
-	int mode = 0;
-
-	for (int y = b.y; y < b.y + b.h; y += 2)
-		for (int x = b.x; x < b.x + b.w; x += 2)
-			hist[luma(rgb + ((size_t)y * (size_t)width + (size_t)x) * 3)]++;
-	for (int i = 1; i < 256; i++)
-		if (hist[i] > hist[mode])
-			mode = i;
-	return mode;
-}
-
-static bool
-row_blank(const unsigned char *rgb, int width, struct ocr_box b, int y, int bg)
-{
-	const unsigned char *p = rgb + ((size_t)y * (size_t)width + (size_t)b.x) * 3;
-
-	for (int x = 0; x < b.w; x++, p += 3)
-		if (abs(luma(p) - bg) > BAND_INK)
-			return false;
-	return true;
-}
 
 static uint64_t
 hash_rect(const unsigned char *rgb, int width, struct ocr_box b, int scale)
@@ -187,44 +153,34 @@ int
 ocr_read_lines(struct ocr *o, const unsigned char *rgb, int width, int height, struct ocr_box b,
     int scale, char **text, struct derr *e)
 {
-	char *all = xstrdup("");
+	struct ocr_box *lines;
+	char *all;
 	size_t len = 0;
-	int bg, y = b.y, end = b.y + b.h;
+	int n, rc = 0;
 
 	*text = NULL;
 	if (b.x < 0 || b.y < 0 || b.w <= 0 || b.h <= 0 || b.x + b.w > width || b.y + b.h > height ||
-	    scale < 1 || scale > OCR_MAX_SCALE) {
-		free(all);
+	    scale < 1 || scale > OCR_MAX_SCALE)
 		return derr_set(e, DERR_INVALID, NULL, "ocr_read_lines: a box outside the frame");
-	}
-	bg = background(rgb, width, b);
-	while (y < end) {
-		struct ocr_box line = b;
-		int y0, y1;
+	lines = xmalloc(sizeof *lines * CUT_MAX);
+	all = xstrdup("");
+	if ((n = ocr_cut_lines(rgb, width, height, b, lines, CUT_MAX)) < 0)
+		rc = 1;         /* more pieces than lines of text have: the caller reads it in strips */
+	for (int i = 0; i < n && rc == 0; i++) {
 		char *t = NULL;
 
-		while (y < end && row_blank(rgb, width, b, y, bg))
-			y++;
-		if (y >= end)
-			break;
-		y0 = y;
-		while (y < end && !row_blank(rgb, width, b, y, bg))
-			y++;
-		y1 = y;
-		if (y1 - y0 < BAND_MIN_H)
-			continue;
-		line.y = y0 - BAND_PAD < b.y ? b.y : y0 - BAND_PAD;
-		line.h = (y1 + BAND_PAD > end ? end : y1 + BAND_PAD) - line.y;
-		if ((int64_t)line.w * scale * line.h * scale > OCR_MAX_PIXELS) {
-			free(all);
-			return 1;       /* not lines of text: the caller reads it in strips */
-		}
-		if (read_line(o, rgb, width, height, line, scale, &t, e) != 0) {
-			free(all);
-			return -1;
-		}
-		append(&all, &len, t);
+		if ((int64_t)lines[i].w * scale * lines[i].h * scale > OCR_MAX_PIXELS)
+			rc = 1;         /* not lines of text: the caller reads it in strips */
+		else if (read_line(o, rgb, width, height, lines[i], scale, &t, e) != 0)
+			rc = -1;
+		else
+			append(&all, &len, t);
 		free(t);
+	}
+	free(lines);
+	if (rc != 0) {
+		free(all);
+		return rc;
 	}
 	*text = all;
 	return 0;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "backends/ocr.h"
 #include "core/buf.h"
 #include "metrics.h"
 #include "task/drain.h"
@@ -300,6 +301,7 @@ misc_families(struct buf *b, const struct metrics_view *v)
 {
 	static const char *const wk[] = { "posted", "delivered", "failed", "dropped" };
 	json_object *w = wake_stats(), *d = display_list(), *arr;
+	uint64_t hits, misses;
 
 	family(b, "detm_wake_events_total", "counter", "Wake-up events, by what became of them.");
 	for (size_t i = 0; i < 4; i++)
@@ -318,6 +320,11 @@ misc_families(struct buf *b, const struct metrics_view *v)
 	bprintf(b, "detm_recordings_active %d\n", v->recordings);
 	family(b, "detm_start_time_seconds", "gauge", "When detmd started (Unix time).");
 	bprintf(b, "detm_start_time_seconds %.3f\n", (double)v->started_ms / 1000.0);
+	ocr_cache_stats(&hits, &misses);
+	family(b, "detm_ocr_lines_total", "counter",
+	    "Text lines the OCR waits needed: read by tesseract, or answered by the cache of lines read before.");
+	bprintf(b, "detm_ocr_lines_total{source=\"read\"} %llu\n", (unsigned long long)misses);
+	bprintf(b, "detm_ocr_lines_total{source=\"cache\"} %llu\n", (unsigned long long)hits);
 	family(b, "detm_build_info", "gauge", "detmd's version.");
 	bprintf(b, "detm_build_info{version=\"%s\"} 1\n", DETM_VERSION);
 	json_object_put(w);

@@ -3,8 +3,9 @@
  *
  * One struct enc is one output file: RGB24 frames go in (converted to
  * I420 by libjpeg-turbo's YUV encoder, faster here than swscale), libx264
- * encodes them (CRF, yuv420p, no B-frames, one thread), libavformat muxes
- * a fragmented MP4 (empty moov, a fragment about every second and at every
+ * encodes them (constant QP, yuv420p, no B-frames, one reference, one
+ * thread: see X264_LEAN in enc.c), libavformat muxes
+ * a fragmented MP4 (empty moov, a fragment about every half second and at every
  * keyframe) and the bytes reach the file as they are written, so a crash
  * or kill -9 leaves a playable file that ends at the last fragment.
  *
@@ -30,7 +31,7 @@
 struct enc;
 
 struct enc_opts {
-	int crf;                /* 0..51; 0 means the default 28 */
+	int crf;                /* 0..48; 0 means 28; the encoder runs at a constant QP of crf + 3 */
 	int keyint_ms;          /* 0 means 10000 */
 	const char *preset;     /* NULL means "veryfast" */
 };

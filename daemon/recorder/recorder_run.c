@@ -134,6 +134,7 @@ encode(struct run *ru, bool changed)
 		r->h = ru->f.height;
 		if (enc_frame(ru->en, ru->f.rgb, ru->video, &e) != 0)
 			goto fail;
+		xcap_frame_free(&ru->f);        /* 2.7 MB at 720p, not held between frames (issue 39) */
 		ru->first = false;
 		idx_line(ru->idx, ru->video, now_ms());
 	} else if (ru->en != NULL && ru->video - enc_last_pts(ru->en) >= REPEAT_MS) {

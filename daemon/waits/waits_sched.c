@@ -27,9 +27,11 @@
  * whole read pays it, whatever it says.
  *
  * OCR at most once a second (OCR_MIN_US): a busy screen (a terminal that
- * scrolls, a clock) wakes a text wait at every drawing; a judgement due
- * sooner than a second after the last is put off to that second and owed
- * (j->ocr_owed), so neither XDamage nor the gate skips it. A forced
+ * scrolls, a clock) wakes a text wait at every drawing; a tick sooner than
+ * a second after the last judgement is put off to that second before it
+ * grabs anything (tick_soon: that tick compares with the frame last
+ * judged, so no drawing is lost), and a judgement the gate found due is
+ * owed (j->ocr_owed), so neither XDamage nor the gate skips it. A forced
  * re-evaluation is not put off. What is read is shared: ocr_read_lines
  * keeps each text line's reading by its pixels, for every wait (issue 39).
  *
@@ -216,6 +218,26 @@ tick_undrawn(struct tick *t)
 	return t->pass ? 1000000 : next_interval(j, t->now, false);
 }
 
+/* Step 2b: an OCR judgement less than OCR_MIN_US after the last one is put
+ * off before any grab (a busy screen wakes the wait at every drawing): the
+ * tick at that second grabs and compares with the frame last judged, so
+ * drawing in between is not lost; nothing is owed. Forced re-evaluations
+ * are not put off. */
+static int64_t
+tick_soon(struct tick *t)
+{
+	struct job *j = t->j;
+
+	if (!t->use_ocr || t->pass || t->force || j->ref == NULL || t->now - j->last_eval_us >= OCR_MIN_US)
+		return GO_ON;
+	display_unlease(&t->l);
+	pthread_mutex_lock(&waits_engine.mu);
+	j->skipped++;
+	pthread_mutex_unlock(&waits_engine.mu);
+	j->ocr_owed = j->ocr_owed || t->owed;   /* a debt already owed stays owed */
+	return j->last_eval_us + OCR_MIN_US - t->now;
+}
+
 /* Step 3: the greyscale thumbnail, compared with the one last judged. */
 static int64_t
 tick_thumb(struct tick *t)
@@ -382,6 +404,7 @@ tick_judge(struct tick *t)
 	if (r != 0 || (!t->use_ocr &&
 	    xcap_encode(&j->full, XCAP_JPEG, (int)t->cfg->frame_quality, &jpeg, &t->e) != 0)) {
 		xcap_image_free(&jpeg);
+		xcap_frame_free(&j->full);
 		return MISSING_US;
 	}
 	if (j->prev_jpeg != NULL) {
@@ -394,8 +417,10 @@ tick_judge(struct tick *t)
 	    vision_eval_at(waits_engine.vision, t->criteria, (double)(now_ms() - j->created_ms) / 1e3, img, nimg,
 	    &vr, &t->e)) != 0) {
 		xcap_image_free(&jpeg);
+		xcap_frame_free(&j->full);
 		return judge_failed(t);
 	}
+	xcap_frame_free(&j->full);      /* 2.7 MB at 720p: not held between judgements (issue 39) */
 	j->fails = 0;
 	j->last_eval_us = t->now;
 	j->damage_judged = j->damage_seen;
@@ -517,7 +542,7 @@ tick(struct job *j)
 	else if (wjudge_is_a11y(t.criteria))
 		next = tick_a11y(&t);
 	else if ((next = tick_lease(&t)) == GO_ON && (next = tick_undrawn(&t)) == GO_ON &&
-	    (next = tick_thumb(&t)) == GO_ON) {
+	    (next = tick_soon(&t)) == GO_ON && (next = tick_thumb(&t)) == GO_ON) {
 		if (t.pass)
 			next = tick_pass(&t);
 		else if ((next = tick_gate(&t)) == GO_ON)

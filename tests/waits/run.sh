@@ -379,6 +379,24 @@ api GET "/api/waits/$WN?block_s=40" >/dev/null
 expect "replaced in place: a phrase that never appears still times out (the re-read claims nothing)" 200 \
 	'.status == "timed_out" and .verdict == "TIMEOUT"'
 
+# ---- issue 39: two windows side by side, their lines at different heights
+# (a terminal printing the time twice a second at 11 pt, another at 12 pt
+# with seven lines). A run of rows over the whole screen held a line of one
+# and parts of two lines of the other, and tesseract read "mark 6 done" as
+# "mark done": the wait never resolved with the phrase on the screen. Now
+# the box is cut into pieces at wide blank gaps and each piece into its own
+# lines ----
+TS=$(new_task side-by-side)
+xrun "$TS" xterm -geometry 80x20+0+0 -fa Mono -fs 11 -e sh -c 'while :; do date +%T.%N; sleep 0.5; done'
+xrun "$TS" xterm -geometry 50x8+730+0 -fa Mono -fs 12 -e sh -c \
+	"for i in 1 2 3 4 5 6 7; do echo mark \$i done; done; touch '$tmp/marks'; sleep 120"
+wait_for_s 30 test -e "$tmp/marks"
+WSB=$(wait_create "$TS" "text:\\\"mark 6 done\\\"" 40)
+api GET "/api/waits/$WSB?block_s=40" >/dev/null
+expect "side by side: a line of the window beside a scrolling terminal resolves the wait" 200 \
+	'.status == "resolved" and .verdict == "YES" and (.detail | test("mark 6 done"))'
+jq -r '"   side by side: \(.status) after \(.evaluations) evaluations: \(.detail)"' "$tmp/resp"
+
 # ---- issue 34 in Chromium: a page whose script replaces a span's text on a
 # click ("Exporting" and "Export" share their first glyphs here too) ----
 if command -v chromium >/dev/null; then

@@ -676,6 +676,56 @@ ocr_errors(void)
 	free(rgb);
 }
 
+/* ocr_cut_lines (issue 39): two windows side by side, their lines at
+ * different heights, each with a frame, on a dark desktop. Every line
+ * comes out inside one window, whole, and the frames are no line. */
+static void
+ocr_cut_lines_synthetic(void)
+{
+	enum { W = 400, H = 200 };
+	unsigned char *rgb = xmalloc(W * H * 3);
+	struct ocr_box ln[32], one;
+	int n, left = 0, right = 0;
+
+	fill(rgb, W, 0, 0, W, H, 20);
+	fill(rgb, W, 0, 0, 200, 150, 240);      /* window 1, frame at x 0 and 199 */
+	fill(rgb, W, 0, 0, 1, 150, 90);
+	fill(rgb, W, 199, 0, 1, 150, 90);
+	fill(rgb, W, 200, 0, 200, 120, 240);    /* window 2 beside it, frame at x 200 */
+	fill(rgb, W, 200, 0, 2, 120, 90);
+	for (int k = 0; k < 6; k++)             /* window 1: lines every 19 rows from y 10 */
+		for (int x = 5; x < 90; x += 9)
+			fill(rgb, W, x, 10 + 19 * k, 5, 12, 30);
+	for (int k = 0; k < 5; k++)             /* window 2: every 21 rows from y 16 */
+		for (int x = 206; x < 280; x += 9)
+			fill(rgb, W, x, 16 + 21 * k, 5, 13, 30);
+	n = ocr_cut_lines(rgb, W, H, (struct ocr_box){ 0, 0, W, 150 }, ln, 32);
+	CHECK(n == 11);
+	for (int i = 0; i < n && i < 32; i++) {
+		if (verbose)
+			printf("   line %d: %d,%d %dx%d\n", i, ln[i].x, ln[i].y, ln[i].w, ln[i].h);
+		CHECK(ln[i].x + ln[i].w <= 199 || ln[i].x >= 202);   /* one window, no frame */
+		CHECK(ln[i].h >= 12 && ln[i].h <= 16);              /* one line */
+		left += ln[i].x < 199;
+		right += ln[i].x >= 202;
+	}
+	CHECK(left == 6 && right == 5);
+	/* The same line cut from a box one line high (a changed region) is the
+	 * same crop: the frame at x 0 is a rule there too. */
+	n = ocr_cut_lines(rgb, W, H, (struct ocr_box){ 0, 27, 199, 20 }, &one, 1);
+	CHECK(n == 1 && one.x == ln[1].x && one.y == ln[1].y && one.w == ln[1].w && one.h == ln[1].h);
+	/* A box whose top cuts through a line (a changed region's edge): the
+	 * whole line, the same crop again, not a sliver. */
+	n = ocr_cut_lines(rgb, W, H, (struct ocr_box){ 0, 33, 199, 12 }, &one, 1);
+	CHECK(n == 1 && one.x == ln[1].x && one.y == ln[1].y && one.w == ln[1].w && one.h == ln[1].h);
+	/* No ink; bad arguments; more lines than room. */
+	CHECK(ocr_cut_lines(rgb, W, H, (struct ocr_box){ 300, 150, 50, 40 }, ln, 32) == 0);
+	CHECK(ocr_cut_lines(rgb, W, H, (struct ocr_box){ 390, 0, 20, 10 }, ln, 32) == -1);
+	CHECK(ocr_cut_lines(NULL, W, H, (struct ocr_box){ 0, 0, 10, 10 }, ln, 32) == -1);
+	CHECK(ocr_cut_lines(rgb, W, H, (struct ocr_box){ 0, 0, W, 150 }, ln, 4) == -1);
+	free(rgb);
+}
+
 const struct harness_test ocr_tests[] = {
 	{ "ocr_condition_table", ocr_condition_table },
 	{ "ocr_match_table", ocr_match_table },
@@ -685,6 +735,7 @@ const struct harness_test ocr_tests[] = {
 	{ "ocr_changed_region", ocr_changed_region },
 	{ "ocr_line_boxes_synthetic", ocr_line_boxes_synthetic },
 	{ "ocr_line_in_place", ocr_line_in_place },
+	{ "ocr_cut_lines_synthetic", ocr_cut_lines_synthetic },
 	{ NULL, NULL },
 };
 
