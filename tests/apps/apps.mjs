@@ -311,6 +311,12 @@ async function form(a, launch, mark) {
 	for (const [label, value] of Object.entries(want)) {
 		const el = field(fields, label);
 		const c = await a.clickEl(`click ${label}`, el);
+		// type once the field has the focus (the tree's "focused" state):
+		// a browser moves the focus when its page process has taken the
+		// click, and on a loaded machine keys sent before that went into
+		// the field before (City read "Zürich12", Quantity stayed empty)
+		const focused = await a.until({ max: 300 }, (e) => ((field(e, label) || {}).states || []).includes("focused"), 20000);
+		check(a.name, `clicking "${label}" gave it the focus (the tree's focused state; ${c.effect})`, focused);
 		const t = await a.act(`type ${label}`, { action: "type", text: value });
 		check(a.name, `typed into "${label}" (${c.effect}, ${t.effect})`, t.effect !== "suspected_noop", JSON.stringify(t.evidence));
 	}
