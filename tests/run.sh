@@ -112,6 +112,15 @@ run_suite() {
 # TEST_JOBS=N runs N suites at once, each one's output printed whole when
 # it ends (1, the default: one after another, printed as they go); an
 # exclusive suite waits until the others end and runs alone.
+# With TEST_JOBS > 1 the exclusive suites go first: none waits for two
+# others to drain half-way through the list.
+if [ "$jobs" -gt 1 ]; then
+	first=() rest=()
+	for s in "${suites[@]}"; do
+		if [ -n "${exclusive[$s]:-}" ]; then first+=("$s"); else rest+=("$s"); fi
+	done
+	suites=("${first[@]}" "${rest[@]}")
+fi
 running=()
 # show_done: the output of every suite that ended, once.
 show_done() {
