@@ -179,7 +179,8 @@ xenv() {
 #                          STUB (its URL), STUB_PID (also in pids); 1 if it
 #                          does not start
 #   npm_ci DIR MODULE      DIR's npm packages (lockfile committed) unless
-#                          MODULE is there already; 1 (and npm's log) if not
+#                          MODULE is there, installed from the same
+#                          package.json and lock; 1 (and npm's log) if not
 SUITE_STOP=kill9
 SUITE_RM_DATA=
 suite_init() {
@@ -244,9 +245,20 @@ stub_start() {
 }
 
 npm_ci() {
-	local dir=$1 module=$2
-	if [ ! -d "$dir/node_modules/$module" ] &&
-	   ! (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log); then
+	local dir=$1 module=$2 want rc=0
+	want=$(cat "$dir/package.json" "$dir/package-lock.json" 2>/dev/null | sha256sum | cut -c1-64)
+	# One install at a time per DIR (suites run side by side share
+	# tests/mcp/sdk, tests/dashboard): npm ci empties node_modules first.
+	# node_modules/.detm-lock holds the hash of the package.json and lock
+	# it was installed from: a changed lock or version installs again.
+	(
+		flock 9
+		[ -d "$dir/node_modules/$module" ] &&
+			[ "$(cat "$dir/node_modules/.detm-lock" 2>/dev/null)" = "$want" ] && exit 0
+		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>npm-ci.log) || exit 1
+		echo "$want" >"$dir/node_modules/.detm-lock"
+	) 9>"$dir/.npm-ci.lock" || rc=1
+	if [ "$rc" -ne 0 ]; then
 		echo "FAIL npm ci failed in $dir:"
 		cat "$dir/npm-ci.log"
 		return 1

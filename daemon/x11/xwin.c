@@ -680,9 +680,14 @@ key_chain(const struct ctx *c, Window *chain)
 	return n;
 }
 
-/* Whether root child w is something keys could be meant for: mapped, on
- * the screen, and not the window manager's own focus holder (openbox
- * focuses its 1x1 check window at -100,-100 when no client has focus). */
+/* Whether root child w (no listed top-level) is something keys could be
+ * meant for: mapped, on the screen, and not the window manager's own
+ * focus holder (openbox focuses its 1x1 check window at -100,-100 when no
+ * client has focus). Under a window manager it must be override-redirect
+ * (a popup menu): any other such root child is the manager's own, e.g.
+ * the frame of a client that was destroyed while it had the focus (X
+ * reverts the focus to the frame until the manager moves it on; openbox
+ * under load took seconds, and keys "went into" that untitled window). */
 static bool
 shown(const struct ctx *c, Window w)
 {
@@ -692,7 +697,8 @@ shown(const struct ctx *c, Window w)
 	if (c->wm && prop_long(c, c->root, c->a[A_NET_SUPPORTING_WM_CHECK], XA_WINDOW, &check) &&
 	    (Window)check == w)
 		return false;
-	if (!XGetWindowAttributes(c->d, w, &wa) || wa.map_state != IsViewable)
+	if (!XGetWindowAttributes(c->d, w, &wa) || wa.map_state != IsViewable ||
+	    (c->wm && !wa.override_redirect))
 		return false;
 	return wa.x + wa.width > 0 && wa.y + wa.height > 0 &&
 	    wa.x < DisplayWidth(c->d, DefaultScreen(c->d)) &&

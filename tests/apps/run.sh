@@ -18,7 +18,7 @@ cd "$(dirname "$0")/../.."
 . tests/lib.sh
 suite_init apps --term --rm-data
 
-for t in node xdotool xclip mousepad gnome-calculator chromium firefox-esr libreoffice openbox python3; do
+for t in node xdotool xprop xclip mousepad gnome-calculator chromium firefox-esr libreoffice openbox python3; do
 	command -v $t >/dev/null || { bad "needs $t" "run scripts/install-deps.sh test"; finish; exit 1; }
 done
 npm_ci tests/mcp/sdk @modelcontextprotocol/sdk || { bad "npm ci tests/mcp/sdk"; finish; exit 1; }

@@ -236,6 +236,32 @@ else
 	if [ -n "$p" ]; then PASS=$((PASS + ${p% *})); FAIL=$((FAIL + ${p#* })); else bad "sdk client" "$(tail -3 "$tmp/sdk.out")"; fi
 fi
 
+# ---- keys into the frame of a client that went ----
+# The focused client is destroyed while openbox is stopped: X gives the
+# focus back to openbox's frame (or the frame under the pointer), which
+# stays mapped until openbox runs again. A key then reaches no application:
+# focus_window null, "went nowhere" (it named the untitled frame before).
+api POST /api/tasks '{"name":"frame focus","display":true}'
+F=$(jqr .task_id)
+xstart "$F" xterm -T frame-victim
+victim=$XPID
+if xwait "$F" frame-victim 20; then
+	fw=$(x_of "$F" xdotool search --name '^frame-victim$' | head -1)
+	x_of "$F" xdotool windowactivate --sync "$fw" mousemove --window "$fw" 20 20
+	api GET /api/displays
+	wm=$(jqr "[.displays[] | select(.task_id == \"$F\")][0].wm_pid")
+	kill -STOP "$wm"
+	kill -9 "$victim"
+	wait_for 10 sh -c "! DISPLAY=$(disp_of "$F") XAUTHORITY=$(auth_of "$F") xwininfo -id $fw >/dev/null 2>&1"
+	api POST /api/desktop/action "{\"task_id\":\"$F\",\"action\":\"press_key\",\"keys\":\"x\"}"
+	kill -CONT "$wm"
+	expect "a key while the focus is on the frame of a client that went goes nowhere (focus_window null)" 200 \
+		'.focus_window == null and (.observation | test("no window had the keyboard focus: the keys went nowhere"))'
+else
+	bad "xterm frame-victim opened on the task display"
+fi
+api PATCH "/api/tasks/$F" '{"status":"completed"}'
+
 # ---- --launch off, and a list without browsers ----
 daemon_stop
 daemon_start --launch off || { bad "daemon start --launch off"; finish; exit 1; }

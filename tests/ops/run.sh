@@ -290,8 +290,7 @@ rm -f "$tmp/large.zip"
 echo "   [${SECONDS}s] The dashboard's buttons"
 # The dashboard's buttons, in a real browser (tests/dashboard's playwright-core).
 chrome=${CHROMIUM:-/usr/bin/chromium}
-if [ -x "$chrome" ] && command -v node >/dev/null && { [ -d tests/dashboard/node_modules/playwright-core ] ||
-	(cd tests/dashboard && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1); }; then
+if [ -x "$chrome" ] && command -v node >/dev/null && npm_ci tests/dashboard playwright-core; then
 	total_pass=0 total_fail=0
 	run_part browser env DETM_URL="$DETM_URL" TASK="$T" OUT="$tmp" CHROMIUM="$chrome" node tests/ops/browser.mjs
 	PASS=$((PASS + total_pass)) FAIL=$((FAIL + total_fail))

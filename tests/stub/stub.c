@@ -115,6 +115,10 @@ struct script {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t held_cv = PTHREAD_COND_INITIALIZER;
+/* Set (under lock, with held_cv broadcast) when SIGTERM/SIGINT arrives:
+ * a delayed or held answer ends at once, so MHD_stop_daemon, which joins
+ * every connection thread, does not wait out a 90 s delay_ms. */
+static int quitting;
 static long held_now;                   /* requests held (under lock) */
 static unsigned long release_gen;       /* bumped by POST /_stub/release */
 static struct script sc = { .cost = -1 };
@@ -428,7 +432,7 @@ hold_wait(void)
 	pthread_mutex_lock(&lock);
 	held_now++;
 	gen = release_gen;
-	while (release_gen == gen && pthread_cond_timedwait(&held_cv, &lock, &ts) != ETIMEDOUT)
+	while (release_gen == gen && !quitting && pthread_cond_timedwait(&held_cv, &lock, &ts) != ETIMEDOUT)
 		;
 	held_now--;
 	pthread_mutex_unlock(&lock);
@@ -756,13 +760,25 @@ auth_ok(struct MHD_Connection *c, const char *api)
 	return v != NULL && strncmp(v, "Bearer ", 7) == 0 && strcmp(v + 7, api_key) == 0;
 }
 
+/* Sleeps ms milliseconds, or less if the stub is told to quit. */
 static void
 sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts;
 
-	while (ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+	if (ms <= 0)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&lock);
+	while (!quitting && pthread_cond_timedwait(&held_cv, &lock, &ts) != ETIMEDOUT)
 		;
+	pthread_mutex_unlock(&lock);
 }
 
 /* ---- OpenAI streaming and frame ids (OpenClaw's computer tool) ---------- */
@@ -1351,6 +1367,10 @@ main(int argc, char **argv)
 	fprintf(stderr, "vision-stub: listening on 127.0.0.1:%d%s\n", port, api_key ? " (key checked)" : "");
 	while (sigwait(&set, &sig) != 0)
 		;
+	pthread_mutex_lock(&lock);
+	quitting = 1;
+	pthread_cond_broadcast(&held_cv);
+	pthread_mutex_unlock(&lock);
 	MHD_stop_daemon(d);
 	close(fd);
 	pthread_mutex_lock(&lock);

@@ -45,9 +45,7 @@ browser() {
 		echo "0 passed, 1 failed"
 		return 1
 	fi
-	if [ ! -d "$dash/node_modules/playwright-core" ] &&
-	   ! (cd "$dash" && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>"$tmp/npm.log"); then
-		echo "FAIL takeover: npm ci failed in $dash: $(cat "$tmp/npm.log")"
+	if ! npm_ci "$dash" playwright-core; then
 		echo "0 passed, 1 failed"
 		return 1
 	fi

@@ -259,10 +259,7 @@ check "the database size is there" [ "$(metric 'detm_db_size_bytes{file="data.db
 
 # ======== the dashboard's usage panel (headless chromium) ========
 chrome=${CHROMIUM:-/usr/bin/chromium}
-if [ ! -d tests/dashboard/node_modules/playwright-core ] && [ -x "$chrome" ]; then
-	(cd tests/dashboard && npm ci --no-audit --no-fund --loglevel=error >/dev/null 2>&1)
-fi
-if [ -x "$chrome" ] && [ -d tests/dashboard/node_modules/playwright-core ]; then
+if [ -x "$chrome" ] && npm_ci tests/dashboard playwright-core; then
 	run_part dashboard env DETM_URL="$DETM_URL" CHROMIUM="$chrome" TASK="$C" node tests/usage/dashboard.mjs
 	PASS=$((PASS + total_pass)) FAIL=$((FAIL + total_fail))
 else

