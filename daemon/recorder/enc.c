@@ -65,6 +65,9 @@ struct enc {
 	 * reached it whole, and the frames those bytes hold (the fragmented
 	 * muxer writes a fragment's frames when the next fragment starts). */
 	int64_t good_bytes, good_frames;
+	/* Packet bytes handed to the muxer since good_bytes last moved: what the
+	 * file will hold once the open fragment is written (enc_bytes_due). */
+	int64_t muxed_since;
 	struct derr broken;     /* a write to the file failed: every call fails so */
 };
 
@@ -210,6 +213,7 @@ io_check(struct enc *en, int64_t frames, struct derr *e)
 	if (lav.avio_seek(pb, 0, SEEK_CUR) > en->good_bytes) {
 		en->good_bytes = lav.avio_seek(pb, 0, SEEK_CUR);
 		en->good_frames = frames;
+		en->muxed_since = 0;
 	}
 	return 0;
 }
@@ -221,7 +225,7 @@ io_check(struct enc *en, int64_t frames, struct derr *e)
 static int
 drain(struct enc *en, AVFrame *frame, struct derr *e)
 {
-	int rc = lav.avcodec_send_frame(en->ctx, frame);
+	int rc = lav.avcodec_send_frame(en->ctx, frame), psize;
 
 	if (rc < 0 && !(frame == NULL && rc == AVERROR_EOF))
 		return av_fail(e, "send frame", rc);
@@ -233,6 +237,7 @@ drain(struct enc *en, AVFrame *frame, struct derr *e)
 			return av_fail(e, "receive packet", rc);
 		lav.av_packet_rescale_ts(en->pkt, en->ctx->time_base, en->st->time_base);
 		en->pkt->stream_index = en->st->index;
+		psize = en->pkt->size;
 		rc = lav.av_write_frame(en->fmt, en->pkt);
 		lav.av_packet_unref(en->pkt);
 		if (en->fmt->pb->error < 0)     /* the muxer's own code may not say it */
@@ -241,6 +246,7 @@ drain(struct enc *en, AVFrame *frame, struct derr *e)
 			return av_fail(e, "write", rc);
 		if (io_check(en, en->frames, e) != 0)
 			return -1;
+		en->muxed_since += psize;       /* after io_check: this packet opens the next fragment */
 	}
 	return io_check(en, en->frames, e);
 }
@@ -393,6 +399,12 @@ int64_t
 enc_bytes(const struct enc *en)
 {
 	return en->good_bytes;
+}
+
+int64_t
+enc_bytes_due(const struct enc *en)
+{
+	return en->good_bytes + en->muxed_since;
 }
 
 int64_t

@@ -50,6 +50,10 @@ int enc_frame(struct enc *en, const unsigned char *rgb, int64_t pts_ms,
  * that failed, a full disk say, is not counted). */
 int64_t enc_frames(const struct enc *en);
 int64_t enc_bytes(const struct enc *en);
+/* enc_bytes plus the encoded bytes of the fragment still open in the muxer:
+ * the size the file reaches once that fragment is written. A size cap checks
+ * this, so a capped file ends within about one frame of its cap. */
+int64_t enc_bytes_due(const struct enc *en);
 /* The last pts given (ms), or -1. */
 int64_t enc_last_pts(const struct enc *en);
 /* Repeats the last picture at end_ms (if later than it), flushes and

@@ -155,6 +155,7 @@ account(struct run *ru)
 {
 	struct rec *r = ru->r;
 	int64_t bytes = ru->en != NULL ? enc_bytes(ru->en) : 0, delta;
+	int64_t due = ru->en != NULL ? enc_bytes_due(ru->en) : 0;
 
 	pthread_mutex_lock(&r->mu);
 	delta = bytes - r->bytes;
@@ -167,7 +168,7 @@ account(struct run *ru)
 	bytes = rec_registry.total_bytes;
 	pthread_mutex_unlock(&rec_registry.mu);
 	pthread_mutex_lock(&r->mu);
-	if (r->bytes >= r->max_bytes)
+	if (due >= r->max_bytes)
 		snprintf(r->reason, sizeof r->reason, "it reached the per-recording limit of %lld MB "
 		    "(ACU_RECORD_TASK_MAX_MB)", (long long)(r->max_bytes >> 20));
 	else if (bytes >= (int64_t)rec_registry.app->cfg->record_max_mb << 20)

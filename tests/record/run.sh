@@ -245,7 +245,7 @@ check "the task thread says why" sh -c \
 	"curl -s $DETM_URL/api/tasks/$P/messages | jq -e '[.messages[] | select(.content | test(\"recording stopped.*ACU_RECORD_TASK_MAX_MB\"))] | length == 1' >/dev/null"
 PF=$(file_of "$P")
 check "the capped file is playable and near the cap" sh -c \
-	"ffprobe -v error -show_entries stream=codec_name -of csv=p=0 $PF | grep -qx h264 && [ \$(stat -c %s $PF) -lt 1500000 ]"
+	"ffprobe -v error -show_entries stream=codec_name -of csv=p=0 $PF | grep -qx h264 && [ \$(stat -c %s $PF) -lt 1250000 ]"
 daemon_stop
 
 # ---- a failed task's recording kept on request ----
