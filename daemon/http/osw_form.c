@@ -25,7 +25,15 @@ add(struct osw_form *f, const char *name, size_t nlen, struct derr *e, struct os
 	return 0;
 }
 
-/* "%41" and "+" decoded into a new string; *len its length. */
+static int
+hexval(char c)
+{
+	return isdigit((unsigned char)c) ? c - '0' : tolower((unsigned char)c) - 'a' + 10;
+}
+
+/* "%41" and "+" decoded into a new string; *len its length. s[0..n) need
+ * not end in a NUL (a request's raw body): no str* / sscanf on it, as
+ * sscanf takes the strlen of its input and ran past the body's end. */
 static char *
 url_decode(const char *s, size_t n, size_t *len)
 {
@@ -33,13 +41,11 @@ url_decode(const char *s, size_t n, size_t *len)
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		unsigned hv;
-
 		if (s[i] == '+')
 			o[k++] = ' ';
 		else if (s[i] == '%' && i + 2 < n && isxdigit((unsigned char)s[i + 1]) &&
-		    isxdigit((unsigned char)s[i + 2]) && sscanf(s + i + 1, "%2x", &hv) == 1) {
-			o[k++] = (char)hv;
+		    isxdigit((unsigned char)s[i + 2])) {
+			o[k++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
 			i += 2;
 		} else
 			o[k++] = s[i];
