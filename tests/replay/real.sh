@@ -64,7 +64,7 @@ R=$(replay "$M" "{\"params\":{\"file\":\"$out/rep.txt\",\"body\":\"replayed line
 result "$R"
 cp "$tmp/resp" "$tmp/mousepad.replay.json"
 cp "$tmp/resp" /tmp/replay2-mp.json; echo "# $(jq -c "{status,steps_total,replayed,regrounded,asked,failed,model_calls}" "$tmp/resp")"
-jq -r '.steps[] | "#  step \(.index // "?") \(.action) \(.grounded_by // "-") \(.status // "") \(.detail // "" | tostring | .[0:160])"' "$tmp/resp"
+jq -r '.steps[] | "#  step \(.step) \(.action) \(.grounded_by // "-") ok=\(.ok) effect=\(.effect // "-") \(.why // "")"' "$tmp/resp"
 echo "# mousepad replay: $(took) ms"; [ -n "${REAL_DEBUG:-}" ] && curl -s -o /tmp/replay2-rep.jpg "$DETM_URL/api/desktop/screenshot?task_id=$R"
 wait_for 20 test -s "$out/rep.txt"
 check "mousepad replay: rep.txt written with the replayed line" grep -q "replayed line" "$out/rep.txt"
