@@ -18,7 +18,7 @@
 set -u
 cd "$(dirname "$0")/.."
 export DETM_BIN=${DETM_BIN:-bin}
-all_suites=(layers unit x11 http persist faults mcp desktop launch osworld clip typing vision waits wake gui effect dialects uitars agent openclaw record dashboard takeover memory usage done loops replay ops drain fleet deploy a11y apps hostile load fuzz)
+all_suites=(layers unit x11 http persist faults mcp desktop launch osworld clip typing vision waits wake gui effect dialects uitars agent openclaw record dashboard takeover memory usage done loops replay replay-real ops drain fleet deploy a11y apps hostile load fuzz)
 read -r -a suites <<<"${SUITES:-${all_suites[*]}}"
 
 declare -A cmd=(
@@ -53,6 +53,7 @@ declare -A cmd=(
 	[done]="tests/done/run.sh"
 	[loops]="tests/loops/run.sh"
 	[replay]="tests/replay/run.sh"
+	[replay-real]="tests/replay/real.sh"
 	[a11y]="tests/a11y/run.sh"
 	[apps]="tests/apps/run.sh"
 	[ops]="tests/ops/run.sh"

@@ -164,6 +164,12 @@ params_of(struct run *r, json_object *in)
 	}
 	if (json_object_object_get(p, "settle_ms") == NULL)
 		json_object_object_add(p, "settle_ms", json_object_new_int(r->settle_ms));
+	/* the next step (or the end of the replay, which stops the task's
+	 * apps) only once the app has drawn what the input did: GTK draws
+	 * typed keys late under load (a click right after them hits a Save
+	 * still insensitive) and mousepad writes its file after the click */
+	if (json_object_object_get(p, "expect") == NULL)
+		json_object_object_add(p, "expect", json_object_new_string("settled:800"));
 	return p;
 }
 
@@ -269,8 +275,9 @@ step_keys(struct run *r, json_object *row, json_object *rec, struct rp_ground *g
 		return -1;
 	jx_add_str(rec, "grounded_by", fw[0] != '\0' ? "focus" : "none");
 	p = params_of(r, in);
-	if (strcmp(sget(in, "action"), "type") == 0)
+	if (strcmp(sget(in, "action"), "type") == 0) {
 		json_object_object_add(p, "text", json_object_new_string(text_for(r, in, rec, &replaced)));
+	}
 	ok = run_input(r, sget(in, "action"), p, rec, row) && wait_appeared(r, row, rec);
 	json_object_put(p);
 	return ok;
