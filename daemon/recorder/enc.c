@@ -46,6 +46,14 @@
 #include "core/dynlib.h"
 #include "core/log.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ENC_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ENC_SANITIZED 1
+#endif
+#endif
+
 struct enc {
 	AVFormatContext *fmt;
 	AVCodecContext *ctx;
@@ -469,10 +477,12 @@ enc_abort(struct enc *en)
 		tjDestroy(en->tj);
 	free(en->path);
 	free(en);
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && !defined(ENC_SANITIZED)
 	/* x264 and the muxer free tens of MB per encoder into the recording
 	 * thread's malloc arena, which glibc keeps: without this, RSS stayed at
-	 * 150-330 MB after parallel recordings had ended (issue 16). */
+	 * 150-330 MB after parallel recordings had ended (issue 16). Not under
+	 * AddressSanitizer: its allocator replaces glibc's, whose arenas may
+	 * never have been set up (malloc_trim then read address 0x8). */
 	malloc_trim(0);
 #endif
 }
