@@ -98,7 +98,15 @@ run_main(void *arg)
 		agent_log(r->app, r->task_id[0] ? r->task_id : NULL, r->instruction, r->timeout_s, out);
 	pthread_mutex_lock(&bg.mu);
 	r->t1_us = mono_us();
-	if (rc != 0) {
+	if (rc != 0 && atomic_load(&r->cancel)) {
+		/* Cancelled while a step was under way (a model call cut short,
+		 * say): the cancel is why it ended, not a failure. */
+		r->state = RUN_CANCELLED;
+		r->result = json_object_new_object();
+		json_object_object_add(r->result, "success", json_object_new_boolean(0));
+		jx_add_str(r->result, "summary", "cancelled before it finished");
+		jx_add_str(r->result, "cut_short", e.message);
+	} else if (rc != 0) {
 		r->state = RUN_FAILED;
 		r->err = e;
 	} else {

@@ -303,6 +303,10 @@ expect "and it works" 200
 XPID_A=$(curl -s "$DETM_URL/api/displays" | jq -r ".displays[] | select(.task_id == \"$A\") | .pid")
 act "$A" '"action":"mouse_move","x":5,"y":5,"settle_ms":0'
 expect "a move before the X server stops" 200
+# That move's target descriptor is read by a background worker (replay
+# targets) that holds the display briefly; an X server stopped inside that
+# read holds the display until SIGCONT (a known issue): let it finish first.
+wait_for 10 sh -c "[ -n \"\$(sqlite3 '$DETM_DATA/data.db' \"SELECT target FROM actions WHERE task_id = '$A' ORDER BY rowid DESC LIMIT 1\")\" ]"
 kill -STOP "$XPID_A"
 t0=$(date +%s)
 curl -s -o "$tmp/stopped" -w '%{http_code}' --max-time 60 -X POST "$DETM_URL/api/desktop/action" \

@@ -162,8 +162,10 @@ sleep 0.5       # the button's press fade outlives the unwatched call; a watch n
 # ---- /api/commands, gui_do, MCP ----
 wp=($(pos work))
 # (the sleep: the button's press fade outlives the click's early verdict;
-# F9 during it would be unverifiable, not a suspected no-op)
-api POST /api/commands '{"task_id":"'"$A"'","commands":[{"action":"click","parameters":{"x":'"${wp[0]}"',"y":'"${wp[1]}"'}},{"action":"sleep","parameters":{"ms":500}},{"action":"press_key","parameters":{"keys":"F9"}}]}'
+# F9 during it would be unverifiable, not a suspected no-op. settle_ms 3000:
+# under load the button drew its press later than the default 300 ms, and the
+# click was a suspected no-op; a confirmed verdict comes as soon as it draws)
+api POST /api/commands '{"task_id":"'"$A"'","commands":[{"action":"click","parameters":{"x":'"${wp[0]}"',"y":'"${wp[1]}"',"settle_ms":3000}},{"action":"sleep","parameters":{"ms":500}},{"action":"press_key","parameters":{"keys":"F9"}}]}'
 expect "/api/commands: each input's result carries its verdict" 200 \
 	'.results[0].data.effect == "confirmed" and (.results[1].data | has("effect") | not) and
 	 .results[2].data.effect == "suspected_noop" and .succeeded == 3'
