@@ -108,8 +108,8 @@ run_suite() {
 	start=$(date +%s)
 	mkdir -p "$sd"
 	if [ -n "$base_asan" ] && [ "$s" != fuzz ]; then
-		export ASAN_OPTIONS="$base_asan:log_path=$sd/asan"
-		export UBSAN_OPTIONS="$base_ubsan:log_path=$sd/ubsan"
+		export ASAN_OPTIONS="$base_asan:log_path=$sd/asan:log_exe_name=1"
+		export UBSAN_OPTIONS="$base_ubsan:log_path=$sd/ubsan:log_exe_name=1"
 	elif [ -n "$base_asan" ]; then
 		export ASAN_OPTIONS="$base_asan" UBSAN_OPTIONS="$base_ubsan"
 	fi
