@@ -140,7 +140,8 @@ by_tree(int number, const struct xwin *w, json_object *el, struct rp_ground *g)
 }
 
 /* What the tree holds at (x, y) in the window now, against the recorded
- * element: 1 the same role and name, -1 another element (*seen names it),
+ * element: 1 the same role and name (or the same name), -1 another element
+ * (*seen names both),
  * 0 the tree cannot tell (not active, nothing there). */
 static int
 tree_at(int number, const struct xwin *w, int x, int y, json_object *el, char *seen, size_t cap)
@@ -165,9 +166,15 @@ tree_at(int number, const struct xwin *w, int x, int y, json_object *el, char *s
 		}
 	}
 	if (best != NULL) {
+		char now[A11Y_NAME_MAX];
+
+		/* The same name in another role is the same control seen at
+		 * another depth (a button and its label): not another element. */
 		a11y_norm(sget(el, "name"), norm, sizeof norm);
-		rc = same_name(best, sget(el, "role"), norm) ? 1 : -1;
-		snprintf(seen, cap, "%.40s \"%.80s\"", sget(best, "role"), sget(best, "name"));
+		a11y_norm(sget(best, "name"), now, sizeof now);
+		rc = same_name(best, sget(el, "role"), norm) || (norm[0] != '\0' && strcmp(norm, now) == 0) ? 1 : -1;
+		snprintf(seen, cap, "%.40s \"%.80s\" (recorded: %.40s \"%.80s\")", sget(best, "role"),
+		    sget(best, "name"), sget(el, "role"), sget(el, "name"));
 	}
 	json_object_put(all);
 	return rc;
@@ -363,7 +370,7 @@ rp_ground(struct app *app, const char *task_id, json_object *t, int timeout_ms, 
 	if (by_ocr(app, task_id, &win, t, g))
 		return 1;
 	if (win.width == iget(w, "width") && win.height == iget(w, "height")) {
-		char seen[160] = "";
+		char seen[320] = "";
 		int x = win.x + iget(w, "rel_x"), y = win.y + iget(w, "rel_y");
 
 		/* The position only when the tree does not say another
