@@ -489,10 +489,8 @@ effect_take_sig(uint8_t out[LOOPDET_SIG_N])
 	return have;
 }
 
-/* evidence.window: the window under a pointer input's point before it
- * (the watch's own window list), for replays (desktop/target.h). */
-static json_object *
-target_win_json(const struct xwin *w)
+json_object *
+effect_win_json(const struct xwin *w)
 {
 	json_object *o = json_object_new_object();
 	char id[24];
@@ -532,7 +530,7 @@ effect_judge(struct effect *f, struct display_lease *l, const char *did, json_ob
 	jx_add_str(r, "effect", v);
 	json_object_object_add(r, "evidence", ev = evidence_json(f, why));
 	if (f->has_target_win)
-		json_object_object_add(ev, "window", target_win_json(&f->target_win));
+		json_object_object_add(ev, "window", effect_win_json(&f->target_win));
 	json_object_object_add(r, "effect_ms", ev_us > 0 ? ms_json((double)(ev_us - f->t_input) / 1000.0) : NULL);
 	if (f->has_x) {
 		json_object *x = json_object_new_object();

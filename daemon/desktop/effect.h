@@ -107,6 +107,7 @@
 #include "derr.h"
 #include "task/loopdet.h"
 #include "x11/display.h"
+#include "x11/xwin.h"
 
 #define EFFECT_SETTLE_MS 300            /* settle_ms default */
 #define EFFECT_EXPECT_SETTLE_MS 2000    /* ... with expect */
@@ -159,6 +160,10 @@ int effect_ready(struct effect *f, struct display_lease *l, int x, int y, struct
  * "expect" (when given), "observed" (when asked) and "summary" (did + ": "
  * + the verdict in words: "Clicked (412, 230): confirmed in 38 ms: a
  * window \"Save As\" appeared"). f may be NULL (not watched). */
+/* evidence.window's shape for w: {id, title, class, x, y, width, height}
+ * (the window under a pointer input's point before it, for replays,
+ * desktop/target.h). Returns a new object. */
+json_object *effect_win_json(const struct xwin *w);
 void effect_judge(struct effect *f, struct display_lease *l, const char *did, json_object *r);
 /* Unarms and frees (NULL ok). */
 void effect_free(struct effect *f, struct display_lease *l);

@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "desktop.h"
+#include "effect.h"
 #include "task/replay_rows.h"
 #include "task/task.h"
 #include "x11/a11y.h"
@@ -164,14 +165,8 @@ appeared(const struct tjob *j, unsigned long id)
 static json_object *
 window_json(const struct xwin *w, int x, int y)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = effect_win_json(w);     /* evidence.window's shape, and where in it */
 
-	jx_add_str(o, "title", w->title);
-	jx_add_str(o, "class", w->wm_class);
-	json_object_object_add(o, "x", json_object_new_int(w->x));
-	json_object_object_add(o, "y", json_object_new_int(w->y));
-	json_object_object_add(o, "width", json_object_new_int(w->width));
-	json_object_object_add(o, "height", json_object_new_int(w->height));
 	json_object_object_add(o, "rel_x", json_object_new_int(x - w->x));
 	json_object_object_add(o, "rel_y", json_object_new_int(y - w->y));
 	return o;
