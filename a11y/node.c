@@ -322,8 +322,12 @@ void
 app_info(AtspiAccessible *app, char **name, int *pid, char **toolkit)
 {
 	gchar *n = atspi_accessible_get_name(app, NULL);
-	gchar *tk = atspi_accessible_get_toolkit_name(app, NULL);
-	gchar *ver = tk != NULL ? atspi_accessible_get_toolkit_version(app, NULL) : NULL;
+	/* libatspi 2.46 reads obj->parent.app->toolkit_name without checking that the application is still
+	 * there: an app that quits during a walk (its D-Bus name vanishes while get_name above dispatches)
+	 * leaves parent.app NULL and the call SEGVs. Check right before each call; nothing dispatches between
+	 * the check and the read. */
+	gchar *tk = app->parent.app != NULL ? atspi_accessible_get_toolkit_name(app, NULL) : NULL;
+	gchar *ver = tk != NULL && app->parent.app != NULL ? atspi_accessible_get_toolkit_version(app, NULL) : NULL;
 
 	*name = str_capped(n);
 	*pid = (int)atspi_accessible_get_process_id(app, NULL);

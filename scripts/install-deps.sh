@@ -39,7 +39,7 @@ build_pkgs=(make gcc pkg-config libc6-dev
 	libatspi2.0-dev at-spi2-core dbus-daemon)
 test_pkgs=(sqlite3 curl procps jq unzip xterm x11-apps x11-utils xdotool imagemagick openbox ffmpeg chromium
 	clang libclang-rt-14-dev python3 python3-requests nodejs
-	zenity python3-gi gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip mousepad
+	zenity python3-gi python3-dbus gir1.2-gtk-3.0 gir1.2-gtk-4.0 gnome-calculator libreoffice-calc libreoffice-gtk3 xclip mousepad
 	firefox-esr)
 bench_pkgs=(wrk)
 # The sonames bin/detmd links (ldd) and loads at first use (enc.c, ocr.c,
