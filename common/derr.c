@@ -33,6 +33,7 @@ static const struct {
 	[DERR_LAUNCH_DENIED] = { 403, "launch_denied" },
 	[DERR_BUSY] = { 503, "unavailable", 5 },
 	[DERR_DRAINING] = { 503, "draining" },
+	[DERR_DISPLAY_UNRESPONSIVE] = { 503, "display_unresponsive" },
 };
 
 int

@@ -39,6 +39,7 @@ enum derr_code {
 	DERR_LAUNCH_DENIED,     /* 403 launch_denied: desktop_launch refused the program (allow-list, off) */
 	DERR_BUSY,              /* 503 unavailable, with Retry-After: a cap is full for now */
 	DERR_DRAINING,          /* 503 draining: this detmd takes no new task (POST /api/drain) */
+	DERR_DISPLAY_UNRESPONSIVE, /* 503 display_unresponsive: another reader holds a display whose X server does not answer */
 	DERR__COUNT
 };
 

@@ -72,6 +72,8 @@ static const struct opt opts[] = {
 	  "programs desktop_launch may start (names looked up in PATH, or absolute paths; comma or blank separated); a shell only if listed (sh)" },
 	{ "osworld-exec", "ACU_OSWORLD_EXEC", OPT_BOOL, O(osworld_exec), "0", 0, 1,
 	  "the OSWorld server's /execute and /setup/execute run commands (arbitrary code) on task displays, in the task's folder and process group" },
+	{ "display-wait-ms", "ACU_DISPLAY_WAIT_MS", OPT_INT, O(display_wait_ms), "5000", 100, 600000,
+	  "an action waiting for a display another thread holds gives up after this long without an answer from its X server (stopped, hung): 503 display_unresponsive" },
 	{ "display-glx", "ACU_DISPLAY_GLX", OPT_BOOL, O(display_glx), "0", 0, 1,
 	  "enable the GLX extension on task displays (off: smaller, faster start)" },
 	{ "shared-xvfb", "ACU_SHARED_XVFB", OPT_STR, O(shared_xvfb), "", 0, 0,

@@ -39,6 +39,7 @@ struct config {
 	char *display_res;      /* "1280x720": per-task display size */
 	int display_w, display_h;   /* parsed from display_res */
 	long max_displays;      /* per-task Xvfb servers at once */
+	long display_wait_ms;   /* a lease's wait on a held display whose X server is silent */
 	char *xvfb;             /* the Xvfb binary */
 	char *window_manager;   /* command started on each task display; "" none ("none" given) */
 	char *launch;           /* desktop_launch: "auto" | "on" | "off" */

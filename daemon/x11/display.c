@@ -51,8 +51,10 @@
 #include "core/log.h"
 #include "core/nowait.h"
 #include "core/proc.h"
+#include "core/util.h"
 #include "display.h"
 #include "display_int.h"
+#include "xalive.h"
 #include "xcap.h"
 #include "xerr.h"
 #include "xhist.h"
@@ -61,6 +63,7 @@
 #define FIRST_NUMBER 100
 #define LAST_NUMBER 999
 #define START_TRIES 8
+#define LOCK_SLICE_MS 100   /* lock_bounded polls its probe this often */
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t auth_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -669,19 +672,114 @@ check_died(struct dentry *de)
 	return true;
 }
 
+/* Fills e: de's X server has not answered for silent_us (waited_us in
+ * all), says what to do. Returns -1. */
+static int
+unresponsive(const struct dentry *de, struct derr *e, const char *what, int64_t silent_us,
+    int64_t waited_us)
+{
+	char owner[64] = "", pid[48] = "", fix[160] = "";
+
+	if (de->managed) {
+		snprintf(owner, sizeof owner, " of task %s", de->task_id);
+		snprintf(fix, sizeof fix, ", or replace the display (DELETE then POST "
+		    "/api/tasks/%s/display)", de->task_id);
+	}
+	if (de->pid > 0)
+		snprintf(pid, sizeof pid, " (pid %ld)", (long)de->pid);
+	return derr_set(e, DERR_DISPLAY_UNRESPONSIVE, "display",
+	    "display %s%s %s has not answered for %lld ms (waited %lld ms): the X server is "
+	    "stopped or hung and nothing was done; retry once it answers again (a stopped "
+	    "Xvfb%s resumes with SIGCONT)%s", de->name, owner, what,
+	    (long long)(silent_us / 1000), (long long)(waited_us / 1000), pid, fix);
+}
+
+/* Before opening a connection off the HTTP worker (XOpenDisplay waits
+ * without bound for the setup reply): 0 when the server answers a probe
+ * within display_wait_ms (or cannot be probed), else -1 with e. */
+static int
+probe_before_open(const struct dentry *de, struct derr *e)
+{
+	const int64_t start = mono_us(), wait_us = (int64_t)cfg->display_wait_ms * 1000;
+	int fd = xalive_start(de->name, de->managed ? de->cookie : NULL, COOKIE_LEN), rc = 0;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int64_t left;
+
+	while (fd >= 0 && !xalive_answered(fd)) {
+		left = wait_us - (mono_us() - start);
+		if (left <= 0) {
+			rc = unresponsive(de, e, "has no connection yet and its X server", mono_us() - start,
+			    mono_us() - start);
+			break;
+		}
+		(void)poll(&p, 1, (int)(left / 1000) + 1);
+	}
+	xalive_end(fd);
+	return rc;
+}
+
+/* The entry's mutex, held by another thread: waited for in slices while a
+ * probe (xalive.h) asks the X server whether it answers. A holder may take
+ * as long as it likes while the server answers; once the server has been
+ * silent for display_wait_ms (the holder is stuck inside Xlib on a stopped
+ * or hung server) the wait gives up with DERR_DISPLAY_UNRESPONSIVE, having
+ * touched nothing. A display that cannot be probed (not local) is waited
+ * for as Xlib would, without bound. */
+static int
+lock_bounded(struct dentry *de, struct derr *e)
+{
+	const int64_t wait_us = (int64_t)cfg->display_wait_ms * 1000;
+	int64_t now = mono_us(), start = now, alive = now, next_probe = now;
+	int fd = -1, rc = -1, r;
+	struct timespec until;
+
+	for (;;) {
+		if (fd >= 0 && xalive_answered(fd)) {
+			xalive_end(fd);
+			fd = -1;
+			alive = now;
+			next_probe = now + wait_us / 2;
+		}
+		if (fd < 0 && now >= next_probe) {
+			fd = xalive_start(de->name, de->managed ? de->cookie : NULL, COOKIE_LEN);
+			if (fd < 0) {   /* nothing to probe: wait as Xlib would */
+				alive = now;
+				next_probe = now + wait_us / 2;
+			}
+		}
+		if (now - alive >= wait_us)
+			break;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += LOCK_SLICE_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if ((r = pthread_mutex_timedlock(&de->mu, &until)) == 0) {
+			rc = 0;
+			goto out;
+		}
+		if (r != ETIMEDOUT)
+			break;
+		now = mono_us();
+	}
+	unresponsive(de, e, "is held by another reader and its X server", now - alive, now - start);
+out:
+	xalive_end(fd);
+	return rc;
+}
+
 /* The entry's mutex: taken, or in nowait mode (nowait.h) refused when
  * another thread holds it (a screenshot, a recording's frame, a slow
- * action). */
+ * action); elsewhere waited for, within lock_bounded's bound. */
 static int
 lock_entry(struct dentry *de, struct derr *e)
 {
-	if (!nowait_active()) {
-		pthread_mutex_lock(&de->mu);
-		return 0;
-	}
 	if (pthread_mutex_trylock(&de->mu) == 0)
 		return 0;
-	return nowait_refuse(e, "another thread holds the display");
+	if (nowait_active())
+		return nowait_refuse(e, "another thread holds the display");
+	return lock_bounded(de, e);
 }
 
 int
@@ -738,6 +836,11 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 		pthread_mutex_unlock(&de->mu);
 		unref(de);
 		return nowait_refuse(e, "the display's connection has to be opened");
+	}
+	if (de->d == NULL && probe_before_open(de, e) != 0) {
+		pthread_mutex_unlock(&de->mu);
+		unref(de);
+		return -1;
 	}
 	if (de->d == NULL) {
 		de->d = open_conn(de->name, de->managed ? de->cookie : NULL);

@@ -17,7 +17,11 @@
  * display's mutex and opens (or re-opens) the connection; display_unlease()
  * unlocks. Keep a lease short (one action, one capture) and never hold two
  * leases at once. A display stopped while leased is torn down when the
- * lease ends; later leases fail cleanly.
+ * lease ends; later leases fail cleanly. A lease waiting for a display
+ * another thread holds waits as long as the X server answers (a probe,
+ * xalive.h); once it has been silent for --display-wait-ms (the holder is
+ * stuck in Xlib on a stopped or hung server) the lease fails with
+ * DERR_DISPLAY_UNRESPONSIVE, as does opening a connection to it.
  */
 #ifndef DETM_DISPLAY_H
 #define DETM_DISPLAY_H
@@ -80,7 +84,9 @@ enum display_pick {
 /* Locks and returns the display. Errors: DERR_CONFLICT (the task has no
  * running display), DERR_UNAVAILABLE (the X server is not reachable or
  * died; a died per-task display is forgotten so the task can start a new
- * one). In nowait mode (nowait.h) it refuses instead of waiting: when
+ * one), DERR_DISPLAY_UNRESPONSIVE (held by a thread stuck on a silent X
+ * server, or a connection to open to one: see the top comment). In nowait
+ * mode (nowait.h) it refuses instead of waiting: when
  * another thread holds the display, or its connection must be opened. */
 int display_lease(const char *task_id, enum display_pick pick,
     struct display_lease *l, struct derr *e);

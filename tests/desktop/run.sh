@@ -324,6 +324,59 @@ expect "after SIGCONT the next action reconnects and works" 200 '.x == 7'
 act "$A" '"action":"get_mouse_position"'
 expect "and the pointer is where it went" 200 '.x == 7 and .y == 7'
 
+# ---- a stopped X server under a background reader: bounded, then works ----
+# A recording reads A's display in the background; with the X server
+# stopped, its next frame (or a connection it reopens) is stuck in Xlib
+# holding the display. An action waiting for it fails with 503
+# display_unresponsive within --display-wait-ms (5 s) of silence (it used
+# to wait until SIGCONT); other tasks and /api/health answer meanwhile; the
+# MCP tool error carries the message; after SIGCONT clicks work and the
+# recording goes on.
+rec_frames() { curl -s "$DETM_URL/api/tasks/$A/recording" | jq -r '.frames // 0'; }
+stuck_click() { # stuck_click N: a click on stopped A; code, body, seconds in $tmp/stuckN*
+	local t0
+	t0=$(date +%s)
+	curl -s -o "$tmp/stuck$1" -w '%{http_code}' --max-time 60 -X POST "$DETM_URL/api/desktop/action" \
+		-H 'Content-Type: application/json' \
+		--data-binary "{\"task_id\":\"$A\",\"action\":\"click\",\"x\":5,\"y\":5,\"settle_ms\":0}" >"$tmp/stuck$1.code"
+	echo $(($(date +%s) - t0)) >"$tmp/stuck$1.s"
+}
+api POST "/api/tasks/$A/recording/start" '{}' >/dev/null
+expect "a recording reads A's display in the background" 201 '.state == "recording"'
+wait_for 20 sh -c "[ \"\$(curl -s $DETM_URL/api/tasks/$A/recording | jq -r '.frames // 0')\" -ge 2 ]"
+kill -STOP "$XPID_A"
+stuck_click 1 &
+SC1=$!
+api GET /api/health >/dev/null
+expect "/api/health answers while A's X server is stopped" 200
+act "$B" '"action":"get_mouse_position"'
+expect "another task's action answers meanwhile" 200
+wait_for 40 sh -c "! kill -0 $SC1 2>/dev/null"
+stuck_click 2 &
+SC2=$!
+wait_for 40 sh -c "! kill -0 $SC2 2>/dev/null"
+mcp_calls "$tmp/mcp_stuck.out" 40 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"desktop","version":"1"}}}' \
+	'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"desktop_action","arguments":{"task_id":"'"$A"'","action":"click","x":5,"y":5}}}'
+frames_stopped=$(rec_frames)
+kill -CONT "$XPID_A"
+wait "$SC1" "$SC2"
+for n in 1 2; do
+	check "click $n on a stopped X server under a reader: 503 in $(cat "$tmp/stuck$n.s") s, not a hang [$(cat "$tmp/stuck$n.code") $(jq -c .error.code "$tmp/stuck$n" 2>/dev/null)]" \
+		sh -c "[ \"\$(cat $tmp/stuck$n.code)\" = 503 ] && [ \$(cat $tmp/stuck$n.s) -le 20 ]"
+done
+check "the second one is display_unresponsive, naming the display and the wait" \
+	jq -e --arg d "$DA" '.error.code == "display_unresponsive" and (.error.message | contains($d) and test("not answered for [0-9]+ ms") and test("SIGCONT"))' "$tmp/stuck2"
+check "the MCP tool error carries the message" sh -c \
+	"jq -e 'select(.id == 2) | .result.isError == true and (.result.content[0].text | test(\"not answered for [0-9]+ ms|did not answer\"))' $tmp/mcp_stuck.out >/dev/null"
+act "$A" '"action":"click","x":9,"y":9'
+expect "after SIGCONT the next click works" 200
+act "$A" '"action":"get_mouse_position"'
+expect "and the pointer is where it clicked" 200 '.x == 9 and .y == 9'
+check "the recording went on (frames after SIGCONT)" wait_for 20 sh -c "[ \"\$(curl -s $DETM_URL/api/tasks/$A/recording | jq -r '.frames // 0')\" -gt $frames_stopped ]"
+api GET "/api/tasks/$A/recording" >/dev/null
+expect "and it is still recording" 200 '.state == "recording"'
+
 # ---- release: completion, delete, shutdown, kill -9 ----
 api PATCH "/api/tasks/$A" '{"status":"completed"}' >/dev/null
 check "completing a task stops its Xvfb" wait_for 5 gone "$XPID_A"
