@@ -696,20 +696,24 @@ unresponsive(const struct dentry *de, struct derr *e, const char *what, int64_t 
 
 /* Before opening a connection off the HTTP worker (XOpenDisplay waits
  * without bound for the setup reply): 0 when the server answers a probe
- * within display_wait_ms (or cannot be probed), else -1 with e. */
+ * before display_wait_ms of silence counted from alive_us (when it last
+ * answered, as far as lock_entry knows; at least LOCK_SLICE_MS from now),
+ * or cannot be probed; else -1 with e. */
 static int
-probe_before_open(const struct dentry *de, struct derr *e)
+probe_before_open(const struct dentry *de, int64_t alive_us, struct derr *e)
 {
 	const int64_t start = mono_us(), wait_us = (int64_t)cfg->display_wait_ms * 1000;
+	int64_t until = alive_us + wait_us, left;
 	int fd = xalive_start(de->name, de->managed ? de->cookie : NULL, COOKIE_LEN), rc = 0;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int64_t left;
 
+	if (until < start + LOCK_SLICE_MS * 1000)
+		until = start + LOCK_SLICE_MS * 1000;
 	while (fd >= 0 && !xalive_answered(fd)) {
-		left = wait_us - (mono_us() - start);
+		left = until - mono_us();
 		if (left <= 0) {
-			rc = unresponsive(de, e, "has no connection yet and its X server", mono_us() - start,
-			    mono_us() - start);
+			rc = unresponsive(de, e, "has no connection and its X server",
+			    mono_us() - alive_us, mono_us() - alive_us);
 			break;
 		}
 		(void)poll(&p, 1, (int)(left / 1000) + 1);
@@ -726,7 +730,7 @@ probe_before_open(const struct dentry *de, struct derr *e)
  * touched nothing. A display that cannot be probed (not local) is waited
  * for as Xlib would, without bound. */
 static int
-lock_bounded(struct dentry *de, struct derr *e)
+lock_bounded(struct dentry *de, int64_t *alive_us, struct derr *e)
 {
 	const int64_t wait_us = (int64_t)cfg->display_wait_ms * 1000;
 	int64_t now = mono_us(), start = now, alive = now, next_probe = now;
@@ -757,6 +761,7 @@ lock_bounded(struct dentry *de, struct derr *e)
 		}
 		if ((r = pthread_mutex_timedlock(&de->mu, &until)) == 0) {
 			rc = 0;
+			*alive_us = fd >= 0 && xalive_answered(fd) ? mono_us() : alive;
 			goto out;
 		}
 		if (r != ETIMEDOUT)
@@ -773,13 +778,14 @@ out:
  * another thread holds it (a screenshot, a recording's frame, a slow
  * action); elsewhere waited for, within lock_bounded's bound. */
 static int
-lock_entry(struct dentry *de, struct derr *e)
+lock_entry(struct dentry *de, int64_t *alive_us, struct derr *e)
 {
+	*alive_us = mono_us();
 	if (pthread_mutex_trylock(&de->mu) == 0)
 		return 0;
 	if (nowait_active())
 		return nowait_refuse(e, "another thread holds the display");
-	return lock_bounded(de, e);
+	return lock_bounded(de, alive_us, e);
 }
 
 int
@@ -787,6 +793,7 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
     struct derr *e)
 {
 	struct dentry *de = NULL;
+	int64_t alive_us;
 	int sw, sh;
 
 	memset(l, 0, sizeof *l);
@@ -803,7 +810,7 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 	}
 	if (de == NULL)
 		de = &shared;
-	if (lock_entry(de, e) != 0) {
+	if (lock_entry(de, &alive_us, e) != 0) {
 		unref(de);
 		return -1;
 	}
@@ -837,7 +844,7 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 		unref(de);
 		return nowait_refuse(e, "the display's connection has to be opened");
 	}
-	if (de->d == NULL && probe_before_open(de, e) != 0) {
+	if (de->d == NULL && probe_before_open(de, alive_us, e) != 0) {
 		pthread_mutex_unlock(&de->mu);
 		unref(de);
 		return -1;

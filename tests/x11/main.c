@@ -11,7 +11,7 @@ int
 main(int argc, char **argv)
 {
 	const struct harness_test *const tables[] = { input_tests, window_tests, capture_tests,
-	    ocr_tests };
+	    ocr_tests, lease_tests };
 
 	xerr_init();
 	for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)

@@ -1,0 +1,157 @@
+/*
+ * test_lease.c - the display lease (display.c) against a real Xvfb that is
+ * stopped (SIGSTOP) while a reader holds the display inside an X round
+ * trip: another lease gives up with DERR_DISPLAY_UNRESPONSIVE instead of
+ * waiting until the server resumes, and after SIGCONT the holder finishes
+ * and leases work again on the same connection.
+ *
+ * The holder leases BEFORE the stop and gives the lease back only after
+ * its XSync returns, so the second lease always meets a held display whose
+ * server is silent: no race decides which path runs. The one bound checked
+ * (the waiter is done within 60 s while the server stays stopped) is
+ * generous; the old code waited until SIGCONT, so the check failed there.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/util.h"
+#include "x11/display.h"
+#include "xh.h"
+
+#define WAITER_LIMIT_S 60
+
+struct waiter {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+	int rc;
+	struct derr e;
+};
+
+static void *
+holder_main(void *arg)
+{
+	struct display_lease *l = arg;
+
+	XSync(l->d, False);     /* blocks while the server is stopped */
+	display_unlease(l);
+	return NULL;
+}
+
+static void *
+waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+	struct display_lease l;
+	struct derr e;
+	int rc;
+
+	derr_clear(&e);
+	rc = display_lease(NULL, DISPLAY_SHARED, &l, &e);
+	if (rc == 0)
+		display_unlease(&l);
+	pthread_mutex_lock(&w->mu);
+	w->rc = rc;
+	w->e = e;
+	w->done = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* True when the waiter finished within WAITER_LIMIT_S. */
+static bool
+waiter_wait(struct waiter *w)
+{
+	struct timespec until;
+	bool done;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += WAITER_LIMIT_S;
+	pthread_mutex_lock(&w->mu);
+	while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &until) != ETIMEDOUT)
+		;
+	done = w->done;
+	pthread_mutex_unlock(&w->mu);
+	return done;
+}
+
+/* dir and what display_init put in it (displays/, maybe openbox-rc.xml). */
+static void
+remove_dir(const char *dir)
+{
+	char path[256];
+
+	snprintf(path, sizeof path, "%s/displays", dir);
+	(void)rmdir(path);
+	snprintf(path, sizeof path, "%s/openbox-rc.xml", dir);
+	(void)unlink(path);
+	(void)rmdir(dir);
+}
+
+static void
+test_stopped_holder(void)
+{
+	char dir[] = "/tmp/detm-lease-XXXXXX";
+	struct config c = { 0 };
+	struct xh_server s;
+	struct waiter w = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	struct display_lease held, again;
+	struct derr e;
+	pthread_t ht, wt;
+	bool waited;
+
+	derr_clear(&e);
+	if (xh_server_start(&s, 320, 240) != 0 || mkdtemp(dir) == NULL) {
+		CHECK_MSG(false, "no Xvfb or temp dir");
+		return;
+	}
+	c.data_dir = dir;
+	c.display = s.name;
+	c.max_displays = 2;
+	c.display_wait_ms = 1000;
+	c.shared_xvfb = (char *)(uintptr_t)"";
+	c.window_manager = (char *)(uintptr_t)"";
+	c.xvfb = (char *)(uintptr_t)"Xvfb";
+	CHECK(display_init(&c, &e) == 0);
+	CHECK(display_lease(NULL, DISPLAY_SHARED, &held, &e) == 0);
+	if (held.d == NULL)
+		goto out;
+	kill(s.pid, SIGSTOP);
+	CHECK(pthread_create(&ht, NULL, holder_main, &held) == 0);
+	CHECK(pthread_create(&wt, NULL, waiter_main, &w) == 0);
+	waited = waiter_wait(&w);
+	CHECK_MSG(waited, "a lease on a held display of a stopped server still waits after %d s",
+	    WAITER_LIMIT_S);
+	CHECK_MSG(w.rc == -1 && w.e.code == DERR_DISPLAY_UNRESPONSIVE &&
+	    strstr(w.e.message, s.name) != NULL && strstr(w.e.message, "has not answered for") != NULL,
+	    "rc %d code %d: %s", w.rc, (int)w.e.code, w.e.message);
+	kill(s.pid, SIGCONT);
+	pthread_join(ht, NULL);
+	pthread_join(wt, NULL);
+	/* The holder finished its round trip; the connection is whole. */
+	derr_clear(&e);
+	CHECK_MSG(display_lease(NULL, DISPLAY_SHARED, &again, &e) == 0, "%s", e.message);
+	if (again.d != NULL) {
+		CHECK(held.d == NULL && again.width == 320);
+		CHECK(XSync(again.d, False) != 0);
+		display_unlease(&again);
+	}
+out:
+	display_shutdown();
+	xh_server_stop(&s);
+	remove_dir(dir);
+}
+
+const struct harness_test lease_tests[] = {
+	{ "lease_stopped_holder", test_stopped_holder },
+	{ NULL, NULL },
+};
