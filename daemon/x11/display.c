@@ -82,6 +82,8 @@ static struct {
 
 /* ---- small helpers ---- */
 
+static int lock_bounded(struct dentry *de, int64_t *alive_us, struct derr *e);
+
 /* reg_lock held: the registry's invariants (debug and ASan builds; compiled
  * out under NDEBUG). Entries in the table are RUNNING or DIED (STOPPED
  * ones have left it), hold the table's reference, are managed, carry a
@@ -539,15 +541,33 @@ janitor_stop(void)
 static void
 teardown(struct dentry *de)
 {
+	bool killed = false;
+	int64_t alive;
+	struct derr e;
+
 	a11y_stop(de->number);
-	pthread_mutex_lock(&de->mu);
+	/* A holder stuck in Xlib on a stopped or hung server lets go only
+	 * when the server goes: kill it first, then the holder's call fails
+	 * (xerr.h: an I/O error is not fatal) and gives the lease back. */
+	if (pthread_mutex_trylock(&de->mu) != 0 && lock_bounded(de, &alive, &e) != 0) {
+		log_warn("display %s of task %s: a reader holds it and its X server has not answered "
+		    "for %ld ms; killing the server first, which fails the reader's call",
+		    de->name, de->task_id, cfg->display_wait_ms);
+		dproc_kill_wait(de->wm_pid);
+		if (de->state != D_DIED)
+			dproc_kill_wait(de->pid);
+		killed = true;
+		pthread_mutex_lock(&de->mu);
+	}
 	close_conn(de);
 	xhist_stop(de->hist);
 	de->hist = NULL;
 	pthread_mutex_unlock(&de->mu);
-	dproc_kill_wait(de->wm_pid);
-	if (de->state != D_DIED)
-		dproc_kill_wait(de->pid);
+	if (!killed) {
+		dproc_kill_wait(de->wm_pid);
+		if (de->state != D_DIED)
+			dproc_kill_wait(de->pid);
+	}
 	remove_files(de->number);
 	log_info("display %s of task %s stopped", de->name, de->task_id);
 }

@@ -18,8 +18,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <json-c/json.h>
 
 #include "core/config.h"
 #include "core/util.h"
@@ -27,8 +30,11 @@
 #include "xh.h"
 
 #define WAITER_LIMIT_S 60
+#define LEASE_TASK "1ea5e0ab"   /* a task id (id_valid) */
 
 struct waiter {
+	const char *stop_task;  /* display_stop(stop_task) instead of a lease */
+	const char *task;       /* the lease's task (NULL: the shared display) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool done;
@@ -55,9 +61,12 @@ waiter_main(void *arg)
 	int rc;
 
 	derr_clear(&e);
-	rc = display_lease(NULL, DISPLAY_SHARED, &l, &e);
-	if (rc == 0)
+	if (w->stop_task != NULL) {
+		rc = display_stop(w->stop_task);
+	} else if ((rc = display_lease(w->task, w->task ? DISPLAY_TASK : DISPLAY_SHARED, &l,
+	    &e)) == 0) {
 		display_unlease(&l);
+	}
 	pthread_mutex_lock(&w->mu);
 	w->rc = rc;
 	w->e = e;
@@ -84,24 +93,98 @@ waiter_wait(struct waiter *w)
 	return done;
 }
 
-/* dir and what display_init put in it (displays/, maybe openbox-rc.xml). */
+/* dir and what the displays put in it (a mkdtemp name: no quoting). */
 static void
 remove_dir(const char *dir)
 {
-	char path[256];
+	char cmd[128];
 
-	snprintf(path, sizeof path, "%s/displays", dir);
-	(void)rmdir(path);
-	snprintf(path, sizeof path, "%s/openbox-rc.xml", dir);
-	(void)unlink(path);
-	(void)rmdir(dir);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "    cannot remove %s\n", dir);
+}
+
+static void
+config_for(struct config *c, char *dir, const char *display)
+{
+	memset(c, 0, sizeof *c);
+	c->data_dir = dir;
+	c->display = (char *)(uintptr_t)display;
+	c->max_displays = 2;
+	c->display_wait_ms = 1000;
+	c->display_w = 320;
+	c->display_h = 240;
+	c->shared_xvfb = (char *)(uintptr_t)"";
+	c->window_manager = (char *)(uintptr_t)"";
+	c->xvfb = (char *)(uintptr_t)"Xvfb";
+}
+
+/* A task display (an Xvfb of detmd's own, with a cookie) stopped while a
+ * reader holds it: leases give up, and stopping the display (DELETE
+ * /api/tasks/{id}/display, a task's end) kills the server first instead
+ * of waiting for the holder forever; the holder's call then fails. */
+static void
+test_stop_stuck_display(void)
+{
+	char dir[] = "/tmp/detm-lease-XXXXXX", logs[64];
+	struct config c;
+	struct waiter w = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	struct waiter ws = { .stop_task = LEASE_TASK, .mu = PTHREAD_MUTEX_INITIALIZER,
+		.cv = PTHREAD_COND_INITIALIZER };
+	struct display_lease held, again;
+	json_object *info = NULL, *v;
+	struct derr e;
+	pthread_t ht, wt, st;
+	pid_t pid;
+
+	derr_clear(&e);
+	if (mkdtemp(dir) == NULL) {
+		CHECK_MSG(false, "no temp dir");
+		return;
+	}
+	config_for(&c, dir, ":9");      /* no shared display is used here */
+	snprintf(logs, sizeof logs, "%s/logs", dir);
+	CHECK(mkdir(logs, 0700) == 0);  /* detmd's data dir has it; Xvfb logs there */
+	CHECK(display_init(&c, &e) == 0);
+	if (display_start(LEASE_TASK, 0, 0, &info, &e) != 0) {
+		CHECK_MSG(false, "display_start: %s", e.message);
+		goto out;
+	}
+	pid = json_object_object_get_ex(info, "pid", &v) ? (pid_t)json_object_get_int(v) : 0;
+	CHECK(pid > 0);
+	CHECK_MSG(display_lease(LEASE_TASK, DISPLAY_TASK, &held, &e) == 0, "%s", e.message);
+	if (held.d == NULL || pid <= 0)
+		goto out;
+	kill(pid, SIGSTOP);
+	CHECK(pthread_create(&ht, NULL, holder_main, &held) == 0);
+	w.task = LEASE_TASK;
+	CHECK(pthread_create(&wt, NULL, waiter_main, &w) == 0);
+	CHECK_MSG(waiter_wait(&w), "a lease of a held, stopped task display still waits");
+	CHECK_MSG(w.rc == -1 && w.e.code == DERR_DISPLAY_UNRESPONSIVE &&
+	    strstr(w.e.message, LEASE_TASK) != NULL, "rc %d code %d: %s", w.rc, (int)w.e.code,
+	    w.e.message);
+	CHECK(pthread_create(&st, NULL, waiter_main, &ws) == 0);
+	CHECK_MSG(waiter_wait(&ws), "stopping a held, stopped display still waits");
+	CHECK(ws.rc == 0);
+	if (!ws.done)
+		kill(pid, SIGCONT);
+	pthread_join(ht, NULL);         /* its XSync failed: the server is gone */
+	pthread_join(wt, NULL);
+	pthread_join(st, NULL);
+	CHECK(kill(pid, 0) != 0);
+	derr_clear(&e);
+	CHECK(display_lease(LEASE_TASK, DISPLAY_TASK, &again, &e) != 0 && e.code == DERR_CONFLICT);
+out:
+	json_object_put(info);
+	display_shutdown();
+	remove_dir(dir);
 }
 
 static void
 test_stopped_holder(void)
 {
 	char dir[] = "/tmp/detm-lease-XXXXXX";
-	struct config c = { 0 };
+	struct config c;
 	struct xh_server s;
 	struct waiter w = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 	struct display_lease held, again;
@@ -114,13 +197,7 @@ test_stopped_holder(void)
 		CHECK_MSG(false, "no Xvfb or temp dir");
 		return;
 	}
-	c.data_dir = dir;
-	c.display = s.name;
-	c.max_displays = 2;
-	c.display_wait_ms = 1000;
-	c.shared_xvfb = (char *)(uintptr_t)"";
-	c.window_manager = (char *)(uintptr_t)"";
-	c.xvfb = (char *)(uintptr_t)"Xvfb";
+	config_for(&c, dir, s.name);
 	CHECK(display_init(&c, &e) == 0);
 	CHECK(display_lease(NULL, DISPLAY_SHARED, &held, &e) == 0);
 	if (held.d == NULL)
@@ -153,5 +230,6 @@ out:
 
 const struct harness_test lease_tests[] = {
 	{ "lease_stopped_holder", test_stopped_holder },
+	{ "lease_stop_stuck_display", test_stop_stuck_display },
 	{ NULL, NULL },
 };
