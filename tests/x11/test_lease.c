@@ -93,30 +93,52 @@ waiter_wait(struct waiter *w)
 	return done;
 }
 
-/* dir and what the displays put in it (a mkdtemp name: no quoting). */
-static void
-remove_dir(const char *dir)
-{
-	char cmd[128];
+static char lease_dir[] = "/tmp/detm-lease-XXXXXX";
 
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+static void
+lease_cleanup(void)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof cmd, "rm -rf %s", lease_dir);     /* a mkdtemp name */
 	if (system(cmd) != 0)
-		fprintf(stderr, "    cannot remove %s\n", dir);
+		fprintf(stderr, "    cannot remove %s\n", lease_dir);
 }
 
-static void
-config_for(struct config *c, char *dir, const char *display)
+/* display_init, once per process (it keeps cfg and its tables for the
+ * process's life): a data dir of the test's own (with logs/, where Xvfb
+ * logs), `shared` as the shared display. Returns 0 or -1. */
+static int
+lease_init(const char *shared)
 {
-	memset(c, 0, sizeof *c);
-	c->data_dir = dir;
-	c->display = (char *)(uintptr_t)display;
-	c->max_displays = 2;
-	c->display_wait_ms = 1000;
-	c->display_w = 320;
-	c->display_h = 240;
-	c->shared_xvfb = (char *)(uintptr_t)"";
-	c->window_manager = (char *)(uintptr_t)"";
-	c->xvfb = (char *)(uintptr_t)"Xvfb";
+	static struct config c;
+	static bool done;
+	static int rc = -1;
+	char logs[64];
+	struct derr e;
+
+	if (done)
+		return rc;
+	done = true;
+	if (mkdtemp(lease_dir) == NULL)
+		return -1;
+	atexit(lease_cleanup);
+	snprintf(logs, sizeof logs, "%s/logs", lease_dir);
+	if (mkdir(logs, 0700) != 0)
+		return -1;
+	c.data_dir = lease_dir;
+	c.display = (char *)(uintptr_t)shared;
+	c.max_displays = 2;
+	c.display_wait_ms = 1000;
+	c.display_w = 320;
+	c.display_h = 240;
+	c.shared_xvfb = (char *)(uintptr_t)"";
+	c.window_manager = (char *)(uintptr_t)"";
+	c.xvfb = (char *)(uintptr_t)"Xvfb";
+	derr_clear(&e);
+	if ((rc = display_init(&c, &e)) != 0)
+		fprintf(stderr, "    display_init: %s\n", e.message);
+	return rc;
 }
 
 /* A task display (an Xvfb of detmd's own, with a cookie) stopped while a
@@ -126,8 +148,6 @@ config_for(struct config *c, char *dir, const char *display)
 static void
 test_stop_stuck_display(void)
 {
-	char dir[] = "/tmp/detm-lease-XXXXXX", logs[64];
-	struct config c;
 	struct waiter w = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 	struct waiter ws = { .stop_task = LEASE_TASK, .mu = PTHREAD_MUTEX_INITIALIZER,
 		.cv = PTHREAD_COND_INITIALIZER };
@@ -138,14 +158,10 @@ test_stop_stuck_display(void)
 	pid_t pid;
 
 	derr_clear(&e);
-	if (mkdtemp(dir) == NULL) {
-		CHECK_MSG(false, "no temp dir");
+	if (lease_init(":9") != 0) {    /* no shared display is used here */
+		CHECK_MSG(false, "no display_init");
 		return;
 	}
-	config_for(&c, dir, ":9");      /* no shared display is used here */
-	snprintf(logs, sizeof logs, "%s/logs", dir);
-	CHECK(mkdir(logs, 0700) == 0);  /* detmd's data dir has it; Xvfb logs there */
-	CHECK(display_init(&c, &e) == 0);
 	if (display_start(LEASE_TASK, 0, 0, &info, &e) != 0) {
 		CHECK_MSG(false, "display_start: %s", e.message);
 		goto out;
@@ -177,14 +193,11 @@ test_stop_stuck_display(void)
 out:
 	json_object_put(info);
 	display_shutdown();
-	remove_dir(dir);
 }
 
 static void
 test_stopped_holder(void)
 {
-	char dir[] = "/tmp/detm-lease-XXXXXX";
-	struct config c;
 	struct xh_server s;
 	struct waiter w = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 	struct display_lease held, again;
@@ -193,12 +206,15 @@ test_stopped_holder(void)
 	bool waited;
 
 	derr_clear(&e);
-	if (xh_server_start(&s, 320, 240) != 0 || mkdtemp(dir) == NULL) {
-		CHECK_MSG(false, "no Xvfb or temp dir");
+	if (xh_server_start(&s, 320, 240) != 0) {
+		CHECK_MSG(false, "no Xvfb");
 		return;
 	}
-	config_for(&c, dir, s.name);
-	CHECK(display_init(&c, &e) == 0);
+	if (lease_init(s.name) != 0) {
+		CHECK_MSG(false, "no display_init");
+		xh_server_stop(&s);
+		return;
+	}
 	CHECK(display_lease(NULL, DISPLAY_SHARED, &held, &e) == 0);
 	if (held.d == NULL)
 		goto out;
@@ -225,7 +241,6 @@ test_stopped_holder(void)
 out:
 	display_shutdown();
 	xh_server_stop(&s);
-	remove_dir(dir);
 }
 
 const struct harness_test lease_tests[] = {
