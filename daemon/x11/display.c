@@ -18,6 +18,12 @@
  * (trylock), lets xinput_idle restore the map of one idle for
  * XINPUT_IDLE_MS. close_conn restores it too (xinput_forget).
  *
+ * Waiting for a held entry (lock_bounded) is bounded by X server silence:
+ * a probe (xalive.h) tells a busy holder from one stuck in Xlib on a
+ * stopped or hung server; the waiter then fails (DERR_DISPLAY_UNRESPONSIVE)
+ * having changed nothing, and teardown kills such a server before it takes
+ * the mutex.
+ *
  * Lock order: reg_lock, then nothing; an entry mutex, then auth_lock or
  * xinput's cache lock. reg_lock is never taken while waiting for an entry
  * mutex (the janitor only trylocks entries).
