@@ -724,9 +724,13 @@ unresponsive(const struct dentry *de, struct derr *e, const char *what, int64_t 
  * without bound for the setup reply): 0 when the server answers a probe
  * before display_wait_ms of silence counted from alive_us (when it last
  * answered, as far as lock_entry knows; at least LOCK_SLICE_MS from now),
- * or cannot be probed; else -1 with e. */
+ * or cannot be probed; else -1 with e. The probe's connection stays open
+ * in *probe_fd (-1 if none) until the caller has opened its own: an X
+ * server started without -noreset resets when its last client leaves, and
+ * a probe closed first would make it refuse the XOpenDisplay that follows
+ * (a user's shared Xvfb with no other client did, every first open). */
 static int
-probe_before_open(const struct dentry *de, int64_t alive_us, struct derr *e)
+probe_before_open(const struct dentry *de, int64_t alive_us, int *probe_fd, struct derr *e)
 {
 	const int64_t start = mono_us(), wait_us = (int64_t)cfg->display_wait_ms * 1000;
 	int64_t until = alive_us + wait_us, left;
@@ -744,7 +748,11 @@ probe_before_open(const struct dentry *de, int64_t alive_us, struct derr *e)
 		}
 		(void)poll(&p, 1, (int)(left / 1000) + 1);
 	}
-	xalive_end(fd);
+	if (rc != 0) {
+		xalive_end(fd);
+		fd = -1;
+	}
+	*probe_fd = fd;
 	return rc;
 }
 
@@ -821,6 +829,7 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 {
 	struct dentry *de = NULL;
 	int64_t alive_us;
+	int probe_fd = -1;
 	int sw, sh;
 
 	memset(l, 0, sizeof *l);
@@ -871,13 +880,14 @@ display_lease(const char *task_id, enum display_pick pick, struct display_lease 
 		unref(de);
 		return nowait_refuse(e, "the display's connection has to be opened");
 	}
-	if (de->d == NULL && probe_before_open(de, alive_us, e) != 0) {
+	if (de->d == NULL && probe_before_open(de, alive_us, &probe_fd, e) != 0) {
 		pthread_mutex_unlock(&de->mu);
 		unref(de);
 		return -1;
 	}
 	if (de->d == NULL) {
 		de->d = open_conn(de->name, de->managed ? de->cookie : NULL);
+		xalive_end(probe_fd);
 		if (de->d == NULL) {
 			pthread_mutex_unlock(&de->mu);
 			unref(de);
