@@ -7,7 +7,7 @@
  * A struct keymap lives for one call on the caller's Display (held
  * exclusively): xkm_load reads the server's map and the display's kept
  * bindings, xkm_done keeps the pool's bindings for later calls and frees
- * it (xinput_idle and xinput_forget put them back to NoSymbol). Between
+ * it (xinput_idle and xinput_forget put them back as they were). Between
  * the two, nothing but the calling thread touches it.
  */
 #ifndef DETM_XINPUT_INT_H
@@ -48,6 +48,7 @@ struct keymap {
 	struct kcache *cache;           /* the display's kept bindings */
 	int min, max, per;
 	KeySym *syms;                   /* XGetKeyboardMapping, pool blanked; XFree */
+	KeySym *orig;                   /* the same, kept bindings as they were before; free */
 	KeyCode shift, level3;          /* 0 when the map has none */
 	int npool;                      /* pool[0..nowned) came bound from the cache */
 	int nowned;
@@ -62,7 +63,8 @@ KeySym xkm_at(const struct keymap *km, int kc, int col);
 KeyCode xkm_find_col0(const struct keymap *km, KeySym sym);
 /* Reads the map, finds Shift and Level3, and builds the pool: the keycodes
  * the cache holds that still carry their binding (blanked in km->syms, so
- * map_find never returns them) plus every keycode with no symbol at all.
+ * map_find never returns them), every keycode with no symbol at all, then
+ * the keycodes with vendor keysyms only (borrowed, blanked too).
  * Bindings someone else changed since are dropped from the cache. */
 int xkm_load(Display *d, struct keymap *km, struct derr *e);
 /* The keycode that types sym from the map (outside the pool), and what
