@@ -78,7 +78,8 @@ static const struct {
 
 struct kslot {
 	KeyCode kc;
-	KeySym sym;             /* bound in both core columns of kc */
+	int lvl;                /* 0: typed alone; 1: with Shift (xinput_int.h) */
+	KeySym sym;             /* bound at that level of kc */
 	int64_t used_ms;        /* when its last key event reached the server */
 	int norig;              /* columns of orig; 0: kc had no symbol */
 	KeySym orig[ORIG_COLS]; /* kc's row before we bound it */
@@ -132,17 +133,33 @@ xkm_find_col0(const struct keymap *km, KeySym sym)
 	return 0;
 }
 
-/* True if the server's map still has kc bound to sym as pool_write left
- * it (XKB may copy the pair into the group 2 columns). */
+/* True if the server's map still has kc bound to s0 (alone) and s1 (with
+ * Shift; NoSymbol: s0 in both) as pool_write left it (XKB may copy the pair
+ * into the group 2 columns, and reads a pair of one keysym back as one
+ * level). */
 static bool
-still_bound(const struct keymap *km, int kc, KeySym sym)
+still_bound(const struct keymap *km, int kc, KeySym s0, KeySym s1)
 {
-	if (kc < km->min || kc > km->max || xkm_at(km, kc, 0) != sym)
+	if (s1 == NoSymbol)
+		s1 = s0;
+	if (kc < km->min || kc > km->max || xkm_at(km, kc, 0) != s0)
 		return false;
-	for (int c = 1; c < km->per; c++)
-		if (xkm_at(km, kc, c) != sym && xkm_at(km, kc, c) != NoSymbol)
+	if (km->per > 1 && xkm_at(km, kc, 1) != s1 && !(s1 == s0 && xkm_at(km, kc, 1) == NoSymbol))
+		return false;
+	for (int c = 2; c < km->per; c++)
+		if (xkm_at(km, kc, c) != s0 && xkm_at(km, kc, c) != s1 && xkm_at(km, kc, c) != NoSymbol)
 			return false;
 	return true;
+}
+
+/* What the cache holds bound to kc at level lvl, or NoSymbol. */
+static KeySym
+cache_sym(const struct kcache *c, KeyCode kc, int lvl)
+{
+	for (int i = 0; i < c->n; i++)
+		if (c->slot[i].kc == kc && c->slot[i].lvl == lvl)
+			return c->slot[i].sym;
+	return NoSymbol;
 }
 
 static bool
@@ -222,6 +239,33 @@ pool_borrow(struct keymap *km)
 	XFreeModifiermap(mm);
 }
 
+/* The slot of kc at level lvl, or -1. */
+static int
+slot_of(const struct keymap *km, KeyCode kc, int lvl)
+{
+	for (int s = 0; s < km->npool; s++)
+		if (km->pool[s] == kc && km->lvl[s] == lvl)
+			return s;
+	return -1;
+}
+
+/* With a Shift key, every pool keycode also types a second keysym with
+ * Shift held: slots of level 1, after every level 0 one (a keycode's plain
+ * level is taken first). Twice the keysyms before any rebinding. */
+static void
+pool_shifted(struct keymap *km)
+{
+	int n = km->npool;
+
+	if (km->shift == 0)
+		return;
+	for (int s = 0; s < n && km->npool < POOL_MAX; s++)
+		if (km->lvl[s] == 0 && slot_of(km, km->pool[s], 1) < 0) {
+			km->pool[km->npool] = km->pool[s];
+			km->lvl[km->npool++] = 1;
+		}
+}
+
 /* Reads the map, finds Shift and Level3, and builds the pool: the keycodes
  * the cache holds that still carry their binding (blanked in km->syms, so
  * map_find never returns them) plus every keycode with no symbol at all.
@@ -251,7 +295,7 @@ xkm_load(Display *d, struct keymap *km, struct derr *e)
 	for (int i = 0; i < c->n && km->npool < POOL_MAX; i++) {
 		const struct kslot *s = &c->slot[i];
 
-		if (!still_bound(km, s->kc, s->sym))
+		if (!still_bound(km, s->kc, cache_sym(c, s->kc, 0), cache_sym(c, s->kc, 1)))
 			continue;
 		for (int col = 0; col < km->per; col++) {
 			size_t at = (size_t)(s->kc - km->min) * (size_t)km->per + (size_t)col;
@@ -260,6 +304,7 @@ xkm_load(Display *d, struct keymap *km, struct derr *e)
 			km->orig[at] = col < s->norig ? s->orig[col] : NoSymbol;
 		}
 		km->pool[km->npool] = s->kc;
+		km->lvl[km->npool] = s->lvl;
 		km->bound[km->npool] = s->sym;
 		km->used[km->npool] = s->used_ms;
 		km->npool++;
@@ -274,6 +319,7 @@ xkm_load(Display *d, struct keymap *km, struct derr *e)
 			km->pool[km->npool++] = (KeyCode)k;
 	}
 	pool_borrow(km);
+	pool_shifted(km);
 	return 0;
 }
 
@@ -306,6 +352,12 @@ xkm_pool_find(const struct keymap *km, KeySym sym)
 		if (km->bound[s] == sym)
 			return s;
 	return -1;
+}
+
+unsigned
+xkm_pool_need(const struct keymap *km, int slot)
+{
+	return km->lvl[slot] == 1 ? NEED_SHIFT : 0;
 }
 
 /* Binds sym to a pool keycode not used by batch `stamp`: a free one, else
@@ -363,14 +415,26 @@ xkm_pool_write(struct keymap *km)
 	int64_t now = mono_us() / 1000;
 
 	for (int s = 0; s < km->npool; s++) {
+		int s0 = slot_of(km, km->pool[s], 0), s1 = slot_of(km, km->pool[s], 1);
 		KeySym two[2];
 
 		if (!km->dirty[s])
 			continue;
-		two[0] = two[1] = km->bound[s];
+		two[0] = s0 >= 0 ? km->bound[s0] : NoSymbol;
+		two[1] = s1 >= 0 ? km->bound[s1] : NoSymbol;
+		if (two[0] == NoSymbol)
+			two[0] = two[1];
+		if (two[1] == NoSymbol)
+			two[1] = two[0];
 		XChangeKeyboardMapping(km->d, km->pool[s], 2, two, 1);
-		km->dirty[s] = false;
-		km->used[s] = now;      /* in case no key follows (an error) */
+		for (int k = 0; k < 2; k++) {
+			int sk = k == 0 ? s0 : s1;
+
+			if (sk >= 0 && km->dirty[sk]) {
+				km->dirty[sk] = false;
+				km->used[sk] = now;     /* in case no key follows (an error) */
+			}
+		}
 	}
 }
 
@@ -415,6 +479,7 @@ xkm_done(struct keymap *km)
 			if (km->bound[s] == NoSymbol || km->dirty[s])
 				continue;
 			c->slot[c->n].kc = km->pool[s];
+			c->slot[c->n].lvl = km->lvl[s];
 			c->slot[c->n].sym = km->bound[s];
 			c->slot[c->n].used_ms = km->used[s];
 			slot_orig(km, km->pool[s], &c->slot[c->n]);
@@ -447,8 +512,11 @@ cache_restore(Display *d, struct kcache *c)
 		xerr_begin();
 		for (int i = 0; i < c->n; i++) {
 			struct kslot *s = &c->slot[i];   /* XChangeKeyboardMapping takes no const */
+			bool again = false;
 
-			if (!still_bound(&km, s->kc, s->sym))
+			for (int k = 0; k < i; k++)
+				again = again || c->slot[k].kc == s->kc;
+			if (again || !still_bound(&km, s->kc, cache_sym(c, s->kc, 0), cache_sym(c, s->kc, 1)))
 				continue;
 			if (s->norig > 0)
 				XChangeKeyboardMapping(d, s->kc, s->norig, s->orig, 1);
