@@ -12,10 +12,12 @@
  * lookup, so under load (xterm reading late, many events in one read) an
  * earlier key event of that keycode is translated with the new binding
  * (typed text lost or changed bytes, README). No request proves a client
- * has translated its events, so the pool avoids rebinding instead: text
- * with up to ~110 distinct missing keysyms binds each to its own keycode
- * and never rebinds one within a call, nor across calls while the bindings
- * are kept. Past that the least recently used binding is rebound, QUIET_MS
+ * has translated its events, so the pool avoids rebinding instead: every
+ * pool keycode types one keysym alone and one with Shift held (~220 on
+ * Xvfb), and text with up to that many distinct missing keysyms binds each
+ * to its own place and never rebinds one within a call, nor across calls
+ * while the bindings are kept (a keycode rewritten for its other level
+ * keeps this one's keysym, so its queued keys still read the same). Past that the least recently used binding is rebound, QUIET_MS
  * after its last key reached the server (XSync): the one case still timed.
  *
  * Owns: per display, the spare keycodes bound by earlier calls (struct
@@ -268,7 +270,8 @@ pool_shifted(struct keymap *km)
 
 /* Reads the map, finds Shift and Level3, and builds the pool: the keycodes
  * the cache holds that still carry their binding (blanked in km->syms, so
- * map_find never returns them) plus every keycode with no symbol at all.
+ * map_find never returns them), every keycode with no symbol at all, the
+ * borrowable ones (pool_borrow), then each at Shift's level (pool_shifted).
  * Bindings someone else changed since are dropped from the cache. */
 int
 xkm_load(Display *d, struct keymap *km, struct derr *e)
