@@ -4,13 +4,15 @@ consistent snapshot, read while waits resolve. Each round registers a task
 with its own display and creates WAITS waits on it whose condition the
 vision stand-in answers YES at the first look; READERS threads GET each wait
 (and the task's list) over and over until every one has finished, and one
-thread follows GET /api/events and reads a wait back after each of its
-events. Checks, for every reply: a watching wait has no YES verdict and no
-resolved_at; a resolved one has verdict YES and resolved_at; after the last
-event about a wait, GET shows it resolved (the stream never announces what
-GET does not show yet). Prints one JSON line: replies read, bad replies
-(first few), waits, waits whose events never ended in a resolved read."""
-import json, sys, threading, time, urllib.request, urllib.error
+thread follows GET /api/events and has each wait read back after the event
+that announces its end. Checks, for every reply: a watching wait has no YES
+verdict and no resolved_at; a resolved one has verdict YES and resolved_at;
+after the event announcing a wait's end, GET shows it resolved (the stream
+never announces what GET does not show yet). Prints one JSON line: replies
+read, bad replies (first few), waits, waits never seen announced and read
+back resolved, reads that found a wait not resolved after its end was
+announced (first few), ring resets (events missed)."""
+import json, queue, sys, threading, time, urllib.request, urllib.error
 
 url, rounds, nwaits, nreaders = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 stats = {"replies": 0, "bad": 0, "examples": [], "waits": 0, "errors": 0, "unannounced": 0}
@@ -54,31 +56,51 @@ def note(w):
     return w.get("status")
 
 
-# event follower: after each event about a wait, read it back
-last_read = {}      # wait id -> status read after its latest event
+# event follower: the stand-in answers YES at the first look, so a wait's
+# "updated" event is its end; GET after it must show the wait resolved. The
+# reader only queues (a slow reader would fall off the event ring); four
+# threads read the waits back.
+announced, early = set(), []
 stop = threading.Event()
+todo_q = queue.Queue()
 
 
 def follow():
     req = urllib.request.Request(url + "/api/events")
     try:
-        with urllib.request.urlopen(req, timeout=60) as r:
+        with urllib.request.urlopen(req, timeout=120) as r:
             for line in r:
                 if stop.is_set():
                     return
+                if line.startswith(b"event: reset"):
+                    with lock:
+                        stats["resets"] = stats.get("resets", 0) + 1
                 if not line.startswith(b"data: "):
                     continue
                 ev = json.loads(line[6:])
-                if ev.get("type") != "wait" or "ref" not in ev:
-                    continue
-                code, w = call("GET", "/api/waits/" + ev["ref"])
-                if code == 200:
-                    last_read[ev["ref"]] = note(w)
+                if ev.get("type") == "wait" and ev.get("op") == "updated" and "ref" in ev:
+                    todo_q.put(ev["ref"])
     except Exception as e:      # noqa: BLE001 - the stream ends when the test does
         if not stop.is_set():
             sys.stderr.write("events: %s\n" % e)
 
 
+def read_back():
+    while True:
+        wid = todo_q.get()
+        code, w = call("GET", "/api/waits/" + wid)
+        if code == 200:
+            st = note(w)
+            with lock:
+                if st == "resolved":
+                    announced.add(wid)
+                elif len(early) < 5:
+                    early.append("%s: %s after its end was announced" % (wid, st))
+        todo_q.task_done()
+
+
+for _ in range(4):
+    threading.Thread(target=read_back, daemon=True).start()
 follower = threading.Thread(target=follow, daemon=True)
 follower.start()
 time.sleep(0.5)
@@ -130,8 +152,10 @@ for rnd in range(rounds):
     call("PATCH", "/api/tasks/" + tid, {"status": "completed"})
 stats["waits"] = len(all_ids)
 deadline = time.time() + 30
-while time.time() < deadline and any(last_read.get(w) != "resolved" for w in all_ids):
+while time.time() < deadline and any(w not in announced for w in all_ids):
     time.sleep(0.2)
 stop.set()
-stats["unannounced"] = sum(1 for w in all_ids if last_read.get(w) != "resolved")
+with lock:
+    stats["unannounced"] = sum(1 for w in all_ids if w not in announced)
+    stats["early"] = early
 print(json.dumps(stats))
