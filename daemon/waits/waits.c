@@ -258,6 +258,20 @@ check_running(struct derr *e)
 	return 0;
 }
 
+/* mu held: the watching job with this id, or NULL. A job being finished
+ * (done, its outcome not yet written) is waited for until it has left the
+ * table: a change or cancel then answers from its finished row instead of
+ * acting on a wait that has already ended, or returning it as watching. */
+static struct job *
+find_watching_locked(const char *id)
+{
+	struct job *j;
+
+	while ((j = wjob_find(id)) != NULL && j->done && !waits_engine.stopping)
+		pthread_cond_wait(&waits_engine.done_cv, &waits_engine.mu);
+	return j != NULL && !j->done ? j : NULL;
+}
+
 /* waits_create step 1: the arguments, and the task is live. */
 static int
 create_check(const struct wait_new *w, const char *want, struct derr *e)
@@ -414,7 +428,7 @@ waits_update(const char *id, const char *criteria, int timeout_s, const char *no
 		return NULL;
 	pthread_mutex_lock(&waits_engine.mu);
 	rc = check_running(e);
-	j = rc == 0 ? wjob_find(id) : NULL;
+	j = rc == 0 ? find_watching_locked(id) : NULL;
 	if (rc == 0 && j == NULL) {
 		pthread_mutex_unlock(&waits_engine.mu);
 		json_object *row = wstore_row_get(id, e);
@@ -474,7 +488,7 @@ waits_cancel(const char *id, const char *reason, struct derr *e)
 	int r = -1;
 
 	pthread_mutex_lock(&waits_engine.mu);
-	j = waits_engine.started ? wjob_find(id) : NULL;
+	j = waits_engine.started ? find_watching_locked(id) : NULL;
 	if (j != NULL)
 		r = wjob_finish_locked(j, "cancelled", "CANCELLED", reason ? reason : "cancelled by the agent", &o);
 	pthread_mutex_unlock(&waits_engine.mu);

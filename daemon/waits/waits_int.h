@@ -15,6 +15,13 @@
  * a job marked "under mu"; functions named *_locked want it held, the
  * others must not hold it (they take it, or do slow work: SQLite, X11,
  * model calls).
+ *
+ * Snapshots: a reader (GET, the list) lays a job's live fields over its row
+ * only while the job is not done. So a final verdict is set in the same hold
+ * of mu that marks the job done (wstore_judged, tick_settled): until the
+ * outcome's row is committed a reader sees the last progress, after it the
+ * finished row, never a final verdict beside status watching; the event
+ * that announces the finish is published after the commit.
  */
 #ifndef DETM_WAITS_INT_H
 #define DETM_WAITS_INT_H
@@ -131,7 +138,8 @@ struct outcome {
 
 /* waits.c: jobs. */
 void wjob_free(struct job *j);
-/* mu held: the watching job with this id, or NULL. */
+/* mu held: the job in the table with this id (a done one too, until its
+ * finisher has written it and taken it out), or NULL. */
 struct job *wjob_find(const char *id);
 struct job *wjob_new(const char *id, const char *task_id, const char *target, const char *criteria,
     int timeout_s, double poll_s, int64_t created, int64_t deadline, const char *action_id);
@@ -149,6 +157,15 @@ void wjob_finish_end_locked(struct job *j, struct outcome *o);
 void wjob_release_locked(struct job *j);
 /* Finishes j from a thread that does not hold mu. */
 void wstore_finish(struct job *j, const char *status, const char *verdict, const char *reason);
+/* The rest of a finish begun under mu: r and o from wjob_finish_locked
+ * (called in the same hold of mu as whatever set the verdict); writes the
+ * outcome and lets j leave the table. Called without mu; nothing if r < 0. */
+void wstore_finish_rest(struct job *j, int r, struct outcome *o);
+/* Records a judgement (wjudge_record_locked) and, on YES, finishes j
+ * "resolved" in the same hold of mu, so verdict, evidence, done and status
+ * change together for every reader; else writes the progress. Returns true
+ * when j finished (resolved here, or by another finisher before). */
+bool wstore_judged(struct job *j, struct vision_result *vr, bool use_ocr, const char *cause);
 
 /* waits_store.c: the rows. */
 /* mu held: what decided j and how (the verdict_json column), malloc'd. */
@@ -185,8 +202,8 @@ int wjudge_a11y(struct job *j, const char *criteria, struct vision_result *vr, s
  * take it; DERR_UNAVAILABLE, with ready only: the model is not there). */
 int wjudge_pick(const char *want, const char *criteria, bool ready, bool *ocr, char *why, size_t len,
     struct derr *e);
-/* Records a judgement in j (takes mu). */
-void wjudge_record(struct job *j, struct vision_result *vr, bool use_ocr, const char *cause);
+/* mu held: records a judgement in j (wstore_judged is the caller). */
+void wjudge_record_locked(struct job *j, struct vision_result *vr, bool use_ocr, const char *cause);
 /* A worker thread ends: its OCR engine goes. */
 void wjudge_thread_end(void);
 

@@ -351,11 +351,13 @@ wjudge_pick(const char *want, const char *criteria, bool ready, bool *ocr, char 
 	return 0;
 }
 
-/* Records a judgement in j: counters, verdict, what woke it, the model's
- * summary and evidence. A YES whose confidence is under
- * ACU_WAIT_MIN_CONFIDENCE becomes PARTIAL. */
+/* mu held: records a judgement in j: counters, verdict, what woke it, the
+ * model's summary and evidence. A YES whose confidence is under
+ * ACU_WAIT_MIN_CONFIDENCE becomes PARTIAL. The caller finishes a YES in the
+ * same hold of mu (wstore_judged), so no reader sees a verdict its status
+ * does not show yet. */
 void
-wjudge_record(struct job *j, struct vision_result *vr, bool use_ocr, const char *cause)
+wjudge_record_locked(struct job *j, struct vision_result *vr, bool use_ocr, const char *cause)
 {
 	if (!use_ocr && vr->structured && vr->verdict == VISION_YES && vr->confidence >= 0 &&
 	    vr->confidence < waits_engine.min_conf) {
@@ -365,7 +367,6 @@ wjudge_record(struct job *j, struct vision_result *vr, bool use_ocr, const char 
 		snprintf(vr->reason + n, sizeof vr->reason - n, " (resolved, but confidence %.2f is under "
 		    "ACU_WAIT_MIN_CONFIDENCE %.2f)", vr->confidence, waits_engine.min_conf);
 	}
-	pthread_mutex_lock(&waits_engine.mu);
 	j->evaluations++;
 	j->last_frame_ms = now_ms();
 	j->tokens_in += vr->tokens_in;
@@ -376,7 +377,6 @@ wjudge_record(struct job *j, struct vision_result *vr, bool use_ocr, const char 
 	j->confidence = use_ocr ? -1 : vr->confidence;
 	memcpy(j->summary, use_ocr ? "" : vr->summary, use_ocr ? 1 : sizeof j->summary);
 	memcpy(j->evidence, use_ocr ? "" : vr->evidence, use_ocr ? 1 : sizeof j->evidence);
-	pthread_mutex_unlock(&waits_engine.mu);
 }
 
 void

@@ -434,15 +434,11 @@ tick_judge(struct tick *t)
 		j->prev_len = jpeg.len;
 		jpeg.data = NULL;
 	}
-	wjudge_record(j, &vr, t->use_ocr, t->cause);
-	if (vr.verdict == VISION_YES) {
-		wstore_finish(j, "resolved", "YES", vr.reason);
+	if (wstore_judged(j, &vr, t->use_ocr, t->cause))
 		next = -1;
-	} else {
-		wstore_progress_write(j);
+	else
 		next = t->use_ocr ? ocr_no(t, partial, vr.verdict == VISION_PARTIAL) :
 		    next_interval(j, t->now, vr.verdict == VISION_PARTIAL);
-	}
 	xcap_image_free(&jpeg);
 	return next;
 }
@@ -462,12 +458,8 @@ tick_a11y(struct tick *t)
 	}
 	j->fails = 0;
 	j->last_eval_us = t->now;
-	wjudge_record(j, &vr, true, t->cause);
-	if (vr.verdict == VISION_YES) {
-		wstore_finish(j, "resolved", "YES", vr.reason);
+	if (wstore_judged(j, &vr, true, t->cause))
 		return -1;
-	}
-	wstore_progress_write(j);
 	return j->poll_s > 0 ? (int64_t)(j->poll_s * 1e6) : A11Y_POLL_US;
 }
 
@@ -481,7 +473,10 @@ static int64_t
 tick_settled(struct tick *t, int ms)
 {
 	struct job *j = t->j;
+	struct outcome o;
 	int64_t last, next;
+	int r = -1;
+	bool yes;
 
 	if ((next = tick_lease(t)) != GO_ON)
 		return next;
@@ -496,17 +491,21 @@ tick_settled(struct tick *t, int ms)
 	j->damage_seen = t->l.damage_seq;
 	j->damage_valid = true;
 	display_unlease(&t->l);
+	/* The verdict and the finish in one hold of mu (waits_int.h: snapshots). */
 	pthread_mutex_lock(&waits_engine.mu);
 	last = j->dmg_last_us > j->last_change_us ? j->dmg_last_us : j->last_change_us;
+	yes = t->now - last >= ms * 1000LL;
 	j->evaluations++;
 	j->last_frame_ms = now_ms();
-	snprintf(j->verdict, sizeof j->verdict, "%s", t->now - last >= ms * 1000LL ? "YES" : "NO");
+	snprintf(j->verdict, sizeof j->verdict, "%s", yes ? "YES" : "NO");
 	snprintf(j->reason, sizeof j->reason, "the display last drew %lld ms ago (settled needs %d ms)",
 	    (long long)((t->now - last) / 1000), ms);
 	snprintf(t->reason, sizeof t->reason, "nothing drew on the display for %d ms", ms);
+	if (yes)
+		r = wjob_finish_locked(j, "resolved", "YES", t->reason, &o);
 	pthread_mutex_unlock(&waits_engine.mu);
-	if (t->now - last >= ms * 1000LL) {
-		wstore_finish(j, "resolved", "YES", t->reason);
+	if (yes) {
+		wstore_finish_rest(j, r, &o);
 		return -1;
 	}
 	return last + ms * 1000LL - t->now;

@@ -385,12 +385,43 @@ wstore_finish(struct job *j, const char *status, const char *verdict, const char
 	pthread_mutex_lock(&waits_engine.mu);
 	r = wjob_finish_locked(j, status, verdict, reason, &o);
 	pthread_mutex_unlock(&waits_engine.mu);
+	wstore_finish_rest(j, r, &o);
+}
+
+/* The rest of a finish begun under mu (r, o from wjob_finish_locked): the
+ * outcome's write, then j leaves the table. No lock held. */
+void
+wstore_finish_rest(struct job *j, int r, struct outcome *o)
+{
 	if (r < 0)
 		return;
-	wstore_outcome_write(&o);
+	wstore_outcome_write(o);
 	pthread_mutex_lock(&waits_engine.mu);
-	wjob_finish_end_locked(j, &o);
+	wjob_finish_end_locked(j, o);
 	pthread_mutex_unlock(&waits_engine.mu);
+}
+
+/* A judgement: recorded, and a YES finishes j in the same hold of mu (a
+ * reader never sees the verdict before the job is done); a NO or PARTIAL
+ * reaches the row as progress. True when j is finished. */
+bool
+wstore_judged(struct job *j, struct vision_result *vr, bool use_ocr, const char *cause)
+{
+	struct outcome o;
+	int r = -1;
+	bool finished;
+
+	pthread_mutex_lock(&waits_engine.mu);
+	wjudge_record_locked(j, vr, use_ocr, cause);
+	finished = vr->verdict == VISION_YES || j->done;
+	if (vr->verdict == VISION_YES)
+		r = wjob_finish_locked(j, "resolved", "YES", vr->reason, &o);
+	pthread_mutex_unlock(&waits_engine.mu);
+	if (finished)
+		wstore_finish_rest(j, r, &o);
+	else
+		wstore_progress_write(j);
+	return finished;
 }
 
 /* After a judgement that did not end the wait: the counters reach the row,

@@ -18,9 +18,10 @@
  * Keyboard: text and key names become keysyms. A keysym already in the
  * keyboard map is sent as its keycode, with Shift and/or ISO_Level3_Shift
  * held as its column needs. Any other keysym is sent by binding it to a
- * spare keycode (NoSymbol in every column). Those bindings are kept per
+ * spare keycode (NoSymbol in every column, or one borrowed that carries
+ * only vendor keysyms: xinput_keymap.c). Those bindings are kept per
  * Display for later calls (xinput_keymap.c's cache) until xinput_idle or
- * xinput_forget puts them back to NoSymbol.
+ * xinput_forget puts them back as they were.
  *
  * Invariants:
  *  - every key and button this module presses is released in the same call

@@ -203,8 +203,12 @@ xinput_type(Display *d, const char *s, size_t len, size_t *sent, struct derr *e)
 			KeyCode kc;
 			unsigned need = 0;
 
-			if (!xkm_find(&km, syms[i], &kc, &need))
-				kc = km.pool[xkm_pool_find(&km, syms[i])];
+			if (!xkm_find(&km, syms[i], &kc, &need)) {
+				int slot = xkm_pool_find(&km, syms[i]);
+
+				kc = km.pool[slot];
+				need = xkm_pool_need(&km, slot);
+			}
 			xkm_tap(&km, kc, need);
 		}
 		if (xerr_end(d, e, "type") != 0)
@@ -495,6 +499,7 @@ keys_resolve(struct keymap *km, XModifierKeymap *mm, const struct chord *chords,
 				    km->npool);
 			km->stamp[slot] = 1;
 			r->kc = km->pool[slot];
+			r->need = xkm_pool_need(km, slot);
 		}
 	xkm_pool_write(km);
 	return 0;

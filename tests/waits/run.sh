@@ -8,7 +8,8 @@
 #   cancels; restart mid-wait resumes; an expired wait is timed out at
 #   start; two waits on two displays are independent; every backend through
 #   the daemon; a failing backend fails the wait; passthrough; bad input;
-#   parallel churn of create/cancel/update/task end/delete.
+#   parallel churn of create/cancel/update/task end/delete; every reply about
+#   a wait read while it resolves is one consistent snapshot.
 #
 # Prints "N passed, N failed".
 set -u
@@ -207,6 +208,22 @@ check "churn: no 5xx and no failed request" jq -e '."5xx" == 0 and .errors == 0'
 check "churn: no wait is left watching" jq -e '.watching == 0' "$tmp/churn.json"
 api GET /api/health >/dev/null
 expect "churn: detmd answers health after it" 200 '.status == "ok"'
+
+# ---- a wait read while it resolves is one snapshot: a GET once said the
+# text "is on the screen" (verdict and detail recorded) with status still
+# watching (the finish not yet written). Many waits resolve at the first
+# look while readers GET them and their list, and each is read back after
+# the event on /api/events that announces its end ----
+# (On the old code this caught the half-finished wait in about one run in
+# three or four under two busy loops: the window is a few instructions.)
+daemon_stop
+start || bad "start (consistent)"
+stub_script '{"rules":[{"contains":"consistency","answer":"YES: consistency seen"}]}'
+tests/waits/consistent.py "$DETM_URL" 10 40 10 >"$tmp/consistent.json" 2>"$tmp/consistent.err"
+check "consistent: every reply read while waits resolve is one snapshot ($(jq -c '{replies,bad,examples,waits,errors}' "$tmp/consistent.json"))" \
+	jq -e '.bad == 0 and .errors == 0 and .waits == 400 and .replies > .waits' "$tmp/consistent.json"
+check "consistent: after the event announcing a wait's end, GET shows it resolved ($(jq -c '{unannounced,early,resets}' "$tmp/consistent.json"))" \
+	jq -e '(.early | length) == 0 and (.unannounced == 0 or (.resets // 0) > 0)' "$tmp/consistent.json"
 
 # ---- issue 20: drawing wakes the check; text conditions are read by OCR
 # whatever the model backend; a model's FINAL_JSON verdict ----

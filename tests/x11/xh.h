@@ -44,5 +44,6 @@ extern const struct harness_test capture_tests[];
 extern const struct harness_test ocr_tests[];
 extern const struct harness_test typing_tests[];
 extern const struct harness_test lease_tests[];
+extern const struct harness_test typing_load_tests[];
 
 #endif
