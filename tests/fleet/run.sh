@@ -329,7 +329,7 @@ PODS_PID[D]=$! URL[D]="http://127.0.0.5:$PORT"
 wait_for 30 curl -fs -o /dev/null "${URL[D]}/livez" || bad "pod D starts" "$(cat "$dd/stdout.log")"
 code=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 25 "${H[@]}" "${URL[D]}/api/fleet/tasks?status=all")
 check "D's fleet list with 6 hung peers: answered before 25 s, the 6 named unreachable, B's task listed ($code)" \
-	jq -e '(.unreachable | length) == 6 and ([.tasks[].task_id] | index("'"$t1"'") != null)' "$tmp/resp"
+	quiet jq -e '(.unreachable | length) == 6 and ([.tasks[].task_id] | index("'"$t1"'") != null)' "$tmp/resp"
 code=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 25 "${H[@]}" "${URL[D]}/api/tasks/$t1")
 check "B's task asked on D with 6 hung peers: forwarded, before 25 s ($code)" \
 	sh -c "[ '$code' = 200 ] && jq -e '.name == \"fleet 1\"' '$tmp/resp' >/dev/null"
