@@ -279,19 +279,14 @@ do_req(const struct httpc_req *rq, const char *raw, size_t raw_len, struct httpc
 		body = json_object_to_json_string_ext(rq->body,
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 		body_len = strlen(body);
-		if (body_len > HTTPC_MAX_REQUEST) {
-			snprintf(rs->error, sizeof rs->error, "request body of %zu bytes is over the %d byte cap",
-			    body_len, HTTPC_MAX_REQUEST);
-			return HTTPC_ETOOBIG;
-		}
 	} else if (raw != NULL) {
 		body = raw;
 		body_len = raw_len;
-		if (body_len > HTTPC_MAX_REQUEST) {
-			snprintf(rs->error, sizeof rs->error, "request body of %zu bytes is over the %d byte cap",
-			    body_len, HTTPC_MAX_REQUEST);
-			return HTTPC_ETOOBIG;
-		}
+	}
+	if (body_len > HTTPC_MAX_REQUEST) {
+		snprintf(rs->error, sizeof rs->error, "request body of %zu bytes is over the %d byte cap",
+		    body_len, HTTPC_MAX_REQUEST);
+		return HTTPC_ETOOBIG;
 	}
 	if (meter != NULL && (call = meter->begin(rq, rs->error, sizeof rs->error, &refused), refused))
 		return HTTPC_EREFUSED;
