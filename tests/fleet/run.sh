@@ -310,9 +310,10 @@ at A GET "/api/tasks/$t2"
 expect "  the twin gone: A forwards to B again" 200 '.name == "fleet 2"'
 
 # ---- a pod whose peers hang: asked at once, one timeout for all ----
-# D lists A, B and 6 peers that accept and never answer (each costs the 5 s
-# peer timeout): asked one after another that is 30 s, at once 5 s; curl
-# gives up at 25 s (a bound with 20 s to spare, not a measurement).
+# D lists 6 peers that accept and never answer (each costs the 5 s peer
+# timeout), then A and B: asked one after another that is 30 s or more, at
+# once 5 s; curl gives up at 25 s (a bound with 20 s to spare, not a
+# measurement).
 python3 -c '
 import socket, sys, time
 ss = []
@@ -324,15 +325,15 @@ holes=$!
 wait_for 10 test -s "$tmp/holes"
 dd=$(mktemp -d /tmp/detm-test.XXXXXX); dirs+=("$dd")
 ACU_TOKEN=$TOK "$DETM_BIN/detmd" --listen 127.0.0.5 --port "$PORT" --data-dir "$dd" --max-displays 1 \
-	--peers "${URL[A]},${URL[B]},$(cat "$tmp/holes")" >>"$dd/stdout.log" 2>&1 &
+	--peers "$(cat "$tmp/holes"),${URL[A]},${URL[B]}" >>"$dd/stdout.log" 2>&1 &
 PODS_PID[D]=$! URL[D]="http://127.0.0.5:$PORT"
 wait_for 30 curl -fs -o /dev/null "${URL[D]}/livez" || bad "pod D starts" "$(cat "$dd/stdout.log")"
+code=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 25 "${H[@]}" "${URL[D]}/api/tasks/$t1")
+check "B's task asked on D with 6 hung peers listed first (D has not seen the id): forwarded, before 25 s ($code)" \
+	sh -c "[ '$code' = 200 ] && jq -e '.name == \"fleet 1\"' '$tmp/resp' >/dev/null"
 code=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 25 "${H[@]}" "${URL[D]}/api/fleet/tasks?status=all")
 check "D's fleet list with 6 hung peers: answered before 25 s, the 6 named unreachable, B's task listed ($code)" \
 	quiet jq -e '(.unreachable | length) == 6 and ([.tasks[].task_id] | index("'"$t1"'") != null)' "$tmp/resp"
-code=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 25 "${H[@]}" "${URL[D]}/api/tasks/$t1")
-check "B's task asked on D with 6 hung peers: forwarded, before 25 s ($code)" \
-	sh -c "[ '$code' = 200 ] && jq -e '.name == \"fleet 1\"' '$tmp/resp' >/dev/null"
 code=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 25 "${H[@]}" "${URL[D]}/api/tasks/abcdef02")
 check "an id no pod has, asked on D: 503 naming the 6 that did not answer, before 25 s ($code)" \
 	sh -c "[ '$code' = 503 ] && [ \"\$(jq -r .error.message '$tmp/resp' | grep -o 'http://127.0.0.1:[0-9]*' | sort -u | wc -l)\" = 6 ]"
