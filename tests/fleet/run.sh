@@ -19,13 +19,21 @@
 #              task of C read and written through A (forwarded with A's
 #              token, a file name escaped again); the dashboard's cookie
 #              works for it; C's frame.jpg and live MJPEG streamed through
-#              A; a raw-bytes upload through A is 501 naming C
+#              A; a raw-bytes upload through A lands on C byte for byte
 #   dashboard  A's /dashboard in headless chromium (tests/dashboard/fleet.mjs):
 #              every pod's tasks with their pod, C's task opened and a
 #              message posted on it through A, its live view shown
 #   drain      B drained while an agent logs actions on B's task through
 #              A: a new task goes elsewhere, every acknowledged action is
 #              on B (none lost)
+#   takeover   C's task taken over, driven (input) and released through A with
+#              A's dashboard cookie
+#   collision  B's task id inserted on C too (sqlite3): 409 conflict naming B and
+#              C on A (nothing stored), in A's fleet list's collisions, a
+#              "conflict" tool error from a fresh detm-mcp
+#   hung       a fourth detmd D whose peers are 6 sockets that never answer
+#              (then A, B): its list, a lookup and a 503 in one timeout; a
+#              detm-mcp's task_list over the 6 and B likewise
 #   stop       C stopped (SIGSTOP): task_list names it after its 10 s
 #   kill -9    C killed: its task is a tool error "unavailable" naming C,
 #              through MCP and through A (503); task_list names C in
@@ -337,6 +345,15 @@ check "D's fleet list with 6 hung peers: answered before 25 s, the 6 named unrea
 code=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 25 "${H[@]}" "${URL[D]}/api/tasks/abcdef02")
 check "an id no pod has, asked on D: 503 naming the 6 that did not answer, before 25 s ($code)" \
 	sh -c "[ '$code' = 503 ] && [ \"\$(jq -r .error.message '$tmp/resp' | grep -o 'http://127.0.0.1:[0-9]*' | sort -u | wc -l)\" = 6 ]"
+# detm-mcp over the 6 hung peers and B: task_list asked at once (10 s each
+# part; one after another that is 60 s); fresh's client waits 30 s
+PEERS_KEEP=$PEERS RESOLVE_KEEP=("${RESOLVE[@]}")
+PEERS="$(cat "$tmp/holes"),${URL[B]}" RESOLVE=()
+fresh task_list '{}'
+PEERS=$PEERS_KEEP RESOLVE=("${RESOLVE_KEEP[@]}")
+check "detm-mcp's task_list over 6 hung detmds and B: answered within its client's 30 s, the 6 named unreachable, B's task listed" \
+	quiet jq -se '.[] | select(.id == 1) | .result.structuredContent | (.unreachable | length) == 6 and
+		([.tasks[].task_id] | index("'"$t1"'") != null)' "$tmp/fresh"
 kill "$holes"; kill -TERM "${PODS_PID[D]}"; wait "${PODS_PID[D]}" 2>/dev/null; unset 'PODS_PID[D]'
 
 # ---- C hangs (SIGSTOP): named, not waited for forever ----
