@@ -6,11 +6,11 @@
  */
 #include "merge.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fanout.h"
 #include "peerlist.h"
 #include "result.h"
 #include "route.h"
@@ -25,8 +25,6 @@ struct part {
 	struct json_object *args;       /* owned copy */
 	struct forward_ctl ctl;
 	struct json_object *res;        /* NULL: cancelled */
-	pthread_t th;
-	bool started;
 };
 
 static void *
@@ -36,26 +34,6 @@ part_run(void *arg)
 
 	p->res = forward_call(p->fw, p->t, p->args, &p->ctl);
 	return NULL;
-}
-
-/* Asks every detmd at once (n <= PEERLIST_MAX threads; a part whose
- * thread does not start runs on this one): a hung detmd costs one
- * MERGE_TIMEOUT_S, not one per hung detmd. */
-static void
-ask_all(struct part *p, int n)
-{
-	pthread_attr_t at;
-
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 512u * 1024u);
-	for (int i = 0; i < n; i++)
-		p[i].started = pthread_create(&p[i].th, &at, part_run, &p[i]) == 0;
-	pthread_attr_destroy(&at);
-	for (int i = 0; i < n; i++)
-		if (p[i].started)
-			pthread_join(p[i].th, NULL);
-		else
-			part_run(&p[i]);
 }
 
 static const char *
@@ -126,7 +104,7 @@ merge_call(struct forward *const *fws, int n, const struct tool *t, struct json_
 		p[i].args = json_object_deep_copy(args, &copy, NULL) == 0 ? copy : json_object_new_object();
 		p[i].ctl = (struct forward_ctl){ .cancel = ctl->cancel, .timeout_s = MERGE_TIMEOUT_S };
 	}
-	ask_all(p, n);
+	fanout_run(p, (size_t)n, sizeof *p, part_run);	/* hung detmds cost one MERGE_TIMEOUT_S */
 	for (int i = 0; i < n; i++) {
 		struct json_object *res = p[i].res, *sc, *d;
 

@@ -59,6 +59,7 @@
 #include "lim.h"
 #include "core/util.h"
 #include "desktop/live.h"
+#include "fanout.h"
 #include "peerlist.h"
 
 #define FLEET_TIMEOUT_MS 5000L          /* a peer's list, an ownership probe */
@@ -130,8 +131,6 @@ struct ask {
 	long status;                    /* 0: no answer (why in err) */
 	json_object *rep;               /* owned; NULL when not JSON */
 	char err[256];
-	pthread_t th;
-	bool started;
 };
 
 static void *
@@ -141,25 +140,6 @@ ask_run(void *arg)
 
 	httpc_get_json(a->u, a->hdrs, FLEET_TIMEOUT_MS, &a->status, &a->rep, a->err, sizeof a->err);
 	return NULL;
-}
-
-/* Runs the n (<= PEERLIST_MAX) asks at once and waits for all of them;
- * an ask whose thread cannot start runs on the caller's. */
-static void
-ask_all(struct ask *a, int n)
-{
-	pthread_attr_t at;
-
-	pthread_attr_init(&at);
-	pthread_attr_setstacksize(&at, 256u * 1024u);
-	for (int i = 0; i < n; i++)
-		a[i].started = pthread_create(&a[i].th, &at, ask_run, &a[i]) == 0;
-	pthread_attr_destroy(&at);
-	for (int i = 0; i < n; i++)
-		if (a[i].started)
-			pthread_join(a[i].th, NULL);
-		else
-			ask_run(&a[i]);
 }
 
 static void
@@ -314,7 +294,7 @@ api_fleet_tasks(struct req *r, struct derr *e)
 			a[i].hdrs = hdrs;
 			ask_url(r, &a[i], pl.url[i]);
 		}
-		ask_all(a, pl.n);
+		fanout_run(a, (size_t)pl.n, sizeof *a, ask_run);
 		for (int i = 0; i < pl.n; i++)
 			fleet_take(&a[i], all, pods, down);
 		ask_free(a, pl.n);
@@ -630,7 +610,7 @@ fleet_owners(const struct peerlist *pl, const char *self, const char *probe, con
 		snprintf(a[n].u, sizeof a[n].u, "%s%s", pl->url[i], probe);
 		n++;
 	}
-	ask_all(a, n);
+	fanout_run(a, (size_t)n, sizeof *a, ask_run);
 	for (int i = 0; i < n; i++) {
 		if (a[i].status == 200) {
 			for (int k = 0; k < pl->n; k++)
