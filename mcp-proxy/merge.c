@@ -10,11 +10,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fanout.h"
 #include "peerlist.h"
 #include "result.h"
 #include "route.h"
 
 #define MERGE_TIMEOUT_S 10L     /* one detmd's part of a merged list */
+
+/* One detmd's part, asked on a thread of its own with its own copy of the
+ * arguments and of the steering (no progress: it is the caller thread's). */
+struct part {
+	struct forward *fw;
+	const struct tool *t;
+	struct json_object *args;       /* owned copy */
+	struct forward_ctl ctl;
+	struct json_object *res;        /* NULL: cancelled */
+};
+
+static void *
+part_run(void *arg)
+{
+	struct part *p = arg;
+
+	p->res = forward_call(p->fw, p->t, p->args, &p->ctl);
+	return NULL;
+}
 
 static const char *
 list_key(const struct tool *t)
@@ -71,16 +91,28 @@ merge_call(struct forward *const *fws, int n, const struct tool *t, struct json_
 	long long limit = 0;
 	int ok = 0;
 
-	/* the detmds are asked one after the other: a hung one costs this much */
-	ctl->timeout_s = MERGE_TIMEOUT_S;
+	struct part *p = calloc((size_t)n, sizeof *p);
+	bool cancelled = false;
 
+	if (p == NULL)
+		abort();
 	for (int i = 0; i < n; i++) {
-		struct json_object *res = forward_call(fws[i], t, args, ctl), *sc, *d;
+		struct json_object *copy = NULL;
 
-		if (res == NULL) {              /* cancelled */
-			json_object_put(all);
-			json_object_put(down);
-			return NULL;
+		p[i].fw = fws[i];
+		p[i].t = t;
+		p[i].args = json_object_deep_copy(args, &copy, NULL) == 0 ? copy : json_object_new_object();
+		p[i].ctl = (struct forward_ctl){ .cancel = ctl->cancel, .timeout_s = MERGE_TIMEOUT_S };
+	}
+	fanout_run(p, (size_t)n, sizeof *p, part_run);	/* hung detmds cost one MERGE_TIMEOUT_S */
+	for (int i = 0; i < n; i++) {
+		struct json_object *res = p[i].res, *sc, *d;
+
+		json_object_put(p[i].args);
+		if (res == NULL || cancelled) { /* cancelled */
+			cancelled = true;
+			json_object_put(res);
+			continue;
 		}
 		if (json_object_object_get_ex(res, "isError", NULL) ||
 		    !json_object_object_get_ex(res, "structuredContent", &sc)) {
@@ -97,7 +129,12 @@ merge_call(struct forward *const *fws, int n, const struct tool *t, struct json_
 		}
 		json_object_put(res);
 	}
-	ctl->timeout_s = 0;
+	free(p);
+	if (cancelled) {
+		json_object_put(all);
+		json_object_put(down);
+		return NULL;
+	}
 	if (ok == 0) {
 		json_object_put(all);
 		json_object_put(down);

@@ -9,8 +9,9 @@
  * that fails (unreachable, an error) is named in "unreachable" ([{detmd,
  * error}]) and in the text, never silently dropped; "detmds" counts those
  * asked. Every detmd failing is a tool error naming each.
- * Detmds are asked one after the other, each for at most 10 s (a hung one
- * delays the list by that much, then is named).
+ * Detmds are asked at once (one thread each, at most PEERLIST_MAX), each
+ * for at most 10 s: a hung one, or several, delay the list by that much,
+ * then are named.
  * Does not: page across detmds (each is asked for up to limit).
  */
 #ifndef DETM_MCP_MERGE_H

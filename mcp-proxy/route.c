@@ -80,14 +80,16 @@ choose_free(struct forward *const *fws, int n, char *err, size_t errlen)
 	return best;
 }
 
-/* The detmd that has id (GET prefix + id answers 200), or -1 with err. */
+/* The detmd that has id (GET prefix + id answers 200), or -1 with err:
+ * every detmd is asked (not only until the first 200), so an id two
+ * detmds drew alike is a "conflict" error naming both, not a guess. */
 static int
 find_owner(struct forward *const *fws, int n, const char *id, const char *prefix, char *err,
            size_t errlen)
 {
-	char path[64], down[600] = "";
-	size_t o = 0;
-	int idx = cached(fws, n, id);
+	char path[64], down[600] = "", have[600] = "";
+	size_t o = 0, h = 0;
+	int idx = cached(fws, n, id), found = -1, nfound = 0;
 
 	if (idx >= 0)
 		return idx;
@@ -96,11 +98,22 @@ find_owner(struct forward *const *fws, int n, const char *id, const char *prefix
 		long st = forward_probe(fws[i], path, ROUTE_PROBE_S, NULL);
 
 		if (st == 200) {
-			route_remember(id, forward_base(fws[i]));
-			return i;
-		}
-		if (st != 404 && o < sizeof down)
+			found = i;
+			nfound++;
+			if (h < sizeof have)
+				h += (size_t)snprintf(have + h, sizeof have - h, "%s%s", h ? ", " : "",
+				                      forward_base(fws[i]));
+		} else if (st != 404 && o < sizeof down)
 			o += (size_t)snprintf(down + o, sizeof down - o, "%s%s", o ? ", " : "", forward_base(fws[i]));
+	}
+	if (nfound > 1) {
+		snprintf(err, errlen, "conflict: %s is on %d detmds (%s): task ids are random per detmd and "
+		         "two drew the same; call the one you mean with --url set to it alone", id, nfound, have);
+		return -1;
+	}
+	if (found >= 0) {
+		route_remember(id, forward_base(fws[found]));
+		return found;
 	}
 	if (o == 0)
 		return 0;       /* nobody has it: the first detmd says not_found */

@@ -13,7 +13,9 @@
  *                     it: route_remember), else GET /api/tasks/{id}
  *                     (/api/waits/, /api/gui/agent/, /api/record/) on each,
  *                     with X-Detm-Forwarded: 1 (a detmd with --peers would
- *                     answer for its peers' ids too); an id
+ *                     answer for its peers' ids too), every detmd asked:
+ *                     an id two or more have is a tool error "conflict"
+ *                     naming them (ids are random per detmd); an id
  *                     no reachable detmd has while some did not answer is
  *                     a tool error naming them ("unavailable"), else the
  *                     first detmd answers (its own not_found)

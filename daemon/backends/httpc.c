@@ -256,8 +256,8 @@ httpc_set_meter(const struct httpc_meter *m)
 	atomic_store(&httpc_meter, m);
 }
 
-int
-httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
+static int
+do_req(const struct httpc_req *rq, const char *raw, size_t raw_len, struct httpc_resp *rs)
 {
 	struct sink s;
 	struct curl_slist *hl = NULL;
@@ -279,11 +279,14 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 		body = json_object_to_json_string_ext(rq->body,
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 		body_len = strlen(body);
-		if (body_len > HTTPC_MAX_REQUEST) {
-			snprintf(rs->error, sizeof rs->error, "request body of %zu bytes is over the %d byte cap",
-			    body_len, HTTPC_MAX_REQUEST);
-			return HTTPC_ETOOBIG;
-		}
+	} else if (raw != NULL) {
+		body = raw;
+		body_len = raw_len;
+	}
+	if (body_len > HTTPC_MAX_REQUEST) {
+		snprintf(rs->error, sizeof rs->error, "request body of %zu bytes is over the %d byte cap",
+		    body_len, HTTPC_MAX_REQUEST);
+		return HTTPC_ETOOBIG;
 	}
 	if (meter != NULL && (call = meter->begin(rq, rs->error, sizeof rs->error, &refused), refused))
 		return HTTPC_EREFUSED;
@@ -296,7 +299,7 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 	s.overflow = false;
 	s.retry_after_ms = -1;
 
-	if (body != NULL)
+	if (rq->body != NULL)
 		hl = curl_slist_append(hl, "Content-Type: application/json");
 	hl = curl_slist_append(hl, "Accept: application/json");
 	hl = curl_slist_append(hl, "Expect:");       /* no 100-continue round trip */
@@ -332,6 +335,21 @@ httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
 	if (call != NULL)
 		meter->end(call, ret, rs);
 	return ret;
+}
+
+int
+httpc_do(const struct httpc_req *rq, struct httpc_resp *rs)
+{
+	return do_req(rq, NULL, 0, rs);
+}
+
+int
+httpc_do_bytes(const struct httpc_req *rq, const void *raw, size_t raw_len, struct httpc_resp *rs)
+{
+	struct httpc_req r = *rq;
+
+	r.body = NULL;
+	return do_req(&r, raw != NULL ? raw : "", raw_len, rs);
 }
 
 void

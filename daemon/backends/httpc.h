@@ -74,6 +74,9 @@ void httpc_global_cleanup(void);
  * or an enum httpc_fail value with rs->error filled. Always free rs with
  * httpc_resp_free, whatever the result. */
 int httpc_do(const struct httpc_req *rq, struct httpc_resp *rs);
+/* As httpc_do, with raw_len bytes at raw (borrowed; not NULL) as the body
+ * instead of rq->body; rq->headers give their Content-Type. */
+int httpc_do_bytes(const struct httpc_req *rq, const void *raw, size_t raw_len, struct httpc_resp *rs);
 void httpc_resp_free(struct httpc_resp *rs);
 
 /* Convenience forms. Return as httpc_do; *status is the HTTP status (0 on

@@ -7,18 +7,27 @@
  *                          newest first; each task says its "pod" (host
  *                          name) and "detmd" (the URL it was read from,
  *                          "self" for this one); "pods" lists each detmd
- *                          asked, "unreachable" each that did not answer.
+ *                          asked, "unreachable" each that did not answer,
+ *                          "collisions" each task id more than one holds.
+ *                          The peers are asked at once (one thread each,
+ *                          at most PEERLIST_MAX): a hung peer costs one
+ *                          FLEET_TIMEOUT_MS, not one per peer.
  *                          ?local=1 (what peers ask each other) is this
  *                          detmd's part only, with its instance id, so a
  *                          peer list that includes this detmd (a headless
  *                          Service lists every pod) does not count it twice.
  *   forwarding             a request on /api/tasks/{id}/..., /api/waits/{id},
  *                          /api/record/{id}, /api/gui/agent/{id} that this
- *                          detmd answers 404 not_found is sent to the peers
- *                          (the id's last owner first) with this detmd's
- *                          token and X-Detm-Forwarded; the first answer
- *                          that is not a 404 is the reply. A forwarded
- *                          request is never forwarded again (no loops).
+ *                          detmd answers 404 not_found: every peer is asked
+ *                          at once whether it has the id (GET /api/tasks/{id}
+ *                          etc. with X-Detm-Forwarded); exactly one has it:
+ *                          the request goes to it with this detmd's token
+ *                          and X-Detm-Forwarded (JSON and raw-byte bodies as
+ *                          they came, capped at HTTPC_MAX_REQUEST); two or
+ *                          more: 409 conflict naming them (ids are random
+ *                          per detmd; nothing picks one); none while some
+ *                          did not answer: 503 naming those; none: 404.
+ *                          A forwarded request is never forwarded again.
  *                          A GET whose reply is bytes (live.mjpeg, frame.jpg,
  *                          videos, exports, raw files) is streamed through:
  *                          httpc_stream on a pipe job, the reply its pipe.
@@ -27,9 +36,10 @@
  * scoped to the pod it was opened on, and a browser drops Authorization on
  * a cross-origin redirect; pod addresses are often not reachable from the
  * operator's browser at all. So the pod that was asked asks its peer.
- * Not forwarded: bodies sent as raw bytes (ROUTE_RAW uploads): 501 naming
- * the pod that has the id. Asking a peer blocks, so it happens only on a
- * side worker (http_reply_or_peer moves a request there).
+ * Not detected: an id this detmd holds itself and a peer holds too (this
+ * detmd answers for its own; the fleet list names it in "collisions"), or
+ * one a peer that did not answer holds too. Asking a peer blocks, so it
+ * happens only on a side worker (http_reply_or_peer moves a request there).
  * Invariant: an id goes into a peer URL only as 8 lowercase hex digits.
  */
 #include <microhttpd.h>
@@ -49,6 +59,7 @@
 #include "lim.h"
 #include "core/util.h"
 #include "desktop/live.h"
+#include "fanout.h"
 #include "peerlist.h"
 
 #define FLEET_TIMEOUT_MS 5000L          /* a peer's list, an ownership probe */
@@ -108,6 +119,36 @@ fleet_peers(struct req *r, struct peerlist *out)
 	return out->n > 0;
 }
 
+/* ---- asking every peer at once ---- */
+
+/* One GET to one peer, on a thread of its own: a hung peer costs one
+ * FLEET_TIMEOUT_MS for the whole fan-out, not one per peer. The reply is
+ * capped by httpc (HTTPC_MAX_REPLY). */
+struct ask {
+	const char *peer;               /* the peer's base URL (the caller's list) */
+	char u[PEERLIST_URL + 200];     /* what is asked */
+	const char *const *hdrs;
+	long status;                    /* 0: no answer (why in err) */
+	json_object *rep;               /* owned; NULL when not JSON */
+	char err[256];
+};
+
+static void *
+ask_run(void *arg)
+{
+	struct ask *a = arg;
+
+	httpc_get_json(a->u, a->hdrs, FLEET_TIMEOUT_MS, &a->status, &a->rep, a->err, sizeof a->err);
+	return NULL;
+}
+
+static void
+ask_free(struct ask *a, int n)
+{
+	for (int i = 0; i < n; i++)
+		json_object_put(a[i].rep);
+}
+
 /* ---- the merged task list ---- */
 
 static void
@@ -130,51 +171,90 @@ sget(json_object *o, const char *k)
 	    json_object_get_string(v) : "";
 }
 
-/* One peer's part into all/pods/down; false when it is this detmd. */
-static bool
-fleet_ask(struct req *r, const char *url, const char *const *hdrs, json_object *all,
-    json_object *pods, json_object *down)
+static int
+task_id_cmp(const void *a, const void *b)
 {
-	char u[PEERLIST_URL + 160], err[256];
-	const char *st = req_query(r, "status"), *lim = req_query(r, "limit");
-	json_object *rep = NULL, *tasks, *p;
-	long status = 0;
-	bool other = true;
+	return strcmp(sget(*(json_object *const *)a, "task_id"), sget(*(json_object *const *)b, "task_id"));
+}
 
-	snprintf(u, sizeof u, "%s/api/fleet/tasks?local=1%s%.20s%s%.8s", url,
+/* The peer's query: ?local=1 and the caller's status/limit when they are
+ * plain words/digits. */
+static void
+ask_url(struct req *r, struct ask *a, const char *url)
+{
+	const char *st = req_query(r, "status"), *lim = req_query(r, "limit");
+
+	snprintf(a->u, sizeof a->u, "%s/api/fleet/tasks?local=1%s%.20s%s%.8s", url,
 	    st != NULL && st[0] != '\0' && strspn(st, "abcdefghijklmnopqrstuvwxyz_") == strlen(st) ? "&status=" : "",
 	    st != NULL && strspn(st, "abcdefghijklmnopqrstuvwxyz_") == strlen(st) ? st : "",
 	    lim != NULL && lim[0] != '\0' && strspn(lim, "0123456789") == strlen(lim) ? "&limit=" : "",
 	    lim != NULL && strspn(lim, "0123456789") == strlen(lim) ? lim : "");
-	httpc_get_json(u, hdrs, FLEET_TIMEOUT_MS, &status, &rep, err, sizeof err);
-	if (status == 200 && json_object_object_get_ex(rep, "tasks", &tasks)) {
-		if (strcmp(sget(rep, "instance"), fl_instance) == 0) {
-			other = false;
+}
+
+/* One peer's answer into all/pods/down (nothing when it is this detmd). */
+static void
+fleet_take(const struct ask *a, json_object *all, json_object *pods, json_object *down)
+{
+	json_object *tasks, *p;
+	const char *url = a->peer;
+
+	if (a->status == 200 && json_object_object_get_ex(a->rep, "tasks", &tasks)) {
+		if (strcmp(sget(a->rep, "instance"), fl_instance) == 0) {
 			pthread_mutex_lock(&fl_mu);
 			snprintf(fl_self, sizeof fl_self, "%s", url);  /* not asked when forwarding */
 			pthread_mutex_unlock(&fl_mu);
-		} else {
-			for (size_t i = 0; i < json_object_array_length(tasks); i++) {
-				json_object *t = json_object_array_get_idx(tasks, i);
-
-				jx_add_str(t, "detmd", url);
-				json_object_array_add(all, json_object_get(t));
-				peerlist_remember(sget(t, "task_id"), url);
-			}
-			p = json_object_new_object();
-			jx_add_str(p, "pod", sget(rep, "pod"));
-			jx_add_str(p, "detmd", url);
-			json_object_object_add(p, "tasks", json_object_new_int64((int64_t)json_object_array_length(tasks)));
-			json_object_array_add(pods, p);
+			return;
 		}
-	} else {
+		for (size_t i = 0; i < json_object_array_length(tasks); i++) {
+			json_object *t = json_object_array_get_idx(tasks, i);
+
+			jx_add_str(t, "detmd", url);
+			json_object_array_add(all, json_object_get(t));
+		}
 		p = json_object_new_object();
+		jx_add_str(p, "pod", sget(a->rep, "pod"));
 		jx_add_str(p, "detmd", url);
-		jx_add_str(p, "error", status == 0 ? err : sget(json_object_object_get(rep, "error"), "message"));
-		json_object_array_add(down, p);
+		json_object_object_add(p, "tasks", json_object_new_int64((int64_t)json_object_array_length(tasks)));
+		json_object_array_add(pods, p);
+		return;
 	}
-	json_object_put(rep);
-	return other;
+	p = json_object_new_object();
+	jx_add_str(p, "detmd", url);
+	jx_add_str(p, "error", a->status == 0 ? a->err : a->rep != NULL ?
+	    sget(json_object_object_get(a->rep, "error"), "message") : a->err);
+	json_object_array_add(down, p);
+}
+
+/* The ids that more than one detmd holds: [{task_id, detmds:[...]}]
+ * (all sorted by id first; at most PEERLIST_MAX detmds an id). */
+static json_object *
+fleet_collisions(json_object *all)
+{
+	json_object *out = json_object_new_array(), *cur = NULL;
+	size_t n = json_object_array_length(all);
+	json_object **v = xcalloc(n + 1, sizeof *v);
+
+	for (size_t i = 0; i < n; i++)
+		v[i] = json_object_array_get_idx(all, i);
+	qsort(v, n, sizeof *v, task_id_cmp);
+	for (size_t i = 1; i < n; i++) {
+		if (strcmp(sget(v[i], "task_id"), sget(v[i - 1], "task_id")) != 0) {
+			cur = NULL;
+			continue;
+		}
+		if (cur == NULL) {
+			json_object *c = json_object_new_object();
+
+			jx_add_str(c, "task_id", sget(v[i], "task_id"));
+			cur = json_object_new_array();
+			json_object_array_add(cur, json_object_new_string(sget(v[i - 1], "detmd")));
+			json_object_object_add(c, "detmds", cur);
+			json_object_array_add(out, c);
+		}
+		json_object_array_add(cur, json_object_new_string(sget(v[i], "detmd")));
+	}
+	free(v);
+	return out;
 }
 
 int
@@ -206,8 +286,21 @@ api_fleet_tasks(struct req *r, struct derr *e)
 	snprintf(auth, sizeof auth, "Authorization: Bearer %.500s", r->app->cfg->token);
 	if (r->app->cfg->token[0] == '\0')
 		hdrs[0] = "X-Detm-Fleet: 1";
-	for (int i = 0; peers && !(local != NULL && strcmp(local, "1") == 0) && i < pl.n; i++)
-		fleet_ask(r, pl.url[i], hdrs, all, pods, down);
+	if (peers && !(local != NULL && strcmp(local, "1") == 0)) {
+		struct ask *a = xcalloc((size_t)pl.n, sizeof *a);
+
+		for (int i = 0; i < pl.n; i++) {
+			a[i].peer = pl.url[i];
+			a[i].hdrs = hdrs;
+			ask_url(r, &a[i], pl.url[i]);
+		}
+		fanout_run(a, (size_t)pl.n, sizeof *a, ask_run);
+		for (int i = 0; i < pl.n; i++)
+			fleet_take(&a[i], all, pods, down);
+		ask_free(a, pl.n);
+		free(a);
+	}
+	json_object_object_add(out, "collisions", fleet_collisions(all));
 	json_object_array_sort(all, peerlist_newest_first);
 	if (req_query(r, "limit") != NULL && json_object_object_get_ex(out, "tasks", &v))
 		limit = atoll(req_query(r, "limit"));
@@ -305,19 +398,21 @@ q_add(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
  * did not answer (why in down). */
 static int
 forward_to(struct req *r, const char *url, const char *const *hdrs, const char *query,
-    json_object *body, char *down, size_t dcap)
+    const char *raw, size_t len, char *down, size_t dcap)
 {
 	char u[PEERLIST_URL + 4 * LIM_URL_BYTES], path[3 * LIM_URL_BYTES + 1];
 	struct qbuf pq = { path, 0, sizeof path };
 	bool has_body = strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0;
-	struct httpc_req rq = { .method = r->method, .url = u, .headers = hdrs,
-	    .body = has_body ? body : NULL, .timeout_ms = FLEET_FORWARD_MS, .max_reply = 32u << 20 };
+	const char *bytes = r->in_raw != NULL ? r->in_raw : raw;
+	size_t n = r->in_raw != NULL ? r->in_raw_len : len;
+	struct httpc_req rq = { .method = r->method, .url = u, .headers = hdrs, .timeout_ms = FLEET_FORWARD_MS,
+	    .max_reply = 32u << 20 };
 	struct httpc_resp rs;
 	int rc;
 
 	q_esc(&pq, r->path, true);      /* the path as decoded: escaped again */
 	snprintf(u, sizeof u, "%s%s%s", url, path, query);
-	rc = httpc_do(&rq, &rs);
+	rc = has_body ? httpc_do_bytes(&rq, bytes, n, &rs) : httpc_do(&rq, &rs);
 
 	if (rc != HTTPC_OK || rs.status == 0) {
 		size_t o = strlen(down);
@@ -346,26 +441,6 @@ api_fleet_wants(struct req *r)
 	/* on an HTTP worker: nothing here may block (no name resolution) */
 	return r->conn != NULL && req_in_header(r, "X-Detm-Forwarded") == NULL &&
 	    path_id(r->path, id, probe, sizeof probe) && fleet_set(r) != NULL;
-}
-
-/* A route that answers bytes: whether the detmd at url has the id (1),
- * has not (0), or did not answer (-1, why in down). */
-static int
-owner_probe(const char *url, const char *probe, const char *const *hdrs, char *down, size_t dcap)
-{
-	char u[PEERLIST_URL + 64], err[256];
-	json_object *rep = NULL;
-	long st = 0;
-
-	snprintf(u, sizeof u, "%s%s", url, probe);
-	httpc_get_json(u, hdrs, FLEET_TIMEOUT_MS, &st, &rep, err, sizeof err);
-	json_object_put(rep);
-	if (st == 0) {
-		size_t o = strlen(down);
-
-		snprintf(down + o, dcap - o, "%s%s (%s)", o ? ", " : "", url, err);
-	}
-	return st == 200 ? 1 : st == 0 ? -1 : 0;
 }
 
 /* ---- a peer's bytes (live view, frame, video, export, raw file) ---- */
@@ -516,61 +591,110 @@ bytes_from(struct req *r, const char *base, const char *qs, const char *auth, st
 	    base, r->path, status, err);
 }
 
+/* Which peers have the id: each of pl (but self) asked GET probe at once;
+ * the indexes of those that answered 200 into have (their count
+ * returned), those that did not answer into down. */
+static int
+fleet_owners(const struct peerlist *pl, const char *self, const char *probe, const char *const *hdrs,
+    int have[PEERLIST_MAX], char *down, size_t dcap)
+{
+	struct ask a[PEERLIST_MAX];
+	int n = 0, nh = 0;
+
+	memset(a, 0, sizeof a);
+	for (int i = 0; i < pl->n; i++) {
+		if (strcmp(pl->url[i], self) == 0)
+			continue;
+		a[n].peer = pl->url[i];
+		a[n].hdrs = hdrs;
+		snprintf(a[n].u, sizeof a[n].u, "%s%s", pl->url[i], probe);
+		n++;
+	}
+	fanout_run(a, (size_t)n, sizeof *a, ask_run);
+	for (int i = 0; i < n; i++) {
+		if (a[i].status == 200) {
+			for (int k = 0; k < pl->n; k++)
+				if (pl->url[k] == a[i].peer)
+					have[nh++] = k;
+		} else if (a[i].status == 0) {
+			size_t o = strlen(down);
+
+			snprintf(down + o, dcap - o, "%s%s (%s)", o ? ", " : "", a[i].peer, a[i].err);
+		}
+	}
+	ask_free(a, n);
+	return nh;
+}
+
+/* The error for an id more than one peer has: 409 naming them. */
+static int
+fleet_clash(const struct peerlist *pl, const int *have, int nh, const char *id, struct derr *e)
+{
+	char who[1024] = "";
+
+	for (int i = 0; i < nh; i++) {
+		size_t o = strlen(who);
+
+		snprintf(who + o, sizeof who - o, "%s%s", i ? ", " : "", pl->url[have[i]]);
+	}
+	return derr_set(e, DERR_CONFLICT, NULL, "%s is on %d detmds (%.900s): task ids are random per "
+	    "detmd and two drew the same; ask the one you mean directly (its URL), not through this one",
+	    id, nh, who);
+}
+
 int
 api_fleet_forward(struct req *r, const char *raw, size_t len, struct derr *e)
 {
 	struct peerlist pl;
-	char id[9], probe[64], first[PEERLIST_URL], self[PEERLIST_URL], down[1024] = "", auth[600];
+	char id[9], probe[64], self[PEERLIST_URL], down[1024] = "", auth[600], ctype[160];
 	char qs[LIM_URL_BYTES] = "";
-	const char *hdrs[] = { "X-Detm-Forwarded: 1", auth, NULL }, *url = NULL;
+	const char *hdrs[] = { "X-Detm-Forwarded: 1", NULL, NULL, NULL }, *url, *ct;
 	struct qbuf q = { qs, 0, sizeof qs };
 	json_object *body = NULL;
 	struct derr pe;
-	bool json;
-	int got = 0;
+	int have[PEERLIST_MAX], nh, got;
 
 	if (!api_fleet_wants(r) || !path_id(r->path, id, probe, sizeof probe) || !fleet_peers(r, &pl))
 		return -1;
-	json = json_route(r);
 	/* the body as it came (a handler may have changed r->body) */
-	if (json && len > 0 && (body = jx_parse(raw, len, &pe)) == NULL)
+	if (json_route(r) && len > 0 && (body = jx_parse(raw, len, &pe)) == NULL)
 		return -1;
-	if (r->app->cfg->token[0] != '\0')
+	json_object_put(body);
+	if (r->app->cfg->token[0] != '\0') {
 		snprintf(auth, sizeof auth, "Authorization: Bearer %.500s", r->app->cfg->token);
-	else
-		hdrs[1] = NULL;
+		hdrs[1] = auth;
+	}
 	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, q_add, &q);
-	peerlist_owner(id, first, sizeof first);
 	pthread_mutex_lock(&fl_mu);
 	snprintf(self, sizeof self, "%s", fl_self);
 	pthread_mutex_unlock(&fl_mu);
-	/* pass 0: the id's last owner only; pass 1: the others */
-	for (int pass = 0; pass < 2 && got != 1; pass++)
-		for (int i = 0; i < pl.n && got != 1; i++) {
-			url = pl.url[i];
-			if ((pass == 0) != (strcmp(url, first) == 0) || strcmp(url, self) == 0)
-				continue;
-			got = json ? forward_to(r, url, hdrs, qs, body, down, sizeof down) :
-			    owner_probe(url, probe, hdrs, down, sizeof down);
-		}
-	json_object_put(body);
-	if (got == 1) {
-		peerlist_remember(id, url);
-		if (json) {
-			derr_clear(e);
-			return 0;
-		}
-		if (strcmp(r->method, "GET") == 0 && r->in_raw == NULL) {
-			derr_clear(e);
-			return bytes_from(r, url, qs, hdrs[1], e);
-		}
-		return derr_set(e, DERR_NOT_IMPLEMENTED, NULL, "%s is on the detmd at %s; %s is not "
-		    "forwarded between detmds (only JSON routes are): ask that detmd, or open its "
-		    "dashboard", id, url, r->path);
-	}
-	if (down[0] != '\0')
+	nh = fleet_owners(&pl, self, probe, hdrs, have, down, sizeof down);
+	if (nh > 1)
+		return fleet_clash(&pl, have, nh, id, e);
+	if (nh == 0 && down[0] != '\0')
 		return derr_set(e, DERR_UNAVAILABLE, NULL, "unavailable: %s is not on this detmd and on no "
 		    "peer that answered; these did not answer: %.700s (its detmd may be down or restarting)",
 		    id, down);
-	return -1;
+	if (nh == 0)
+		return -1;
+	url = pl.url[have[0]];
+	if (strcmp(r->method, "GET") == 0 && !json_route(r)) {
+		derr_clear(e);
+		return bytes_from(r, url, qs, hdrs[1], e);
+	}
+	/* the body's type as it came: JSON, or a raw upload's own (bytes as they came) */
+	ct = r->in_raw != NULL ? req_in_header(r, "Content-Type") : "application/json";
+	snprintf(ctype, sizeof ctype, "Content-Type: %.140s", ct != NULL && ct[0] != '\0' &&
+	    strpbrk(ct, "\r\n") == NULL ? ct : "application/octet-stream");
+	hdrs[hdrs[1] != NULL ? 2 : 1] = ctype;
+	got = forward_to(r, url, hdrs, qs, raw, len, down, sizeof down);
+	if (got == 1) {
+		derr_clear(e);
+		return 0;
+	}
+	if (got == 0)
+		return derr_set(e, DERR_NOT_FOUND, NULL, "the detmd at %s that has %s answered 404 for %s",
+		    url, id, r->path);
+	return derr_set(e, DERR_UNAVAILABLE, NULL, "unavailable: the detmd at %s that has %s did not "
+	    "answer: %.700s", url, id, down);
 }

@@ -8,7 +8,9 @@
  *   POST /api/tasks/{id}/input     {lease, events:[...], iw?, ih?}
  *   POST /api/tasks/{id}/help      {reason, instructions?}         -> request_id
  *
- * Handlers check the body's shape and call takeover.c; nothing else.
+ * Handlers check the body's shape and call takeover.c; nothing else. A task
+ * this detmd does not hold is 404 not_found on each (api_known_task), so a
+ * detmd with --peers forwards it to the one that does (api_fleet.c).
  */
 #include "api.h"
 #include "core/jx.h"
@@ -22,7 +24,7 @@ api_takeover_start(struct req *r, struct derr *e)
 	bool allow = false, has;
 	json_object *o;
 
-	if (req_task_id(r, 0, &id, e) != 0 || api_body_check(r, api_takeover_start, e) != 0 ||
+	if (api_known_task(r, &id, e) != 0 || api_body_check(r, api_takeover_start, e) != 0 ||
 	    jx_str(r->body, "reason", false, 0, LIM_REASON, &reason, e) != 0 ||
 	    jx_bool(r->body, "allow_screenshots", &allow, &has, e) != 0 ||
 	    (o = takeover_start(id, reason, allow, e)) == NULL)
@@ -36,7 +38,7 @@ api_takeover_get(struct req *r, struct derr *e)
 	const char *id;
 	json_object *o;
 
-	if (req_task_id(r, 0, &id, e) != 0)
+	if (api_known_task(r, &id, e) != 0)
 		return -1;
 	o = takeover_status(id);
 	jx_add_str(o, "task_id", id);
@@ -53,7 +55,7 @@ api_takeover_release(struct req *r, struct derr *e)
 	bool force = false, has;
 	json_object *o;
 
-	if (req_task_id(r, 0, &id, e) != 0 || api_body_check(r, api_takeover_release, e) != 0 ||
+	if (api_known_task(r, &id, e) != 0 || api_body_check(r, api_takeover_release, e) != 0 ||
 	    jx_str(r->body, "lease", false, 0, 2 * SECRET_LEN, &lease, e) != 0 ||
 	    jx_bool(r->body, "force", &force, &has, e) != 0 ||
 	    jx_str(r->body, "note", false, 0, LIM_REASON, &note, e) != 0)
@@ -76,7 +78,7 @@ api_takeover_input(struct req *r, struct derr *e)
 	bool has;
 	json_object *ev, *o;
 
-	if (req_task_id(r, 0, &id, e) != 0 || api_body_check(r, api_takeover_input, e) != 0 ||
+	if (api_known_task(r, &id, e) != 0 || api_body_check(r, api_takeover_input, e) != 0 ||
 	    jx_str(r->body, "lease", true, 1, 2 * SECRET_LEN, &lease, e) != 0 ||
 	    jx_int(r->body, "iw", false, 1, 16384, &iw, &has, e) != 0 ||
 	    jx_int(r->body, "ih", false, 1, 16384, &ih, &has, e) != 0)
@@ -94,7 +96,7 @@ api_takeover_help(struct req *r, struct derr *e)
 	const char *id, *reason, *instr = NULL;
 	json_object *o;
 
-	if (req_task_id(r, 0, &id, e) != 0 || api_body_check(r, api_takeover_help, e) != 0 ||
+	if (api_known_task(r, &id, e) != 0 || api_body_check(r, api_takeover_help, e) != 0 ||
 	    jx_str(r->body, "reason", true, 1, LIM_REASON, &reason, e) != 0 ||
 	    jx_str(r->body, "instructions", false, 0, LIM_MESSAGE, &instr, e) != 0 ||
 	    (o = takeover_help(id, reason, instr, e)) == NULL)

@@ -19,13 +19,21 @@
 #              task of C read and written through A (forwarded with A's
 #              token, a file name escaped again); the dashboard's cookie
 #              works for it; C's frame.jpg and live MJPEG streamed through
-#              A; a raw-bytes upload through A is 501 naming C
+#              A; a raw-bytes upload through A lands on C byte for byte
 #   dashboard  A's /dashboard in headless chromium (tests/dashboard/fleet.mjs):
 #              every pod's tasks with their pod, C's task opened and a
 #              message posted on it through A, its live view shown
 #   drain      B drained while an agent logs actions on B's task through
 #              A: a new task goes elsewhere, every acknowledged action is
 #              on B (none lost)
+#   takeover   C's task taken over, driven (input) and released through A with
+#              A's dashboard cookie
+#   collision  B's task id inserted on C too (sqlite3): 409 conflict naming B and
+#              C on A (nothing stored), in A's fleet list's collisions, a
+#              "conflict" tool error from a fresh detm-mcp
+#   hung       a fourth detmd D whose peers are 6 sockets that never answer
+#              (then A, B): its list, a lookup and a 503 in one timeout; a
+#              detm-mcp's task_list over the 6 and B likewise
 #   stop       C stopped (SIGSTOP): task_list names it after its 10 s
 #   kill -9    C killed: its task is a tool error "unavailable" naming C,
 #              through MCP and through A (503); task_list names C in
@@ -60,6 +68,7 @@ dirs=() xvfbs=() mcp_pid=
 suite_atexit() {
 	local p
 	[ -n "${agent:-}" ] && kill "$agent" 2>/dev/null
+	[ -n "${holes:-}" ] && kill "$holes" 2>/dev/null
 	[ -n "$mcp_pid" ] && kill "$mcp_pid" 2>/dev/null
 	for p in "${PODS_PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${PODS_PID[@]}"; do wait "$p" 2>/dev/null; done
@@ -219,10 +228,26 @@ check "C's screen now (frame.jpg) through A: a JPEG, streamed from C ($code)" \
 curl -s -o "$tmp/live" --max-time 4 "${H[@]}" "${URL[A]}/api/tasks/$t3/live.mjpeg"
 check "C's live view (MJPEG) through A: frames arrive ($(grep -ac -- '--detmframe' "$tmp/live") parts in 4 s)" \
 	[ "$(grep -ac -- '--detmframe' "$tmp/live")" -ge 1 ]
+printf 'raw\000bytes\377' >"$tmp/raw.bin"
 code=$(curl -s -o "$tmp/resp" -w '%{http_code}' --max-time 30 -X PUT -H "Authorization: Bearer $TOK" \
-	-H 'Content-Type: application/octet-stream' --data-binary 'raw bytes' "${URL[A]}/api/tasks/$t3/files/raw.bin")
-check "a raw-bytes upload to C's task through A: 501 naming C (raw bodies are not forwarded)" \
-	sh -c "[ '$code' = 501 ] && jq -e '.error.message | contains(\"${URL[C]}\")' '$tmp/resp' >/dev/null"
+	-H 'Content-Type: application/octet-stream' --data-binary @"$tmp/raw.bin" "${URL[A]}/api/tasks/$t3/files/raw.bin")
+check "a raw-bytes upload (a NUL, a 0xff) to C's task through A: 201 ($code)" [ "$code" = 201 ]
+curl -s -o "$tmp/raw.back" -H "Authorization: Bearer $TOK" -H 'X-Detm-Forwarded: 1' "${URL[C]}/api/tasks/$t3/files/raw.bin"
+check "  and C has the same 10 bytes" cmp -s "$tmp/raw.bin" "$tmp/raw.back"
+# takeover of C's task through A, as A's dashboard does it (A's cookie)
+ck() { CODE=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 60 -b "$tmp/jar" -X "$1" "${URL[A]}$2" \
+	-H 'Content-Type: application/json' ${3:+--data-binary "$3"}); }
+ck POST "/api/tasks/$t3/takeover" '{"reason":"fleet takeover through A"}'
+lease=$(jq -r '.lease // empty' "$tmp/resp")
+check "the dashboard on A takes over C's task: 200 and a lease ($CODE)" [ "$CODE|${#lease}" = 200\|32 ]
+ck GET "/api/tasks/$t3/takeover"
+expect "  A (forwarding to C) says a human drives C's task" 200 '.driver == "human" and .reason == "fleet takeover through A"'
+ck POST "/api/tasks/$t3/input" '{"lease":"'"$lease"'","events":[{"t":"key","k":"shift"}]}'
+check "  the human's input through A with the lease: 200 ($CODE $(head -c 200 "$tmp/resp"))" [ "$CODE" = 200 ]
+ck POST "/api/tasks/$t3/input" '{"lease":"0123456789abcdef0123456789abcdef","events":[{"t":"key","k":"shift"}]}'
+check "  input with another lease through A is refused by C ($CODE)" [ "${CODE:0:1}" = 4 ]
+ck POST "/api/tasks/$t3/release" '{"lease":"'"$lease"'","note":"done via A"}'
+check "  released through A: the agent drives C's task again ($CODE)" [ "$CODE|$(jq -r .driver "$tmp/resp")" = "200|agent" ]
 at A GET "/api/tasks/abcdef01"
 expect "an id no pod has: 404 not_found from A" 404 '.error.code == "not_found"'
 
@@ -270,6 +295,66 @@ while read -r a; do
 done <"$tmp/acked"
 check "none lost: each of the $(wc -l <"$tmp/acked") actions acknowledged through A is on B ($before before the drain's end)" \
 	test "$lost" = 0 -a "$(wc -l <"$tmp/acked")" -gt "$before"
+
+# ---- an id on two pods (ids are random per pod; here C gets a row with B's task's id) ----
+sqlite3 -cmd '.timeout 10000' "${DATA[C]}/data.db" \
+	"INSERT INTO tasks (id, name, created_at, updated_at) VALUES ('$t2', 'twin on C', 1, 1)"
+at A GET "/api/tasks/$t2"
+expect "B's task id also on C, asked on A: 409 conflict naming B and C (not whichever answers first)" 409 \
+	'.error.code == "conflict" and (.error.message | contains("'"${URL[B]}"'") and contains("'"${URL[C]}"'"))'
+at A POST "/api/tasks/$t2/actions" '{"action_type":"other","summary":"twin"}'
+expect "  a write to it through A: 409 too" 409 '.error.code == "conflict"'
+at B GET "/api/tasks/$t2?detail=actions"
+check "  and nothing was stored on B" [ "$(jq '[.. | objects | select(.summary? == "twin")] | length' "$tmp/resp")" = 0 ]
+at A GET '/api/fleet/tasks?status=all'
+expect "  A's fleet list names the id in collisions with both pods" 200 \
+	'[.collisions[] | select(.task_id == "'"$t2"'") | .detmds | sort] == [["'"${URL[B]}"'", "'"${URL[C]}"'"] | sort]'
+fresh task_summary '{"task_id":"'"$t2"'"}'
+check "  a fresh detm-mcp: a tool error \"conflict\" naming B and C" \
+	quiet jq -se --arg b "${URL[B]}" --arg c "${URL[C]}" '.[] | select(.id == 1) | .result | .isError and
+		(.content[0].text | test("conflict") and contains($b) and contains($c))' "$tmp/fresh"
+sqlite3 -cmd '.timeout 10000' "${DATA[C]}/data.db" "DELETE FROM tasks WHERE id = '$t2' AND name = 'twin on C'"
+at A GET "/api/tasks/$t2"
+expect "  the twin gone: A forwards to B again" 200 '.name == "fleet 2"'
+
+# ---- a pod whose peers hang: asked at once, one timeout for all ----
+# D lists 6 peers that accept and never answer (each costs the 5 s peer
+# timeout), then A and B: asked one after another that is 30 s or more, at
+# once 5 s; curl gives up at 25 s (a bound with 20 s to spare, not a
+# measurement).
+python3 -c '
+import socket, sys, time
+ss = []
+for _ in range(6):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(64); ss.append(s)
+print(",".join("http://127.0.0.1:%d" % s.getsockname()[1] for s in ss), flush=True)
+time.sleep(600)' >"$tmp/holes" &
+holes=$!
+wait_for 10 test -s "$tmp/holes"
+dd=$(mktemp -d /tmp/detm-test.XXXXXX); dirs+=("$dd")
+ACU_TOKEN=$TOK "$DETM_BIN/detmd" --listen 127.0.0.5 --port "$PORT" --data-dir "$dd" --max-displays 1 \
+	--peers "$(cat "$tmp/holes"),${URL[A]},${URL[B]}" >>"$dd/stdout.log" 2>&1 &
+PODS_PID[D]=$! URL[D]="http://127.0.0.5:$PORT"
+wait_for 30 curl -fs -o /dev/null "${URL[D]}/livez" || bad "pod D starts" "$(cat "$dd/stdout.log")"
+code=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 25 "${H[@]}" "${URL[D]}/api/tasks/$t1")
+check "B's task asked on D with 6 hung peers listed first (D has not seen the id): forwarded, before 25 s ($code)" \
+	sh -c "[ '$code' = 200 ] && jq -e '.name == \"fleet 1\"' '$tmp/resp' >/dev/null"
+code=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 25 "${H[@]}" "${URL[D]}/api/fleet/tasks?status=all")
+check "D's fleet list with 6 hung peers: answered before 25 s, the 6 named unreachable, B's task listed ($code)" \
+	quiet jq -e '(.unreachable | length) == 6 and ([.tasks[].task_id] | index("'"$t1"'") != null)' "$tmp/resp"
+code=$(curl -sS -o "$tmp/resp" -w '%{http_code}' --max-time 25 "${H[@]}" "${URL[D]}/api/tasks/abcdef02")
+check "an id no pod has, asked on D: 503 naming the 6 that did not answer, before 25 s ($code)" \
+	sh -c "[ '$code' = 503 ] && [ \"\$(jq -r .error.message '$tmp/resp' | grep -o 'http://127.0.0.1:[0-9]*' | sort -u | wc -l)\" = 6 ]"
+# detm-mcp over the 6 hung peers and B: task_list asked at once (10 s each
+# part; one after another that is 60 s); fresh's client waits 30 s
+PEERS_KEEP=$PEERS RESOLVE_KEEP=("${RESOLVE[@]}")
+PEERS="$(cat "$tmp/holes"),${URL[B]}" RESOLVE=()
+fresh task_list '{}'
+PEERS=$PEERS_KEEP RESOLVE=("${RESOLVE_KEEP[@]}")
+check "detm-mcp's task_list over 6 hung detmds and B: answered within its client's 30 s, the 6 named unreachable, B's task listed" \
+	quiet jq -se '.[] | select(.id == 1) | .result.structuredContent | (.unreachable | length) == 6 and
+		([.tasks[].task_id] | index("'"$t1"'") != null)' "$tmp/fresh"
+kill "$holes"; kill -TERM "${PODS_PID[D]}"; wait "${PODS_PID[D]}" 2>/dev/null; unset 'PODS_PID[D]'
 
 # ---- C hangs (SIGSTOP): named, not waited for forever ----
 kill -STOP "${PODS_PID[C]}"

@@ -2,8 +2,10 @@
  * detmd's --peers take, and their expansion of a name to every address
  * (with "localhost", which /etc/hosts gives 127.0.0.1; the fleet suite
  * does three addresses in a private /etc/hosts). */
+#include <pthread.h>
 #include <string.h>
 
+#include "fanout.h"
 #include "peerlist.h"
 #include "unit.h"
 
@@ -61,7 +63,41 @@ test_ids_remembered_and_checked(void)
 	CHECK(!peerlist_id_ok("0A1B2C3D") && !peerlist_id_ok("0a1b2c3") && peerlist_id_ok("deadbeef"));
 }
 
+struct fan_item {
+	int i, seen;
+	pthread_t by;
+};
+
+static void *
+fan_one(void *arg)
+{
+	struct fan_item *f = arg;
+
+	f->seen = f->i + 1;
+	f->by = pthread_self();
+	return NULL;
+}
+
+static void
+test_fanout_runs_every_item_on_threads(void)
+{
+	struct fan_item it[2 * FANOUT_MAX + 6];
+	int n = (int)(sizeof it / sizeof it[0]), ok = 0, other = 0;
+
+	for (int i = 0; i < n; i++)
+		it[i] = (struct fan_item){ .i = i };
+	fanout_run(it, (size_t)n, sizeof it[0], fan_one);
+	for (int i = 0; i < n; i++) {
+		ok += it[i].seen == i + 1;
+		other += !pthread_equal(it[i].by, pthread_self());
+	}
+	CHECK_MSG(ok == n, "%d of %d items ran once with their own item", ok, n);
+	CHECK_MSG(other == n, "%d of %d on a thread of their own", other, n);
+	fanout_run(NULL, 0, sizeof it[0], fan_one);     /* nothing: no call */
+}
+
 const struct harness_test peerlist_tests[] = {
+	{ "fanout: every item (3 rounds) run once, each on a thread of its own", test_fanout_runs_every_item_on_threads },
 	{ "peerlist: lists checked, deduplicated, trailing slash trimmed", test_lists_are_checked_deduplicated_and_trimmed },
 	{ "peerlist: resolve_all expands a name to its addresses, keeps IP literals", test_resolve_all_expands_a_name_and_keeps_ip_literals },
 	{ "peerlist: ids remembered by URL, only 8 lowercase hex", test_ids_remembered_and_checked },
