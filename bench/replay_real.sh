@@ -169,6 +169,11 @@ run_case() {
 		p=$(wait_el "$R" "$q") || { echo "   (the scripted agent did not find $q: stopped)"; break; }
 		click "$R" "$p"
 		agent="$agent $n"
+		if [ $((n + 1)) -ge "$(jqr .steps_total)" ]; then
+			echo "   the scripted agent clicked step $n, the last, itself ($q at $p)"
+			st="done by the agent"
+			break
+		fi
 		echo "   the scripted agent clicked step $n itself ($q at $p) and resumed the replay from step $((n + 1))"
 		rb=$(jq -c --arg r "$R" --argjson f $((n + 1)) 'del(.display_width, .display_height) + {replay_task_id: $r, from_step: $f}' <<<"$body")
 		api POST "/api/tasks/$S/replay" "$rb"
@@ -179,7 +184,7 @@ run_case() {
 	jq -s '([.[].steps[]] | group_by(.step) | map(.[-1])) as $s | {status: .[-1].status, steps_total: .[0].steps_total,
 		replayed: ([$s[] | select(.ok)] | length), asked: ([.[].asked] | add), model_calls: ([.[].model_calls] | add),
 		regrounded: ([$s[] | select(.ok and (.grounded_by == "accessibility" or .grounded_by == "ocr" or .grounded_by == "model"))] | length),
-		steps: $s}' "$tmp/$name".[0-9]*.json >"$tmp/$name.json"
+		steps: $s}' "$tmp/$name".[0-9]*.json | jq --arg st "$st" '.status = $st' >"$tmp/$name.json"
 	wait_for 20 grep -q "third line" "$f" 2>/dev/null
 	if grep -q "^$first" "$f" 2>/dev/null && grep -q "second line" "$f" && grep -q "third line" "$f"; then
 		file_ok=yes
@@ -196,7 +201,7 @@ run_case() {
 	rows+=("$(jq -r --arg n "$name" --arg w "$wall" --arg a "${agent# }" --arg fo "${file_ok%% *}" --arg bo "${form_ok%% *}" '
 		[$n, .status, $w, "\(.replayed)/\(.steps_total)", .regrounded, .asked, .model_calls, (if $a == "" then "-" else $a end), $fo, $bo,
 		([.steps[] | select(.action | test("click")) | .grounded_by] | group_by(.) | map("\(.[0]) \(length)") | join(", "))] | @tsv' "$tmp/$name.json" |
-		awk -F'\t' '{ printf "%-7s %-12s %8s ms %11s %10s %5s %6s %13s  %-4s %-4s %s", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }')")
+		awk -F'\t' '{ printf "%-7s %-17s %8s ms %11s %10s %5s %6s %13s  %-4s %-4s %s", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }')")
 	SUM_WALL[$name]=$wall
 }
 declare -A SUM_WALL
@@ -225,8 +230,8 @@ done
 
 echo
 echo "== issue 38 bench on real apps (mousepad + GTK Save As + chromium form; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))"
-printf '%-7s %-12s %11s %11s %10s %5s %6s %13s  %-4s %-4s %s\n' case status wall replayed regrounded asked models "agent did" file form "clicks grounded by"
-printf '%-7s %-12s %8s ms %11s %10s %5s %6s %13s  %-4s %-4s %s\n' record "done" "$rec_ms" 19/19 - 0 0 all yes yes "the scripted agent (tree)"
+printf '%-7s %-17s %11s %11s %10s %5s %6s %13s  %-4s %-4s %s\n' case status wall replayed regrounded asked models "agent did" file form "clicks grounded by"
+printf '%-7s %-17s %8s ms %11s %10s %5s %6s %13s  %-4s %-4s %s\n' record "done" "$rec_ms" 19/19 - 0 0 all yes yes "the scripted agent (tree)"
 for r in "${rows[@]}"; do echo "$r"; done
 line="summary: recording ${rec_ms} ms, 0 model calls"
 for c in $cases; do
