@@ -15,7 +15,7 @@
 # (this build against DIR/detmd, figure by figure). Tunables: BENCH_THREADS (2),
 # BENCH_CONNS (16), BENCH_DURATION (10s), DETM_BIN (bin), BENCH_MORE (the
 # other benches run after: "desktop capture waits gui a11y effect record takeover
-# dialects density replay").
+# dialects density replay replay_real").
 set -u
 cd "$(dirname "$0")/.."
 . tests/lib.sh
@@ -217,7 +217,7 @@ fi
 
 # The desktop, capture and smart-wait benches each start their own daemon
 # and displays; a failure to run is counted, a missed target is not.
-for b in ${BENCH_MORE-desktop capture waits gui a11y effect record takeover dialects density replay}; do
+for b in ${BENCH_MORE-desktop capture waits gui a11y effect record takeover dialects density replay replay_real}; do
 	echo
 	echo "######## bench/$b.sh"
 	if ! DETM_BIN=$DETM_BIN DETM_DATA= bench/$b.sh; then

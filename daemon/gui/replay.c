@@ -152,6 +152,31 @@ text_for(struct run *r, json_object *in, json_object *rec, bool *replaced)
 	return text;
 }
 
+/* The title a key step waits for: the recorded one with each recorded
+ * text that params replace (a file name typed into Save As, now in the
+ * editor's title) replaced by its new text; the first match of each. */
+static void
+title_for(struct run *r, const char *title, char *buf, size_t cap)
+{
+	bool replaced;
+
+	snprintf(buf, cap, "%s", title);
+	for (size_t i = 0; r->params != NULL && i < jx_alen(r->steps); i++) {
+		json_object *in = json_object_object_get(json_object_array_get_idx(r->steps, i), "input");
+		json_object *scratch = json_object_new_object();
+		const char *old = sget(in, "text"), *new = text_for(r, in, scratch, &replaced);
+		char *at = replaced && old[0] != '\0' ? strstr(buf, old) : NULL;
+
+		if (at != NULL && strlen(buf) - strlen(old) + strlen(new) < cap) {
+			char tail[512];
+
+			snprintf(tail, sizeof tail, "%s", at + strlen(old));
+			snprintf(at, cap - (size_t)(at - buf), "%s%s", new, tail);
+		}
+		json_object_put(scratch);
+	}
+}
+
 /* The recorded input without what replay sets itself. */
 static json_object *
 params_of(struct run *r, json_object *in)
@@ -265,11 +290,12 @@ static int
 step_keys(struct run *r, json_object *row, json_object *rec, struct rp_ground *g)
 {
 	json_object *in = json_object_object_get(row, "input"), *out = json_object_object_get(row, "output");
-	const char *fw = sget(json_object_object_get(out, "focus_window"), "title");
+	char fw[512];
 	json_object *p;
 	bool replaced = false;
 	int ok;
 
+	title_for(r, sget(json_object_object_get(out, "focus_window"), "title"), fw, sizeof fw);
 	snprintf(g->looked_for, sizeof g->looked_for, "the keyboard focus in \"%.100s\"", fw);
 	if (!rp_wait_focus(r->app, r->task_id, fw, r->timeout_ms, &r->stop, g->why, sizeof g->why))
 		return -1;

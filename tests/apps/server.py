@@ -5,6 +5,7 @@
 #
 #   GET  /form      a form: "Full name", "City" (labelled text fields),
 #                   "Quantity" (a number field), a "Submit" button
+#   GET  /order     the same form centred in the window
 #   POST /submit    appends the decoded fields as one JSON line to LOG,
 #                   answers a page whose status line reads "Saving..." and
 #                   turns into "Saved" in place 1.5 s later (the wait that
@@ -30,6 +31,12 @@ input{font:20px sans-serif;margin-left:10px} button{font:22px sans-serif;padding
 </form></body></html>
 """
 
+# /order: the same form centred in the window (a layout that moves with
+# the window's size, as most sites' do): bench/replay_real.sh
+ORDER = FORM.replace("body{font:20px sans-serif;margin:40px}",
+                     "body{font:20px sans-serif;margin:0;min-height:100vh;display:flex;"
+                     "flex-direction:column;align-items:center;justify-content:center}")
+
 DONE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Order received</title>
 <style>body{font:28px sans-serif;margin:40px}</style></head>
@@ -53,6 +60,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path.split("?")[0] == "/form":
             self.reply(200, FORM)
+        elif self.path.split("?")[0] == "/order":
+            self.reply(200, ORDER)
         else:
             self.reply(404, "<p>not here</p>")
 
