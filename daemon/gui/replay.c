@@ -338,6 +338,30 @@ step_run(struct run *r, int i, json_object *row, json_object *rec)
 
 /* ---- the run ---- */
 
+#define STOP_WHY "detmd was stopped (SIGTERM or SIGINT) while the replay ran; it stopped the replay there"
+#define LOST_WHY "detmd ended while the replay ran without stopping it (killed, e.g. kill -9, or crashed); " \
+	"seen at the next start: whether this step's input was sent is unknown"
+
+/* The progress of a replay that was stopped from outside (detmd stopping,
+ * or found still "running" after detmd ended under it): status
+ * "interrupted" and interrupted {step, why}; step is the step it was at
+ * (the one running then, or the next one): later steps were not replayed. */
+static void
+interrupted_set(json_object *st, int step, const char *why)
+{
+	json_object *n = json_object_new_object();
+
+	if (step < 0)           /* the steps recorded so far, from from_step */
+		step = json_object_get_int(json_object_object_get(st, "from_step")) +
+		    (int)jx_alen(json_object_object_get(st, "steps"));
+	json_object_object_add(n, "step", json_object_new_int(step));
+	jx_add_str(n, "why", why);
+	jx_add_str(st, "status", "interrupted");
+	json_object_object_add(st, "interrupted", n);
+	if (json_object_object_get(st, "ended_at") == NULL)
+		jx_add_time(st, "ended_at", now_ms());
+}
+
 static void
 finish(struct run *r, const char *status)
 {
@@ -351,7 +375,17 @@ finish(struct run *r, const char *status)
 		p.status = TASK_COMPLETED;
 	else if (strcmp(status, "failed") == 0)
 		p.status = TASK_FAILED;
-	if (strcmp(status, "needs_agent") == 0) {
+	else if (strcmp(status, "interrupted") == 0)
+		p.status = TASK_CANCELLED;      /* not left running: its display goes with detmd */
+	if (strcmp(status, "interrupted") == 0) {
+		json_object *n = json_object_object_get(r->state, "interrupted");
+
+		snprintf(msg, sizeof msg, "Replay of %s interrupted at step %d: %s. Steps from %d on were not "
+		    "replayed; replay again (from_step %d) on a new task.", r->source_id,
+		    json_object_get_int(json_object_object_get(n, "step")), sget(n, "why"),
+		    json_object_get_int(json_object_object_get(n, "step")),
+		    json_object_get_int(json_object_object_get(n, "step")));
+	} else if (strcmp(status, "needs_agent") == 0) {
 		json_object *n = json_object_object_get(r->state, "needs");
 
 		snprintf(msg, sizeof msg, "Replay stopped at step %d (%s): could not find %s (%s). Do that step, "
@@ -384,10 +418,20 @@ run_main(void *arg)
 
 		if (atomic_load(&r->stop)) {
 			json_object_put(rec);
-			status = "cancelled";
+			interrupted_set(r->state, (int)i, STOP_WHY);
+			status = "interrupted";
 			break;
 		}
 		rc = step_run(r, (int)i, json_object_array_get_idx(r->steps, i), rec);
+		if (rc != 1 && atomic_load(&r->stop)) {   /* its wait ended by the stop, not by the screen */
+			jx_add_str(rec, "why", "detmd stopped during this step (its input was sent only if the "
+			    "step has an effect)");
+			json_object_object_del(r->state, "needs");
+			json_object_array_add(list, rec);
+			interrupted_set(r->state, (int)i, STOP_WHY);
+			status = "interrupted";
+			break;
+		}
 		json_object_array_add(list, rec);
 		if (rc == 1) {
 			count_add(r->state, "replayed", 1);
@@ -556,7 +600,60 @@ replay_status(struct app *app, const char *task_id, int block_s, struct derr *e)
 		return NULL;
 	if (o == NULL)
 		derr_set(e, DERR_NOT_FOUND, "task_id", "task %s is no replay", task_id);
+	else if (strcmp(sget(o, "status"), "running") == 0)
+		interrupted_set(o, -1, LOST_WHY);       /* no run of it here: not running (replay_init missed it) */
 	return o;
+}
+
+/* A replay left "running" by a detmd that ended under it: interrupted,
+ * its task cancelled (it is not running, and its display is gone). */
+static void
+sweep_one(struct app *app, const char *id)
+{
+	struct task_patch p = { .status = TASK_CANCELLED };
+	json_object *o = NULL, *meta = NULL, *n;
+	struct derr e;
+	char msg[600];
+	int st = -1;
+
+	if (replay_state_get(app->store, id, &o, &e) != 0 || o == NULL)
+		goto out;
+	interrupted_set(o, -1, LOST_WHY);
+	n = json_object_object_get(o, "interrupted");
+	if (replay_state_set(app->store, id, o, &e) != 0) {
+		log_warn("replay %s: could not mark it interrupted: %s", id, e.message);
+		goto out;
+	}
+	log_info("replay %s was running when detmd ended: interrupted at step %d", id,
+	    json_object_get_int(json_object_object_get(n, "step")));
+	if (task_meta(app->store, id, &st, &meta, &e) != 0 || task_status_final(st))
+		goto out;
+	snprintf(msg, sizeof msg, "Replay of %s interrupted at step %d: %s. Steps from %d on were not replayed; "
+	    "replay again (from_step %d) on a new task.", sget(o, "source"),
+	    json_object_get_int(json_object_object_get(n, "step")), LOST_WHY,
+	    json_object_get_int(json_object_object_get(n, "step")), json_object_get_int(json_object_object_get(n, "step")));
+	p.message = msg;
+	if (task_update(app->store, id, &p, &e) != 0)
+		log_warn("replay %s: could not end its task: %s", id, e.message);
+out:
+	json_object_put(meta);
+	json_object_put(o);
+}
+
+int
+replay_init(struct app *app, struct derr *e)
+{
+	json_object *ids = NULL;
+
+	pthread_mutex_lock(&rp.mu);
+	rp.stopped = false;
+	pthread_mutex_unlock(&rp.mu);
+	if (replay_running_ids(app->store, &ids, e) != 0)
+		return -1;
+	for (size_t i = 0; i < jx_alen(ids); i++)
+		sweep_one(app, json_object_get_string(json_object_array_get_idx(ids, i)));
+	json_object_put(ids);
+	return 0;
 }
 
 void

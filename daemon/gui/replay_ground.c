@@ -355,7 +355,7 @@ rp_ground(struct app *app, const char *task_id, json_object *t, int timeout_ms, 
 	if (!rp_wait_window(app, task_id, sget(w, "title"), sget(w, "class"), timeout_ms, stop, &win)) {
 		snprintf(g->why, sizeof g->why, "no window titled \"%.100s\" (class %.60s) came within %d ms",
 		    sget(w, "title"), sget(w, "class"), timeout_ms);
-		return ask_model && by_model(app, task_id, t, g);
+		return !stopped(stop) && ask_model && by_model(app, task_id, t, g);
 	}
 	/* The tree may lag the window: tried until the timeout's half (an
 	 * element recorded without a name cannot be found by it). */
@@ -366,6 +366,10 @@ rp_ground(struct app *app, const char *task_id, json_object *t, int timeout_ms, 
 			break;
 		sleep_ms(POLL_MS * 2);
 		(void)find_window(app, task_id, sget(w, "title"), sget(w, "class"), &win);
+	}
+	if (stopped(stop)) {
+		snprintf(g->why, sizeof g->why, "the replay was stopped");
+		return 0;
 	}
 	if (by_ocr(app, task_id, &win, t, g))
 		return 1;
