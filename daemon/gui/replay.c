@@ -185,6 +185,8 @@ run_input(struct run *r, const char *action, json_object *p, json_object *rec, j
 		return 0;
 	}
 	jx_add_str(rec, "effect", sget(out.data, "effect"));
+	if (sget(out.data, "summary")[0] != '\0')
+		jx_add_str(rec, "effect_summary", sget(out.data, "summary"));
 	if (was[0] != '\0')
 		jx_add_str(rec, "recorded_effect", was);
 	json_object_put(out.data);
@@ -241,6 +243,8 @@ step_pointer(struct run *r, json_object *row, json_object *rec, struct rp_ground
 	if (!rc)
 		return -1;
 	jx_add_str(rec, "grounded_by", g->by);
+	if (g->not_ready)
+		jx_add_str(rec, "precondition", "the element stayed insensitive until the timeout's half: clicked all the same");
 	add_point(rec, g->x, g->y);
 	p = params_of(r, in);
 	dx = g->x - json_object_get_int(json_object_object_get(tp, "x"));
@@ -299,6 +303,8 @@ step_launch(struct run *r, json_object *row, json_object *rec)
 		jx_add_str(rec, "why", e.message);
 		return 0;
 	}
+	/* its proof: the window it opened (launch waited for it) */
+	jx_add_str(rec, "effect", json_object_object_get(out, "window") != NULL ? "confirmed" : "unverifiable");
 	json_object_put(out);
 	return 1;
 }
@@ -338,6 +344,43 @@ step_run(struct run *r, int i, json_object *row, json_object *rec)
 
 /* ---- the run ---- */
 
+/* A step replayed without evidence of its effect (effect not
+ * "confirmed"): listed in "unverified" {step, effect}; one whose input
+ * visibly did nothing while the recorded one did is "contradicted". */
+static void
+proof_note(struct run *r, int i, json_object *rec)
+{
+	const char *eff = sget(rec, "effect");
+	json_object *u, *o;
+
+	if (strcmp(eff, "confirmed") == 0)
+		return;
+	json_object_object_add(rec, "proof", json_object_new_boolean(0));
+	if (!json_object_object_get_ex(r->state, "unverified", &u) || u == NULL) {
+		u = json_object_new_array();
+		json_object_object_add(r->state, "unverified", u);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "step", json_object_new_int(i));
+	jx_add_str(o, "effect", eff[0] != '\0' ? eff : "none");
+	if (strcmp(eff, "suspected_noop") == 0 && strcmp(sget(rec, "recorded_effect"), "confirmed") == 0) {
+		json_object_object_add(o, "contradicted", json_object_new_boolean(1));
+		json_object_object_add(r->state, "contradicted", json_object_new_boolean(1));
+	}
+	json_object_array_add(u, o);
+}
+
+/* "completion" of a replay that ran every step: evidenced (every step's
+ * effect confirmed), contradicted (a step visibly did nothing where the
+ * recorded one did), else unchecked. */
+static const char *
+completion_of(struct run *r)
+{
+	if (json_object_get_boolean(json_object_object_get(r->state, "contradicted")))
+		return "contradicted";
+	return jx_alen(json_object_object_get(r->state, "unverified")) > 0 ? "unchecked" : "evidenced";
+}
+
 #define STOP_WHY "detmd was stopped (SIGTERM or SIGINT) while the replay ran; it stopped the replay there"
 #define LOST_WHY "detmd ended while the replay ran without stopping it (killed, e.g. kill -9, or crashed); " \
 	"seen at the next start: whether this step's input was sent is unknown"
@@ -362,6 +405,17 @@ interrupted_set(json_object *st, int step, const char *why)
 		jx_add_time(st, "ended_at", now_ms());
 }
 
+/* The replay task's message for an interrupted progress st. */
+static void
+interrupted_msg(char *msg, size_t cap, const char *source, json_object *st)
+{
+	json_object *n = json_object_object_get(st, "interrupted");
+	int step = json_object_get_int(json_object_object_get(n, "step"));
+
+	snprintf(msg, cap, "Replay of %s interrupted at step %d: %s. Steps from %d on were not replayed; "
+	    "replay again (from_step %d) on a new task.", source, step, sget(n, "why"), step, step);
+}
+
 static void
 finish(struct run *r, const char *status)
 {
@@ -378,13 +432,7 @@ finish(struct run *r, const char *status)
 	else if (strcmp(status, "interrupted") == 0)
 		p.status = TASK_CANCELLED;      /* not left running: its display goes with detmd */
 	if (strcmp(status, "interrupted") == 0) {
-		json_object *n = json_object_object_get(r->state, "interrupted");
-
-		snprintf(msg, sizeof msg, "Replay of %s interrupted at step %d: %s. Steps from %d on were not "
-		    "replayed; replay again (from_step %d) on a new task.", r->source_id,
-		    json_object_get_int(json_object_object_get(n, "step")), sget(n, "why"),
-		    json_object_get_int(json_object_object_get(n, "step")),
-		    json_object_get_int(json_object_object_get(n, "step")));
+		interrupted_msg(msg, sizeof msg, r->source_id, r->state);
 	} else if (strcmp(status, "needs_agent") == 0) {
 		json_object *n = json_object_object_get(r->state, "needs");
 
@@ -393,10 +441,18 @@ finish(struct run *r, const char *status)
 		    json_object_get_int(json_object_object_get(n, "step")), sget(n, "action"), sget(n, "looked_for"),
 		    sget(n, "why"), json_object_get_int(json_object_object_get(n, "step")) + 1, r->task_id);
 	} else {
-		snprintf(msg, sizeof msg, "Replay of %s %s: %d of %d steps replayed, %d model calls.", r->source_id,
+		if (strcmp(status, "done") == 0)
+			jx_add_str(r->state, "completion", completion_of(r));
+		snprintf(msg, sizeof msg, "Replay of %s %s: %d of %d steps replayed, %d model calls; %d steps "
+		    "without evidence of their effect%s.", r->source_id,
 		    status, json_object_get_int(json_object_object_get(r->state, "replayed")),
 		    json_object_get_int(json_object_object_get(r->state, "steps_total")),
-		    json_object_get_int(json_object_object_get(r->state, "model_calls")));
+		    json_object_get_int(json_object_object_get(r->state, "model_calls")),
+		    (int)jx_alen(json_object_object_get(r->state, "unverified")),
+		    strcmp(status, "done") != 0 ? "" : strcmp(completion_of(r), "evidenced") == 0 ?
+		    " (completion evidenced)" : strcmp(completion_of(r), "contradicted") == 0 ?
+		    " (completion contradicted: a step visibly did nothing where the recorded one did)" :
+		    " (completion unchecked: the steps listed in unverified)");
 	}
 	p.message = msg;
 	publish(r);
@@ -434,6 +490,7 @@ run_main(void *arg)
 		}
 		json_object_array_add(list, rec);
 		if (rc == 1) {
+			proof_note(r, (int)i, rec);
 			count_add(r->state, "replayed", 1);
 			if (strcmp(sget(rec, "grounded_by"), "accessibility") == 0 ||
 			    strcmp(sget(rec, "grounded_by"), "ocr") == 0 || strcmp(sget(rec, "grounded_by"), "model") == 0)
@@ -628,10 +685,7 @@ sweep_one(struct app *app, const char *id)
 	    json_object_get_int(json_object_object_get(n, "step")));
 	if (task_meta(app->store, id, &st, &meta, &e) != 0 || task_status_final(st))
 		goto out;
-	snprintf(msg, sizeof msg, "Replay of %s interrupted at step %d: %s. Steps from %d on were not replayed; "
-	    "replay again (from_step %d) on a new task.", sget(o, "source"),
-	    json_object_get_int(json_object_object_get(n, "step")), LOST_WHY,
-	    json_object_get_int(json_object_object_get(n, "step")), json_object_get_int(json_object_object_get(n, "step")));
+	interrupted_msg(msg, sizeof msg, sget(o, "source"), o);
 	p.message = msg;
 	if (task_update(app->store, id, &p, &e) != 0)
 		log_warn("replay %s: could not end its task: %s", id, e.message);

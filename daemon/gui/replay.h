@@ -42,7 +42,15 @@
  *  steps_total, replayed, regrounded, asked, failed, model_calls,
  *  steps: [{step, action, source_action_id, grounded_by, point?, effect?,
  *  ok, why?}], needs?: {step, action, looked_for, why},
- *  interrupted?: {step, why}, started_at, ended_at?}. The task ends
+ *  interrupted?: {step, why}, unverified?: [{step, effect, contradicted?}],
+ *  completion? (done: evidenced | unchecked | contradicted), started_at,
+ *  ended_at?}. A step without a "confirmed" effect (a launch: its window
+ * came) has proof false and is in unverified: done is then "unchecked"
+ * (or "contradicted": suspected_noop where the recorded one was
+ * confirmed), never silently proven. A click on an element found by the
+ * tree waits (up to timeout_ms / 2) until it takes input (states
+ * sensitive or enabled), then is clicked all the same ("precondition").
+ * The task ends
  * completed (done), failed (failed), cancelled (interrupted: detmd stopped
  * or ended under the replay), or stays active (needs_agent). A progress
  * read back with status "running" and no run of it in this detmd reads
