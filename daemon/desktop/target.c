@@ -32,7 +32,7 @@ struct tjob {
 	char task_id[ID_LEN], action_id[ID_LEN];
 	int x, y;
 	bool look;                      /* keys or text: only the snapshot is read, no row */
-	bool changed;                   /* the input opened, closed or retitled a window */
+	bool changed;                   /* the input closed or retitled a window, or opened a popup */
 	char appeared[4][24];           /* ids of windows the input opened */
 	struct xwin before;             /* evidence.window: under the point before the input */
 	bool has_before;
@@ -91,8 +91,11 @@ appeared_of(json_object *out, struct tjob *j)
 		json_object *o = json_object_array_get_idx(w, i);
 		const char *c = json_object_get_string(json_object_object_get(o, "change"));
 
-		if (c != NULL && strcmp(c, "focus") != 0)
-			j->changed = true;      /* appeared, went, title, popup */
+		/* a window went, was retitled or a popup opened: the tree read
+		 * after may show another state than the input was aimed at (a
+		 * window that appeared is not the one under the point) */
+		if (c != NULL && (strcmp(c, "went") == 0 || strcmp(c, "title") == 0 || strcmp(c, "popup") == 0))
+			j->changed = true;
 		if (c != NULL && strcmp(c, "appeared") == 0 && n < 4)
 			snprintf(j->appeared[n++], sizeof j->appeared[0], "%s",
 			    json_object_get_string(json_object_object_get(o, "id")));

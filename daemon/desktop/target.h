@@ -24,8 +24,8 @@
  * before the input began (the tree the input found: "seen": "before";
  * what the tree showed there after it, when another element, in
  * "after"), else the one holding the point now, else the snapshot's;
- * one read after an input that opened, closed or retitled a window
- * (evidence.windows) is marked "seen": "after_change" (it may show another
+ * one read after an input that closed or retitled a window or opened a
+ * popup (evidence.windows) is marked "seen": "after_change" (it may show another
  * state of the window: replay does not let it contradict). The element
  * is the deepest one of that window whose bounds hold the point; the OCR
  * box (the element's bounds when small, else TARGET_TEXT_W x

@@ -173,8 +173,9 @@ tree_at(int number, const struct xwin *w, int x, int y, json_object *el, char *s
 	int bestd = -1, rc = 0;
 	struct derr e;
 
-	/* an element read after its input opened or closed a window may be
-	 * of another state of the window: it cannot say another is there */
+	/* an element read after its input closed or retitled a window (or
+	 * opened a popup) may be of another state of the window: it cannot
+	 * say another is there */
 	if (strcmp(sget(el, "seen"), "after_change") == 0 || !a11y_active(number) ||
 	    a11y_elements(number, &q, &all, &e) != 0)
 		return 0;
