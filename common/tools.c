@@ -278,7 +278,7 @@ static struct tool tools[] = {
 	"recorded about its target (the accessibility element's role and name, else the text under it "
 	"by OCR, else its place in the same-size window), never by raw coordinates; each step waits for "
 	"its window and the window the original step opened. Returns the replay task_id and its result: "
-	"status (running, done, needs_agent, failed), steps_total, replayed, regrounded, asked, "
+	"status (running, done with completion evidenced or unchecked, needs_agent, failed, interrupted), steps_total, replayed, regrounded, asked, "
 	"model_calls and per step how it was grounded. needs_agent names the step detm could not find "
 	"(needs.step, needs.looked_for): do that step yourself on the replay task (its task_id), then "
 	"call task_replay again with replay_task_id and from_step = needs.step + 1. params replaces "
@@ -575,8 +575,8 @@ static struct tool tools[] = {
 #define OUT_TASK OUT(P_STR("task_id") "," P_STR("status") "," P_ARR("items") "," P_INT("progress_pct"), "'task_id','status'")
 /* A replay's progress and result (daemon/gui/replay.h). */
 #define OUT_REPLAY OUT(P_STR("task_id") "," P_STR("source") ",'status':{'type':'string','enum':['running','done'," \
-	"'needs_agent','failed','cancelled']}," P_INT("steps_total") "," P_INT("replayed") "," P_INT("regrounded") "," \
-	P_INT("asked") "," P_INT("failed") "," P_INT("model_calls") "," P_ARR("steps") "," P_OBJ("needs"), \
+	"'needs_agent','failed','interrupted','cancelled']}," P_INT("steps_total") "," P_INT("replayed") "," P_INT("regrounded") "," \
+	P_INT("asked") "," P_INT("failed") "," P_INT("model_calls") "," P_ARR("steps") "," P_OBJ("needs") "," P_OBJ("interrupted") "," P_STR("completion") "," P_ARR("unverified"), \
 	"'task_id','status'")
 #define OUT_WAIT OUT(P_STR("wait_id") "," P_STR("status") "," P_INT("evaluations"), "'wait_id','status'")
 #define OUT_XY   P_INT("x") "," P_INT("y") "," "'coords':{'type':'string','enum':['screen','image']}," P_NUM("scale")

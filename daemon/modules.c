@@ -91,6 +91,8 @@ modules_start(struct app *app, const char **what, struct derr *e)
 		return *what = "loop detection: ", -1;
 	if (target_init(app, e) != 0)
 		return *what = "replay targets: ", -1;
+	if (replay_init(app, e) != 0)       /* replays a killed detmd left "running" */
+		return *what = "replays: ", -1;
 	return 0;
 }
 

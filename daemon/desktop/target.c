@@ -31,10 +31,12 @@
 struct tjob {
 	char task_id[ID_LEN], action_id[ID_LEN];
 	int x, y;
+	bool look;                      /* keys or text: only the snapshot is read, no row */
+	bool changed;                   /* the input closed or retitled a window, or opened a popup */
 	char appeared[4][24];           /* ids of windows the input opened */
 	struct xwin before;             /* evidence.window: under the point before the input */
 	bool has_before;
-	int64_t logged_us;
+	int64_t logged_us, input_us;    /* when it was logged; when its input began */
 };
 
 static struct {
@@ -51,11 +53,13 @@ static struct {
 static const char *const point_actions[] = { "click", "double_click", "right_click", "middle_click",
 	"drag", "scroll", "mouse_move", NULL };
 
+static const char *const key_actions[] = { "type", "press_key", NULL };
+
 static bool
-is_point_action(const char *a)
+in_list(const char *a, const char *const *l)
 {
-	for (size_t i = 0; a != NULL && point_actions[i] != NULL; i++)
-		if (strcmp(a, point_actions[i]) == 0)
+	for (size_t i = 0; a != NULL && l[i] != NULL; i++)
+		if (strcmp(a, l[i]) == 0)
 			return true;
 	return false;
 }
@@ -83,11 +87,16 @@ appeared_of(json_object *out, struct tjob *j)
 	json_object *w = json_object_object_get(ev, "windows");
 	size_t n = 0;
 
-	for (size_t i = 0; i < jx_alen(w) && n < 4; i++) {
+	for (size_t i = 0; i < jx_alen(w); i++) {
 		json_object *o = json_object_array_get_idx(w, i);
 		const char *c = json_object_get_string(json_object_object_get(o, "change"));
 
-		if (c != NULL && strcmp(c, "appeared") == 0)
+		/* a window went, was retitled or a popup opened: the tree read
+		 * after may show another state than the input was aimed at (a
+		 * window that appeared is not the one under the point) */
+		if (c != NULL && (strcmp(c, "went") == 0 || strcmp(c, "title") == 0 || strcmp(c, "popup") == 0))
+			j->changed = true;
+		if (c != NULL && strcmp(c, "appeared") == 0 && n < 4)
 			snprintf(j->appeared[n++], sizeof j->appeared[0], "%s",
 			    json_object_get_string(json_object_object_get(o, "id")));
 	}
@@ -126,16 +135,18 @@ on_action(const struct task_action_note *n, void *arg)
 	    strcmp(n->a->status, "completed") != 0 || n->a->input_json == NULL || n->a->output_json == NULL)
 		return;
 	in = jx_parse_stored(n->a->input_json);
-	if (!is_point_action(json_object_get_string(json_object_object_get(in, "action"))))
+	j.look = in_list(json_object_get_string(json_object_object_get(in, "action")), key_actions);
+	if (!j.look && !in_list(json_object_get_string(json_object_object_get(in, "action")), point_actions))
 		goto out;
 	out = jx_parse_stored(n->a->output_json);
-	if (!point_of(out, &j.x, &j.y))
+	if (!j.look && !point_of(out, &j.x, &j.y))
 		goto out;
 	snprintf(j.task_id, sizeof j.task_id, "%s", n->task_id);
 	snprintf(j.action_id, sizeof j.action_id, "%s", n->action_id);
 	appeared_of(out, &j);
 	before_of(out, &j);
 	j.logged_us = mono_us();
+	j.input_us = j.logged_us - (n->a->duration_ms > 0 ? (int64_t)(n->a->duration_ms * 1000) : 0);
 	pthread_mutex_lock(&tg.mu);
 	if (tg.started && !tg.stop && tg.len < TARGET_QUEUE) {
 		tg.q[(tg.head + tg.len) % TARGET_QUEUE] = j;
@@ -179,6 +190,7 @@ struct snap {
 	struct xwin *w;
 	size_t n;
 	json_object *all;       /* a11y_elements' answer, or NULL */
+	int64_t read_us;        /* when the read ended (mono) */
 };
 static struct snap snaps[TARGET_SNAPS];
 static unsigned snap_next;
@@ -202,7 +214,7 @@ snap_free(struct snap *s)
 
 /* Keeps (takes) w and all as task_id's snapshot. */
 static void
-snap_keep(const char *task_id, struct xwin *w, size_t n, json_object *all)
+snap_keep(const char *task_id, struct xwin *w, size_t n, json_object *all, int64_t read_us)
 {
 	struct snap *s = snap_of(task_id);
 
@@ -213,6 +225,7 @@ snap_keep(const char *task_id, struct xwin *w, size_t n, json_object *all)
 	s->w = w;
 	s->n = n;
 	s->all = all;
+	s->read_us = read_us;
 }
 
 /* The topmost visible window of w[0..n) at the point that the input did
@@ -247,7 +260,7 @@ read_x(const struct tjob *j, struct xcap_frame *fr, struct xwin **w, size_t *n)
 	q.x = q.x < 0 ? 0 : q.x;
 	q.y = q.y < 0 ? 0 : q.y;
 	rc = xwin_list(l.d, w, n, &e);
-	if (rc == 0 && xcap_grab(l.cap, &q, fr, &e) != 0)
+	if (rc == 0 && (j->look || xcap_grab(l.cap, &q, fr, &e) != 0))
 		fr->width = fr->height = 0;
 	display_unlease(&l);
 	return rc;
@@ -395,6 +408,58 @@ read_text(const struct tjob *j, struct xcap_frame *fr, const struct xwin *win, j
 	free(text);
 }
 
+/* A key input's job: the display after it, kept as the task's snapshot
+ * (what its next click will find, when read before that click); no row. */
+static void
+look_job(const struct tjob *j, int number)
+{
+	struct a11y_query q = { .max = TARGET_ELEMENTS };
+	struct xcap_frame fr = { 0 };
+	struct xwin *w = NULL;
+	json_object *all = NULL;
+	struct derr e;
+	size_t n = 0;
+
+	if (number >= 0 && read_x(j, &fr, &w, &n) == 0) {
+		if (a11y_active(number) && a11y_elements(number, &q, &all, &e) != 0)
+			all = NULL;
+		snap_keep(j->task_id, w, n, all, mono_us());
+		w = NULL;
+	}
+	free(w);
+	xcap_frame_free(&fr);
+}
+
+/* The element the input was aimed at, from the tree now (now_el) and the
+ * snapshot's (snap_el; prior: read before the input began). Either is
+ * taken (the other freed); "seen" says which tree: "before" (the one the
+ * input found), or "after_change" (read after an input that opened,
+ * closed or retitled a window: it may show another state than the one
+ * the input was aimed at). */
+static json_object *
+pick_element(const struct tjob *j, json_object *now_el, json_object *snap_el, bool prior)
+{
+	json_object *el;
+
+	if (snap_el != NULL && prior) {
+		if (now_el != NULL && same_el(now_el, snap_el)) {
+			json_object_put(snap_el);
+			return now_el;
+		}
+		if (now_el != NULL)     /* what the tree showed there after the input */
+			json_object_object_add(snap_el, "after", now_el);
+		jx_add_str(snap_el, "seen", "before");
+		return snap_el;
+	}
+	el = now_el != NULL ? now_el : snap_el;
+	json_object_put(now_el != NULL ? snap_el : NULL);
+	if (el != NULL && j->changed)
+		jx_add_str(el, "seen", "after_change");
+	else if (el != NULL && el == snap_el)
+		jx_add_str(el, "seen", "before");
+	return el;
+}
+
 static void
 run_job(const struct tjob *j)
 {
@@ -406,7 +471,8 @@ run_job(const struct tjob *j)
 	struct derr e;
 	size_t n = 0;
 	int number = display_task_number(j->task_id);
-	bool now = false, was = false;
+	bool now = false, was = false, prior = before != NULL && before->read_us <= j->input_us;
+	int64_t read_us;
 
 	json_object_object_add(p, "x", json_object_new_int(j->x));
 	json_object_object_add(p, "y", json_object_new_int(j->y));
@@ -415,6 +481,7 @@ run_job(const struct tjob *j)
 		goto store;
 	if (a11y_active(number) && a11y_elements(number, &q, &all, &e) != 0)
 		all = NULL;
+	read_us = mono_us();
 	/* The window under the point before the input (the effect watch's
 	 * own list), as it is now, or as it was if the input closed it; else
 	 * the one at the point now; else the one in the snapshot. */
@@ -431,13 +498,8 @@ run_job(const struct tjob *j)
 		json_object_object_add(t, "window", window_json(&win, j->x, j->y));
 		if (was)
 			jx_add_str(t, "seen", "before");
-	}
-	if (now && all != NULL)
-		el = element_at(all, j, &win);
-	if (el == NULL && (now || was) && before != NULL && before->all != NULL) {
-		el = element_at(before->all, j, &win);
-		if (el != NULL)
-			jx_add_str(el, "seen", "before");
+		el = pick_element(j, now && all != NULL ? element_at(all, j, &win) : NULL,
+		    before != NULL && before->all != NULL ? element_at(before->all, j, &win) : NULL, prior);
 	}
 	if (el != NULL) {
 		json_object *pt = NULL;
@@ -450,7 +512,7 @@ run_job(const struct tjob *j)
 	}
 	if (now && fr.width > 0)
 		read_text(j, &fr, &win, t);
-	snap_keep(j->task_id, w, n, all);
+	snap_keep(j->task_id, w, n, all, read_us);
 	w = NULL;
 	all = NULL;
 store:
@@ -480,7 +542,10 @@ worker(void *arg)
 		tg.len--;
 		tg.busy = 1;
 		pthread_mutex_unlock(&tg.mu);
-		run_job(&j);
+		if (j.look)
+			look_job(&j, display_task_number(j.task_id));
+		else
+			run_job(&j);
 		pthread_mutex_lock(&tg.mu);
 		tg.busy = 0;
 	}

@@ -20,8 +20,13 @@
  * it was when the input closed it (an OK button: "seen": "before"); an
  * input that was not watched takes the topmost window at the point now
  * that the input did not open (its evidence's "appeared"), else the
- * snapshot's. The element is taken from the snapshot when none holds
- * the point now. The element
+ * snapshot's. The element is the snapshot's when the snapshot was read
+ * before the input began (the tree the input found: "seen": "before";
+ * what the tree showed there after it, when another element, in
+ * "after"), else the one holding the point now, else the snapshot's;
+ * one read after an input that closed or retitled a window or opened a
+ * popup (evidence.windows) is marked "seen": "after_change" (it may show another
+ * state of the window: replay does not let it contradict). The element
  * is the deepest one of that window whose bounds hold the point; the OCR
  * box (the element's bounds when small, else TARGET_TEXT_W x
  * TARGET_TEXT_H around the point) is read only from pixels seen now.
@@ -30,9 +35,12 @@
  * "index"/"of": the element's place among the window's elements with the
  * same role and name (0-based), how many there were.
  *
- * Keys and text (type, press_key) need no job: their row already names
- * focus_window. A full queue drops the job (logged): the step then
- * replays by window-relative position only.
+ * Keys and text (type, press_key) write no target (their row already
+ * names focus_window), but their job reads the windows and the tree after
+ * them into the snapshot: the "before" of the click that follows (a path
+ * typed into a Save As dialog, then its Save button clicked: the tree read
+ * after the click may show the dialog closing). A full queue drops the
+ * job (logged): the step then replays by window-relative position only.
  */
 #ifndef DETM_TARGET_H
 #define DETM_TARGET_H

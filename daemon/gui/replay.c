@@ -210,6 +210,8 @@ run_input(struct run *r, const char *action, json_object *p, json_object *rec, j
 		return 0;
 	}
 	jx_add_str(rec, "effect", sget(out.data, "effect"));
+	if (sget(out.data, "summary")[0] != '\0')
+		jx_add_str(rec, "effect_summary", sget(out.data, "summary"));
 	if (was[0] != '\0')
 		jx_add_str(rec, "recorded_effect", was);
 	json_object_put(out.data);
@@ -266,6 +268,8 @@ step_pointer(struct run *r, json_object *row, json_object *rec, struct rp_ground
 	if (!rc)
 		return -1;
 	jx_add_str(rec, "grounded_by", g->by);
+	if (g->not_ready)
+		jx_add_str(rec, "precondition", "the element stayed insensitive until the timeout's half: clicked all the same");
 	add_point(rec, g->x, g->y);
 	p = params_of(r, in);
 	dx = g->x - json_object_get_int(json_object_object_get(tp, "x"));
@@ -325,6 +329,8 @@ step_launch(struct run *r, json_object *row, json_object *rec)
 		jx_add_str(rec, "why", e.message);
 		return 0;
 	}
+	/* its proof: the window it opened (launch waited for it) */
+	jx_add_str(rec, "effect", json_object_object_get(out, "window") != NULL ? "confirmed" : "unverifiable");
 	json_object_put(out);
 	return 1;
 }
@@ -364,6 +370,78 @@ step_run(struct run *r, int i, json_object *row, json_object *rec)
 
 /* ---- the run ---- */
 
+/* A step replayed without evidence of its effect (effect not
+ * "confirmed"): listed in "unverified" {step, effect}; one whose input
+ * visibly did nothing while the recorded one did is "contradicted". */
+static void
+proof_note(struct run *r, int i, json_object *rec)
+{
+	const char *eff = sget(rec, "effect");
+	json_object *u, *o;
+
+	if (strcmp(eff, "confirmed") == 0)
+		return;
+	json_object_object_add(rec, "proof", json_object_new_boolean(0));
+	if (!json_object_object_get_ex(r->state, "unverified", &u) || u == NULL) {
+		u = json_object_new_array();
+		json_object_object_add(r->state, "unverified", u);
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "step", json_object_new_int(i));
+	jx_add_str(o, "effect", eff[0] != '\0' ? eff : "none");
+	if (strcmp(eff, "suspected_noop") == 0 && strcmp(sget(rec, "recorded_effect"), "confirmed") == 0) {
+		json_object_object_add(o, "contradicted", json_object_new_boolean(1));
+		json_object_object_add(r->state, "contradicted", json_object_new_boolean(1));
+	}
+	json_object_array_add(u, o);
+}
+
+/* "completion" of a replay that ran every step: evidenced (every step's
+ * effect confirmed), contradicted (a step visibly did nothing where the
+ * recorded one did), else unchecked. */
+static const char *
+completion_of(struct run *r)
+{
+	if (json_object_get_boolean(json_object_object_get(r->state, "contradicted")))
+		return "contradicted";
+	return jx_alen(json_object_object_get(r->state, "unverified")) > 0 ? "unchecked" : "evidenced";
+}
+
+#define STOP_WHY "detmd was stopped (SIGTERM or SIGINT) while the replay ran; it stopped the replay there"
+#define LOST_WHY "detmd ended while the replay ran without stopping it (killed, e.g. kill -9, or crashed); " \
+	"seen at the next start: whether this step's input was sent is unknown"
+
+/* The progress of a replay that was stopped from outside (detmd stopping,
+ * or found still "running" after detmd ended under it): status
+ * "interrupted" and interrupted {step, why}; step is the step it was at
+ * (the one running then, or the next one): later steps were not replayed. */
+static void
+interrupted_set(json_object *st, int step, const char *why)
+{
+	json_object *n = json_object_new_object();
+
+	if (step < 0)           /* the steps recorded so far, from from_step */
+		step = json_object_get_int(json_object_object_get(st, "from_step")) +
+		    (int)jx_alen(json_object_object_get(st, "steps"));
+	json_object_object_add(n, "step", json_object_new_int(step));
+	jx_add_str(n, "why", why);
+	jx_add_str(st, "status", "interrupted");
+	json_object_object_add(st, "interrupted", n);
+	if (json_object_object_get(st, "ended_at") == NULL)
+		jx_add_time(st, "ended_at", now_ms());
+}
+
+/* The replay task's message for an interrupted progress st. */
+static void
+interrupted_msg(char *msg, size_t cap, const char *source, json_object *st)
+{
+	json_object *n = json_object_object_get(st, "interrupted");
+	int step = json_object_get_int(json_object_object_get(n, "step"));
+
+	snprintf(msg, cap, "Replay of %s interrupted at step %d: %s. Steps from %d on were not replayed; "
+	    "replay again (from_step %d) on a new task.", source, step, sget(n, "why"), step, step);
+}
+
 static void
 finish(struct run *r, const char *status)
 {
@@ -377,7 +455,11 @@ finish(struct run *r, const char *status)
 		p.status = TASK_COMPLETED;
 	else if (strcmp(status, "failed") == 0)
 		p.status = TASK_FAILED;
-	if (strcmp(status, "needs_agent") == 0) {
+	else if (strcmp(status, "interrupted") == 0)
+		p.status = TASK_CANCELLED;      /* not left running: its display goes with detmd */
+	if (strcmp(status, "interrupted") == 0) {
+		interrupted_msg(msg, sizeof msg, r->source_id, r->state);
+	} else if (strcmp(status, "needs_agent") == 0) {
 		json_object *n = json_object_object_get(r->state, "needs");
 
 		snprintf(msg, sizeof msg, "Replay stopped at step %d (%s): could not find %s (%s). Do that step, "
@@ -385,10 +467,18 @@ finish(struct run *r, const char *status)
 		    json_object_get_int(json_object_object_get(n, "step")), sget(n, "action"), sget(n, "looked_for"),
 		    sget(n, "why"), json_object_get_int(json_object_object_get(n, "step")) + 1, r->task_id);
 	} else {
-		snprintf(msg, sizeof msg, "Replay of %s %s: %d of %d steps replayed, %d model calls.", r->source_id,
+		if (strcmp(status, "done") == 0)
+			jx_add_str(r->state, "completion", completion_of(r));
+		snprintf(msg, sizeof msg, "Replay of %s %s: %d of %d steps replayed, %d model calls; %d steps "
+		    "without evidence of their effect%s.", r->source_id,
 		    status, json_object_get_int(json_object_object_get(r->state, "replayed")),
 		    json_object_get_int(json_object_object_get(r->state, "steps_total")),
-		    json_object_get_int(json_object_object_get(r->state, "model_calls")));
+		    json_object_get_int(json_object_object_get(r->state, "model_calls")),
+		    (int)jx_alen(json_object_object_get(r->state, "unverified")),
+		    strcmp(status, "done") != 0 ? "" : strcmp(completion_of(r), "evidenced") == 0 ?
+		    " (completion evidenced)" : strcmp(completion_of(r), "contradicted") == 0 ?
+		    " (completion contradicted: a step visibly did nothing where the recorded one did)" :
+		    " (completion unchecked: the steps listed in unverified)");
 	}
 	p.message = msg;
 	publish(r);
@@ -410,12 +500,23 @@ run_main(void *arg)
 
 		if (atomic_load(&r->stop)) {
 			json_object_put(rec);
-			status = "cancelled";
+			interrupted_set(r->state, (int)i, STOP_WHY);
+			status = "interrupted";
 			break;
 		}
 		rc = step_run(r, (int)i, json_object_array_get_idx(r->steps, i), rec);
+		if (rc != 1 && atomic_load(&r->stop)) {   /* its wait ended by the stop, not by the screen */
+			jx_add_str(rec, "why", "detmd stopped during this step (its input was sent only if the "
+			    "step has an effect)");
+			json_object_object_del(r->state, "needs");
+			json_object_array_add(list, rec);
+			interrupted_set(r->state, (int)i, STOP_WHY);
+			status = "interrupted";
+			break;
+		}
 		json_object_array_add(list, rec);
 		if (rc == 1) {
+			proof_note(r, (int)i, rec);
 			count_add(r->state, "replayed", 1);
 			if (strcmp(sget(rec, "grounded_by"), "accessibility") == 0 ||
 			    strcmp(sget(rec, "grounded_by"), "ocr") == 0 || strcmp(sget(rec, "grounded_by"), "model") == 0)
@@ -582,7 +683,57 @@ replay_status(struct app *app, const char *task_id, int block_s, struct derr *e)
 		return NULL;
 	if (o == NULL)
 		derr_set(e, DERR_NOT_FOUND, "task_id", "task %s is no replay", task_id);
+	else if (strcmp(sget(o, "status"), "running") == 0)
+		interrupted_set(o, -1, LOST_WHY);       /* no run of it here: not running (replay_init missed it) */
 	return o;
+}
+
+/* A replay left "running" by a detmd that ended under it: interrupted,
+ * its task cancelled (it is not running, and its display is gone). */
+static void
+sweep_one(struct app *app, const char *id)
+{
+	struct task_patch p = { .status = TASK_CANCELLED };
+	json_object *o = NULL, *meta = NULL, *n;
+	struct derr e;
+	char msg[600];
+	int st = -1;
+
+	if (replay_state_get(app->store, id, &o, &e) != 0 || o == NULL)
+		goto out;
+	interrupted_set(o, -1, LOST_WHY);
+	n = json_object_object_get(o, "interrupted");
+	if (replay_state_set(app->store, id, o, &e) != 0) {
+		log_warn("replay %s: could not mark it interrupted: %s", id, e.message);
+		goto out;
+	}
+	log_info("replay %s was running when detmd ended: interrupted at step %d", id,
+	    json_object_get_int(json_object_object_get(n, "step")));
+	if (task_meta(app->store, id, &st, &meta, &e) != 0 || task_status_final(st))
+		goto out;
+	interrupted_msg(msg, sizeof msg, sget(o, "source"), o);
+	p.message = msg;
+	if (task_update(app->store, id, &p, &e) != 0)
+		log_warn("replay %s: could not end its task: %s", id, e.message);
+out:
+	json_object_put(meta);
+	json_object_put(o);
+}
+
+int
+replay_init(struct app *app, struct derr *e)
+{
+	json_object *ids = NULL;
+
+	pthread_mutex_lock(&rp.mu);
+	rp.stopped = false;
+	pthread_mutex_unlock(&rp.mu);
+	if (replay_running_ids(app->store, &ids, e) != 0)
+		return -1;
+	for (size_t i = 0; i < jx_alen(ids); i++)
+		sweep_one(app, json_object_get_string(json_object_array_get_idx(ids, i)));
+	json_object_put(ids);
+	return 0;
 }
 
 void

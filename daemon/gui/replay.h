@@ -38,12 +38,23 @@
  * typed at record time.
  *
  * Progress and result: the replay task's tasks.replay (replay_rows.h):
- * {status: running|done|needs_agent|failed|cancelled, source, from_step,
+ * {status: running|done|needs_agent|failed|interrupted, source, from_step,
  *  steps_total, replayed, regrounded, asked, failed, model_calls,
  *  steps: [{step, action, source_action_id, grounded_by, point?, effect?,
- *  ok, why?}], needs?: {step, action, looked_for, why}, started_at,
- *  ended_at?}. The task ends completed (done), failed (failed), or stays
- * active (needs_agent).
+ *  ok, why?}], needs?: {step, action, looked_for, why},
+ *  interrupted?: {step, why}, unverified?: [{step, effect, contradicted?}],
+ *  completion? (done: evidenced | unchecked | contradicted), started_at,
+ *  ended_at?}. A step without a "confirmed" effect (a launch: its window
+ * came) has proof false and is in unverified: done is then "unchecked"
+ * (or "contradicted": suspected_noop where the recorded one was
+ * confirmed), never silently proven. A click on an element found by the
+ * tree waits (up to timeout_ms / 2) until it takes input (states
+ * sensitive or enabled), then is clicked all the same ("precondition").
+ * The task ends
+ * completed (done), failed (failed), cancelled (interrupted: detmd stopped
+ * or ended under the replay), or stays active (needs_agent). A progress
+ * read back with status "running" and no run of it in this detmd reads
+ * "interrupted" (replay_init also rewrites it at start-up).
  */
 #ifndef DETM_REPLAY_H
 #define DETM_REPLAY_H
@@ -77,7 +88,14 @@ int replay_start(struct app *app, const struct replay_req *q, json_object **out,
 /* The progress of replay task task_id, waiting up to block_s seconds while
  * it runs. NULL with DERR_NOT_FOUND when task_id is no replay. */
 json_object *replay_status(struct app *app, const char *task_id, int block_s, struct derr *e);
-/* Stops every running replay at its next step and joins them. */
+/* At start-up: every replay whose stored progress still says "running"
+ * (detmd ended under it: kill -9, a crash) becomes "interrupted" (with
+ * interrupted.step and .why) and its task, if not final, cancelled.
+ * 0, or -1 with e (the store could not be read). */
+int replay_init(struct app *app, struct derr *e) DETM_NODISCARD;
+/* Stops every running replay at its next step (a wait in a step ends
+ * too) and joins them: each ends "interrupted" (interrupted.step, .why),
+ * its task cancelled, before this returns. */
 void replay_shutdown(void);
 
 #endif

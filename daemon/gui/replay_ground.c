@@ -104,6 +104,27 @@ same_name(json_object *el, const char *role, const char *norm)
 	return strcasecmp(sget(el, "role"), role) == 0 && strcmp(n, norm) == 0;
 }
 
+/* The step's precondition on its element: it takes input now. An element
+ * whose states are listed without "sensitive" or "enabled" (a Save button
+ * still greyed: GTK draws typed keys late under load) does not yet. */
+static bool
+ready(json_object *hit)
+{
+	json_object *st = json_object_object_get(hit, "states");
+
+	if (st == NULL)
+		return true;    /* the tree does not say: not waited for */
+	for (size_t i = 0; i < jx_alen(st); i++) {
+		const char *n = json_object_get_string(json_object_array_get_idx(st, i));
+
+		if (n != NULL && (strcmp(n, "sensitive") == 0 || strcmp(n, "enabled") == 0))
+			return true;
+	}
+	return false;
+}
+
+/* 1 found and ready, 2 found but not ready (g set all the same), 0 not
+ * found. */
 static int
 by_tree(int number, const struct xwin *w, json_object *el, struct rp_ground *g)
 {
@@ -133,7 +154,7 @@ by_tree(int number, const struct xwin *w, json_object *el, struct rp_ground *g)
 		g->x = iget(b, "x") + iget(b, "width") / 2;
 		g->y = iget(b, "y") + iget(b, "height") / 2;
 		g->by = "accessibility";
-		found = 1;
+		found = ready(hit) ? 1 : 2;
 	}
 	json_object_put(all);
 	return found;
@@ -152,7 +173,11 @@ tree_at(int number, const struct xwin *w, int x, int y, json_object *el, char *s
 	int bestd = -1, rc = 0;
 	struct derr e;
 
-	if (!a11y_active(number) || a11y_elements(number, &q, &all, &e) != 0)
+	/* an element read after its input closed or retitled a window (or
+	 * opened a popup) may be of another state of the window: it cannot
+	 * say another is there */
+	if (strcmp(sget(el, "seen"), "after_change") == 0 || !a11y_active(number) ||
+	    a11y_elements(number, &q, &all, &e) != 0)
 		return 0;
 	els = json_object_object_get(all, "elements");
 	for (size_t i = 0; i < jx_alen(els); i++) {
@@ -355,17 +380,28 @@ rp_ground(struct app *app, const char *task_id, json_object *t, int timeout_ms, 
 	if (!rp_wait_window(app, task_id, sget(w, "title"), sget(w, "class"), timeout_ms, stop, &win)) {
 		snprintf(g->why, sizeof g->why, "no window titled \"%.100s\" (class %.60s) came within %d ms",
 		    sget(w, "title"), sget(w, "class"), timeout_ms);
-		return ask_model && by_model(app, task_id, t, g);
+		return !stopped(stop) && ask_model && by_model(app, task_id, t, g);
 	}
 	/* The tree may lag the window: tried until the timeout's half (an
-	 * element recorded without a name cannot be found by it). */
+	 * element recorded without a name cannot be found by it); an element
+	 * found but not ready (insensitive) is waited for as long, then
+	 * taken all the same (g->not_ready: the effect says what it did). */
 	while (el != NULL && sget(el, "name")[0] != '\0' && !stopped(stop)) {
-		if (by_tree(number, &win, el, g))
+		int tr = by_tree(number, &win, el, g);
+
+		if (tr == 1)
 			return 1;
+		g->not_ready = tr == 2;
 		if (mono_us() >= end - (int64_t)timeout_ms * 500)
 			break;
 		sleep_ms(POLL_MS * 2);
 		(void)find_window(app, task_id, sget(w, "title"), sget(w, "class"), &win);
+	}
+	if (g->not_ready && !stopped(stop))
+		return 1;
+	if (stopped(stop)) {
+		snprintf(g->why, sizeof g->why, "the replay was stopped");
+		return 0;
 	}
 	if (by_ocr(app, task_id, &win, t, g))
 		return 1;

@@ -20,6 +20,7 @@ struct rp_ground {
 	int x, y;                       /* the point found (screen) */
 	const char *by;                 /* accessibility | ocr | window | model | screen */
 	bool model_call;                /* one model call was made */
+	bool not_ready;                 /* the element found stayed insensitive (clicked all the same) */
 	char looked_for[400];           /* what was searched, in words */
 	char why[480];                  /* not found: why */
 };

@@ -25,6 +25,9 @@ static const char SQL_STEPS[] =
     "WHERE task_id = ?1 ORDER BY created_at, rowid LIMIT 500";   /* REPLAY_MAX_STEPS */
 static const char SQL_STATE_SET[] = "UPDATE tasks SET replay = ?2 WHERE id = ?1";
 static const char SQL_STATE_GET[] = "SELECT replay FROM tasks WHERE id = ?1";
+/* replays whose last stored progress says running (at start-up: none runs) */
+static const char SQL_RUNNING[] = "SELECT id FROM tasks WHERE replay IS NOT NULL AND json_valid(replay) "
+    "AND json_extract(replay, '$.status') = 'running' LIMIT 1000";
 
 struct set_tx {
 	const char *sql, *id, *json;
@@ -141,6 +144,35 @@ replay_state_get(struct store *st, const char *task_id, json_object **out, struc
 	}
 	rc = 0;
 out:
+	store_read_end(rd);
+	return rc;
+}
+
+int
+replay_running_ids(struct store *st, json_object **out, struct derr *e)
+{
+	struct store *rd = store_read_begin(st);
+	sqlite3_stmt *s;
+	int rc = -1, step;
+
+	*out = json_object_new_array();
+	if ((s = store_stmt(rd, SQL_RUNNING)) == NULL) {
+		store_fail(rd, "running replays", e);
+		goto out;
+	}
+	while ((step = sqlite3_step(s)) == SQLITE_ROW)
+		json_object_array_add(*out, json_object_new_string((const char *)sqlite3_column_text(s, 0)));
+	sqlite3_reset(s);
+	if (step != SQLITE_DONE) {
+		store_fail(rd, "running replays", e);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc != 0) {
+		json_object_put(*out);
+		*out = NULL;
+	}
 	store_read_end(rd);
 	return rc;
 }

@@ -35,4 +35,8 @@ int replay_state_set(struct store *st, const char *task_id, json_object *state,
  * replay. DERR_NOT_FOUND for an unknown task. */
 int replay_state_get(struct store *st, const char *task_id, json_object **out,
     struct derr *e) DETM_NODISCARD;
+/* *out (caller owns): the ids of the tasks whose stored progress says
+ * "running" (at most 1000): at start-up, replays a detmd that ended
+ * without stopping them (kill -9, a crash) left behind. */
+int replay_running_ids(struct store *st, json_object **out, struct derr *e) DETM_NODISCARD;
 #endif

@@ -26,6 +26,11 @@
 #             model_calls 1, one request seen by the stub (its default
 #             answer grounds nothing, so the replay stops there)
 #
+#   interrupted: a replay mid-way (waiting at step 5) when detmd is killed
+#             (kill -9) or stopped (SIGTERM): after a restart on the same
+#             data dir it reads interrupted at step 5 with why (HTTP, the
+#             task summary, MCP task_replay_status), its task cancelled
+#
 # Oracles apart from detmd: the files on disk, xdotool. Prints
 # "N passed, N failed".
 set -u
@@ -143,4 +148,27 @@ api POST "/api/tasks/$S/replay" '{"params":{"a":1}}'
 expect "a non-string param: 400 on params" 400 '.error.field == "params"'
 api GET "/api/tasks/$S/replay"
 expect "GET replay of a source: its latest replay and the list" 200 '(.replays | length) >= 4'
+
+# ---- interrupted: detmd ends under a running replay (kill -9, SIGTERM) ----
+# In the Store layout the replay waits at step 5 for a Save button
+# (timeout_ms 120000): it is mid-way when detmd ends; detmd restarts on
+# the same data dir and the replay must read interrupted at step 5, never
+# running, its task not active (HTTP, the summary, MCP task_replay_status).
+layout a 420 200 Store
+midway() { api GET "/api/tasks/$1/replay"; [ "$(jqr .status)" = running ] && [ "$(jqr '.steps | length')" -ge 5 ]; }
+for how in kill9 term; do
+	R6=$(replay "$S" '{"timeout_ms":120000,"ask_model":false}')
+	wait_for 90 midway "$R6" || bad "$how: the replay is mid-way (waits at step 5)" "$(head -c 300 "$tmp/resp")"
+	if [ $how = kill9 ]; then daemon_kill9; why='killed'; else daemon_stop; why='SIGTERM'; fi
+	daemon_start --launch-allow "$app" || { bad "$how: detmd restarts on the same data dir"; finish; exit 1; }
+	api GET "/api/tasks/$R6/replay"
+	expect "$how, restarted: GET replay says interrupted at step 5 and why, not running" 200 \
+		".status == \"interrupted\" and .interrupted.step == 5 and (.interrupted.why | test(\"$why\")) and .replayed == 5"
+	api GET "/api/tasks/$R6"
+	expect "$how, restarted: the summary's replay is interrupted, the replay task cancelled" 200 \
+		'.replay.status == "interrupted" and .status == "cancelled"'
+done
+mcp_calls "$tmp/mcp2.out" 30 '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task_replay_status","arguments":{"task_id":"'"$R6"'"}}}'
+check "MCP task_replay_status: interrupted at step 5" [ "$(jq -r 'select(.id == 2) | .result.structuredContent | "\(.status) \(.interrupted.step)"' "$tmp/mcp2.out")" = "interrupted 5" ]
 finish
