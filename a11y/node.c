@@ -318,16 +318,54 @@ node_element(AtspiAccessible *a, const char *role, const char *name, const char 
 
 /* ---- windows ---- */
 
+/* One string property of the application interface, asked of the
+ * application itself with a blocking call that dispatches nothing else
+ * (other messages wait in libdbus's queue for the main loop). libatspi
+ * 2.46's own accessors (atspi_accessible_get_toolkit_name/_version) cannot
+ * be used: they read obj->parent.app again after their D-Bus call, and a
+ * signal dispatched during that call (the application's bus name
+ * vanishing) disposes the application and leaves it NULL: a SEGV at 0x40,
+ * seen twice under ASan when mousepad quit during a walk. NULL when the
+ * application is gone, does not answer in 1 s or has no such property. */
+static gchar *
+app_prop(AtspiApplication *ap, const char *path, const char *prop)
+{
+	static const char *const iface = "org.a11y.atspi.Application";
+	DBusMessage *m, *r = NULL;
+	DBusMessageIter it, v;
+	const char *val = NULL;
+	gchar *out = NULL;
+
+	if (ap->bus == NULL || ap->bus_name == NULL || path == NULL)
+		return NULL;
+	m = dbus_message_new_method_call(ap->bus_name, path, "org.freedesktop.DBus.Properties", "Get");
+	if (m == NULL)
+		return NULL;
+	if (dbus_message_append_args(m, DBUS_TYPE_STRING, &iface, DBUS_TYPE_STRING, &prop, DBUS_TYPE_INVALID))
+		r = dbus_connection_send_with_reply_and_block(ap->bus, m, 1000, NULL);
+	dbus_message_unref(m);
+	if (r == NULL)
+		return NULL;
+	if (dbus_message_iter_init(r, &it) && dbus_message_iter_get_arg_type(&it) == DBUS_TYPE_VARIANT) {
+		dbus_message_iter_recurse(&it, &v);
+		if (dbus_message_iter_get_arg_type(&v) == DBUS_TYPE_STRING) {
+			dbus_message_iter_get_basic(&v, &val);
+			out = g_strdup(val);
+		}
+	}
+	dbus_message_unref(r);
+	return out;
+}
+
 void
 app_info(AtspiAccessible *app, char **name, int *pid, char **toolkit)
 {
 	gchar *n = atspi_accessible_get_name(app, NULL);
-	/* libatspi 2.46 reads obj->parent.app->toolkit_name without checking that the application is still
-	 * there: an app that quits during a walk (its D-Bus name vanishes while get_name above dispatches)
-	 * leaves parent.app NULL and the call SEGVs. Check right before each call; nothing dispatches between
-	 * the check and the read. */
-	gchar *tk = app->parent.app != NULL ? atspi_accessible_get_toolkit_name(app, NULL) : NULL;
-	gchar *ver = tk != NULL && app->parent.app != NULL ? atspi_accessible_get_toolkit_version(app, NULL) : NULL;
+	/* our own reference: the application object outlives a dispose that
+	 * a later dispatch may run (its fields are freed only at finalize) */
+	AtspiApplication *ap = app->parent.app != NULL ? g_object_ref(app->parent.app) : NULL;
+	gchar *tk = ap != NULL ? app_prop(ap, app->parent.path, "ToolkitName") : NULL;
+	gchar *ver = tk != NULL ? app_prop(ap, app->parent.path, "Version") : NULL;
 
 	*name = str_capped(n);
 	*pid = (int)atspi_accessible_get_process_id(app, NULL);
@@ -338,6 +376,8 @@ app_info(AtspiAccessible *app, char **name, int *pid, char **toolkit)
 		*toolkit = str_capped(both);
 		g_free(both);
 	}
+	if (ap != NULL)
+		g_object_unref(ap);
 	g_free(n);
 	g_free(tk);
 	g_free(ver);

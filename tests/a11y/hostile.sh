@@ -107,13 +107,14 @@ check "desktop_elements over MCP: its text is short (each name clipped) and vali
 	eval '[ "$(jq -r ".result.content[0].text" "$tmp/mcp" | wc -c)" -lt 65536 ] && utf8_ok "$tmp/mcp"'
 hwm=$(hwm_mb "$HP")
 check "detm-a11y's peak RSS at the end: ${hwm} MB < $HWM_MB MB" [ "$hwm" -gt 0 -a "$hwm" -lt "$HWM_MB" ]
-# Applications that die while their tree is read. A CI run under ASan saw
-# detm-a11y SEGV inside libatspi (atspi_accessible_get_toolkit_name reads
-# the application without checking it is still there) when mousepad quit
-# during a walk. 40 windows of 300 labels each die abruptly (os._exit) at
+# Applications that die while their tree is read. Two CI-like runs under
+# ASan saw detm-a11y SEGV inside libatspi 2.46 when mousepad quit during a
+# walk: atspi_accessible_get_toolkit_name reads the application again after
+# its D-Bus call, and a bus-name-gone signal dispatched during that call
+# has cleared it. 40 windows of 300 labels each die abruptly (os._exit) at
 # random moments while two clients list the display's elements. (A stress
 # check: on the old helper it did not hit that narrow window in 3 runs; the
-# fix comes from reading libatspi 2.46.)
+# fix, no longer calling those accessors, comes from reading libatspi.)
 api POST /api/tasks '{"name":"churn a11y","display":true}'
 T2=$(jqr .task_id)
 elements "$T2" "max=5"
