@@ -258,6 +258,23 @@ remove_files(int number)
 	unlink(path);
 }
 
+/* After OUR Xvfb of that number is dead (never for a number another
+ * server holds): the socket and lock that a server killed with SIGKILL (no
+ * clean exit within STOP_GRACE_MS on a loaded machine) leaves in /tmp.
+ * Left there they keep the number taken (number_taken) for every later
+ * detmd and X server; the desktop suite saw the socket outlive a completed
+ * task under load. */
+static void
+remove_x_files(int number)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof path, "/tmp/.X11-unix/X%d", number);
+	unlink(path);
+	snprintf(path, sizeof path, "/tmp/.X%d-lock", number);
+	unlink(path);
+}
+
 /* ---- start ---- */
 
 static int
@@ -411,6 +428,7 @@ xvfb_connect(struct dentry *de, struct derr *e)
 	derr_set(e, DERR_UNAVAILABLE, "display", "Xvfb %s started but refuses connections", de->name);
 	dproc_kill_wait(de->pid);
 	remove_files(de->number);
+	remove_x_files(de->number);
 	return -1;
 }
 
@@ -575,6 +593,7 @@ teardown(struct dentry *de)
 			dproc_kill_wait(de->pid);
 	}
 	remove_files(de->number);
+	remove_x_files(de->number);
 	log_info("display %s of task %s stopped", de->name, de->task_id);
 }
 
@@ -1104,7 +1123,11 @@ cleanup_stale(void)
 			if (dproc_alive((pid_t)pid)) {
 				kill(-(pid_t)pid, SIGKILL);
 				kill((pid_t)pid, SIGKILL);
+				for (waited = 0; waited < STOP_GRACE_MS && dproc_alive((pid_t)pid); waited += 10)
+					sleep_ms(10);
 			}
+			if (!dproc_alive((pid_t)pid))
+				remove_x_files(number);
 		}
 		remove_files(number);
 	}

@@ -36,7 +36,7 @@ async function main() {
 	const disp = r.structuredContent.metadata.display;
 	check("task_register names its display in the first line", first(r).includes(`own display ${disp}`), first(r));
 
-	r = await client.callTool({ name: "desktop_launch", arguments: { task_id: tid, command: "mousepad", wait_window: 10 } });
+	r = await client.callTool({ name: "desktop_launch", arguments: { task_id: tid, command: "mousepad", wait_window: 20 } });
 	const s = r.structuredContent || {};
 	check("desktop_launch starts mousepad and names its window", !r.isError && s.status === "running" &&
 		s.window && s.window.title === "Untitled 1 - Mousepad" && first(r).includes("Untitled 1 - Mousepad"), JSON.stringify(r));
@@ -65,7 +65,7 @@ async function main() {
 	await direct.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
 	r = await direct.callTool({ name: "task_register", arguments: { name: "sdk launch over /mcp", display: true } });
 	const t2 = r.structuredContent.task_id;
-	r = await direct.callTool({ name: "desktop_launch", arguments: { task_id: t2, command: "xlogo", args: ["-geometry", "200x200"] } });
+	r = await direct.callTool({ name: "desktop_launch", arguments: { task_id: t2, command: "xlogo", args: ["-geometry", "200x200"], wait_window: 20 } });
 	const x = r.structuredContent || {};
 	check("/mcp: desktop_launch starts xlogo and names its window", !r.isError && x.window && x.window.class === "XLogo" &&
 		first(r).startsWith("desktop_launch started xlogo"), JSON.stringify(r));

@@ -104,7 +104,7 @@ check "it runs in a session of its own (sid = pid)" sh -c "[ \"\$(ps -o sid= -p 
 check "with the display's env" sh -c "tr '\\0' '\\n' </proc/$XT/environ | grep -qx 'DISPLAY=$TD' && tr '\\0' '\\n' </proc/$XT/environ | grep -qx 'GNOME_ACCESSIBILITY=1' && ! tr '\\0' '\\n' </proc/$XT/environ | grep -q '^ACU_'"
 
 # ---- mousepad: its accessibility tree, typing names the window ----
-launch "$T" '{"command":"mousepad","wait_window":10}'
+launch "$T" '{"command":"mousepad","wait_window":20}'
 expect "launch mousepad (HTTP)" 201 '.status == "running" and .window.title == "Untitled 1 - Mousepad" and .window.ours and .window.focused'
 MP=$(jqr .pid)
 MW=$(jqr .window.id)
@@ -141,7 +141,7 @@ check "a GTK dialog is placed inside the screen" in_screen "$ZW"
 api POST /api/desktop/action "{\"task_id\":\"$T\",\"action\":\"close_window\",\"window_id\":\"$ZW\"}"
 
 # ---- a file chooser stays inside the screen and takes the focus ----
-launch "$T" '{"command":"zenity","args":["--file-selection","--title","pick a file"],"wait_window":10}'
+launch "$T" '{"command":"zenity","args":["--file-selection","--title","pick a file"],"wait_window":20}'
 expect "launch a GTK file chooser" 201 '.window != null and .window.focused'
 FW=$(jqr .window.id)
 check "the file chooser is inside the screen (xwininfo, frame included)" in_screen "$FW"
@@ -193,7 +193,7 @@ check "every refusal is audited on the task as a failed cli action" audited
 # its file to the first one and exits)
 api POST /api/tasks '{"name":"desktop id","display":true}'
 K=$(jqr .task_id)
-launch "$K" '{"open":"org.xfce.mousepad.desktop","args":["'"$tmp"'/from-desktop-id.txt"],"wait_window":10}'
+launch "$K" '{"open":"org.xfce.mousepad.desktop","args":["'"$tmp"'/from-desktop-id.txt"],"wait_window":20}'
 expect "open with a desktop id runs its Exec line with the file" 201 \
 	'.argv == ["mousepad","'"$tmp"'/from-desktop-id.txt"] and (.window.title | test("from-desktop-id.txt"))'
 launch "$K" '{"open":"org.xfce.mousepad.desktop","args":["'"$tmp"'/second.txt"],"wait_window":3}'
