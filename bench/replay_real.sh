@@ -159,7 +159,7 @@ run_case() {
 		result "$R"
 		segs=$((segs + 1))
 		cp "$tmp/resp" "$tmp/$name.$segs.json"
-		st=$(jqr .status)
+		st=$(jqr .status) total=$(jqr .steps_total)
 		steps_table
 		# needs_agent: the scripted agent does that step itself (its own
 		# query, as when it recorded) and the replay goes on after it
@@ -169,7 +169,7 @@ run_case() {
 		p=$(wait_el "$R" "$q") || { echo "   (the scripted agent did not find $q: stopped)"; break; }
 		click "$R" "$p"
 		agent="$agent $n"
-		if [ $((n + 1)) -ge "$(jqr .steps_total)" ]; then
+		if [ $((n + 1)) -ge "$total" ]; then
 			echo "   the scripted agent clicked step $n, the last, itself ($q at $p)"
 			st="done by the agent"
 			break
