@@ -357,6 +357,41 @@ app_prop(AtspiApplication *ap, const char *path, const char *prop)
 	return out;
 }
 
+/* "ToolkitName Version" of an application by its unique bus name, which the
+ * bus never gives out twice: asked once per application, not on every
+ * walk (an element wait walks about every second); NULL, not kept, when
+ * it does not answer.
+ * At most TOOLKITS_MAX names are kept; the table starts over past it. */
+#define TOOLKITS_MAX 256
+static GHashTable *toolkits;
+
+static char *
+app_toolkit(AtspiApplication *ap, const char *path)
+{
+	const char *hit;
+	gchar *tk, *ver;
+	char *both;
+
+	if (ap->bus_name == NULL)
+		return NULL;
+	if (toolkits == NULL)
+		toolkits = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	hit = g_hash_table_lookup(toolkits, ap->bus_name);
+	if (hit != NULL)
+		return str_capped(hit);
+	tk = app_prop(ap, path, "ToolkitName");
+	ver = tk != NULL ? app_prop(ap, path, "Version") : NULL;
+	if (tk == NULL)         /* gone, slow or none: asked again next walk */
+		return NULL;
+	both = g_strdup_printf("%s %s", tk, ver != NULL ? ver : "");
+	g_free(tk);
+	g_free(ver);
+	if (g_hash_table_size(toolkits) >= TOOLKITS_MAX)
+		g_hash_table_remove_all(toolkits);
+	g_hash_table_insert(toolkits, g_strdup(ap->bus_name), both);
+	return str_capped(both);
+}
+
 void
 app_info(AtspiAccessible *app, char **name, int *pid, char **toolkit)
 {
@@ -364,23 +399,13 @@ app_info(AtspiAccessible *app, char **name, int *pid, char **toolkit)
 	/* our own reference: the application object outlives a dispose that
 	 * a later dispatch may run (its fields are freed only at finalize) */
 	AtspiApplication *ap = app->parent.app != NULL ? g_object_ref(app->parent.app) : NULL;
-	gchar *tk = ap != NULL ? app_prop(ap, app->parent.path, "ToolkitName") : NULL;
-	gchar *ver = tk != NULL ? app_prop(ap, app->parent.path, "Version") : NULL;
 
 	*name = str_capped(n);
 	*pid = (int)atspi_accessible_get_process_id(app, NULL);
-	*toolkit = NULL;
-	if (tk != NULL) {
-		char *both = g_strdup_printf("%s %s", tk, ver != NULL ? ver : "");
-
-		*toolkit = str_capped(both);
-		g_free(both);
-	}
+	*toolkit = ap != NULL ? app_toolkit(ap, app->parent.path) : NULL;
 	if (ap != NULL)
 		g_object_unref(ap);
 	g_free(n);
-	g_free(tk);
-	g_free(ver);
 }
 
 void
